@@ -1,0 +1,7 @@
+#include "prelude.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "aryl's compiled core: the model, reclaim, scheduling and simulation kernels.";
+  aryl::bindings::register_model(m);
+  aryl::bindings::register_reclaim(m);
+}

@@ -1,0 +1,28 @@
+#include "prelude.hpp"
+
+#include "aryl/reclaim.hpp"
+
+namespace aryl::bindings {
+
+void register_reclaim(py::module_& m) {
+  py::class_<ReclaimPlan>(m, "ReclaimPlan", "Indices of the servers returned and jobs hit.")
+      .def_readonly("servers", &ReclaimPlan::servers)
+      .def_readonly("preempted", &ReclaimPlan::preempted)
+      .def_readonly("scaled_in", &ReclaimPlan::scaled_in)
+      .def_readonly("demand_gpus", &ReclaimPlan::demand_gpus)
+      .def_readonly("collateral_gpus", &ReclaimPlan::collateral_gpus);
+  m.def(
+      "reclaim",
+      [](const ClusterState& state, int n, const std::string& policy, std::uint64_t seed) {
+        const ReclaimPolicy p = parse_reclaim_policy(policy);
+        py::gil_scoped_release release;
+        return reclaim(state, n, p, seed);
+      },
+      py::arg("state"), py::arg("n"), py::arg("policy") = "aryl", py::arg("seed") = 0,
+      "Choose n on-loan servers to return (see aryl.reclaim).");
+  m.def("preemption_costs", &preemption_costs, py::arg("state"),
+        "Algorithm 1's preemption cost of each on-loan server, in server order.");
+  m.attr("exact_subset_limit") = exact_subset_limit;
+}
+
+}  // namespace aryl::bindings

@@ -1,0 +1,59 @@
+// The cluster model shared by every kernel: servers, jobs and the placement of
+// workers (DESIGN.md §3). Indices, not ids, link the records; ids are kept as
+// strings only so that error messages can name the offending record.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aryl {
+
+enum class Pool : std::uint8_t { training = 0, inference = 1 };
+
+struct Server {
+  std::string id;
+  Pool pool = Pool::training;
+  int gpus = 8;
+  std::string gpu_type = "V100";
+  bool on_loan = false;  // an inference server currently lent to training
+};
+
+struct Job {
+  std::string id;
+  int gpus_per_worker = 1;  // D
+  int min_workers = 1;
+  int max_workers = 1;
+  double duration = 0.0;  // running time at max_workers on reference GPUs
+  double submit_time = 0.0;
+  double estimated_duration = 0.0;  // what the scheduler is told
+  std::string gpu_type;             // required type; empty = any type
+  bool checkpoint = false;
+  bool hetero = false;
+
+  [[nodiscard]] bool elastic() const { return max_workers > min_workers; }
+};
+
+struct Worker {
+  int job = 0;
+  int server = 0;
+  bool flexible = false;  // not one of the job's first min_workers
+};
+
+// A snapshot of the cluster: what exists and where every worker runs.
+struct ClusterState {
+  std::vector<Server> servers;
+  std::vector<Job> jobs;
+  std::vector<Worker> workers;
+};
+
+// Throws std::invalid_argument naming the first offending record: bad numbers,
+// duplicate ids, a worker on an unknown server or a server that is neither
+// training nor on loan, a server's GPUs over-committed, a running job whose
+// worker count is outside [min_workers, max_workers], a GPU-type mismatch.
+void validate(const ClusterState& state);
+
+// Workers per job (index = job index).
+std::vector<int> worker_counts(const ClusterState& state);
+
+}  // namespace aryl

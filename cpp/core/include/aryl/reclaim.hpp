@@ -1,0 +1,54 @@
+// Which on-loan inference servers to return (paper §4, Algorithm 1; DESIGN.md §4.1).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "aryl/model.hpp"
+
+namespace aryl {
+
+enum class ReclaimPolicy { aryl, scf, random, exact };
+
+// "aryl", "scf", "random" or "exact"; anything else is std::invalid_argument.
+ReclaimPolicy parse_reclaim_policy(std::string_view name);
+
+struct ReclaimPlan {
+  std::vector<int> servers;                   // returned servers, in the order chosen
+  std::vector<int> preempted;                 // jobs preempted, in order of preemption
+  std::vector<std::pair<int, int>> scaled_in; // (job, workers removed), job keeps >= min
+  int demand_gpus = 0;      // GPUs of the returned servers
+  int collateral_gpus = 0;  // GPUs freed by preempted jobs on servers not returned
+};
+
+// `exact` refuses instances whose search space, C(busy on-loan servers, servers
+// still to pick), exceeds this many subsets.
+inline constexpr double exact_subset_limit = 1e7;
+
+// Chooses `n` on-loan servers of `state` to return under `policy`. The state is
+// validated first; n < 0 or n > the number of on-loan servers is
+// std::invalid_argument, as is an `exact` instance beyond exact_subset_limit.
+//
+// Policies:
+//  - aryl: greedy on preemption cost, cost(s) = sum over the jobs that returning s
+//    would preempt of 1/|S_j| (S_j = the on-loan servers job j still spans). A job
+//    that keeps >= min_workers after losing s's workers is scaled in and costs 0,
+//    so servers that preempt nothing (the flexible group, idle servers) go first.
+//    Costs are recomputed after every pick. Order: (cost, jobs preempted, workers
+//    scaled in, input order); costs within 1e-9 are equal. The last pick (and so
+//    the N_R = 1 case of Algorithm 1) minimises jobs preempted first, then cost.
+//  - scf: the n servers hosting the fewest jobs (ties: input order), ranked once.
+//  - random: n servers drawn uniformly with the seeded SplitMix64 generator.
+//  - exact: fewest preempted jobs, ties broken by fewer collateral GPUs, then the
+//    lexicographically first set in input order; idle servers are taken first and
+//    the rest found by branch and bound.
+// Algorithm 1's preemption cost of each on-loan server in the given state (in
+// server order): sum over the jobs that returning it would preempt of 1/|S_j|.
+std::vector<double> preemption_costs(const ClusterState& state);
+
+ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
+                    std::uint64_t seed = 0);
+
+}  // namespace aryl

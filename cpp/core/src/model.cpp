@@ -1,0 +1,108 @@
+#include "aryl/model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace aryl {
+namespace {
+
+template <typename... Args>
+[[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {
+  throw std::invalid_argument(fmt::format(format, std::forward<Args>(args)...));
+}
+
+void validate_servers(const std::vector<Server>& servers) {
+  std::unordered_set<std::string> seen;
+  for (const Server& s : servers) {
+    if (!seen.insert(s.id).second) fail("duplicate server id '{}'", s.id);
+    if (s.gpus < 1) fail("server '{}': gpus must be >= 1, got {}", s.id, s.gpus);
+    if (s.on_loan && s.pool != Pool::inference)
+      fail("server '{}': only inference servers can be on loan", s.id);
+  }
+}
+
+void validate_time(const Job& j, const char* field, double value) {
+  if (!std::isfinite(value) || value < 0.0)
+    fail("job '{}': {} must be a finite number >= 0, got {}", j.id, field, value);
+}
+
+void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
+  std::unordered_set<std::string> seen;
+  for (const Job& j : jobs) {
+    if (!seen.insert(j.id).second) fail("duplicate job id '{}'", j.id);
+    if (j.gpus_per_worker < 1)
+      fail("job '{}': gpus_per_worker must be >= 1, got {}", j.id, j.gpus_per_worker);
+    if (largest_server > 0 && j.gpus_per_worker > largest_server)
+      fail("job '{}': gpus_per_worker {} is more than any server has ({})", j.id,
+           j.gpus_per_worker, largest_server);
+    if (j.min_workers < 1)
+      fail("job '{}': min_workers must be >= 1, got {}", j.id, j.min_workers);
+    if (j.min_workers > j.max_workers)
+      fail("job '{}': min_workers {} > max_workers {}", j.id, j.min_workers,
+           j.max_workers);
+    validate_time(j, "duration", j.duration);
+    validate_time(j, "submit_time", j.submit_time);
+    validate_time(j, "estimated_duration", j.estimated_duration);
+  }
+}
+
+void validate_workers(const ClusterState& state) {
+  const auto n_servers = static_cast<int>(state.servers.size());
+  const auto n_jobs = static_cast<int>(state.jobs.size());
+  std::vector<int> used(state.servers.size(), 0);
+  std::vector<const Server*> first_server(state.jobs.size(), nullptr);
+  for (std::size_t w = 0; w < state.workers.size(); ++w) {
+    const Worker& worker = state.workers[w];
+    if (worker.job < 0 || worker.job >= n_jobs)
+      fail("worker {}: unknown job index {}", w, worker.job);
+    if (worker.server < 0 || worker.server >= n_servers)
+      fail("worker {}: unknown server index {}", w, worker.server);
+    const Job& j = state.jobs[static_cast<std::size_t>(worker.job)];
+    const Server& s = state.servers[static_cast<std::size_t>(worker.server)];
+    if (s.pool == Pool::inference && !s.on_loan)
+      fail("worker {} of job '{}' is on inference server '{}', which is not on loan",
+           w, j.id, s.id);
+    if (!j.gpu_type.empty() && j.gpu_type != s.gpu_type)
+      fail("worker {} of job '{}' (needs {}) is on server '{}' of type {}", w, j.id,
+           j.gpu_type, s.id, s.gpu_type);
+    used[static_cast<std::size_t>(worker.server)] += j.gpus_per_worker;
+    const Server*& first = first_server[static_cast<std::size_t>(worker.job)];
+    if (first == nullptr) first = &s;
+    if (!j.hetero && first->gpu_type != s.gpu_type)
+      fail("job '{}' is not hetero but runs on GPU types {} and {}", j.id,
+           first->gpu_type, s.gpu_type);
+  }
+  for (std::size_t s = 0; s < used.size(); ++s)
+    if (used[s] > state.servers[s].gpus)
+      fail("server '{}' is over-committed: its workers use {} GPUs, it has {}",
+           state.servers[s].id, used[s], state.servers[s].gpus);
+  const std::vector<int> count = worker_counts(state);
+  for (std::size_t j = 0; j < count.size(); ++j) {
+    const Job& job = state.jobs[j];
+    if (count[j] != 0 && (count[j] < job.min_workers || count[j] > job.max_workers))
+      fail("job '{}' runs {} workers, outside [min_workers {}, max_workers {}]",
+           job.id, count[j], job.min_workers, job.max_workers);
+  }
+}
+
+}  // namespace
+
+std::vector<int> worker_counts(const ClusterState& state) {
+  std::vector<int> count(state.jobs.size(), 0);
+  for (const Worker& w : state.workers) ++count[static_cast<std::size_t>(w.job)];
+  return count;
+}
+
+void validate(const ClusterState& state) {
+  validate_servers(state.servers);
+  int largest = 0;
+  for (const Server& s : state.servers) largest = std::max(largest, s.gpus);
+  validate_jobs(state.jobs, largest);
+  validate_workers(state);
+}
+
+}  // namespace aryl

@@ -1,0 +1,325 @@
+#include "aryl/reclaim.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "aryl/rng.hpp"
+
+namespace aryl {
+namespace {
+
+using Index = std::size_t;
+
+template <typename T>
+Index at(T i) {
+  return static_cast<Index>(i);
+}
+
+struct Entry {
+  int job;      // or, in a job's span list, the candidate
+  int workers;  // workers of that job on that candidate
+};
+
+// What returning one server would do given the current state.
+struct Effect {
+  double cost = 0.0;  // sum over preempted jobs of 1 / |S_j|
+  int preempted = 0;  // jobs that would fall below min_workers
+  int scaled = 0;     // workers removed from jobs that stay at or above min
+};
+
+constexpr double cost_tolerance = 1e-9;
+
+// The on-loan servers ("candidates"), the jobs on them, and the bookkeeping of
+// returning them one at a time: scale in what can stay at or above min_workers,
+// preempt (remove everywhere) what cannot.
+class LoanedServers {
+ public:
+  explicit LoanedServers(const ClusterState& state) : state_(state) {
+    initial_ = worker_counts(state);
+    count_ = initial_;
+    std::vector<int> candidate_of(state.servers.size(), -1);
+    for (Index s = 0; s < state.servers.size(); ++s) {
+      if (!state.servers[s].on_loan) continue;
+      candidate_of[s] = static_cast<int>(candidates_.size());
+      candidates_.push_back(static_cast<int>(s));
+    }
+    jobs_on_.resize(candidates_.size());
+    span_of_.resize(state.jobs.size());
+    for (const Worker& w : state.workers) {
+      const int c = candidate_of[at(w.server)];
+      if (c >= 0) add(jobs_on_[at(c)], w.job);
+    }
+    for (Index c = 0; c < jobs_on_.size(); ++c)
+      for (const Entry& e : jobs_on_[c])
+        span_of_[at(e.job)].push_back({static_cast<int>(c), e.workers});
+    alive_.assign(state.jobs.size(), 1);
+    scaled_.assign(state.jobs.size(), 0);
+    returned_.assign(candidates_.size(), 0);
+  }
+
+  [[nodiscard]] int size() const { return static_cast<int>(candidates_.size()); }
+  [[nodiscard]] bool returned(int c) const { return returned_[at(c)] != 0; }
+  [[nodiscard]] const std::vector<Entry>& jobs_on(int c) const { return jobs_on_[at(c)]; }
+  [[nodiscard]] const std::vector<Entry>& span_of(int j) const { return span_of_[at(j)]; }
+  [[nodiscard]] const Job& job(int j) const { return state_.jobs[at(j)]; }
+  [[nodiscard]] int initial_workers(int j) const { return initial_[at(j)]; }
+  [[nodiscard]] int job_count() const { return static_cast<int>(state_.jobs.size()); }
+
+  [[nodiscard]] Effect effect(int c) const {
+    Effect e;
+    for (const Entry& x : jobs_on_[at(c)]) {
+      if (!alive_[at(x.job)]) continue;
+      if (count_[at(x.job)] - x.workers >= job(x.job).min_workers) {
+        e.scaled += x.workers;
+      } else {
+        e.cost += 1.0 / span(x.job);
+        ++e.preempted;
+      }
+    }
+    return e;
+  }
+
+  // Returns candidate c; `changed` receives the jobs whose state changed.
+  void give_back(int c, std::vector<int>& changed) {
+    changed.clear();
+    returned_[at(c)] = 1;
+    const Server& server = state_.servers[at(candidates_[at(c)])];
+    plan_.servers.push_back(candidates_[at(c)]);
+    plan_.demand_gpus += server.gpus;
+    for (const Entry& x : jobs_on_[at(c)]) {
+      const Index j = at(x.job);
+      if (!alive_[j]) continue;
+      changed.push_back(x.job);
+      if (count_[j] - x.workers >= job(x.job).min_workers) {
+        count_[j] -= x.workers;
+        scaled_[j] += x.workers;
+      } else {
+        alive_[j] = 0;
+        plan_.preempted.push_back(x.job);
+      }
+    }
+  }
+
+  [[nodiscard]] ReclaimPlan finish() const {
+    ReclaimPlan plan = plan_;
+    for (Index j = 0; j < scaled_.size(); ++j)
+      if (alive_[j] && scaled_[j] > 0)
+        plan.scaled_in.emplace_back(static_cast<int>(j), scaled_[j]);
+    std::vector<char> gone(state_.servers.size(), 0);
+    for (int s : plan.servers) gone[at(s)] = 1;
+    for (const Worker& w : state_.workers)
+      if (!alive_[at(w.job)] && !gone[at(w.server)])
+        plan.collateral_gpus += job(w.job).gpus_per_worker;
+    return plan;
+  }
+
+ private:
+  static void add(std::vector<Entry>& entries, int job) {
+    // Workers of a job on one server are usually adjacent in the input.
+    for (Entry& e : entries)
+      if (e.job == job) {
+        ++e.workers;
+        return;
+      }
+    entries.push_back({job, 1});
+  }
+
+  // |S_j|: candidates not yet returned that still host job j.
+  [[nodiscard]] int span(int j) const {
+    int n = 0;
+    for (const Entry& e : span_of_[at(j)]) n += returned_[at(e.job)] ? 0 : 1;
+    return n;
+  }
+
+  const ClusterState& state_;
+  std::vector<int> candidates_;                 // candidate -> server index
+  std::vector<std::vector<Entry>> jobs_on_;     // candidate -> (job, workers)
+  std::vector<std::vector<Entry>> span_of_;     // job -> (candidate, workers)
+  std::vector<int> initial_;                    // job -> workers at the start
+  std::vector<int> count_;                      // job -> workers now
+  std::vector<int> scaled_;                     // job -> workers scaled in
+  std::vector<char> alive_;                     // job not preempted
+  std::vector<char> returned_;                  // candidate returned
+  ReclaimPlan plan_;
+};
+
+// Is returning a better than returning b? Earlier picks order by cost; the last
+// pick has no future to amortise over, so it minimises preempted jobs directly.
+bool better(const Effect& a, const Effect& b, bool last) {
+  const bool cost_less = a.cost < b.cost - cost_tolerance;
+  const bool cost_more = a.cost > b.cost + cost_tolerance;
+  if (last && a.preempted != b.preempted) return a.preempted < b.preempted;
+  if (cost_less || cost_more) return cost_less;
+  if (a.preempted != b.preempted) return a.preempted < b.preempted;
+  return a.scaled < b.scaled;
+}
+
+void select_aryl(LoanedServers& loan, int n) {
+  std::vector<Effect> effect(at(loan.size()));
+  for (int c = 0; c < loan.size(); ++c) effect[at(c)] = loan.effect(c);
+  std::vector<int> changed;
+  for (int pick = 0; pick < n; ++pick) {
+    const bool last = pick == n - 1;
+    int best = -1;
+    for (int c = 0; c < loan.size(); ++c)
+      if (!loan.returned(c) && (best < 0 || better(effect[at(c)], effect[at(best)], last)))
+        best = c;
+    loan.give_back(best, changed);
+    for (int j : changed)
+      for (const Entry& e : loan.span_of(j))
+        if (!loan.returned(e.job)) effect[at(e.job)] = loan.effect(e.job);
+  }
+}
+
+void give_back_all(LoanedServers& loan, const std::vector<int>& order) {
+  std::vector<int> changed;
+  for (int c : order) loan.give_back(c, changed);
+}
+
+std::vector<int> select_scf(const LoanedServers& loan, int n) {
+  std::vector<int> order(at(loan.size()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return loan.jobs_on(a).size() < loan.jobs_on(b).size();
+  });
+  order.resize(at(n));
+  return order;
+}
+
+std::vector<int> select_random(const LoanedServers& loan, int n, std::uint64_t seed) {
+  std::vector<int> order(at(loan.size()));
+  std::iota(order.begin(), order.end(), 0);
+  Rng rng(seed);
+  rng.shuffle(order);
+  order.resize(at(n));
+  return order;
+}
+
+double binomial(int n, int k) {
+  double r = 1.0;
+  for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
+  return r;
+}
+
+// Branch and bound over the busy candidates for the fewest preempted jobs.
+class ExactSearch {
+ public:
+  ExactSearch(const LoanedServers& loan, std::vector<int> busy, int m)
+      : loan_(loan), busy_(std::move(busy)), m_(m) {
+    removed_.assign(at(loan_.job_count()), 0);
+  }
+
+  std::vector<int> run() {
+    dfs(0);
+    return best_;
+  }
+
+ private:
+  // Jobs preempted and collateral GPUs that job j contributes at present.
+  [[nodiscard]] std::pair<int, int> contribution(int j) const {
+    const int left = loan_.initial_workers(j) - removed_[at(j)];
+    if (left >= loan_.job(j).min_workers) return {0, 0};
+    return {1, left * loan_.job(j).gpus_per_worker};
+  }
+
+  // Adds (sign = +1) or removes (sign = -1) candidate c from the chosen set.
+  void apply(int c, int sign) {
+    for (const Entry& e : loan_.jobs_on(c)) {
+      const auto [p0, g0] = contribution(e.job);
+      removed_[at(e.job)] += sign * e.workers;
+      const auto [p1, g1] = contribution(e.job);
+      preempted_ += p1 - p0;
+      collateral_ += g1 - g0;
+    }
+  }
+
+  void dfs(Index next) {
+    if (!best_.empty() && preempted_ > best_preempted_) return;
+    if (chosen_.size() == at(m_)) {
+      if (best_.empty() || preempted_ < best_preempted_ ||
+          (preempted_ == best_preempted_ && collateral_ < best_collateral_)) {
+        best_ = chosen_;
+        best_preempted_ = preempted_;
+        best_collateral_ = collateral_;
+      }
+      return;
+    }
+    if (busy_.size() - next < at(m_) - chosen_.size()) return;
+    const int c = busy_[next];
+    chosen_.push_back(c);
+    apply(c, +1);
+    dfs(next + 1);
+    apply(c, -1);
+    chosen_.pop_back();
+    dfs(next + 1);
+  }
+
+  const LoanedServers& loan_;
+  std::vector<int> busy_;
+  int m_;
+  std::vector<int> removed_;  // job -> workers on chosen servers
+  std::vector<int> chosen_;
+  int preempted_ = 0;
+  int collateral_ = 0;
+  std::vector<int> best_;
+  int best_preempted_ = 0;
+  int best_collateral_ = 0;
+};
+
+std::vector<int> select_exact(const LoanedServers& loan, int n) {
+  std::vector<int> idle, busy;
+  for (int c = 0; c < loan.size(); ++c) (loan.jobs_on(c).empty() ? idle : busy).push_back(c);
+  if (at(n) <= idle.size()) return {idle.begin(), idle.begin() + n};
+  const int m = n - static_cast<int>(idle.size());
+  const double subsets = binomial(static_cast<int>(busy.size()), m);
+  if (subsets > exact_subset_limit)
+    throw std::invalid_argument(fmt::format(
+        "exact reclaim would search C({}, {}) = {:.3g} server sets, more than its "
+        "limit of {:.0e}; use policy 'aryl' for instances this large",
+        busy.size(), m, subsets, exact_subset_limit));
+  std::vector<int> chosen = ExactSearch(loan, std::move(busy), m).run();
+  idle.insert(idle.end(), chosen.begin(), chosen.end());
+  return idle;
+}
+
+}  // namespace
+
+ReclaimPolicy parse_reclaim_policy(std::string_view name) {
+  if (name == "aryl") return ReclaimPolicy::aryl;
+  if (name == "scf") return ReclaimPolicy::scf;
+  if (name == "random") return ReclaimPolicy::random;
+  if (name == "exact") return ReclaimPolicy::exact;
+  throw std::invalid_argument(fmt::format(
+      "unknown reclaim policy '{}'; expected one of: aryl, scf, random, exact", name));
+}
+
+std::vector<double> preemption_costs(const ClusterState& state) {
+  validate(state);
+  const LoanedServers loan(state);
+  std::vector<double> costs;
+  for (int c = 0; c < loan.size(); ++c) costs.push_back(loan.effect(c).cost);
+  return costs;
+}
+
+ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
+                    std::uint64_t seed) {
+  validate(state);
+  LoanedServers loan(state);
+  if (n < 0) throw std::invalid_argument(fmt::format("cannot reclaim {} servers", n));
+  if (n > loan.size())
+    throw std::invalid_argument(fmt::format(
+        "asked to reclaim {} servers but only {} are on loan", n, loan.size()));
+  switch (policy) {
+    case ReclaimPolicy::aryl: select_aryl(loan, n); break;
+    case ReclaimPolicy::scf: give_back_all(loan, select_scf(loan, n)); break;
+    case ReclaimPolicy::random: give_back_all(loan, select_random(loan, n, seed)); break;
+    case ReclaimPolicy::exact: give_back_all(loan, select_exact(loan, n)); break;
+  }
+  return loan.finish();
+}
+
+}  // namespace aryl

@@ -1,0 +1,20 @@
+"""aryl: elastic cluster scheduling for deep learning.
+
+Capacity loaning (lend idle inference servers to training, reclaim them with few
+preemptions) and elastic scaling, after *Aryl: An Elastic Cluster Scheduler for
+Deep Learning*. The algorithms run in a compiled C++ core (``aryl._core``).
+"""
+
+try:
+    from . import _core
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "aryl's compiled core (aryl._core) could not be imported. Was the package "
+        "built? Install it with `pip install .` (see README: `bash scripts/setup`)."
+    ) from exc
+
+from .model import Job, Server, Worker
+from .reclaiming import ReclaimPlan, reclaim
+
+__version__ = "0.1.0"
+__all__ = ["Job", "ReclaimPlan", "Server", "Worker", "reclaim", "__version__"]

@@ -1,0 +1,235 @@
+"""The cluster model: servers, jobs and where their workers run (DESIGN.md §3).
+
+The records are plain dataclasses. Ids may be ints or strings (any hashable);
+two ids that print the same (``7`` and ``"7"``) count as duplicates. Every public function also accepts them as
+dicts with the same field names or as pandas DataFrames with those columns. The
+conversion here checks what only Python can (field names, id references) and
+hands columns to the C++ core, which validates the numbers and raises
+``ValueError`` naming the offending record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterable, Optional, Sequence, Union
+
+from . import _core
+
+Id = Hashable
+
+#: GPU type of a server when none is given, by pool (the paper's testbed).
+DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
+POOLS = ("training", "inference")
+
+
+def _integer(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _real(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def _flag(value: Any, what: str) -> bool:
+    if isinstance(value, (bool, numbers.Integral)) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{what} must be True or False, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Server:
+    """A GPU server.
+
+    ``pool`` is ``"training"`` or ``"inference"``; ``on_loan`` marks an inference
+    server currently lent to training (only those can be reclaimed). ``gpu_type``
+    defaults to ``"V100"`` for training and ``"T4"`` for inference servers.
+    """
+
+    id: Id
+    pool: str = "training"
+    gpus: int = 8
+    gpu_type: Optional[str] = None
+    on_loan: bool = False
+
+    def __post_init__(self) -> None:
+        what = f"server {self.id!r}"
+        if self.pool not in POOLS:
+            raise ValueError(f"{what}: pool must be 'training' or 'inference', got {self.pool!r}")
+        object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
+        object.__setattr__(self, "on_loan", _flag(self.on_loan, f"{what}: on_loan"))
+        if self.gpu_type is None:
+            object.__setattr__(self, "gpu_type", DEFAULT_GPU_TYPE[self.pool])
+
+
+@dataclass(frozen=True)
+class Job:
+    """A training job with ``min_workers``..``max_workers`` workers of ``gpus_per_worker`` GPUs.
+
+    ``duration`` is the running time (s) at ``max_workers`` on reference GPUs;
+    ``estimated_duration`` is what the scheduler is told (default: ``duration``).
+    ``gpu_type=None`` lets the job run on any GPU type, loaned inference servers
+    included; ``hetero`` lets one job mix GPU types. A job with
+    ``min_workers == max_workers`` is inelastic.
+    """
+
+    id: Id
+    gpus_per_worker: int
+    min_workers: int
+    max_workers: int
+    duration: float
+    submit_time: float = 0.0
+    estimated_duration: Optional[float] = None
+    gpu_type: Optional[str] = None
+    checkpoint: bool = False
+    hetero: bool = False
+
+    def __post_init__(self) -> None:
+        what = f"job {self.id!r}"
+        for name in ("gpus_per_worker", "min_workers", "max_workers"):
+            object.__setattr__(self, name, _integer(getattr(self, name), f"{what}: {name}"))
+        for name in ("duration", "submit_time"):
+            object.__setattr__(self, name, _real(getattr(self, name), f"{what}: {name}"))
+        if self.estimated_duration is None:
+            object.__setattr__(self, "estimated_duration", self.duration)
+        object.__setattr__(
+            self,
+            "estimated_duration",
+            _real(self.estimated_duration, f"{what}: estimated_duration"),
+        )
+        for name in ("checkpoint", "hetero"):
+            object.__setattr__(self, name, _flag(getattr(self, name), f"{what}: {name}"))
+
+    @property
+    def elastic(self) -> bool:
+        """True when the job can run on more than one worker count."""
+        return self.max_workers > self.min_workers
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One worker of job ``job`` on server ``server`` (both ids).
+
+    ``gpus`` defaults to the job's ``gpus_per_worker`` and must equal it when
+    given; ``flexible`` marks a worker beyond the job's ``min_workers``.
+    """
+
+    job: Id
+    server: Id
+    gpus: Optional[int] = None
+    flexible: bool = False
+
+
+Records = Union[Iterable[Any], "pandas.DataFrame"]  # noqa: F821
+
+
+def as_records(records: Records, cls: type, what: str) -> list:
+    """``records`` as a list of ``cls`` instances, from instances, dicts or a DataFrame."""
+    if hasattr(records, "to_dict") and hasattr(records, "columns"):
+        records = records.to_dict("records")
+    if isinstance(records, (str, bytes, dict)):
+        raise ValueError(f"{what}s must be a list of records or a DataFrame, got {type(records).__name__}")
+    out = []
+    for i, r in enumerate(records):
+        if isinstance(r, cls):
+            out.append(r)
+        elif isinstance(r, dict):
+            out.append(_from_dict(r, cls, f"{what} record {i}"))
+        else:
+            raise ValueError(f"{what} record {i} must be a {cls.__name__} or a dict, got {type(r).__name__}")
+    return out
+
+
+def _from_dict(record: dict, cls: type, what: str) -> Any:
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(record) - fields, key=str)
+    if unknown:
+        raise ValueError(f"{what}: unknown field(s) {unknown}; expected some of {sorted(fields)}")
+    required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+    missing = [name for name in required if name not in record]
+    if missing:
+        raise ValueError(f"{what}: missing field(s) {missing}")
+    return cls(**record)
+
+
+def _index(ids: Sequence[Id], what: str) -> dict:
+    index: dict = {}
+    for i, id_ in enumerate(ids):
+        if id_ in index:
+            raise ValueError(f"duplicate {what} id {id_!r}")
+        index[id_] = i
+    return index
+
+
+@dataclass
+class State:
+    """A validated-to-convert snapshot: the records, their id maps and the core state."""
+
+    servers: list
+    jobs: list
+    workers: list
+    server_index: dict
+    job_index: dict
+    core: Any
+
+    @classmethod
+    def build(cls, servers: Records, jobs: Records, workers: Records = ()) -> "State":
+        """Convert user input (dataclasses, dicts or DataFrames) to the core's state."""
+        servers = as_records(servers, Server, "server")
+        jobs = as_records(jobs, Job, "job")
+        workers = as_records(workers, Worker, "worker")
+        server_index = _index([s.id for s in servers], "server")
+        job_index = _index([j.id for j in jobs], "job")
+        worker_job, worker_server = [], []
+        for i, w in enumerate(workers):
+            if w.job not in job_index:
+                raise ValueError(f"worker {i}: unknown job {w.job!r}")
+            if w.server not in server_index:
+                raise ValueError(f"worker {i}: unknown server {w.server!r}")
+            job = jobs[job_index[w.job]]
+            if w.gpus is not None and w.gpus != job.gpus_per_worker:
+                raise ValueError(
+                    f"worker {i} of job {w.job!r} has {w.gpus} GPUs but the job's "
+                    f"gpus_per_worker is {job.gpus_per_worker}"
+                )
+            worker_job.append(job_index[w.job])
+            worker_server.append(server_index[w.server])
+        core = _core.ClusterState(
+            _server_columns(servers),
+            _job_columns(jobs),
+            {"job": worker_job, "server": worker_server, "flexible": [w.flexible for w in workers]},
+        )
+        return cls(servers, jobs, workers, server_index, job_index, core)
+
+
+def _server_columns(servers: list) -> dict:
+    return {
+        "id": [str(s.id) for s in servers],
+        "pool": [POOLS.index(s.pool) for s in servers],
+        "gpus": [s.gpus for s in servers],
+        "gpu_type": [s.gpu_type for s in servers],
+        "on_loan": [s.on_loan for s in servers],
+    }
+
+
+def _job_columns(jobs: list) -> dict:
+    columns = {
+        name: [getattr(j, name) for j in jobs]
+        for name in (
+            "gpus_per_worker", "min_workers", "max_workers", "duration",
+            "submit_time", "estimated_duration", "checkpoint", "hetero",
+        )
+    }
+    columns["id"] = [str(j.id) for j in jobs]
+    columns["gpu_type"] = [j.gpu_type or "" for j in jobs]
+    return columns

@@ -1,0 +1,104 @@
+"""Choosing which on-loan inference servers to return (paper §4, Algorithm 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List
+
+from . import _core
+from .model import Records, State
+
+POLICIES = ("aryl", "scf", "random", "exact")
+
+
+@dataclass
+class ReclaimPlan:
+    """The answer to a reclaim request.
+
+    ``servers`` are the ids of the returned servers in the order chosen;
+    ``preempted`` the ids of jobs that must be preempted (they would fall below
+    ``min_workers``); ``scaled_in`` maps job id to workers removed for jobs that keep
+    at least ``min_workers``. ``collateral_gpus`` are GPUs freed by preempted jobs
+    on servers that are *not* returned (vacated beyond the demand);
+    ``collateral_damage`` is that as a fraction of ``demand_gpus``, the GPUs of the
+    returned servers.
+    """
+
+    policy: str
+    servers: List[Any]
+    preempted: List[Any]
+    scaled_in: Dict[Any, int] = field(default_factory=dict)
+    demand_gpus: int = 0
+    collateral_gpus: int = 0
+
+    @property
+    def collateral_damage(self) -> float:
+        """Collateral GPUs as a fraction of the GPUs returned (0 when nothing is returned)."""
+        return self.collateral_gpus / self.demand_gpus if self.demand_gpus else 0.0
+
+    def _repr_html_(self) -> str:
+        rows = [
+            ("policy", self.policy),
+            ("servers returned", ", ".join(map(str, self.servers)) or "—"),
+            ("jobs preempted", ", ".join(map(str, self.preempted)) or "—"),
+            ("jobs scaled in", ", ".join(f"{j} (−{w})" for j, w in self.scaled_in.items()) or "—"),
+            ("collateral GPUs", f"{self.collateral_gpus} ({self.collateral_damage:.0%} of {self.demand_gpus})"),
+        ]
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+        return f"<table><caption>ReclaimPlan</caption>{body}</table>"
+
+
+def reclaim(
+    servers: Records,
+    jobs: Records,
+    workers: Records,
+    n: int,
+    policy: str = "aryl",
+    seed: int = 0,
+) -> ReclaimPlan:
+    """Choose ``n`` on-loan inference servers to return to the inference cluster.
+
+    Parameters
+    ----------
+    servers
+        All servers (``Server``, dicts or a DataFrame). Only those with
+        ``on_loan=True`` are candidates.
+    jobs
+        The running jobs (their ``gpus_per_worker``, ``min_workers`` and
+        ``max_workers`` decide between scaling in and preemption).
+    workers
+        Where each worker runs (``Worker(job, server)``).
+    n
+        How many servers to return; more than are on loan is a ``ValueError``.
+    policy
+        ``"aryl"`` (default): servers whose loss preempts nothing first (idle ones,
+        then those whose jobs can scale in), then Algorithm 1's greedy on
+        preemption cost ``sum(1/|S_j|)`` over the jobs a server would preempt,
+        recomputed after every pick; ties go to fewer preempted jobs, fewer
+        scaled-in workers, then input order; the last pick minimises preempted jobs
+        first (Algorithm 1's ``N_R = 1`` case). ``"scf"``: the servers hosting the
+        fewest jobs. ``"random"``: uniformly at random with ``seed``. ``"exact"``:
+        fewest preempted jobs by branch and bound (ties: fewer collateral GPUs),
+        refused with a ``ValueError`` when the search space exceeds
+        ``aryl._core.exact_subset_limit`` server sets.
+    seed
+        Seed of the ``"random"`` policy.
+
+    Raises
+    ------
+    ValueError
+        On bad input (naming the record) or an impossible request; nothing is
+        changed and no partial plan is returned.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown reclaim policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    state = State.build(servers, jobs, workers)
+    plan = _core.reclaim(state.core, int(n), policy, int(seed))
+    return ReclaimPlan(
+        policy=policy,
+        servers=[state.servers[i].id for i in plan.servers],
+        preempted=[state.jobs[j].id for j in plan.preempted],
+        scaled_in={state.jobs[j].id: w for j, w in plan.scaled_in},
+        demand_gpus=plan.demand_gpus,
+        collateral_gpus=plan.collateral_gpus,
+    )

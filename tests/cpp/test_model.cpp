@@ -1,0 +1,61 @@
+#include <catch2/catch.hpp>
+
+#include "aryl/model.hpp"
+#include "fixtures.hpp"
+
+using namespace aryl;
+using namespace aryl::test;
+
+TEST_CASE("a valid state passes validation", "[model]") {
+  REQUIRE_NOTHROW(validate(paper_reclaim_example()));
+}
+
+TEST_CASE("validation names the offending record", "[model]") {
+  ClusterState s = paper_reclaim_example();
+  SECTION("over-committed server") {
+    place(s, 1, 2, 1);  // a second 8-GPU worker of b on server 3
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("server '3' is over-committed"));
+  }
+  SECTION("min above max") {
+    s.jobs[0].min_workers = 3;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("job 'a': min_workers 3 > max_workers 2"));
+  }
+  SECTION("worker count outside the range") {
+    s.jobs[1].min_workers = s.jobs[1].max_workers = 2;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("job 'b' runs 1 workers"));
+  }
+  SECTION("duplicate id") {
+    s.jobs[1].id = "a";
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("duplicate job id 'a'"));
+  }
+  SECTION("unknown server") {
+    s.workers.push_back({0, 17, false});
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("unknown server index 17"));
+  }
+  SECTION("worker on an inference server that is not on loan") {
+    s.servers[2].on_loan = false;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("which is not on loan"));
+  }
+  SECTION("training server on loan") {
+    s.servers[0].pool = Pool::training;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("only inference servers can be on loan"));
+  }
+  SECTION("negative duration") {
+    s.jobs[2].duration = -1;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("job 'c': duration"));
+  }
+  SECTION("per-worker demand larger than any server") {
+    s.jobs[2].gpus_per_worker = 16;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("more than any server has"));
+  }
+  SECTION("required GPU type") {
+    s.jobs[1].gpu_type = "V100";
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("job 'b' (needs V100)"));
+  }
+  SECTION("a non-hetero job on two GPU types") {
+    s.servers[1].gpu_type = "A10";
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("not hetero"));
+    s.jobs[0].hetero = true;
+    REQUIRE_NOTHROW(validate(s));
+  }
+}

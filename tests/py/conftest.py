@@ -1,0 +1,28 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+import aryl
+
+# tests/reference (plain-Python versions of the kernels) is importable as `reference`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+@pytest.fixture
+def paper_example():
+    """fig:reclaim_example / table:server_cost: six 8-GPU on-loan servers.
+
+    Job a spans servers 1-2 evenly, b fills server 3, c has 80% of its GPUs on
+    server 4 and 20% on 5, d 20% on 5 and 80% on 6. All inelastic.
+    """
+    servers = [aryl.Server(i, "inference", on_loan=True) for i in range(1, 7)]
+    jobs = [
+        aryl.Job("a", 8, 2, 2, 3600),
+        aryl.Job("b", 8, 1, 1, 3600),
+        aryl.Job("c", 2, 5, 5, 3600),
+        aryl.Job("d", 2, 5, 5, 3600),
+    ]
+    placement = {"a": [1, 2], "b": [3], "c": [4, 4, 4, 4, 5], "d": [5, 6, 6, 6, 6]}
+    workers = [aryl.Worker(j, s) for j, where in placement.items() for s in where]
+    return servers, jobs, workers
