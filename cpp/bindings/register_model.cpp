@@ -50,11 +50,14 @@ void register_model(py::module_& m) {
   py::class_<ClusterState>(m, "ClusterState",
                            "Servers, jobs and worker placement, as the kernels see them.")
       .def(py::init([](const py::dict& servers, const py::dict& jobs, const py::dict& workers) {
-             return ClusterState{servers_from(servers), jobs_from(jobs), workers_from(workers)};
+             ClusterState state{servers_from(servers), jobs_from(jobs), workers_from(workers)};
+             validate(state);  // once, here: the kernels take a valid state
+             return state;
            }),
            py::arg("servers"), py::arg("jobs"), py::arg("workers"),
-           "Build from three dicts of equal-length columns (ids and GPU types as "
-           "strings, pool as 0 = training / 1 = inference, workers by index).")
+           "Build and validate from three dicts of equal-length columns (ids and GPU "
+           "types as strings, pool as 0 = training / 1 = inference, workers by index). "
+           "Raises ValueError naming the first bad record.")
       .def_property_readonly("n_servers", [](const ClusterState& s) { return s.servers.size(); })
       .def_property_readonly("n_jobs", [](const ClusterState& s) { return s.jobs.size(); })
       .def_property_readonly("n_workers", [](const ClusterState& s) { return s.workers.size(); });

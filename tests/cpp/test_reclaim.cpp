@@ -190,6 +190,7 @@ TEST_CASE("random is seeded", "[reclaim]") {
 TEST_CASE("exact matches brute force and no policy beats it", "[reclaim]") {
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
     const ClusterState s = random_cluster(seed);
+    REQUIRE_NOTHROW(validate(s));
     const int loaned = static_cast<int>(s.servers.size()) - 2;
     for (int n = 1; n <= loaned; ++n) {
       INFO("seed " << seed << " n " << n);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 
 #include "aryl/rng.hpp"
@@ -20,7 +21,7 @@ Index at(T i) {
 }
 
 struct Entry {
-  int job;      // or, in a job's span list, the candidate
+  int job;      // in a job's span list: the candidate
   int workers;  // workers of that job on that candidate
 };
 
@@ -35,27 +36,20 @@ constexpr double cost_tolerance = 1e-9;
 
 // The on-loan servers ("candidates"), the jobs on them, and the bookkeeping of
 // returning them one at a time: scale in what can stay at or above min_workers,
-// preempt (remove everywhere) what cannot.
+// preempt (remove everywhere) what cannot. Adjacency is kept in flat (CSR)
+// arrays: a few allocations instead of one per server and per job.
 class LoanedServers {
  public:
-  explicit LoanedServers(const ClusterState& state) : state_(state) {
-    initial_ = worker_counts(state);
-    count_ = initial_;
+  explicit LoanedServers(const ClusterState& state)
+      : state_(state), initial_(worker_counts(state)), count_(initial_) {
     std::vector<int> candidate_of(state.servers.size(), -1);
     for (Index s = 0; s < state.servers.size(); ++s) {
       if (!state.servers[s].on_loan) continue;
       candidate_of[s] = static_cast<int>(candidates_.size());
       candidates_.push_back(static_cast<int>(s));
     }
-    jobs_on_.resize(candidates_.size());
-    span_of_.resize(state.jobs.size());
-    for (const Worker& w : state.workers) {
-      const int c = candidate_of[at(w.server)];
-      if (c >= 0) add(jobs_on_[at(c)], w.job);
-    }
-    for (Index c = 0; c < jobs_on_.size(); ++c)
-      for (const Entry& e : jobs_on_[c])
-        span_of_[at(e.job)].push_back({static_cast<int>(c), e.workers});
+    build_jobs_on(candidate_of);
+    build_spans();
     alive_.assign(state.jobs.size(), 1);
     scaled_.assign(state.jobs.size(), 0);
     returned_.assign(candidates_.size(), 0);
@@ -63,15 +57,21 @@ class LoanedServers {
 
   [[nodiscard]] int size() const { return static_cast<int>(candidates_.size()); }
   [[nodiscard]] bool returned(int c) const { return returned_[at(c)] != 0; }
-  [[nodiscard]] const std::vector<Entry>& jobs_on(int c) const { return jobs_on_[at(c)]; }
-  [[nodiscard]] const std::vector<Entry>& span_of(int j) const { return span_of_[at(j)]; }
+  // (job, workers) of the jobs on candidate c.
+  [[nodiscard]] std::span<const Entry> jobs_on(int c) const {
+    return {entries_.data() + entry_begin_[at(c)], entries_.data() + entry_begin_[at(c) + 1]};
+  }
+  // (candidate, workers) of the candidates hosting job j.
+  [[nodiscard]] std::span<const Entry> span_of(int j) const {
+    return {spans_.data() + span_begin_[at(j)], spans_.data() + span_begin_[at(j) + 1]};
+  }
   [[nodiscard]] const Job& job(int j) const { return state_.jobs[at(j)]; }
   [[nodiscard]] int initial_workers(int j) const { return initial_[at(j)]; }
   [[nodiscard]] int job_count() const { return static_cast<int>(state_.jobs.size()); }
 
   [[nodiscard]] Effect effect(int c) const {
     Effect e;
-    for (const Entry& x : jobs_on_[at(c)]) {
+    for (const Entry& x : jobs_on(c)) {
       if (!alive_[at(x.job)]) continue;
       if (count_[at(x.job)] - x.workers >= job(x.job).min_workers) {
         e.scaled += x.workers;
@@ -90,7 +90,7 @@ class LoanedServers {
     const Server& server = state_.servers[at(candidates_[at(c)])];
     plan_.servers.push_back(candidates_[at(c)]);
     plan_.demand_gpus += server.gpus;
-    for (const Entry& x : jobs_on_[at(c)]) {
+    for (const Entry& x : jobs_on(c)) {
       const Index j = at(x.job);
       if (!alive_[j]) continue;
       changed.push_back(x.job);
@@ -118,32 +118,60 @@ class LoanedServers {
   }
 
  private:
-  static void add(std::vector<Entry>& entries, int job) {
-    // Workers of a job on one server are usually adjacent in the input.
-    for (Entry& e : entries)
-      if (e.job == job) {
-        ++e.workers;
-        return;
+  // entries_: per candidate, one (job, workers) per job, by counting sort.
+  void build_jobs_on(const std::vector<int>& candidate_of) {
+    entry_begin_.assign(candidates_.size() + 1, 0);
+    for (const Worker& w : state_.workers)
+      if (const int c = candidate_of[at(w.server)]; c >= 0) ++entry_begin_[at(c) + 1];
+    std::partial_sum(entry_begin_.begin(), entry_begin_.end(), entry_begin_.begin());
+    std::vector<Entry> raw(at(entry_begin_.back()));
+    std::vector<int> fill(entry_begin_.begin(), entry_begin_.end() - 1);
+    for (const Worker& w : state_.workers)
+      if (const int c = candidate_of[at(w.server)]; c >= 0) raw[at(fill[at(c)]++)] = {w.job, 1};
+    // Merge the workers of one job on one server (a server holds few entries).
+    entries_.reserve(raw.size());
+    for (Index c = 0; c < candidates_.size(); ++c) {
+      const auto first = entries_.size();
+      for (int i = entry_begin_[c]; i < entry_begin_[c + 1]; ++i) {
+        auto same = std::find_if(entries_.begin() + static_cast<std::ptrdiff_t>(first),
+                                 entries_.end(), [&](const Entry& e) { return e.job == raw[at(i)].job; });
+        if (same != entries_.end()) ++same->workers;
+        else entries_.push_back(raw[at(i)]);
       }
-    entries.push_back({job, 1});
+      entry_begin_[c] = static_cast<int>(first);
+    }
+    entry_begin_.back() = static_cast<int>(entries_.size());
+  }
+
+  // spans_: per job, one (candidate, workers) per candidate hosting it.
+  void build_spans() {
+    span_begin_.assign(state_.jobs.size() + 1, 0);
+    for (const Entry& e : entries_) ++span_begin_[at(e.job) + 1];
+    std::partial_sum(span_begin_.begin(), span_begin_.end(), span_begin_.begin());
+    spans_.resize(entries_.size());
+    std::vector<int> fill(span_begin_.begin(), span_begin_.end() - 1);
+    for (int c = 0; c < size(); ++c)
+      for (const Entry& e : jobs_on(c)) spans_[at(fill[at(e.job)]++)] = {c, e.workers};
   }
 
   // |S_j|: candidates not yet returned that still host job j.
   [[nodiscard]] int span(int j) const {
     int n = 0;
-    for (const Entry& e : span_of_[at(j)]) n += returned_[at(e.job)] ? 0 : 1;
+    for (const Entry& e : span_of(j)) n += returned_[at(e.job)] ? 0 : 1;
     return n;
   }
 
   const ClusterState& state_;
-  std::vector<int> candidates_;                 // candidate -> server index
-  std::vector<std::vector<Entry>> jobs_on_;     // candidate -> (job, workers)
-  std::vector<std::vector<Entry>> span_of_;     // job -> (candidate, workers)
-  std::vector<int> initial_;                    // job -> workers at the start
-  std::vector<int> count_;                      // job -> workers now
-  std::vector<int> scaled_;                     // job -> workers scaled in
-  std::vector<char> alive_;                     // job not preempted
-  std::vector<char> returned_;                  // candidate returned
+  std::vector<int> initial_;      // job -> workers at the start
+  std::vector<int> count_;        // job -> workers now
+  std::vector<int> candidates_;   // candidate -> server index
+  std::vector<int> entry_begin_;  // candidate -> first entry in entries_
+  std::vector<Entry> entries_;
+  std::vector<int> span_begin_;   // job -> first entry in spans_
+  std::vector<Entry> spans_;
+  std::vector<int> scaled_;       // job -> workers scaled in
+  std::vector<char> alive_;       // job not preempted
+  std::vector<char> returned_;    // candidate returned
   ReclaimPlan plan_;
 };
 
@@ -298,7 +326,6 @@ ReclaimPolicy parse_reclaim_policy(std::string_view name) {
 }
 
 std::vector<double> preemption_costs(const ClusterState& state) {
-  validate(state);
   const LoanedServers loan(state);
   std::vector<double> costs;
   for (int c = 0; c < loan.size(); ++c) costs.push_back(loan.effect(c).cost);
@@ -307,7 +334,6 @@ std::vector<double> preemption_costs(const ClusterState& state) {
 
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
                     std::uint64_t seed) {
-  validate(state);
   LoanedServers loan(state);
   if (n < 0) throw std::invalid_argument(fmt::format("cannot reclaim {} servers", n));
   if (n > loan.size())

@@ -40,7 +40,8 @@ struct Worker {
   bool flexible = false;  // not one of the job's first min_workers
 };
 
-// A snapshot of the cluster: what exists and where every worker runs.
+// A snapshot of the cluster: what exists and where every worker runs. Kernels
+// take it as valid: call validate() once after building or changing it.
 struct ClusterState {
   std::vector<Server> servers;
   std::vector<Job> jobs;

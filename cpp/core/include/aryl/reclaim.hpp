@@ -27,8 +27,9 @@ struct ReclaimPlan {
 // still to pick), exceeds this many subsets.
 inline constexpr double exact_subset_limit = 1e7;
 
-// Chooses `n` on-loan servers of `state` to return under `policy`. The state is
-// validated first; n < 0 or n > the number of on-loan servers is
+// Chooses `n` on-loan servers of `state` to return under `policy`. Like every
+// kernel it takes a state that passed validate() (the Python layer validates
+// when it builds the state). n < 0 or n > the number of on-loan servers is
 // std::invalid_argument, as is an `exact` instance beyond exact_subset_limit.
 //
 // Policies:
