@@ -29,5 +29,6 @@ inline std::vector<std::string> string_column(const py::dict& table, const char*
 
 void register_model(py::module_& m);
 void register_reclaim(py::module_& m);
+void register_schedule(py::module_& m);
 
 }  // namespace aryl::bindings

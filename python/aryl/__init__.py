@@ -13,8 +13,13 @@ except ImportError as exc:  # pragma: no cover - only without a build
         "built? Install it with `pip install .` (see README: `bash scripts/setup`)."
     ) from exc
 
+from .knapsack import knapsack
 from .model import Job, Server, Worker
 from .reclaiming import ReclaimPlan, reclaim
+from .scheduling import Decision, schedule
 
 __version__ = "0.1.0"
-__all__ = ["Job", "ReclaimPlan", "Server", "Worker", "reclaim", "__version__"]
+__all__ = [
+    "Decision", "Job", "ReclaimPlan", "Server", "Worker",
+    "knapsack", "reclaim", "schedule", "__version__",
+]

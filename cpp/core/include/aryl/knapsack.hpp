@@ -1,0 +1,50 @@
+// The multiple-choice knapsack of elastic scaling (paper §5.2, phase 2 of
+// Algorithm 2; DESIGN.md §4.2): each elastic job is a group of items "w more
+// workers" (weight = GPUs, value = running-time reduction); take at most one item
+// per group, total weight <= capacity, maximise total value.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace aryl {
+
+struct KnapsackItem {
+  int weight;    // >= 1
+  double value;  // finite; <= 0 is allowed but never taken
+};
+
+// Choice tables up to this many entries (groups x (capacity + 1)) are kept in
+// full (2 bytes each); larger instances are solved by divide and conquer in
+// O(capacity) memory per level of recursion, at one more pass of the DP per
+// level (the levels stop once a part fits the limit). Both give the same answer.
+inline constexpr std::size_t knapsack_table_limit = std::size_t{1} << 25;
+
+// Returns, per group, the index of the chosen item or -1 for none. Exact dynamic
+// programming over total weight: O(items x capacity) time.
+//
+// Bad input is std::invalid_argument naming the first bad item ("group 3, item 1:
+// weight must be >= 1, got 0"): capacity < 0, weight < 1, or a value that is not
+// finite. Items heavier than the capacity, and items of value <= 0, are never
+// chosen.
+//
+// Ties, in this order (deterministic, the same for every instance size):
+//  1. Value: the largest total, where totals within a tolerance of
+//     1e-9 x (sum over groups of the largest positive value that fits) count as
+//     equal, so rounding in sums of doubles cannot decide.
+//  2. Weight: among those, the least total weight (the smallest total weight
+//     whose best value is within the tolerance of the optimum).
+//  3. Choices: among those, the lexicographically first choice vector, group 0
+//     first, ordering "none" before item 0 before item 1 ...; i.e. earlier
+//     groups take nothing or low item indices, later groups take what remains.
+//     (Values within the tolerance count as equal here too.)
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity);
+
+namespace detail {
+// knapsack() with the table limit as a parameter (0 forces divide and conquer
+// down to single groups); exposed so the tests can check both paths agree.
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity,
+                          std::size_t table_limit);
+}  // namespace detail
+
+}  // namespace aryl

@@ -1,0 +1,58 @@
+// Where workers go (paper §5.3; DESIGN.md §4.3): best fit with aryl's preferences.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "aryl/model.hpp"
+
+namespace aryl {
+
+enum class PlacementPolicy {
+  aryl,  // pool and role preferences below, then best fit
+  bfd,   // plain best fit, no preferences (the paper's ablation)
+};
+
+PlacementPolicy parse_placement_policy(std::string_view name);
+
+// The free GPUs of every usable server (training, or inference on loan) and what
+// each hosts, updated as workers are placed. For each worker, candidate servers
+// are ordered by (pool preference, role preference, empty last, leftover GPUs
+// after placing, server index), i.e. best fit into non-empty servers first.
+// Under `aryl`: elastic jobs prefer on-loan inference servers and inelastic jobs
+// training servers; hetero jobs put base workers on training and flexible ones on
+// inference servers; base (fixed) and flexible workers avoid sharing a server so
+// that a reclaim can take flexible-only servers without preempting anything.
+// A job that requires a GPU type uses only servers of that type; a non-hetero job
+// keeps all its workers on one GPU type.
+class Placer {
+ public:
+  Placer(const ClusterState& state, PlacementPolicy policy);
+
+  // Adds an existing worker (no checks beyond capacity); false if it no longer fits.
+  bool keep(const Worker& worker);
+  // Places `count` workers of `job`; all or nothing. Appends them to `out`.
+  bool place(int job, int count, bool flexible, std::vector<Worker>& out);
+
+  [[nodiscard]] int free_gpus() const;
+
+ private:
+  [[nodiscard]] bool allowed(int job, int server, int type) const;
+  [[nodiscard]] int pool_rank(int job, int server, bool flexible) const;
+  int best_server(int job, bool flexible, int type) const;
+  void add(int job, int server, bool flexible);
+  void remove(int job, int server, bool flexible);
+  [[nodiscard]] int job_type(int job) const;  // GPU type the job is pinned to, or -1
+
+  const ClusterState& state_;
+  PlacementPolicy policy_;
+  std::vector<int> type_of_;    // server -> GPU type id
+  int n_types_ = 0;
+  std::vector<int> free_;       // server -> free GPUs (-1: not usable)
+  std::vector<int> fixed_;      // server -> base workers hosted
+  std::vector<int> flexible_;   // server -> flexible workers hosted
+  std::vector<int> pinned_;     // job -> GPU type id its workers use, or -1
+  std::vector<int> required_;   // job -> GPU type id it requires, -1 any, -2 none exists
+};
+
+}  // namespace aryl

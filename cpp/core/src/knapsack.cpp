@@ -1,0 +1,210 @@
+#include "aryl/knapsack.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+
+namespace aryl {
+namespace {
+
+using Index = std::size_t;
+
+template <typename T>
+Index at(T i) {
+  return static_cast<Index>(i);
+}
+
+constexpr double unreachable = -std::numeric_limits<double>::infinity();
+constexpr double relative_tolerance = 1e-9;
+
+// An item that may be chosen: it fits and is worth something.
+struct Candidate {
+  int weight;
+  double value;
+  int index;  // in its group
+};
+
+// The instance as the DP sees it. Stages add the groups last first, so that the
+// traceback, which runs from the last stage back, decides group 0 first: that is
+// what makes ties go to "none" / low indices in earlier groups.
+struct Problem {
+  std::vector<std::vector<Candidate>> stages;  // stage s holds group n - 1 - s
+  Index width = 1;          // weights 0 .. width - 1 are tracked
+  double tolerance = 0.0;   // values closer than this are equal
+  Index max_candidates = 0;
+
+  [[nodiscard]] Index group_of(Index stage) const { return stages.size() - 1 - stage; }
+};
+
+Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capacity) {
+  if (capacity < 0)
+    throw std::invalid_argument(fmt::format("capacity must be >= 0, got {}", capacity));
+  Problem p;
+  p.stages.resize(groups.size());
+  double scale = 0.0;
+  long long reach = 0;  // the heaviest total weight any choice can have
+  for (Index g = 0; g < groups.size(); ++g) {
+    std::vector<Candidate>& stage = p.stages[p.group_of(g)];
+    double best = 0.0;
+    int heaviest = 0;
+    for (Index i = 0; i < groups[g].size(); ++i) {
+      const KnapsackItem& item = groups[g][i];
+      if (item.weight < 1)
+        throw std::invalid_argument(
+            fmt::format("group {}, item {}: weight must be >= 1, got {}", g, i, item.weight));
+      if (!std::isfinite(item.value))
+        throw std::invalid_argument(
+            fmt::format("group {}, item {}: value must be finite, got {}", g, i, item.value));
+      if (item.weight > capacity || item.value <= 0.0) continue;
+      stage.push_back({item.weight, item.value, static_cast<int>(i)});
+      best = std::max(best, item.value);
+      heaviest = std::max(heaviest, item.weight);
+    }
+    scale += best;
+    reach += heaviest;
+    p.max_candidates = std::max(p.max_candidates, stage.size());
+  }
+  // Weights beyond what the items can add up to stay unreachable: no need to track them.
+  p.width = at(std::min<long long>(capacity, reach)) + 1;
+  p.tolerance = relative_tolerance * scale;
+  return p;
+}
+
+// One DP stage. row[c] is the best value of the stages so far at total weight
+// exactly c (unreachable if none); next[c] adds this stage's group, and choice[c]
+// records what it took there: 0 for none, else 1 + the candidate's position.
+// Options are tried in the order none, candidate 0, 1, ... and a later one wins
+// only if it beats the best so far by more than the tolerance.
+template <typename Slot>
+void advance(const std::vector<Candidate>& items, const double* __restrict row,
+             double* __restrict next, Slot* __restrict choice, Index width, double tolerance) {
+  std::copy(row, row + width, next);
+  std::fill(choice, choice + width, Slot{0});
+  for (Index k = 0; k < items.size(); ++k) {
+    const Index w = at(items[k].weight);
+    const double v = items[k].value;
+    const auto slot = static_cast<Slot>(k + 1);
+    // Written so that GCC vectorises it even for plain SSE2 (no blend
+    // instruction): the choice changes exactly when the value does, since a value
+    // taken exceeds the one it replaces.
+    for (Index c = w; c < width; ++c) {
+      const double candidate = row[c - w] + v;
+      const double current = next[c];
+      const double best = candidate > current + tolerance ? candidate : current;
+      next[c] = best;
+      const Slot previous = choice[c];
+      choice[c] = best == current ? previous : slot;
+    }
+  }
+}
+
+// The least total weight whose best value is within the tolerance of the optimum.
+Index best_weight(const std::vector<double>& row, double tolerance) {
+  const double best = *std::max_element(row.begin(), row.end());
+  Index c = 0;
+  while (row[c] < best - tolerance) ++c;
+  return c;
+}
+
+// The choices of stages [lo, hi) from the DP row before stage lo, with a full
+// choice table; `end` is the total weight after stage hi - 1 (none: the best).
+template <typename Slot>
+void solve_with_table(const Problem& p, Index lo, Index hi, const std::vector<double>& first,
+                      std::optional<Index> end, std::vector<int>& out) {
+  const Index width = p.width;
+  std::vector<Slot> table((hi - lo) * width);
+  std::vector<double> row = first;
+  std::vector<double> next(width);
+  for (Index s = lo; s < hi; ++s) {
+    advance(p.stages[s], row.data(), next.data(), table.data() + (s - lo) * width, width,
+            p.tolerance);
+    row.swap(next);
+  }
+  Index c = end ? *end : best_weight(row, p.tolerance);
+  for (Index s = hi; s-- > lo;) {
+    const Slot slot = table[(s - lo) * width + c];
+    if (slot == 0) continue;
+    const Candidate& item = p.stages[s][at(slot) - 1];
+    out[p.group_of(s)] = item.index;
+    c -= at(item.weight);
+  }
+}
+
+// Stages [lo, hi) as above, in O(width) memory per level of recursion when the
+// table would exceed `limit` entries (Hirschberg-style). The DP runs forward to
+// the middle stage, then on to hi while carrying, for every weight, the weight
+// at which its traceback would cross the middle; the two halves are then solved
+// for their own end weights. Rows are computed exactly as the table path does,
+// so both paths make the same choices, ties included.
+template <typename Slot>
+void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& first,
+           std::optional<Index> end, Index limit, std::vector<int>& out) {
+  if (hi == lo) return;
+  const Index width = p.width;
+  if (hi - lo == 1 || (hi - lo) * width <= limit) {
+    solve_with_table<Slot>(p, lo, hi, first, end, out);
+    return;
+  }
+  const Index mid = lo + (hi - lo) / 2;
+  std::vector<double> middle = first;
+  Index split = 0;
+  Index last = 0;
+  {
+    std::vector<double> next(width);
+    std::vector<std::uint32_t> choice(width);
+    for (Index s = lo; s < mid; ++s) {
+      advance(p.stages[s], middle.data(), next.data(), choice.data(), width, p.tolerance);
+      middle.swap(next);
+    }
+    std::vector<double> row = middle;
+    std::vector<int> crossing(width);  // weight at stage mid on the traceback from c
+    std::vector<int> crossing_next(width);
+    std::iota(crossing.begin(), crossing.end(), 0);
+    for (Index s = mid; s < hi; ++s) {
+      advance(p.stages[s], row.data(), next.data(), choice.data(), width, p.tolerance);
+      for (Index c = 0; c < width; ++c)
+        crossing_next[c] =
+            choice[c] == 0 ? crossing[c] : crossing[c - at(p.stages[s][choice[c] - 1].weight)];
+      row.swap(next);
+      crossing.swap(crossing_next);
+    }
+    last = end ? *end : best_weight(row, p.tolerance);
+    split = at(crossing[last]);
+  }
+  solve<Slot>(p, mid, hi, middle, last, limit, out);
+  middle = {};  // the first half starts from `first`
+  solve<Slot>(p, lo, mid, first, split, limit, out);
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity,
+                          std::size_t table_limit) {
+  const Problem p = prepare(groups, capacity);
+  std::vector<int> out(groups.size(), -1);
+  if (p.width == 1) return out;  // nothing fits
+  std::vector<double> first(p.width, unreachable);
+  first[0] = 0.0;
+  // Table entries hold the candidate's position + 1: two bytes unless a group is huge.
+  if (p.max_candidates < std::numeric_limits<std::uint16_t>::max())
+    solve<std::uint16_t>(p, 0, p.stages.size(), first, std::nullopt, table_limit, out);
+  else
+    solve<std::uint32_t>(p, 0, p.stages.size(), first, std::nullopt, table_limit, out);
+  return out;
+}
+
+}  // namespace detail
+
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity) {
+  return detail::knapsack(groups, capacity, knapsack_table_limit);
+}
+
+}  // namespace aryl

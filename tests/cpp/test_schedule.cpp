@@ -1,0 +1,188 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "aryl/rng.hpp"
+#include "aryl/schedule.hpp"
+#include "fixtures.hpp"
+
+using namespace aryl;
+using namespace aryl::test;
+
+namespace {
+
+// The state after the decision: stopped workers removed, started ones added.
+ClusterState apply(const ClusterState& s, const Decision& d) {
+  ClusterState out = s;
+  out.workers.clear();
+  for (std::size_t w = 0; w < s.workers.size(); ++w)
+    if (std::find(d.stop.begin(), d.stop.end(), static_cast<int>(w)) == d.stop.end())
+      out.workers.push_back(s.workers[w]);
+  out.workers.insert(out.workers.end(), d.start.begin(), d.start.end());
+  return out;
+}
+
+Decision run(const ClusterState& s, AllocationPolicy p, bool backfill = false) {
+  ScheduleOptions o;
+  o.policy = p;
+  o.backfill = backfill;
+  return schedule(s, o);
+}
+
+int job_with_time(ClusterState& s, const std::string& id, int d, int lo, int hi, double t,
+                  double submit = 0) {
+  const int j = add_job(s, id, d, lo, hi);
+  s.jobs[static_cast<std::size_t>(j)].duration = t;
+  s.jobs[static_cast<std::size_t>(j)].estimated_duration = t;
+  s.jobs[static_cast<std::size_t>(j)].submit_time = submit;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) on 8 GPUs get 3 and 5", "[schedule]") {
+  ClusterState s;
+  add_server(s, "t", false);
+  const int a = job_with_time(s, "A", 1, 2, 3, 100);
+  const int b = job_with_time(s, "B", 1, 2, 6, 20);
+  const Decision d = run(s, AllocationPolicy::aryl);
+  REQUIRE(d.allocation[static_cast<std::size_t>(a)] == 3);
+  REQUIRE(d.allocation[static_cast<std::size_t>(b)] == 5);
+  REQUIRE(d.pending.empty());
+  REQUIRE(d.start.size() == 8);
+  REQUIRE(std::count_if(d.start.begin(), d.start.end(), [](const Worker& w) { return w.flexible; }) == 4);
+  REQUIRE_NOTHROW(validate(apply(s, d)));
+}
+
+TEST_CASE("running time is linear in workers", "[schedule]") {
+  Job j;
+  j.max_workers = 6;
+  j.estimated_duration = 20;
+  REQUIRE(running_time(j, 2) == Approx(60));
+  REQUIRE(running_time(j, 6, 0.5) == Approx(10));
+}
+
+TEST_CASE("phase 1 admits shortest first and skips what does not fit", "[schedule]") {
+  ClusterState s;
+  add_server(s, "t", false);  // 8 GPUs
+  const int big = job_with_time(s, "big", 8, 1, 1, 10, 0);
+  const int small = job_with_time(s, "small", 4, 1, 1, 100, 1);
+  const int tiny = job_with_time(s, "tiny", 4, 1, 1, 50, 2);
+  SECTION("aryl: SJF; the 8-GPU job is shortest and takes the server") {
+    const Decision d = run(s, AllocationPolicy::aryl);
+    REQUIRE(d.allocation[static_cast<std::size_t>(big)] == 1);
+    REQUIRE(d.pending == std::vector<int>{tiny, small});
+  }
+  SECTION("strict fifo blocks behind the head; backfill does not") {
+    ClusterState busy = s;
+    const int other = add_job(busy, "running", 4, 1, 1);
+    place(busy, other, 0, 1);  // 4 GPUs left: big cannot start
+    REQUIRE(run(busy, AllocationPolicy::fifo).pending == std::vector<int>{big, small, tiny});
+    const Decision d = run(busy, AllocationPolicy::fifo, true);
+    REQUIRE(d.allocation[static_cast<std::size_t>(small)] == 1);
+    REQUIRE(d.pending == std::vector<int>{big, tiny});
+  }
+  SECTION("sjf skips rather than blocks") {
+    ClusterState busy = s;
+    place(busy, add_job(busy, "running", 4, 1, 1), 0, 1);
+    const Decision d = run(busy, AllocationPolicy::sjf);
+    REQUIRE(d.allocation[static_cast<std::size_t>(tiny)] == 1);
+  }
+}
+
+TEST_CASE("placement preferences", "[schedule]") {
+  ClusterState s;
+  const int t = add_server(s, "train", false);
+  const int i1 = add_server(s, "loan1");
+  const int i2 = add_server(s, "loan2");
+  const int inelastic = job_with_time(s, "inelastic", 4, 1, 1, 100);
+  const int elastic = job_with_time(s, "elastic", 4, 1, 3, 100);
+  const Decision d = run(s, AllocationPolicy::aryl);
+  for (const Worker& w : d.start) {
+    if (w.job == inelastic) REQUIRE(w.server == t);
+    if (w.job == elastic && !w.flexible) REQUIRE(w.server == i1);
+  }
+  // The elastic job's flexible workers avoid the server holding its base worker.
+  const auto flex_on = std::count_if(d.start.begin(), d.start.end(), [&](const Worker& w) {
+    return w.job == elastic && w.flexible && w.server == i2;
+  });
+  REQUIRE(flex_on == 2);
+  REQUIRE_NOTHROW(validate(apply(s, d)));
+}
+
+TEST_CASE("a required GPU type is respected and a non-hetero job stays on one type",
+          "[schedule]") {
+  ClusterState s;
+  add_server(s, "train", false);  // V100
+  const int loan = add_server(s, "loan");  // T4
+  const int needs_t4 = job_with_time(s, "t4", 2, 2, 2, 10);
+  s.jobs[static_cast<std::size_t>(needs_t4)].gpu_type = "T4";
+  const int wide = job_with_time(s, "wide", 4, 3, 3, 20);  // 12 GPUs: no single type has room
+  const Decision d = run(s, AllocationPolicy::aryl);
+  for (const Worker& w : d.start)
+    if (w.job == needs_t4) REQUIRE(w.server == loan);
+  REQUIRE(d.pending == std::vector<int>{wide});
+  s.jobs[static_cast<std::size_t>(wide)].hetero = true;
+  REQUIRE(run(s, AllocationPolicy::aryl).pending.empty());
+}
+
+TEST_CASE("running jobs keep their base; flexible workers are renewed or stopped",
+          "[schedule]") {
+  ClusterState s;
+  const int srv = add_server(s, "t", false);
+  const int e = job_with_time(s, "elastic", 1, 2, 8, 100);
+  place(s, e, srv, 8);  // 2 base + 6 flexible: the whole server
+  const int q = job_with_time(s, "queued", 1, 4, 4, 10);
+  const Decision d = run(s, AllocationPolicy::aryl);
+  REQUIRE(d.allocation[static_cast<std::size_t>(q)] == 4);
+  REQUIRE(d.allocation[static_cast<std::size_t>(e)] == 4);
+  REQUIRE(d.stop.size() == 4);
+  for (int w : d.stop) REQUIRE(w >= 2);  // base workers are the first two
+  REQUIRE_NOTHROW(validate(apply(s, d)));
+  SECTION("gandiva shrinks to admit, grows only when nothing is pending") {
+    const Decision g = run(s, AllocationPolicy::gandiva);
+    REQUIRE(g.allocation[static_cast<std::size_t>(q)] == 4);
+    REQUIRE(g.allocation[static_cast<std::size_t>(e)] == 4);
+  }
+}
+
+TEST_CASE("afs gives extra workers to the job with the larger gain per GPU", "[schedule]") {
+  ClusterState s;
+  add_server(s, "t", false);
+  const int longer = job_with_time(s, "long", 1, 1, 8, 1000);
+  const int shorter = job_with_time(s, "short", 1, 1, 4, 10);
+  const Decision d = run(s, AllocationPolicy::afs);
+  REQUIRE(d.allocation[static_cast<std::size_t>(shorter)] == 4);
+  REQUIRE(d.allocation[static_cast<std::size_t>(longer)] == 4);
+}
+
+TEST_CASE("every policy leaves a valid state on random clusters", "[schedule]") {
+  for (std::uint64_t seed = 0; seed < 100; ++seed) {
+    Rng rng(seed);
+    ClusterState s;
+    for (int i = 0; i < 4; ++i) add_server(s, "t" + std::to_string(i), false);
+    for (int i = 0; i < 4; ++i) add_server(s, "l" + std::to_string(i), true);
+    for (int j = 0; j < 20; ++j) {
+      const int d = 1 << rng.below(4);
+      const int lo = 1 + static_cast<int>(rng.below(3));
+      const int hi = lo + static_cast<int>(rng.below(3));
+      const int id = job_with_time(s, "j" + std::to_string(j), d, lo, hi,
+                                   60.0 + static_cast<double>(rng.below(1000)), static_cast<double>(j));
+      s.jobs[static_cast<std::size_t>(id)].hetero = rng.below(4) == 0;
+      if (rng.below(4) == 0) s.jobs[static_cast<std::size_t>(id)].gpu_type = rng.below(2) ? "T4" : "V100";
+    }
+    for (AllocationPolicy p : {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
+                               AllocationPolicy::gandiva, AllocationPolicy::afs}) {
+      INFO("seed " << seed << " policy " << static_cast<int>(p));
+      const Decision first = run(s, p);
+      const ClusterState next = apply(s, first);
+      REQUIRE_NOTHROW(validate(next));
+      const Decision second = run(next, p);  // a second epoch on the result
+      REQUIRE_NOTHROW(validate(apply(next, second)));
+      for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+        const int n = first.allocation[j];
+        REQUIRE((n == 0 || (n >= s.jobs[j].min_workers && n <= s.jobs[j].max_workers)));
+      }
+    }
+  }
+}

@@ -1,0 +1,184 @@
+import random
+from collections import Counter
+
+import pandas as pd
+import pytest
+
+import aryl
+from aryl.model import State
+
+POLICIES = aryl.scheduling.POLICIES
+
+
+def one_server(gpus=8):
+    return [aryl.Server("s", "training", gpus=gpus)]
+
+
+def check_valid(jobs, servers, workers, decision):
+    """Applying the decision gives a valid state; every job within range or pending."""
+    after = decision.apply(workers)
+    State.build(servers, jobs, after)  # raises on over-commitment or a bad worker count
+    counts = Counter(w.job for w in after)
+    for job in jobs:
+        n = counts[job.id]
+        assert n == decision.allocation[job.id]
+        assert (n == 0 and job.id in decision.pending) or job.min_workers <= n <= job.max_workers
+
+
+def test_paper_two_jobs_a_gets_3_and_b_gets_5():
+    jobs = [aryl.Job("A", 1, 2, 3, 100), aryl.Job("B", 1, 2, 6, 20)]
+    decision = aryl.schedule(jobs, one_server())
+    assert decision.allocation == {"A": 3, "B": 5}
+    assert decision.pending == [] and decision.stop == []
+    assert sum(w.flexible for w in decision.start) == 4
+    check_valid(jobs, one_server(), [], decision)
+
+
+def test_item_values_reproduce_the_paper_table():
+    # fig:elastic_pack_example: A needs 2 GPUs per worker, B 1. With capacity 4
+    # after the base demands, the knapsack takes A's item and B's 2-worker item.
+    a, b = aryl.Job("A", 2, 2, 3, 100), aryl.Job("B", 1, 2, 6, 20)
+    decision = aryl.schedule([a, b], one_server(gpus=10))  # 6 GPUs of base, 4 left
+    assert decision.allocation == {"A": 3, "B": 4}
+
+
+def test_shortest_first_and_skipping():
+    jobs = [aryl.Job("big", 8, 1, 1, 10, submit_time=0), aryl.Job("small", 4, 1, 1, 100, submit_time=1),
+            aryl.Job("tiny", 4, 1, 1, 50, submit_time=2)]
+    assert aryl.schedule(jobs, one_server()).pending == ["tiny", "small"]
+    running = jobs + [aryl.Job("r", 4, 1, 1, 10)]
+    workers = [aryl.Worker("r", "s")]
+    assert aryl.schedule(running, one_server(), workers, policy="fifo").pending == ["big", "small", "tiny"]
+    backfill = aryl.schedule(running, one_server(), workers, policy="fifo", backfill=True)
+    assert backfill.pending == ["big", "tiny"] and backfill.allocation["small"] == 1
+    assert aryl.schedule(running, one_server(), workers, policy="sjf").allocation["tiny"] == 1
+
+
+def test_now_keeps_future_jobs_pending():
+    jobs = [aryl.Job("now", 1, 1, 1, 10, submit_time=0), aryl.Job("later", 1, 1, 1, 10, submit_time=100)]
+    decision = aryl.schedule(jobs, one_server(), now=50)
+    assert decision.allocation == {"now": 1, "later": 0} and decision.pending == ["later"]
+    assert aryl.schedule(jobs, one_server()).pending == []
+
+
+def test_running_jobs_keep_base_and_shrink_to_admit():
+    jobs = [aryl.Job("e", 1, 2, 8, 100), aryl.Job("q", 1, 4, 4, 10)]
+    workers = [aryl.Worker("e", "s", flexible=i >= 2) for i in range(8)]
+    decision = aryl.schedule(jobs, one_server(), workers)
+    assert decision.allocation == {"e": 4, "q": 4}
+    assert len(decision.stop) == 4 and all(w.flexible for w in decision.stop)
+    check_valid(jobs, one_server(), workers, decision)
+
+
+def test_unmarked_workers_count_as_base_first():
+    jobs = [aryl.Job("e", 1, 2, 8, 100), aryl.Job("q", 1, 6, 6, 10)]
+    workers = [aryl.Worker("e", "s", flexible=True)] * 2 + [aryl.Worker("e", "s")] * 2
+    decision = aryl.schedule(jobs, one_server(), workers)
+    assert decision.stop == [aryl.Worker("e", "s", flexible=True)] * 2
+
+
+def test_placement_preferences():
+    servers = [aryl.Server("train", "training"), aryl.Server("loan1", "inference", on_loan=True),
+               aryl.Server("loan2", "inference", on_loan=True), aryl.Server("idle", "inference")]
+    jobs = [aryl.Job("inelastic", 4, 1, 1, 100), aryl.Job("elastic", 4, 1, 3, 100)]
+    decision = aryl.schedule(jobs, servers)
+    where = {(w.job, w.flexible): w.server for w in decision.start}
+    assert where[("inelastic", False)] == "train"
+    assert where[("elastic", False)] == "loan1" and where[("elastic", True)] == "loan2"
+    assert all(w.server != "idle" for w in decision.start)  # not on loan: never used
+    # Plain best fit packs both base workers on the V100 server; the non-hetero
+    # elastic job is then pinned to V100 and cannot grow onto the T4 servers.
+    plain = aryl.schedule(jobs, servers, placement="bfd")
+    assert {w.server for w in plain.start} == {"train"}
+    assert plain.allocation == {"inelastic": 1, "elastic": 1}
+
+
+def test_gpu_types():
+    servers = [aryl.Server("v", "training"), aryl.Server("t", "inference", on_loan=True)]
+    jobs = [aryl.Job("t4", 2, 2, 2, 10, gpu_type="T4"), aryl.Job("wide", 4, 3, 3, 20)]
+    decision = aryl.schedule(jobs, servers)
+    assert {w.server for w in decision.start if w.job == "t4"} == {"t"}
+    assert decision.pending == ["wide"]  # 12 GPUs, but only 8 of each type
+    hetero = [jobs[0], aryl.Job("wide", 4, 3, 3, 20, hetero=True)]
+    assert aryl.schedule(hetero, servers).pending == []
+
+
+def test_gandiva_grows_only_when_nothing_is_pending():
+    jobs = [aryl.Job("e", 1, 2, 6, 100)]
+    assert aryl.schedule(jobs, one_server(), policy="gandiva").allocation == {"e": 6}
+    crowded = jobs + [aryl.Job("q", 8, 1, 1, 10)]  # can never fit beside e
+    assert aryl.schedule(crowded, one_server(), policy="gandiva").allocation == {"e": 2, "q": 0}
+
+
+def test_afs_favours_the_larger_progress_gain_per_gpu():
+    jobs = [aryl.Job("long", 1, 1, 8, 1000), aryl.Job("short", 1, 1, 4, 10)]
+    assert aryl.schedule(jobs, one_server(), policy="afs").allocation == {"long": 4, "short": 4}
+
+
+def test_remaining_work_changes_the_values():
+    jobs = [aryl.Job("a", 1, 1, 5, 100), aryl.Job("b", 1, 1, 5, 100)]
+    decision = aryl.schedule(jobs, one_server(gpus=6), remaining={"a": 0.1})
+    assert decision.allocation == {"a": 1, "b": 5}
+
+
+def test_inputs_as_dicts_and_dataframes():
+    jobs = [aryl.Job("A", 1, 2, 3, 100), aryl.Job("B", 1, 2, 6, 20)]
+    expected = aryl.schedule(jobs, one_server()).allocation
+    frames = pd.DataFrame([vars(j) for j in jobs]), pd.DataFrame([vars(s) for s in one_server()])
+    assert aryl.schedule(*frames).allocation == expected
+    assert aryl.schedule([vars(j) for j in jobs], [vars(s) for s in one_server()]).allocation == expected
+
+
+def random_cluster(seed):
+    rng = random.Random(seed)
+    servers = [aryl.Server(f"t{i}", "training") for i in range(4)]
+    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(4)]
+    jobs = []
+    for j in range(20):
+        d = rng.choice([1, 2, 4, 8])
+        lo = rng.randint(1, 3)
+        jobs.append(aryl.Job(f"j{j}", d, lo, lo + rng.randint(0, 3), rng.uniform(60, 3600),
+                             submit_time=j, hetero=rng.random() < 0.2,
+                             gpu_type=rng.choice([None, None, None, "V100", "T4"])))
+    return jobs, servers
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_gives_valid_decisions_over_epochs(policy):
+    for seed in range(30):
+        jobs, servers = random_cluster(seed)
+        workers = []
+        for epoch in range(3):
+            decision = aryl.schedule(jobs, servers, workers, policy=policy)
+            check_valid(jobs, servers, workers, decision)
+            before = Counter(w for w in workers if not w.flexible)
+            workers = decision.apply(workers)
+            after = Counter(workers)
+            assert all(after[w] >= n for w, n in before.items())  # base workers never move
+            jobs = jobs[2:] + jobs[:2] if epoch else jobs  # reorder input: same semantics
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(policy="lottery"), "unknown policy 'lottery'"),
+        (dict(placement="random"), "unknown placement 'random'"),
+        (dict(remaining={"x": 0.5}), "remaining: unknown job 'x'"),
+        (dict(remaining={"A": 0.0}), "job 'A': remaining must be in"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        aryl.schedule([aryl.Job("A", 1, 1, 2, 10)], one_server(), **kwargs)
+
+
+def test_bad_input_names_the_record():
+    with pytest.raises(ValueError, match="job 'A': min_workers 3 > max_workers 2"):
+        aryl.schedule([aryl.Job("A", 1, 3, 2, 10)], one_server())
+    with pytest.raises(ValueError, match="worker 0: unknown job 'ghost'"):
+        aryl.schedule([], one_server(), [aryl.Worker("ghost", "s")])
+
+
+def test_decision_displays():
+    decision = aryl.schedule([aryl.Job("A", 1, 1, 2, 10)], one_server())
+    assert "Decision" in decision._repr_html_()
