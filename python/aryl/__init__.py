@@ -13,7 +13,7 @@ except ImportError as exc:  # pragma: no cover - only without a build
         "built? Install it with `pip install .` (see README: `bash scripts/setup`)."
     ) from exc
 
-from .knapsack import knapsack
+from .packing import knapsack
 from .model import Job, Server, Worker
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule

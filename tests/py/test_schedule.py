@@ -182,3 +182,19 @@ def test_bad_input_names_the_record():
 def test_decision_displays():
     decision = aryl.schedule([aryl.Job("A", 1, 1, 2, 10)], one_server())
     assert "Decision" in decision._repr_html_()
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_kernel_matches_the_python_reference(seed):
+    from reference.schedule import schedule as reference
+
+    jobs, servers = random_cluster(seed)
+    workers = []
+    for _ in range(3):
+        state = State.build(servers, jobs, workers)
+        raw = aryl._core.schedule(state.core)
+        triples = [(state.job_index[w.job], state.server_index[w.server], w.flexible) for w in state.workers]
+        start, stop, allocation, pending = reference(state.servers, state.jobs, triples)
+        assert [tuple(x) for x in raw.start] == start
+        assert (list(raw.stop), list(raw.allocation), list(raw.pending)) == (stop, allocation, pending)
+        workers = aryl.scheduling._decision(state, raw, "aryl", []).apply(workers)
