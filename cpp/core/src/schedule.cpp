@@ -26,7 +26,8 @@ class Epoch {
   Epoch(const ClusterState& state, const ScheduleOptions& options)
       : state_(state), options_(options), placer_(state, options.placement),
         count_(worker_counts(state)), flexible_(state.workers.size(), 0),
-        fixed_(state.jobs.size(), 0), extra_(state.jobs.size(), 0) {
+        fixed_(state.jobs.size(), 0), extra_(state.jobs.size(), 0),
+        released_(state.jobs.size(), 0) {
     if (!options.remaining.empty() && options.remaining.size() != state.jobs.size())
       throw std::invalid_argument(fmt::format(
           "remaining has {} entries for {} jobs", options.remaining.size(), state.jobs.size()));
@@ -64,8 +65,12 @@ class Epoch {
       for (std::size_t w = 0; w < state_.workers.size(); ++w) {
         const Worker& worker = state_.workers[w];
         if (worker.flexible != (pass == 1)) continue;
-        if (base[at(worker.job)] < job(worker.job).min_workers) ++base[at(worker.job)];
-        else flexible_[w] = 1;
+        if (base[at(worker.job)] < job(worker.job).min_workers) {
+          ++base[at(worker.job)];
+        } else {
+          flexible_[w] = 1;
+          ++released_[at(worker.job)];
+        }
       }
   }
 
@@ -186,12 +191,7 @@ class Epoch {
     }
   }
 
-  [[nodiscard]] int current_flexible(int j) const {
-    int n = 0;
-    for (std::size_t w = 0; w < state_.workers.size(); ++w)
-      n += flexible_[w] && state_.workers[w].job == j;
-    return n;
-  }
+  [[nodiscard]] int current_flexible(int j) const { return released_[at(j)]; }
 
   // Keeps up to target[j] of each job's current flexible workers where they are
   // (if their server still has room after phase 1); the rest are stopped.
@@ -237,6 +237,7 @@ class Epoch {
   std::vector<char> flexible_; // worker -> released for this epoch
   std::vector<int> fixed_;     // job -> base workers after the decision
   std::vector<int> extra_;     // job -> flexible workers after the decision
+  std::vector<int> released_;  // job -> flexible workers before the decision
   Decision decision_;
 };
 
