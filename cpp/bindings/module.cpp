@@ -4,5 +4,6 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "aryl's compiled core: the model, reclaim, scheduling and simulation kernels.";
   aryl::bindings::register_model(m);
   aryl::bindings::register_reclaim(m);
+  aryl::bindings::register_sim(m);
   aryl::bindings::register_schedule(m);
 }

@@ -9,9 +9,16 @@
 #include <string>
 #include <vector>
 
+#include <xtensor/xtensor.hpp>
+
+#include "aryl/model.hpp"
+
 namespace py = pybind11;
 
 namespace aryl::bindings {
+
+using aryl::Job;
+using aryl::Server;
 
 // A numeric column of a dict of columns (any sequence or array NumPy can cast).
 template <typename T>
@@ -27,8 +34,22 @@ inline std::vector<std::string> string_column(const py::dict& table, const char*
   return table[key].cast<std::vector<std::string>>();
 }
 
+// Columns of servers and jobs (see register_model.cpp) as the core's records.
+std::vector<Server> servers_from(const py::dict& table);
+std::vector<Job> jobs_from(const py::dict& table);
+
+// A 1-d xtensor moved to the heap and exposed to NumPy without a copy; the
+// array owns it.
+template <typename T>
+py::array_t<T> to_numpy(xt::xtensor<T, 1>&& values) {
+  auto* owned = new xt::xtensor<T, 1>(std::move(values));
+  py::capsule owner(owned, [](void* p) { delete static_cast<xt::xtensor<T, 1>*>(p); });
+  return py::array_t<T>({owned->size()}, {sizeof(T)}, owned->data(), owner);
+}
+
 void register_model(py::module_& m);
 void register_reclaim(py::module_& m);
+void register_sim(py::module_& m);
 void register_schedule(py::module_& m);
 
 }  // namespace aryl::bindings

@@ -3,7 +3,6 @@
 #include "aryl/model.hpp"
 
 namespace aryl::bindings {
-namespace {
 
 std::vector<Server> servers_from(const py::dict& t) {
   const auto id = string_column(t, "id");
@@ -34,6 +33,8 @@ std::vector<Job> jobs_from(const py::dict& t) {
               submit[i], estimate[i], type[i], checkpoint[i], hetero[i]};
   return out;
 }
+
+namespace {
 
 std::vector<Worker> workers_from(const py::dict& t) {
   const auto job = column<int>(t, "job");

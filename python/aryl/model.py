@@ -205,14 +205,14 @@ class State:
             worker_job.append(job_index[w.job])
             worker_server.append(server_index[w.server])
         core = _core.ClusterState(
-            _server_columns(servers),
-            _job_columns(jobs),
+            server_columns(servers),
+            job_columns(jobs),
             {"job": worker_job, "server": worker_server, "flexible": [w.flexible for w in workers]},
         )
         return cls(servers, jobs, workers, server_index, job_index, core)
 
 
-def _server_columns(servers: list) -> dict:
+def server_columns(servers: list) -> dict:
     return {
         "id": [str(s.id) for s in servers],
         "pool": [POOLS.index(s.pool) for s in servers],
@@ -222,7 +222,7 @@ def _server_columns(servers: list) -> dict:
     }
 
 
-def _job_columns(jobs: list) -> dict:
+def job_columns(jobs: list) -> dict:
     columns = {
         name: [getattr(j, name) for j in jobs]
         for name in (

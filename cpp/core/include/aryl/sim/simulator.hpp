@@ -1,0 +1,89 @@
+// The discrete-event cluster simulator (DESIGN.md §5): a trace of jobs on training
+// servers plus inference servers lent and reclaimed by an inference-load series,
+// driven by the same kernels as aryl.schedule and aryl.reclaim.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "aryl/model.hpp"
+#include "aryl/placement.hpp"
+#include "aryl/reclaim.hpp"
+#include "aryl/schedule.hpp"
+
+namespace aryl::sim {
+
+enum class Scaling {
+  linear,     // throughput(w) = w
+  imperfect,  // the paper's §7.2 model: -10% of ideal per worker beyond the midpoint
+};
+
+struct Config {
+  AllocationPolicy policy = AllocationPolicy::aryl;
+  PlacementPolicy placement = PlacementPolicy::aryl;
+  ReclaimPolicy reclaim = ReclaimPolicy::aryl;
+  bool backfill = false;
+  Scaling scaling = Scaling::linear;
+  double schedule_interval = 60.0;  // s between scheduling epochs
+  double loan_interval = 300.0;     // s between loan/reclaim decisions
+  double restart_overhead = 63.0;   // s without progress after a checkpointed restart
+  double headroom = 0.0;            // inference keeps ceil(load x (1 + headroom) x N) servers
+  double hetero_efficiency = 0.7;   // throughput factor of a job spanning GPU types
+  std::map<std::string, double> gpu_speed{{"V100", 1.0}, {"T4", 0.25}};  // unknown: 1.0
+  double horizon = std::numeric_limits<double>::infinity();  // stop time (s)
+  std::uint64_t seed = 0;  // of the random reclaim policy
+  bool audit = false;      // check the invariants after every event (slow)
+};
+
+// One job of the trace. `throughput`, if not empty, gives the job's throughput with
+// 1..max_workers workers (index w - 1) and overrides Config::scaling.
+struct SimJob {
+  Job job;
+  std::vector<double> throughput;
+};
+
+struct LoadPoint {
+  double time;  // s
+  double load;  // fraction of the inference cluster's capacity needed, in [0, 1]
+};
+
+// Per-job columns (index = job) and a timeline sampled at every scheduling
+// interval; NaN marks a time that never came (not started, not finished).
+struct Result {
+  xt::xtensor<double, 1> start_time, finish_time, work_lost;
+  xt::xtensor<std::int64_t, 1> preemptions, scaling_ops;
+  xt::xtensor<std::uint8_t, 1> ran_on_training, ran_on_inference, ran_mixed;
+
+  xt::xtensor<double, 1> t;
+  xt::xtensor<std::int64_t, 1> training_gpus_used, loaned_gpus_used, on_loan, inference_needed,
+      queue_length, running_jobs;
+
+  double end_time = 0.0;
+  double training_gpu_seconds = 0.0;   // GPU-seconds of training jobs on training servers
+  double loaned_gpu_seconds = 0.0;     // ... on on-loan inference servers
+  double inference_gpu_seconds = 0.0;  // occupied by inference (load x capacity)
+  double loaned_capacity_seconds = 0.0;
+  double work_delivered = 0.0;  // worker-seconds of progress at reference speed
+  double work_completed = 0.0;  // work of finished jobs + progress of unfinished ones
+  double work_lost_total = 0.0; // progress discarded by preemptions without checkpoint
+  std::int64_t reclaims = 0, servers_reclaimed = 0, servers_reclaimed_free = 0;
+  std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
+  std::vector<std::string> violations;  // audit findings (empty when all invariants held)
+};
+
+using Progress = std::function<bool(double fraction)>;  // return false to cancel
+
+// Runs the trace to completion (or the horizon). Throws std::invalid_argument on
+// bad input: a job that no server could ever host, a bad load series, or a state
+// that fails validate(). `progress`, if set, is called every ~1% of simulated time.
+Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
+                const std::vector<LoadPoint>& load, const Config& config,
+                const Progress& progress = {});
+
+}  // namespace aryl::sim

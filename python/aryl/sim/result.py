@@ -1,0 +1,117 @@
+"""Results of a simulation: per-job and timeline tables, the paper's summary, checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List
+
+import numpy as np
+import pandas as pd
+
+#: Summary keys, in display order.
+SUMMARY_KEYS = (
+    "queuing_mean", "queuing_median", "queuing_p95", "queuing_p99",
+    "jct_mean", "jct_median", "jct_p95", "jct_p99",
+    "gpu_usage_training", "gpu_usage_overall", "preemption_ratio", "collateral_damage",
+    "flexible_reclaim_share", "scaling_ops", "jobs_finished", "jobs_unfinished",
+)
+
+
+class InvariantError(AssertionError):
+    """A simulated run broke one of the simulator's invariants (DESIGN.md §5)."""
+
+
+@dataclass
+class Result:
+    """One simulated run.
+
+    ``jobs`` has one row per job (``id, submit_time, start_time, finish_time,
+    queuing_time, jct, preemptions, scaling_ops, work_lost, gpu_types``: times in
+    seconds, NaN for what never happened); ``timeline`` one row per scheduling
+    interval (GPUs used by training jobs on training and on loaned servers,
+    servers on loan, inference servers needed, queue length, running jobs).
+    ``totals`` holds the run's integrals and counters; ``summary()`` the paper's
+    metrics; ``check()`` verifies the invariants.
+    """
+
+    jobs: pd.DataFrame
+    timeline: pd.DataFrame
+    totals: Dict[str, Any]
+    capacity: Dict[str, int]
+    label: str = ""
+    violations: List[str] = field(default_factory=list)
+
+    def summary(self) -> Dict[str, float]:
+        """The paper's metrics: times in seconds, ratios in [0, 1]."""
+        queued = self.jobs["queuing_time"].dropna().to_numpy()
+        jct = self.jobs["jct"].dropna().to_numpy()
+        t = self.totals
+        span = t["end_time"]
+        training = self.capacity["training_gpus"] * span
+        overall = (self.capacity["training_gpus"] + self.capacity["inference_gpus"]) * span
+        used = t["training_gpu_seconds"] + t["loaned_gpu_seconds"] + t["inference_gpu_seconds"]
+        out = {}
+        for name, values in (("queuing", queued), ("jct", jct)):
+            for stat, q in (("mean", None), ("median", 50), ("p95", 95), ("p99", 99)):
+                if len(values) == 0:
+                    out[f"{name}_{stat}"] = float("nan")
+                else:
+                    out[f"{name}_{stat}"] = float(values.mean() if q is None else np.percentile(values, q))
+        out["gpu_usage_training"] = _ratio(t["training_gpu_seconds"], training)
+        out["gpu_usage_overall"] = _ratio(used, overall)
+        out["preemption_ratio"] = _ratio(self.jobs["preemptions"].sum(), len(self.jobs))
+        out["collateral_damage"] = _ratio(t["collateral_gpus"], t["reclaim_demand_gpus"])
+        out["flexible_reclaim_share"] = _ratio(t["servers_reclaimed_free"], t["servers_reclaimed"])
+        out["scaling_ops"] = int(self.jobs["scaling_ops"].sum())
+        out["jobs_finished"] = int(self.jobs["finish_time"].notna().sum())
+        out["jobs_unfinished"] = len(self.jobs) - out["jobs_finished"]
+        return out
+
+    def check(self) -> "Result":
+        """Raise ``InvariantError`` if any invariant failed; returns ``self`` otherwise.
+
+        Checked: the engine's own audit (if run with ``audit=True``: no server
+        over-committed, running jobs within [min, max], nothing on a server not on
+        loan); every job finished exactly once with submit <= start <= finish, or
+        reported unfinished; work delivered = work completed + work lost; GPU use
+        never above capacity in the timeline.
+        """
+        problems = list(self.violations)
+        j = self.jobs
+        done = j["finish_time"].notna()
+        if (j.loc[done, "start_time"] < j.loc[done, "submit_time"] - 1e-9).any():
+            problems.append("a job started before it was submitted")
+        if (j.loc[done, "finish_time"] < j.loc[done, "start_time"] - 1e-9).any():
+            problems.append("a job finished before it started")
+        if j["id"].duplicated().any():
+            problems.append("a job appears twice")
+        t = self.totals
+        if abs(t["work_delivered"] - t["work_completed"] - t["work_lost_total"]) > 1e-6 * max(1.0, t["work_delivered"]):
+            problems.append("work delivered != work completed + work lost")
+        tl = self.timeline
+        if (tl["training_gpus_used"] > self.capacity["training_gpus"]).any():
+            problems.append("training GPUs over capacity")
+        if (tl["loaned_gpus_used"] > tl["on_loan"] * self.capacity["max_inference_server_gpus"]).any():
+            problems.append("loaned GPUs used beyond the servers on loan")
+        if problems:
+            raise InvariantError("; ".join(problems))
+        return self
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"Result({self.label or 'simulation'}: {s['jobs_finished']} jobs finished, "
+                f"{s['jobs_unfinished']} unfinished; mean JCT {s['jct_mean']:.0f} s, "
+                f"mean queuing {s['queuing_mean']:.0f} s, preemption ratio {s['preemption_ratio']:.2%})")
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{_fmt(v)}</td></tr>"
+                       for k, v in self.summary().items())
+        return f"<table><caption>{self.label or 'Result'}</caption>{rows}</table>"
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a) / float(b) if b else 0.0
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)

@@ -1,0 +1,246 @@
+"""Running the compiled event simulator: `simulate` and `compare`."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from .. import _core
+from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
+from ..reclaiming import POLICIES as RECLAIM_POLICIES
+from ..scheduling import PLACEMENTS, POLICIES
+from .result import SUMMARY_KEYS, Result
+from .scenarios import apply_prediction_error
+
+
+@dataclass
+class Config:
+    """Simulator settings (defaults from the paper).
+
+    ``schedule_interval`` / ``loan_interval``: seconds between scheduling epochs
+    and loan/reclaim decisions. ``restart_overhead``: seconds without progress
+    when a checkpointed job restarts (63 s, measured in the paper's testbed).
+    ``headroom``: the inference cluster keeps ``ceil(load * (1 + headroom) * N)``
+    servers and lends the rest. ``hetero_efficiency``: throughput factor of a job
+    whose workers span GPU types (70%, Appendix A). ``gpu_speed``: relative speed
+    per GPU type (T4 = 1/4 of a V100, Appendix A; unknown types run at 1.0).
+    ``scaling``: ``"linear"`` or ``"imperfect"`` (−10% of ideal throughput per
+    worker beyond the middle of [min, max], §7.2). ``loaning`` / ``elasticity``
+    turn those features off (without elasticity every job runs at max_workers).
+    ``prediction_error``: ``(fraction, max_error)`` of jobs whose estimated
+    duration is off by up to ±max_error (seeded). ``horizon``: stop time.
+    ``audit``: check the invariants after every event (slow; tests use it).
+    """
+
+    placement: str = "aryl"
+    backfill: bool = False
+    scaling: str = "linear"
+    schedule_interval: float = 60.0
+    loan_interval: float = 300.0
+    restart_overhead: float = 63.0
+    headroom: float = 0.0
+    hetero_efficiency: float = 0.7
+    gpu_speed: Dict[str, float] = field(default_factory=lambda: {"V100": 1.0, "T4": 0.25})
+    loaning: bool = True
+    elasticity: bool = True
+    prediction_error: Optional[Tuple[float, float]] = None
+    horizon: float = math.inf
+    audit: bool = False
+
+
+@dataclass
+class Cluster:
+    """A cluster built from counts: 8-GPU V100 training and T4 inference servers by default."""
+
+    training_servers: int = 443
+    inference_servers: int = 0
+    gpus_per_server: int = 8
+    training_gpu: str = "V100"
+    inference_gpu: str = "T4"
+
+    def servers(self) -> List[Server]:
+        """The servers, training first (ids ``t0..``, inference ``i0..``)."""
+        return [Server(f"t{i}", "training", self.gpus_per_server, self.training_gpu)
+                for i in range(self.training_servers)] + \
+               [Server(f"i{i}", "inference", self.gpus_per_server, self.inference_gpu)
+                for i in range(self.inference_servers)]
+
+
+def simulate(
+    jobs: Records,
+    cluster: Union[Cluster, Records],
+    policy: str = "aryl",
+    reclaim: str = "aryl",
+    inference_load: Any = None,
+    config: Union[Config, Mapping[str, Any], None] = None,
+    seed: int = 0,
+    progress: Optional[Callable[[float], Optional[bool]]] = None,
+    throughput: Optional[Mapping[Any, Sequence[float]]] = None,
+    label: str = "",
+) -> Result:
+    """Replay ``jobs`` on ``cluster`` with capacity loaning and elastic scaling.
+
+    Parameters
+    ----------
+    jobs
+        ``aryl.Job`` records (or dicts / a DataFrame). ``duration`` drives
+        progress; the scheduler sees ``estimated_duration``.
+    cluster
+        A ``Cluster`` or a list of ``Server``s: training servers plus inference
+        servers that can be lent (their ``on_loan`` flag is ignored: the
+        simulator lends and reclaims them).
+    policy, reclaim
+        Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``) and
+        reclaim policy (``aryl``, ``scf``, ``random``).
+    inference_load
+        ``(time_s, load)`` rows (a DataFrame with those columns, or an array of
+        pairs): the fraction of inference capacity needed from that time on. Without
+        it, or without inference servers, nothing is lent.
+    config
+        A ``Config`` or a dict of its fields.
+    seed
+        Seeds the random reclaim policy and the prediction error.
+    progress
+        Called with the fraction of simulated time done (about every 1%); return
+        ``False`` to stop early (the rest is reported unfinished).
+    throughput
+        Optional per-job throughput curves: job id -> throughput with 1..max_workers
+        workers (overrides ``config.scaling`` for that job).
+    label
+        A name for the run, shown in tables.
+
+    Returns
+    -------
+    Result
+        ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``.
+    """
+    config = _config(config)
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    if reclaim not in RECLAIM_POLICIES or reclaim == "exact":
+        raise ValueError(f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random")
+    if config.placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {config.placement!r}; expected aryl or bfd")
+    servers = cluster.servers() if isinstance(cluster, Cluster) else as_records(cluster, Server, "server")
+    servers = [dataclasses.replace(s, on_loan=False) for s in servers]
+    jobs = as_records(jobs, Job, "job")
+    if not config.elasticity:
+        jobs = [dataclasses.replace(j, min_workers=j.max_workers) for j in jobs]
+    if config.prediction_error is not None:
+        jobs = apply_prediction_error(jobs, *config.prediction_error, seed=seed)
+    state = State.build(servers, jobs, [])  # validates ids and records
+    load_time, load = _load(inference_load) if config.loaning else ([], [])
+    curves = _curves(state, throughput)
+    raw = _core.simulate(
+        server_columns(servers), job_columns(jobs), curves, load_time, load,
+        _core_config(config, policy, reclaim, seed), progress,
+    )
+    return _result(servers, jobs, raw, label or policy)
+
+
+def compare(
+    jobs: Records,
+    cluster: Union[Cluster, Records],
+    runs: Mapping[str, Mapping[str, Any]],
+    inference_load: Any = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Run several configurations on the same input; one row per run.
+
+    ``runs`` maps a row name to keyword arguments of ``simulate`` (``policy``,
+    ``reclaim``, ``config``, or ``jobs`` to replace the input jobs, e.g. with a
+    scenario's). Columns are the summary's keys, as in the paper's Table 3.
+    """
+    rows = {}
+    for name, kwargs in runs.items():
+        kwargs = dict(kwargs)
+        run_jobs = kwargs.pop("jobs", jobs)
+        kwargs.setdefault("inference_load", inference_load)
+        kwargs.setdefault("seed", seed)
+        rows[name] = simulate(run_jobs, cluster, label=name, **kwargs).summary()
+    return pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)]
+
+
+def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
+    if config is None:
+        return Config()
+    if isinstance(config, Config):
+        return config
+    names = {f.name for f in dataclasses.fields(Config)}
+    unknown = sorted(set(config) - names)
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}; expected some of {sorted(names)}")
+    return Config(**config)
+
+
+def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> dict:
+    return {
+        "policy": policy, "reclaim": reclaim, "placement": config.placement,
+        "backfill": bool(config.backfill), "scaling": config.scaling,
+        "schedule_interval": float(config.schedule_interval), "loan_interval": float(config.loan_interval),
+        "restart_overhead": float(config.restart_overhead), "headroom": float(config.headroom),
+        "hetero_efficiency": float(config.hetero_efficiency),
+        "gpu_speed": {str(k): float(v) for k, v in config.gpu_speed.items()},
+        "horizon": float(config.horizon), "seed": int(seed), "audit": bool(config.audit),
+    }
+
+
+def _load(inference_load: Any) -> Tuple[List[float], List[float]]:
+    """(times, loads) from a DataFrame (time_s/time and load columns) or pairs."""
+    if inference_load is None:
+        return [], []
+    if isinstance(inference_load, pd.DataFrame):
+        time_col = "time_s" if "time_s" in inference_load else "time"
+        if time_col not in inference_load or "load" not in inference_load:
+            raise ValueError("inference_load needs columns 'time_s' (or 'time') and 'load'")
+        rows = inference_load[[time_col, "load"]].to_numpy(dtype=float)
+    else:
+        rows = np.asarray(inference_load, dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != 2:
+            raise ValueError(f"inference_load must be (time_s, load) pairs, got shape {rows.shape}")
+    if np.isnan(rows).any():
+        raise ValueError(f"inference_load row {int(np.isnan(rows).any(axis=1).argmax())} has NaN")
+    return rows[:, 0].tolist(), rows[:, 1].tolist()
+
+
+def _curves(state: State, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
+    if not throughput:
+        return []
+    curves: List[List[float]] = [[] for _ in state.jobs]
+    for job_id, curve in throughput.items():
+        if job_id not in state.job_index:
+            raise ValueError(f"throughput: unknown job {job_id!r}")
+        curves[state.job_index[job_id]] = [float(v) for v in curve]
+    return curves
+
+
+def _result(servers: List[Server], jobs: List[Job], raw: dict, label: str) -> Result:
+    submit = np.array([j.submit_time for j in jobs], dtype=float)
+    start, finish = raw["start_time"], raw["finish_time"]
+    types = {p: "+".join(sorted({s.gpu_type for s in servers if s.pool == p})) for p in ("training", "inference")}
+    on_training, on_inference = raw["ran_on_training"].astype(bool), raw["ran_on_inference"].astype(bool)
+    gpu_types = np.where(on_training & on_inference, f"{types['training']}+{types['inference']}",
+                         np.where(on_inference, types["inference"], np.where(on_training, types["training"], "")))
+    frame = pd.DataFrame({
+        "id": [j.id for j in jobs], "submit_time": submit, "start_time": start, "finish_time": finish,
+        "queuing_time": start - submit, "jct": finish - submit,
+        "preemptions": raw["preemptions"], "scaling_ops": raw["scaling_ops"], "work_lost": raw["work_lost"],
+        "ran_on_training": on_training, "ran_on_inference": on_inference,
+        "ran_mixed": raw["ran_mixed"].astype(bool), "gpu_types": gpu_types,
+    })
+    timeline = pd.DataFrame({k: raw[k] for k in (
+        "t", "training_gpus_used", "loaned_gpus_used", "on_loan", "inference_needed",
+        "queue_length", "running_jobs")})
+    totals = {k: v for k, v in raw.items() if np.isscalar(v)}
+    inference = [s.gpus for s in servers if s.pool == "inference"]
+    capacity = {
+        "training_gpus": sum(s.gpus for s in servers if s.pool == "training"),
+        "inference_gpus": sum(inference),
+        "max_inference_server_gpus": max(inference, default=0),
+    }
+    return Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
