@@ -53,3 +53,39 @@ def fmt_time(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.2f} s"
+
+
+SHARED = ROOT.parent / "shared" / "traces"
+
+
+def trace_jobs(name: str = "itp_cluster04_jobs.csv", fraction: float = 1.0):
+    """Jobs of a shared trace in the common CSV format: workers of min(GPUs, 8) GPUs.
+
+    The first `fraction` of the jobs by submit time. (The package's own trace
+    reader is aryl.traces, issue 5; this keeps the benchmark self-contained.)
+    """
+    import pandas as pd
+
+    import aryl
+
+    frame = pd.read_csv(SHARED / name)
+    frame = frame.iloc[: int(round(len(frame) * fraction))]
+    jobs = []
+    for r in frame.itertuples():
+        d = min(int(r.num_gpus), 8)
+        w = max(1, int(r.num_gpus) // d)
+        jobs.append(aryl.Job(r.job_id, d, w, w, float(r.duration_s), float(r.submit_time_s)))
+    return jobs
+
+
+def repeated_load(span: float, name: str = "alibaba2018_cpu_load_5min.csv"):
+    """The 8-day load series repeated end to end until it covers `span` seconds."""
+    import pandas as pd
+
+    base = pd.read_csv(SHARED / name)
+    period = float(base["time_s"].iloc[-1] + 300)
+    copies = int(span // period) + 1
+    return pd.DataFrame({
+        "time_s": [t + k * period for k in range(copies) for t in base["time_s"]],
+        "load": list(base["load"]) * copies,
+    })

@@ -30,6 +30,7 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy)
     type_of_.push_back(it->second);
     const bool usable = s.pool == Pool::training || s.on_loan;
     free_.push_back(usable ? s.gpus : -1);
+    total_free_ += usable ? s.gpus : 0;
   }
   fixed_.assign(state.servers.size(), 0);
   flexible_.assign(state.servers.size(), 0);
@@ -44,11 +45,7 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy)
   }
 }
 
-int Placer::free_gpus() const {
-  int total = 0;
-  for (int f : free_) total += f > 0 ? f : 0;
-  return total;
-}
+int Placer::free_gpus() const { return total_free_; }
 
 int Placer::job_type(int job) const {
   return required_[at(job)] >= 0 ? required_[at(job)] : pinned_[at(job)];
@@ -56,12 +53,14 @@ int Placer::job_type(int job) const {
 
 void Placer::add(int job, int server, bool flexible) {
   free_[at(server)] -= state_.jobs[at(job)].gpus_per_worker;
+  total_free_ -= state_.jobs[at(job)].gpus_per_worker;
   (flexible ? flexible_ : fixed_)[at(server)] += 1;
   if (!state_.jobs[at(job)].hetero) pinned_[at(job)] = type_of_[at(server)];
 }
 
 void Placer::remove(int job, int server, bool flexible) {
   free_[at(server)] += state_.jobs[at(job)].gpus_per_worker;
+  total_free_ += state_.jobs[at(job)].gpus_per_worker;
   (flexible ? flexible_ : fixed_)[at(server)] -= 1;
 }
 
@@ -108,6 +107,7 @@ int Placer::best_server(int job, bool flexible, int type) const {
 
 bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out) {
   const Job& j = state_.jobs[at(job)];
+  if (count * j.gpus_per_worker > total_free_) return false;  // cheap reject: long queues
   const int was_pinned = pinned_[at(job)];
   // Non-hetero jobs not yet pinned to a GPU type try each type; the first worker's
   // most preferred server decides which type is tried first.

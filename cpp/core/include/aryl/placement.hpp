@@ -49,6 +49,7 @@ class Placer {
   std::vector<int> type_of_;    // server -> GPU type id
   int n_types_ = 0;
   std::vector<int> free_;       // server -> free GPUs (-1: not usable)
+  int total_free_ = 0;          // sum of the usable servers' free GPUs
   std::vector<int> fixed_;      // server -> base workers hosted
   std::vector<int> flexible_;   // server -> flexible workers hosted
   std::vector<int> pinned_;     // job -> GPU type id its workers use, or -1

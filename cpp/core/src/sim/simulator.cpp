@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include <xtensor/xadapt.hpp>
 
@@ -274,6 +276,8 @@ class Simulator {
   // ---- handlers -----------------------------------------------------------
   void on_arrival(int j) {
     state_[at(j)].status = Status::queued;
+    queue_.insert(fifo_key(j));
+    ++queued_;
     dirty_ = true;
   }
 
@@ -285,6 +289,8 @@ class Simulator {
     s.done = s.work;
     clear_workers(j);
     s.status = Status::finished;
+    running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
+    --running_;
     ++s.version;
     result_.finish_time(at(j)) = now_;
     --unfinished_;
@@ -306,6 +312,10 @@ class Simulator {
       s.done = 0.0;
     }
     s.status = Status::queued;
+    running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
+    queue_.insert(fifo_key(j));
+    --running_;
+    ++queued_;
     set_rate(j);
   }
 
@@ -389,24 +399,76 @@ class Simulator {
   [[nodiscard]] bool stuck() const {
     if (now_ < last_arrival_ || dirty_) return false;
     if (loaning() && now_ <= load_.back().time) return false;
-    return std::none_of(state_.begin(), state_.end(),
-                        [](const JobState& s) { return s.status == Status::running; });
+    return running_ == 0;
   }
 
-  // The state the kernels see: usable servers, and the running (plus, for an
-  // epoch, the queued) jobs; job_of maps state job index -> trace job index.
+  // The state the kernels see: usable servers, the running jobs in trace order
+  // and, for an epoch, the queued ones in arrival order; job_of maps state job
+  // index -> trace job index.
+  // Queued jobs whose base demand exceeds every GPU that is free or held by a
+  // flexible worker are left out: the placer would reject them anyway, and long
+  // queues would otherwise be copied and sorted at every epoch. Under strict
+  // FIFO only the head of the queue that could start counts (fifo_blocker).
   ClusterState snapshot(std::vector<int>& job_of, bool with_queue) const {
     ClusterState state{servers_, {}, {}};
+    state.jobs.reserve(running_ids_.size() + (with_queue ? queue_.size() : 0));
     for (std::size_t s = 0; s < servers_.size(); ++s) state.servers[s].on_loan = on_loan_[s] != 0;
-    for (std::size_t j = 0; j < state_.size(); ++j) {
-      const Status st = state_[j].status;
-      if (st != Status::running && !(with_queue && st == Status::queued)) continue;
+    const int bound = with_queue ? releasable_gpus() : 0;
+    const FifoKey blocker = with_queue ? fifo_blocker(bound) : FifoKey{};
+    // Gandiva grows only when nothing is pending: keep one hopeless job to say so.
+    bool keep_hopeless = config_.policy == AllocationPolicy::gandiva;
+    const auto add = [&](int j) {
       const int index = static_cast<int>(state.jobs.size());
-      job_of.push_back(static_cast<int>(j));
-      state.jobs.push_back(jobs_[j].job);
-      for (const Placed& p : state_[j].workers) state.workers.push_back({index, p.server, p.flexible});
+      job_of.push_back(j);
+      state.jobs.push_back(jobs_[at(j)].job);
+      for (const Placed& p : state_[at(j)].workers) state.workers.push_back({index, p.server, p.flexible});
+    };
+    for (const int j : running_ids_) add(j);
+    if (!with_queue) return state;
+    for (const FifoKey& key : queue_) {  // in arrival order
+      if (!(key < blocker)) break;
+      const Job& job = jobs_[at(key.second)].job;
+      if (demand(job) * job.gpus_per_worker <= bound || std::exchange(keep_hopeless, false))
+        add(key.second);
     }
     return state;
+  }
+
+  // Free GPUs on usable servers plus those an epoch may take from flexible workers.
+  [[nodiscard]] int releasable_gpus() const {
+    int gpus = 0;
+    for (std::size_t s = 0; s < servers_.size(); ++s)
+      if (servers_[s].pool == Pool::training || on_loan_[s]) gpus += servers_[s].gpus - used_[s];
+    if (elastic_policy())
+      for (const int j : running_ids_) {
+        const Job& job = jobs_[at(j)].job;
+        const int extra = static_cast<int>(state_[at(j)].workers.size()) - job.min_workers;
+        if (extra > 0) gpus += extra * job.gpus_per_worker;
+      }
+    return gpus;
+  }
+
+  [[nodiscard]] bool strict() const {
+    return config_.policy == AllocationPolicy::fifo && !config_.backfill;
+  }
+
+  // Arrival order: submit time, then trace order.
+  using FifoKey = std::pair<double, int>;
+  [[nodiscard]] FifoKey fifo_key(int j) const { return {jobs_[at(j)].job.submit_time, j}; }
+
+  // Under strict FIFO: the arrival key of the first queued job that surely
+  // cannot start — the jobs ahead of it, if all admitted, already take more than
+  // the `bound` GPUs, and if one is not admitted it blocks the rest anyway (past
+  // every job when there is none, or under any other policy).
+  [[nodiscard]] FifoKey fifo_blocker(int bound) const {
+    const FifoKey none{std::numeric_limits<double>::infinity(), 0};
+    if (!strict()) return none;
+    for (const FifoKey& key : queue_) {
+      const Job& job = jobs_[at(key.second)].job;
+      bound -= demand(job) * job.gpus_per_worker;
+      if (bound < 0) return key;
+    }
+    return none;
   }
 
   void apply(const Decision& d, const ClusterState& state, const std::vector<int>& job_of) {
@@ -435,6 +497,10 @@ class Simulator {
       JobState& s = state_[at(j)];
       if (s.status == Status::queued && !s.workers.empty()) {
         s.status = Status::running;
+        queue_.erase(fifo_key(j));
+        running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j), j);
+        --queued_;
+        ++running_;
         s.updated = now_;
         if (std::isnan(result_.start_time(at(j)))) result_.start_time(at(j)) = now_;
         if (s.restarted) s.paused_until = now_ + config_.restart_overhead;
@@ -453,13 +519,8 @@ class Simulator {
     timeline_on_loan_.push_back(lent);
     const int n = static_cast<int>(inference_.size());
     timeline_needed_.push_back(n - static_cast<int>(lent) < 0 ? 0 : n - lent);
-    std::int64_t queued = 0, running = 0;
-    for (const JobState& s : state_) {
-      queued += s.status == Status::queued;
-      running += s.status == Status::running;
-    }
-    timeline_queue_.push_back(queued);
-    timeline_running_.push_back(running);
+    timeline_queue_.push_back(queued_);
+    timeline_running_.push_back(running_);
   }
 
   // ---- invariants ---------------------------------------------------------
@@ -487,6 +548,13 @@ class Simulator {
           violation(fmt::format("job '{}' runs on inference server '{}', not on loan", job.id, srv.id));
       }
     }
+    const auto count = [&](Status st) {
+      return std::count_if(state_.begin(), state_.end(), [st](const JobState& s) { return s.status == st; });
+    };
+    if (count(Status::queued) != queued_ || count(Status::running) != running_ ||
+        static_cast<std::size_t>(running_) != running_ids_.size() ||
+        static_cast<std::size_t>(queued_) != queue_.size())
+      violation("queued/running book-keeping is off");
     for (std::size_t s = 0; s < servers_.size(); ++s)
       if (used[s] > servers_[s].gpus || used[s] != used_[s])
         violation(fmt::format("server '{}' holds {} GPUs of {} (book: {})", servers_[s].id, used[s],
@@ -523,6 +591,9 @@ class Simulator {
   double now_ = 0.0, last_arrival_ = 0.0, next_report_ = 0.0;
   bool dirty_ = false;
   int unfinished_ = 0;
+  std::vector<int> running_ids_;  // running jobs, in trace order
+  std::set<std::pair<double, int>> queue_;  // queued jobs in arrival order
+  std::int64_t queued_ = 0, running_ = 0;
   std::vector<JobState> state_;
   std::vector<int> used_;       // server -> GPUs held by training workers
   std::vector<char> on_loan_;   // server -> lent to training

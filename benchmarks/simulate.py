@@ -1,0 +1,80 @@
+"""Benchmark of the simulator on the shared real traces.
+
+Each run: the trace's jobs under the Basic scenario (5% of jobs elastic, seeded)
+with the Aryl policy, capacity loaning driven by the Alibaba-2018 load series
+(repeated to cover the trace) and aryl reclaiming, next to the Baseline (FIFO, no
+loaning, no elasticity). Each run happens in a fresh process so that its peak
+memory (max RSS, whole process: Python, pandas and the engine) is its own.
+Scaling series: the first 1/4, 1/2 and all of the ITP trace.
+
+Run: python benchmarks/simulate.py [--quick]
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import resource
+import sys
+import time
+
+from _common import machine, repeated_load, table, trace_jobs
+
+CLUSTERS = {  # (training, inference) 8-GPU servers; see README
+    "itp_cluster04_jobs.csv": (64, 64),
+    "philly_pollux_jobs.csv": (48, 48),
+}
+
+
+def one_run(trace: str, fraction: float, preset: str, out) -> None:
+    import aryl.sim as sim
+
+    jobs = trace_jobs(trace, fraction)
+    training, inference = CLUSTERS[trace]
+    load = repeated_load(max(j.submit_time for j in jobs) + 60 * 86400)
+    if preset == "baseline":
+        kwargs = dict(policy="fifo", config={"loaning": False})
+    else:
+        jobs = sim.scenario(jobs, "basic", seed=0)
+        kwargs = dict(policy="aryl", reclaim="aryl", inference_load=load)
+    start = time.perf_counter()
+    result = sim.simulate(jobs, sim.Cluster(training, inference), **kwargs)
+    seconds = time.perf_counter() - start
+    result.check()
+    out.put({"seconds": seconds, "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+             "jobs": len(jobs), "epochs": result.totals["epochs_run"], "summary": result.summary()})
+
+
+def run(trace: str, fraction: float, preset: str) -> dict:
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    p = ctx.Process(target=one_run, args=(trace, fraction, preset, out))
+    p.start()
+    value = out.get()
+    p.join()
+    return value
+
+
+def main(quick: bool = False) -> None:
+    print(f"Machine: {machine()}\n")
+    rows, summaries = [], {}
+    plan = [("itp_cluster04_jobs.csv", f) for f in ((0.25,) if quick else (0.25, 0.5, 1.0))]
+    if not quick:
+        plan.append(("philly_pollux_jobs.csv", 1.0))
+    for trace, fraction in plan:
+        for preset in ("baseline", "aryl"):
+            r = run(trace, fraction, preset)
+            rows.append((trace.split("_")[0], f"{fraction:g}", r["jobs"], preset, f"{r['seconds']:.2f} s",
+                         f"{r['max_rss_mb']:.0f} MB", r["epochs"]))
+            summaries[f"{trace.split('_')[0]} {fraction:g} {preset}"] = r["summary"]
+    print(table(["trace", "share", "jobs", "run", "simulation wall time", "peak RSS", "epochs run"], rows))
+    keys = ["queuing_mean", "queuing_median", "queuing_p95", "jct_mean", "jct_median", "jct_p95",
+            "gpu_usage_training", "gpu_usage_overall", "preemption_ratio", "collateral_damage",
+            "flexible_reclaim_share"]
+    print("\nSummaries:\n")
+    print(table(["run"] + keys, [(name, *(f"{s[k]:.3g}" for k in keys)) for name, s in summaries.items()]))
+    json.dump(summaries, sys.stderr) if "--json" in sys.argv else None
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)
