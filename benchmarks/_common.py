@@ -58,23 +58,30 @@ def fmt_time(seconds: float) -> str:
 SHARED = ROOT.parent / "shared" / "traces"
 
 
-def trace_jobs(name: str = "itp_cluster04_jobs.csv", fraction: float = 1.0):
+def trace_jobs(name: str = "itp_cluster04_jobs.csv", fraction: float = 1.0,
+               any_type_share: float = 0.21, seed: int = 0):
     """Jobs of a shared trace in the common CSV format: workers of min(GPUs, 8) GPUs.
 
-    The first `fraction` of the jobs by submit time. (The package's own trace
+    The first `fraction` of the jobs by submit time. A seeded `any_type_share` of
+    them may run on any GPU type (the paper, Appendix E: up to 21% of its jobs do
+    not request specific GPUs); the rest require V100. (The package's own trace
     reader is aryl.traces, issue 5; this keeps the benchmark self-contained.)
     """
+    import random
     import pandas as pd
 
     import aryl
 
     frame = pd.read_csv(SHARED / name)
     frame = frame.iloc[: int(round(len(frame) * fraction))]
+    rng = random.Random(seed)
     jobs = []
     for r in frame.itertuples():
         d = min(int(r.num_gpus), 8)
         w = max(1, int(r.num_gpus) // d)
-        jobs.append(aryl.Job(r.job_id, d, w, w, float(r.duration_s), float(r.submit_time_s)))
+        gpu_type = None if rng.random() < any_type_share else "V100"
+        jobs.append(aryl.Job(r.job_id, d, w, w, float(r.duration_s), float(r.submit_time_s),
+                             gpu_type=gpu_type))
     return jobs
 
 
