@@ -13,7 +13,6 @@ Run: python benchmarks/simulate.py [--quick]
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import multiprocessing as mp
 import resource
@@ -37,9 +36,7 @@ def one_run(trace: str, fraction: float, preset: str, out) -> None:
     if preset == "baseline":
         kwargs = dict(policy="fifo", config={"loaning": False})
     else:
-        # Elastic jobs run on inference servers in the paper: they may use any type.
-        jobs = [dataclasses.replace(j, gpu_type=None) if j.elastic else j
-                for j in sim.scenario(jobs, "basic", seed=0)]
+        jobs = sim.scenario(jobs, "basic", seed=0)  # elastic jobs may use any GPU type
         kwargs = dict(policy="aryl", reclaim="aryl", inference_load=load)
     start = time.perf_counter()
     result = sim.simulate(jobs, sim.Cluster(training, inference), **kwargs)

@@ -17,9 +17,10 @@ from .packing import knapsack
 from .model import Job, Server, Worker
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
+from . import traces
 
 __version__ = "0.1.0"
 __all__ = [
     "Decision", "Job", "ReclaimPlan", "Server", "Worker",
-    "knapsack", "reclaim", "schedule", "__version__",
+    "knapsack", "reclaim", "schedule", "traces", "__version__",
 ]

@@ -29,7 +29,9 @@ trace gets ``[w, 2w]`` workers of the same ``gpus_per_worker`` (a single 8-GPU w
 ``[1, 2]``) and ``duration * w / (2w)`` at ``2w`` workers, so its work
 ``W = duration x max_workers`` is unchanged and at ``w`` workers it runs exactly as long as
 in the trace. Base demand stays the trace's demand, so Basic never needs more GPUs than
-Baseline to start a job; the extra workers only ever shorten it (linear scaling).
+Baseline to start a job; the extra workers only ever shorten it (linear scaling). An elastic
+job may run on any GPU type (``gpu_type=None``): the paper places elastic jobs on loaned
+inference servers first (§5.3), which a job pinned to the training GPU could not use.
 """
 
 from __future__ import annotations
@@ -68,10 +70,10 @@ def _inelastic(job: Job) -> Job:
 
 
 def _elastic(job: Job) -> Job:
-    """``job`` (inelastic, ``w`` workers) over ``[w, 2w]`` with its work unchanged."""
+    """``job`` (inelastic, ``w`` workers) over ``[w, 2w]`` with its work unchanged, any GPU type."""
     w = job.max_workers
     return dataclasses.replace(job, min_workers=w, max_workers=2 * w, duration=job.duration / 2,
-                               estimated_duration=job.estimated_duration / 2)
+                               estimated_duration=job.estimated_duration / 2, gpu_type=None)
 
 
 def scenario(jobs: Records, name: str, seed: int = 0, elastic_share: float = 0.05,

@@ -1,0 +1,39 @@
+"""Job and inference-load traces: reading, converting, extending, and a calibrated generator.
+
+Two CSV schemas (times in seconds; extra columns are kept):
+
+* **jobs** — ``job_id, submit_time_s, num_gpus, duration_s, gpu_type``, one row per training
+  job, sorted by ``submit_time_s``; ``gpu_type`` is ``unknown`` (or empty) when the trace
+  does not record it.
+* **load** — ``time_s, load``: the fraction of the inference cluster's servers needed from
+  that time on (``load`` in ``[0, 1]``, ``time_s`` >= 0 and strictly increasing), the
+  ``inference_load`` of ``aryl.sim.simulate``.
+
+``read_jobs`` / ``read_load`` read them from a path or a file object, gzip-compressed or not
+(detected by the magic bytes, not the name), and raise ``TraceError`` naming the file, the
+row and the column of the first problem; nothing is dropped silently. ``to_jobs`` turns a
+job frame into inelastic ``aryl.Job`` records (``aryl.sim.scenario`` adds elasticity);
+``loanable_servers``, ``rescale_load`` and ``extend_load`` work on load frames.
+``load_default`` returns the two embedded real traces (``aryl/data/README.md``: Microsoft ITP
+cluster04, MIT; Alibaba cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded
+pair calibrated to the paper's §2 and §7.1 statistics.
+
+Examples
+--------
+>>> import aryl.traces as traces
+>>> jobs, load = traces.load_default()
+>>> len(jobs), len(load)
+(15802, 2304)
+>>> records = traces.to_jobs(jobs)                       # inelastic aryl.Job list
+>>> load = traces.extend_load(traces.rescale_load(load), jobs["submit_time_s"].max())
+"""
+
+from .conversion import UNKNOWN_GPU_TYPES, extend_load, loanable_servers, rescale_load, to_jobs, worker_split
+from .generator import GPU_SECONDS_PER_JOB, synthetic
+from .reading import JOB_COLUMNS, LOAD_COLUMNS, TraceError, load_default, read_jobs, read_load
+
+__all__ = [
+    "GPU_SECONDS_PER_JOB", "JOB_COLUMNS", "LOAD_COLUMNS", "TraceError", "UNKNOWN_GPU_TYPES",
+    "extend_load", "load_default", "loanable_servers", "read_jobs", "read_load", "rescale_load",
+    "synthetic", "to_jobs", "worker_split",
+]

@@ -1,0 +1,237 @@
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import aryl  # noqa: E402
+from aryl import plot, sim  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+LOAD = [(0, 0.0), (300, 0.8)]
+
+
+def tiny_jobs():
+    return [
+        aryl.Job("a", 1, 1, 2, 100, submit_time=0),
+        aryl.Job("b", 4, 1, 2, 2000, submit_time=10),
+        aryl.Job("c", 8, 1, 1, 3000, submit_time=20),
+        aryl.Job("d", 8, 1, 2, 1000, submit_time=30),
+    ]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Two finished runs differing in reclaim policy, one cut short by a horizon."""
+    out = {}
+    for reclaim in ("aryl", "scf"):
+        out[reclaim] = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), reclaim=reclaim,
+                                    inference_load=LOAD, label=f"reclaim {reclaim}").check()
+    out["short"] = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), inference_load=LOAD,
+                                config={"horizon": 50}, label="horizon 50 s")
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_pyplot_leak():
+    before = plt.get_fignums()
+    yield
+    assert plt.get_fignums() == before == []
+
+
+def legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_runs_cover_what_the_plots_need(runs):
+    assert runs["aryl"].summary()["jobs_unfinished"] == 0
+    short = runs["short"].jobs
+    assert short["jct"].isna().sum() == 4          # nothing finished by 50 s
+    assert short["queuing_time"].isna().sum() == 3  # only "a" started
+    assert (runs["aryl"].jobs["queuing_time"] == 0).any()  # a 0 s value for the log scale
+    assert runs["aryl"].summary()["preemption_ratio"] > 0
+
+
+@pytest.mark.parametrize("metric", ["jct", "queuing_time"])
+def test_cdf_one_line_per_run_on_a_log_axis(runs, metric):
+    fig = plot.cdf({"aryl": runs["aryl"], "scf": runs["scf"]}, metric)
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log"
+    assert len(ax.get_lines()) == 2
+    assert legend_texts(ax) == ["aryl", "scf"]
+    assert "(s, log scale" in ax.get_xlabel() and ax.get_ylabel()
+    for line, name in zip(ax.get_lines(), ("aryl", "scf")):
+        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+        assert x.min() >= 1.0                    # 0 s clipped to 1 s
+        assert y[0] == 0.0 and y[-1] == 1.0
+        assert np.all(np.diff(y) >= 0) and np.all(np.diff(x) >= 0)
+        assert len(x) == len(runs[name].jobs) + 1
+    assert ax.get_xlim()[0] > 0
+
+
+def test_cdf_clipping_at_one_second(runs):
+    (ax,) = plot.cdf([runs["aryl"]], "queuing_time").axes
+    x, y = (np.asarray(v, dtype=float) for v in ax.get_lines()[0].get_data())
+    zero = int((runs["aryl"].jobs["queuing_time"] < 1).sum())
+    assert zero > 0 and x[0] == 1.0 and y[zero] == zero / len(runs["aryl"].jobs)
+    assert "below 1 s shown at 1 s" in ax.get_xlabel()
+    (ax,) = plot.cdf([runs["aryl"]], "jct").axes   # every JCT >= 1 s: no note
+    assert "below 1 s" not in ax.get_xlabel()
+
+
+def test_cdf_sequence_uses_labels_and_counts_unfinished(runs):
+    fig = plot.cdf([runs["aryl"], runs["short"]], "jct")
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == 2
+    texts = legend_texts(ax)
+    assert texts[0] == "reclaim aryl"
+    assert texts[1].startswith("horizon 50 s") and "4 of 4 unfinished" in texts[1]
+    assert len(ax.get_lines()[1].get_xdata()) == 0   # nothing to draw, still in the legend
+    queuing = plot.cdf([runs["short"]], "queuing_time").axes[0]
+    assert "3 of 4 never started" in legend_texts(queuing)[0]
+    x, y = (np.asarray(v, dtype=float) for v in queuing.get_lines()[0].get_data())
+    assert y[-1] == 1.0 and len(x) == 2            # the one job that started
+
+
+def test_cdf_single_result_and_duplicate_or_empty_labels(runs):
+    unnamed = sim.Result(runs["aryl"].jobs, runs["aryl"].timeline, runs["aryl"].totals,
+                         runs["aryl"].capacity, label="")
+    ax = plot.cdf(unnamed).axes[0]
+    assert legend_texts(ax) == ["run 1"]
+    ax = plot.cdf([runs["aryl"], runs["aryl"]]).axes[0]
+    assert legend_texts(ax) == ["reclaim aryl", "reclaim aryl (2)"]
+
+
+def test_cdf_rejects_bad_input(runs):
+    with pytest.raises(ValueError, match="unknown metric"):
+        plot.cdf([runs["aryl"]], "work_lost")
+    with pytest.raises(TypeError, match="Result"):
+        plot.cdf({"x": runs["aryl"].jobs})
+    with pytest.raises(TypeError, match="Result"):
+        plot.preemptions([runs["aryl"], "scf"])
+
+
+def test_usage_two_panels_sharing_time(runs):
+    result = runs["aryl"]
+    fig = plot.usage(result)
+    assert isinstance(fig, Figure)
+    top, bottom = fig.axes
+    assert top.get_shared_x_axes().joined(top, bottom)
+    assert fig.get_suptitle().endswith("reclaim aryl")
+    assert bottom.get_xlabel() == "time since start (hours)"   # ~1 h run
+    assert "GPUs" in top.get_ylabel() and "servers" in bottom.get_ylabel()
+    assert legend_texts(top) == ["used on training servers", "training capacity (16 GPUs)",
+                                 "used on loaned servers", "loaned capacity (servers on loan x GPUs)"]
+    assert legend_texts(bottom) == ["on loan to training", "needed by inference", "inference servers (2)"]
+    tl = result.timeline
+    end = result.totals["end_time"]
+    assert end > tl["t"].iloc[-1]
+    lines = {line.get_label(): line for line in top.get_lines() + bottom.get_lines()}
+
+    def drawn(label, column, factor=1):
+        # The timeline, with its last row held until the end of the run.
+        expected = np.r_[tl[column].to_numpy(), tl[column].iloc[-1]] * factor
+        np.testing.assert_array_equal(lines[label].get_ydata(), expected)
+
+    drawn("used on training servers", "training_gpus_used")
+    drawn("used on loaned servers", "loaned_gpus_used")
+    drawn("loaned capacity (servers on loan x GPUs)", "on_loan", 8)
+    drawn("on loan to training", "on_loan")
+    drawn("needed by inference", "inference_needed")
+    np.testing.assert_allclose(lines["on loan to training"].get_xdata(), np.r_[tl["t"], end] / 3600)
+    assert top.get_xlim() == pytest.approx((0, end / 3600))
+    assert plot.usage(result, label="other").get_suptitle().endswith("other")
+
+
+def test_usage_switches_to_days_for_long_runs():
+    jobs = [aryl.Job("long", 8, 1, 1, 5 * 86400)]
+    result = sim.simulate(jobs, sim.Cluster(1, 1), inference_load=LOAD, config={"schedule_interval": 3600},
+                          label="long")
+    fig = plot.usage(result)
+    assert fig.axes[1].get_xlabel() == "time since start (days)"
+    assert fig.axes[0].get_xlim()[1] == pytest.approx(result.totals["end_time"] / 86400)
+
+
+def test_usage_short_timelines_stay_visible(runs):
+    # Stopped early: one timeline row at t=0, held until the run's end (20 s).
+    result = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), inference_load=LOAD,
+                          progress=lambda f: f < 0.2, label="stopped")
+    assert len(result.timeline) == 1 and result.totals["end_time"] > 0
+    top, _ = plot.usage(result).axes
+    line = next(ln for ln in top.get_lines() if ln.get_label() == "used on loaned servers")
+    assert list(line.get_xdata()) == [0, result.totals["end_time"] / 60]
+    assert top.figure.axes[1].get_xlabel() == "time since start (minutes)"
+    assert list(line.get_ydata()) == [2, 2]
+    # Nothing to hold it until: the single point is marked.
+    point = sim.Result(result.jobs, result.timeline, {**result.totals, "end_time": 0.0},
+                       result.capacity, "point")
+    top, bottom = plot.usage(point).axes
+    for ln in top.get_lines() + bottom.get_lines():
+        if ln.get_label() in ("used on loaned servers", "on loan to training"):
+            assert ln.get_marker() == "o" and len(ln.get_xdata()) == 1
+
+
+def test_cdf_identical_runs_differ_in_dash(runs):
+    ax = plot.cdf([runs["aryl"], runs["scf"]]).axes[0]
+    styles = [line.get_linestyle() for line in ax.get_lines()]
+    assert styles[0] != styles[1]
+
+
+def test_usage_without_inference_servers():
+    result = sim.simulate(tiny_jobs(), sim.Cluster(2, 0), label="no loans")
+    fig = plot.usage(result)
+    assert len(fig.axes) == 2
+    texts = [t.get_text() for t in fig.axes[1].texts]
+    assert texts == ["no inference servers: nothing lent"]
+    assert "inference servers" not in " ".join(legend_texts(fig.axes[1]))
+
+
+def test_preemptions_two_bars_per_run(runs):
+    chosen = {"aryl": runs["aryl"], "scf": runs["scf"], "short": runs["short"]}
+    fig = plot.preemptions(chosen)
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    assert len(ax.patches) == 6
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["aryl", "scf", "short"]
+    ratio, damage = ax.containers
+    expected = [r.summary() for r in chosen.values()]
+    assert [b.get_height() for b in ratio] == pytest.approx([s["preemption_ratio"] for s in expected])
+    assert [b.get_height() for b in damage] == pytest.approx([s["collateral_damage"] for s in expected])
+    texts = legend_texts(ax)
+    assert texts[0].startswith("preemption ratio") and texts[1].startswith("collateral damage")
+    assert ax.get_ylabel() and fig.get_suptitle()
+    bar_texts = [t.get_text() for t in ax.texts]
+    assert bar_texts[:3] == [f"{s['preemption_ratio']:.1%}\n({int(r.jobs['preemptions'].sum()):,})"
+                             for s, r in zip(expected, chosen.values())]
+    assert chosen["short"].totals["reclaims"] == 0     # stopped before the load rose
+    assert bar_texts[3:] == [f"{expected[0]['collateral_damage']:.1%}",
+                             f"{expected[1]['collateral_damage']:.1%}", "no\nreclaims"]
+
+
+def test_save_all_writes_pngs(runs, tmp_path):
+    target = tmp_path / "new" / "dir"
+    chosen = [runs["aryl"], runs["scf"], runs["short"]]
+    paths = plot.save_all(chosen, target)
+    names = [p.name for p in paths]
+    assert names == ["jct_cdf.png", "queuing_cdf.png", "preemptions.png", "usage_reclaim_aryl.png",
+                     "usage_reclaim_scf.png", "usage_horizon_50_s.png"]
+    assert sorted(p.name for p in target.iterdir()) == sorted(names)
+    for p in paths:
+        assert p.parent == target
+        data = p.read_bytes()
+        assert data[:8] == PNG_MAGIC and len(data) > 1000
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert width > 500 and height > 400
+
+
+def test_save_all_filename_safe_and_unique(runs, tmp_path):
+    chosen = {"a/b c": runs["aryl"], "a?b c": runs["scf"], "a_b_c_2": runs["aryl"], "..": runs["short"]}
+    paths = plot.save_all(chosen, str(tmp_path))
+    assert [p.name for p in paths[3:]] == ["usage_a_b_c.png", "usage_a_b_c_2.png", "usage_a_b_c_2_2.png",
+                                           "usage_run.png"]
+    assert len(set(paths)) == len(paths)
+    assert all(p.exists() for p in paths)
