@@ -6,7 +6,9 @@ jobs elastic, seeded; elastic jobs may use any type) with the Aryl policy, capac
 (repeated to cover the trace) and aryl reclaiming, next to the Baseline (FIFO, no
 loaning, no elasticity). Each run happens in a fresh process so that its peak
 memory (max RSS, whole process: Python, pandas and the engine) is its own.
-Scaling series: the first 1/4, 1/2 and all of the ITP trace.
+Scaling series: the first 1/4, 1/2 and all of the ITP trace. Paper scale: the
+synthetic trace of aryl.traces.synthetic (15 days, 50,000 jobs) on the paper's 443
+training + 520 inference servers with its own diurnal load.
 
 Run: python benchmarks/simulate.py [--quick]
 """
@@ -19,20 +21,34 @@ import resource
 import sys
 import time
 
-from _common import machine, repeated_load, table, trace_jobs
+from _common import ROOT, machine, table
 
 CLUSTERS = {  # (training, inference) 8-GPU servers; see README
     "itp_cluster04_jobs.csv": (64, 64),
     "philly_pollux_jobs.csv": (48, 48),
+    "synthetic": (443, 520),  # the paper's cluster
 }
+
+
+def inputs(trace: str, fraction: float):
+    """Jobs and load: a shared trace with the Alibaba series repeated, or the synthetic one."""
+    from aryl import traces
+
+    if trace == "synthetic":
+        frame, load = traces.synthetic(days=15, jobs=50_000, seed=0)
+    else:
+        frame = traces.read_jobs(ROOT.parent / "shared" / "traces" / trace)
+        load = traces.load_default()[1]
+    frame = frame.iloc[: int(round(len(frame) * fraction))]
+    jobs = traces.to_jobs(frame, seed=0)  # 21% may use any GPU type, the rest V100
+    return jobs, traces.extend_load(load, max(j.submit_time for j in jobs) + 60 * 86400)
 
 
 def one_run(trace: str, fraction: float, preset: str, out) -> None:
     import aryl.sim as sim
 
-    jobs = trace_jobs(trace, fraction)
+    jobs, load = inputs(trace, fraction)
     training, inference = CLUSTERS[trace]
-    load = repeated_load(max(j.submit_time for j in jobs) + 60 * 86400)
     if preset == "baseline":
         kwargs = dict(policy="fifo", config={"loaning": False})
     else:
@@ -61,7 +77,7 @@ def main(quick: bool = False) -> None:
     rows, summaries = [], {}
     plan = [("itp_cluster04_jobs.csv", f) for f in ((0.25,) if quick else (0.25, 0.5, 1.0))]
     if not quick:
-        plan.append(("philly_pollux_jobs.csv", 1.0))
+        plan += [("philly_pollux_jobs.csv", 1.0), ("synthetic", 1.0)]
     for trace, fraction in plan:
         for preset in ("baseline", "aryl"):
             r = run(trace, fraction, preset)
