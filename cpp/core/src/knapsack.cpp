@@ -10,15 +10,14 @@
 #include <optional>
 #include <stdexcept>
 
+#include "index.hpp"
+
 namespace aryl {
 namespace {
 
 using Index = std::size_t;
 
-template <typename T>
-Index at(T i) {
-  return static_cast<Index>(i);
-}
+using detail::at;
 
 constexpr double unreachable = -std::numeric_limits<double>::infinity();
 constexpr double relative_tolerance = 1e-9;

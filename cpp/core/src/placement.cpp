@@ -5,12 +5,14 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+
+#include "index.hpp"
 #include <tuple>
 
 namespace aryl {
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+using detail::at;
 
 }  // namespace
 

@@ -8,6 +8,8 @@
 #include <span>
 #include <stdexcept>
 
+#include "index.hpp"
+
 #include "aryl/rng.hpp"
 
 namespace aryl {
@@ -15,10 +17,7 @@ namespace {
 
 using Index = std::size_t;
 
-template <typename T>
-Index at(T i) {
-  return static_cast<Index>(i);
-}
+using detail::at;
 
 struct Entry {
   int job;      // in a job's span list: the candidate

@@ -7,12 +7,14 @@
 #include <queue>
 #include <stdexcept>
 
+#include "index.hpp"
+
 #include "aryl/knapsack.hpp"
 
 namespace aryl {
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+using detail::at;
 
 bool is_elastic_policy(AllocationPolicy p) {
   return p == AllocationPolicy::aryl || p == AllocationPolicy::gandiva ||

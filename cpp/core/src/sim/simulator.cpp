@@ -7,6 +7,8 @@
 #include <queue>
 #include <set>
 #include <stdexcept>
+
+#include "../index.hpp"
 #include <tuple>
 #include <utility>
 
@@ -16,7 +18,7 @@ namespace aryl::sim {
 namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+using detail::at;
 
 // At equal times: arrivals, completions, loan decisions, then the epoch, so that
 // an epoch sees everything that happened at its instant.
