@@ -374,6 +374,9 @@ class Simulator {
     dirty_ = true;
   }
 
+  // An epoch with no arrival, completion or loan change since the last is
+  // skipped: only remaining work has moved, which may shift the knapsack's values
+  // a little; the next event re-plans. This keeps long quiet stretches cheap.
   void on_epoch() {
     if (dirty_) {
       dirty_ = false;
