@@ -16,10 +16,6 @@ namespace {
 
 using detail::at;
 
-bool is_elastic_policy(AllocationPolicy p) {
-  return p == AllocationPolicy::aryl || p == AllocationPolicy::gandiva ||
-         p == AllocationPolicy::afs;
-}
 
 // One scheduling epoch: the state split into fixed and flexible workers, the
 // placer holding the fixed ones, and the decision being built.
@@ -47,7 +43,7 @@ class Epoch {
 
   Decision run() {
     admit(queue_order());
-    if (is_elastic_policy(options_.policy)) grow();
+    if (scales_elastic_jobs(options_.policy)) grow();
     return finish();
   }
 
@@ -61,7 +57,7 @@ class Epoch {
   // Under elastic policies a running elastic job's workers beyond its base are
   // flexible: released for this epoch's allocation, kept where it is renewed.
   void split_base_and_flexible() {
-    if (!is_elastic_policy(options_.policy)) return;
+    if (!scales_elastic_jobs(options_.policy)) return;
     std::vector<int> base(state_.jobs.size(), 0);
     for (int pass = 0; pass < 2; ++pass)
       for (std::size_t w = 0; w < state_.workers.size(); ++w) {
@@ -76,9 +72,7 @@ class Epoch {
       }
   }
 
-  [[nodiscard]] int base_demand(int j) const {
-    return is_elastic_policy(options_.policy) ? job(j).min_workers : job(j).max_workers;
-  }
+  [[nodiscard]] int base_demand(int j) const { return aryl::base_demand(job(j), options_.policy); }
 
   [[nodiscard]] std::vector<int> queue_order() const {
     std::vector<int> queue;
@@ -226,7 +220,7 @@ class Epoch {
     reuse_stopped_workers();
     decision_.allocation.assign(state_.jobs.size(), 0);
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      decision_.allocation[at(j)] = is_elastic_policy(options_.policy) || !running(j)
+      decision_.allocation[at(j)] = scales_elastic_jobs(options_.policy) || !running(j)
                                         ? fixed_[at(j)] + extra_[at(j)]
                                         : count_[at(j)];
     return decision_;
@@ -253,6 +247,15 @@ AllocationPolicy parse_allocation_policy(std::string_view name) {
   if (name == "afs") return AllocationPolicy::afs;
   throw std::invalid_argument(fmt::format(
       "unknown allocation policy '{}'; expected one of: aryl, fifo, sjf, gandiva, afs", name));
+}
+
+bool scales_elastic_jobs(AllocationPolicy policy) {
+  return policy == AllocationPolicy::aryl || policy == AllocationPolicy::gandiva ||
+         policy == AllocationPolicy::afs;
+}
+
+int base_demand(const Job& job, AllocationPolicy policy) {
+  return scales_elastic_jobs(policy) ? job.min_workers : job.max_workers;
 }
 
 double running_time(const Job& job, int workers, double remaining) {

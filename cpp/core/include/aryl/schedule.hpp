@@ -20,6 +20,13 @@ enum class AllocationPolicy {
 
 AllocationPolicy parse_allocation_policy(std::string_view name);
 
+// aryl, gandiva and afs scale elastic jobs; fifo and sjf run every job at max_workers.
+bool scales_elastic_jobs(AllocationPolicy policy);
+
+// Workers a queued job must get to start under `policy`: min_workers when the
+// policy scales elastic jobs, otherwise max_workers.
+int base_demand(const Job& job, AllocationPolicy policy);
+
 struct ScheduleOptions {
   AllocationPolicy policy = AllocationPolicy::aryl;
   PlacementPolicy placement = PlacementPolicy::aryl;

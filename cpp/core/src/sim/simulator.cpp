@@ -148,13 +148,8 @@ class Simulator {
           "restart_overhead and headroom must be >= 0 and hetero_efficiency in (0, 1]");
   }
 
-  [[nodiscard]] bool elastic_policy() const {
-    return config_.policy == AllocationPolicy::aryl || config_.policy == AllocationPolicy::gandiva ||
-           config_.policy == AllocationPolicy::afs;
-  }
-  [[nodiscard]] int demand(const Job& j) const {
-    return elastic_policy() ? j.min_workers : j.max_workers;
-  }
+  // The kernel's own rule, so that the queue filtering below matches its choices.
+  [[nodiscard]] int demand(const Job& j) const { return base_demand(j, config_.policy); }
   [[nodiscard]] bool loaning() const { return !load_.empty() && !inference_.empty(); }
 
   // Could the job's base demand be placed in an empty cluster (all loanable lent)?
@@ -444,7 +439,7 @@ class Simulator {
     int gpus = 0;
     for (std::size_t s = 0; s < servers_.size(); ++s)
       if (servers_[s].pool == Pool::training || on_loan_[s]) gpus += servers_[s].gpus - used_[s];
-    if (elastic_policy())
+    if (scales_elastic_jobs(config_.policy))
       for (const int j : running_ids_) {
         const Job& job = jobs_[at(j)].job;
         const int extra = static_cast<int>(state_[at(j)].workers.size()) - job.min_workers;
