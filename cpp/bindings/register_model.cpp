@@ -27,10 +27,11 @@ std::vector<Job> jobs_from(const py::dict& t) {
   const auto type = string_column(t, "gpu_type");
   const auto checkpoint = column<bool>(t, "checkpoint");
   const auto hetero = column<bool>(t, "hetero");
+  const auto reference = column<int>(t, "reference_workers");
   std::vector<Job> out(id.size());
   for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = {id[i],       d[i],    lo[i],         hi[i],     duration[i],
-              submit[i], estimate[i], type[i], checkpoint[i], hetero[i]};
+    out[i] = {id[i],      d[i],       lo[i],         hi[i],     duration[i], submit[i],
+              estimate[i], type[i], checkpoint[i], hetero[i], reference[i]};
   return out;
 }
 

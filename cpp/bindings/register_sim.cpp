@@ -19,6 +19,7 @@ sim::Config config_from(const py::dict& c) {
   config.loan_interval = c["loan_interval"].cast<double>();
   config.restart_overhead = c["restart_overhead"].cast<double>();
   config.headroom = c["headroom"].cast<double>();
+  config.lend_hold = c["lend_hold"].cast<double>();
   config.hetero_efficiency = c["hetero_efficiency"].cast<double>();
   config.gpu_speed = c["gpu_speed"].cast<std::map<std::string, double>>();
   config.horizon = c["horizon"].cast<double>();

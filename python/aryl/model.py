@@ -76,11 +76,15 @@ class Server:
 class Job:
     """A training job with ``min_workers``..``max_workers`` workers of ``gpus_per_worker`` GPUs.
 
-    ``duration`` is the running time (s) at ``max_workers`` on reference GPUs;
-    ``estimated_duration`` is what the scheduler is told (default: ``duration``).
-    ``gpu_type=None`` lets the job run on any GPU type, loaned inference servers
-    included; ``hetero`` lets one job mix GPU types. A job with
-    ``min_workers == max_workers`` is inelastic.
+    ``duration`` is the running time (s) at ``reference_workers`` workers on
+    reference GPUs (default: at ``max_workers``); ``estimated_duration`` is what the
+    scheduler is told (default: ``duration``). The job's throughput curve (linear,
+    imperfect or its own) is anchored there: at ``reference_workers`` it runs
+    exactly ``duration``. ``gpu_type=None`` lets the job run on any GPU type,
+    loaned inference servers included; ``hetero`` lets one job mix GPU types.
+    ``checkpoint`` (default True, as the paper's evaluation assumes) lets a
+    preempted job resume from its progress after a restart overhead; without it
+    the job starts over. A job with ``min_workers == max_workers`` is inelastic.
     """
 
     id: Id
@@ -91,8 +95,9 @@ class Job:
     submit_time: float = 0.0
     estimated_duration: Optional[float] = None
     gpu_type: Optional[str] = None
-    checkpoint: bool = False
+    checkpoint: bool = True
     hetero: bool = False
+    reference_workers: Optional[int] = None
 
     def __post_init__(self) -> None:
         what = f"job {self.id!r}"
@@ -109,6 +114,12 @@ class Job:
         )
         for name in ("checkpoint", "hetero"):
             object.__setattr__(self, name, _flag(getattr(self, name), f"{what}: {name}"))
+        if self.reference_workers is None:
+            object.__setattr__(self, "reference_workers", self.max_workers)
+        object.__setattr__(
+            self, "reference_workers",
+            _integer(self.reference_workers, f"{what}: reference_workers"),
+        )
 
     @property
     def elastic(self) -> bool:
@@ -228,6 +239,7 @@ def job_columns(jobs: list) -> dict:
         for name in (
             "gpus_per_worker", "min_workers", "max_workers", "duration",
             "submit_time", "estimated_duration", "checkpoint", "hetero",
+            "reference_workers",
         )
     }
     columns["id"] = [str(j.id) for j in jobs]

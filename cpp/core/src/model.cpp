@@ -44,6 +44,10 @@ void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
     if (j.min_workers > j.max_workers)
       fail("job '{}': min_workers {} > max_workers {}", j.id, j.min_workers,
            j.max_workers);
+    if (j.reference_workers != 0 &&
+        (j.reference_workers < j.min_workers || j.reference_workers > j.max_workers))
+      fail("job '{}': reference_workers {} is outside [min_workers {}, max_workers {}]", j.id,
+           j.reference_workers, j.min_workers, j.max_workers);
     validate_time(j, "duration", j.duration);
     validate_time(j, "submit_time", j.submit_time);
     validate_time(j, "estimated_duration", j.estimated_duration);

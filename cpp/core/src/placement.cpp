@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -23,16 +24,22 @@ PlacementPolicy parse_placement_policy(std::string_view name) {
       fmt::format("unknown placement '{}'; expected one of: aryl, bfd", name));
 }
 
-Placer::Placer(const ClusterState& state, PlacementPolicy policy)
+Placer::Placer(const ClusterState& state, PlacementPolicy policy, const std::vector<double>& speed)
     : state_(state), policy_(policy) {
   std::map<std::string, int> types;
-  for (const Server& s : state.servers) {
+  for (std::size_t i = 0; i < state.servers.size(); ++i) {
+    const Server& s = state.servers[i];
     const auto [it, added] = types.try_emplace(s.gpu_type, n_types_);
-    n_types_ += added ? 1 : 0;
+    if (added) {
+      ++n_types_;
+      type_speed_.push_back(speed.empty() ? 1.0 : speed[i]);
+      type_free_.push_back(0);
+    }
     type_of_.push_back(it->second);
     const bool usable = s.pool == Pool::training || s.on_loan;
     free_.push_back(usable ? s.gpus : -1);
     total_free_ += usable ? s.gpus : 0;
+    type_free_[at(it->second)] += usable ? s.gpus : 0;
   }
   fixed_.assign(state.servers.size(), 0);
   flexible_.assign(state.servers.size(), 0);
@@ -53,16 +60,25 @@ int Placer::job_type(int job) const {
   return required_[at(job)] >= 0 ? required_[at(job)] : pinned_[at(job)];
 }
 
+bool Placer::may_use(int job, int type) const {
+  const int required = required_[at(job)];
+  return required == -1 || required == type;
+}
+
 void Placer::add(int job, int server, bool flexible) {
-  free_[at(server)] -= state_.jobs[at(job)].gpus_per_worker;
-  total_free_ -= state_.jobs[at(job)].gpus_per_worker;
+  const int d = state_.jobs[at(job)].gpus_per_worker;
+  free_[at(server)] -= d;
+  total_free_ -= d;
+  type_free_[at(type_of_[at(server)])] -= d;
   (flexible ? flexible_ : fixed_)[at(server)] += 1;
   if (!state_.jobs[at(job)].hetero) pinned_[at(job)] = type_of_[at(server)];
 }
 
 void Placer::remove(int job, int server, bool flexible) {
-  free_[at(server)] += state_.jobs[at(job)].gpus_per_worker;
-  total_free_ += state_.jobs[at(job)].gpus_per_worker;
+  const int d = state_.jobs[at(job)].gpus_per_worker;
+  free_[at(server)] += d;
+  total_free_ += d;
+  type_free_[at(type_of_[at(server)])] += d;
   (flexible ? flexible_ : fixed_)[at(server)] -= 1;
 }
 
@@ -88,9 +104,13 @@ int Placer::pool_rank(int job, int server, bool flexible) const {
   return inference == wants_inference ? 0 : 1;
 }
 
+// Key: (faster first, pool preference, base/flexible kept apart, empty servers
+// last, least GPUs left over, server index). Within one GPU type the speed term
+// is constant, so for non-hetero jobs this is the paper's best fit with aryl's
+// preferences; it only steers hetero jobs to the fastest free GPUs.
 int Placer::best_server(int job, bool flexible, int type) const {
-  using Key = std::tuple<int, int, int, int>;
-  Key best{std::numeric_limits<int>::max(), 0, 0, 0};
+  using Key = std::tuple<double, int, int, int, int>;
+  Key best{0.0, 0, 0, 0, 0};
   int chosen = -1;
   const int d = state_.jobs[at(job)].gpus_per_worker;
   for (int s = 0; s < static_cast<int>(free_.size()); ++s) {
@@ -98,7 +118,8 @@ int Placer::best_server(int job, bool flexible, int type) const {
     const int mixed = policy_ == PlacementPolicy::aryl &&
                       (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
     const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
-    const Key key{pool_rank(job, s, flexible), mixed, empty, free_[at(s)] - d};
+    const Key key{-type_speed_[at(type_of_[at(s)])], pool_rank(job, s, flexible), mixed, empty,
+                  free_[at(s)] - d};
     if (chosen < 0 || key < best) {
       best = key;
       chosen = s;
@@ -107,26 +128,40 @@ int Placer::best_server(int job, bool flexible, int type) const {
   return chosen;
 }
 
-bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out) {
+// GPU types to try for a non-hetero job not yet on one: fastest first; among
+// equally fast types, the type of the job's most preferred server first.
+std::vector<int> Placer::type_order(int job, bool flexible) const {
+  std::vector<int> types;
+  for (int t = 0; t < n_types_; ++t)
+    if (may_use(job, t)) types.push_back(t);
+  const int first = best_server(job, flexible, -1);
+  const int preferred = first < 0 ? -1 : type_of_[at(first)];
+  std::stable_sort(types.begin(), types.end(), [&](int a, int b) {
+    if (type_speed_[at(a)] != type_speed_[at(b)]) return type_speed_[at(a)] > type_speed_[at(b)];
+    return (a == preferred) > (b == preferred);
+  });
+  return types;
+}
+
+bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out, int type) {
   const Job& j = state_.jobs[at(job)];
   if (count * j.gpus_per_worker > total_free_) return false;  // cheap reject: long queues
   const int was_pinned = pinned_[at(job)];
-  // Non-hetero jobs not yet pinned to a GPU type try each type; the first worker's
-  // most preferred server decides which type is tried first.
   std::vector<int> types;
-  if (j.hetero || job_type(job) >= 0 || required_[at(job)] == -2) {
+  if (type >= 0) {
+    if (!may_use(job, type) || (!j.hetero && job_type(job) >= 0 && job_type(job) != type))
+      return false;
+    types.push_back(type);
+  } else if (j.hetero || job_type(job) >= 0 || required_[at(job)] == -2) {
     types.push_back(j.hetero ? -1 : job_type(job));
   } else {
-    const int first = best_server(job, flexible, -1);
-    if (first < 0) return false;
-    types.push_back(type_of_[at(first)]);
-    for (int t = 0; t < n_types_; ++t)
-      if (t != types.front()) types.push_back(t);
+    types = type_order(job, flexible);
   }
-  for (int type : types) {
+  for (int t : types) {
+    if (t >= 0 && count * j.gpus_per_worker > type_free_[at(t)]) continue;
     std::vector<Worker> placed;
     for (int k = 0; k < count; ++k) {
-      const int s = best_server(job, flexible, type);
+      const int s = best_server(job, flexible, t);
       if (s < 0) break;
       add(job, s, flexible);
       placed.push_back({job, s, flexible});

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <queue>
 #include <stdexcept>
@@ -22,22 +23,17 @@ using detail::at;
 class Epoch {
  public:
   Epoch(const ClusterState& state, const ScheduleOptions& options)
-      : state_(state), options_(options), placer_(state, options.placement),
+      : state_(state), options_(options), placer_(state, options.placement, options.speed),
         count_(worker_counts(state)), flexible_(state.workers.size(), 0),
         fixed_(state.jobs.size(), 0), extra_(state.jobs.size(), 0),
-        released_(state.jobs.size(), 0) {
-    if (!options.remaining.empty() && options.remaining.size() != state.jobs.size())
-      throw std::invalid_argument(fmt::format(
-          "remaining has {} entries for {} jobs", options.remaining.size(), state.jobs.size()));
-    for (std::size_t j = 0; j < options.remaining.size(); ++j)
-      if (!(options.remaining[j] > 0.0 && options.remaining[j] <= 1.0))
-        throw std::invalid_argument(fmt::format("job '{}': remaining must be in (0, 1], got {}",
-                                                state.jobs[j].id, options.remaining[j]));
+        released_(state.jobs.size(), 0), base_speed_(state.jobs.size(), 0.0),
+        base_type_(state.jobs.size(), -1), flexible_type_(state.jobs.size(), -1) {
+    check_options();
     split_base_and_flexible();
     for (std::size_t w = 0; w < state.workers.size(); ++w)
       if (!flexible_[w]) {
         placer_.keep(state.workers[w]);
-        ++fixed_[at(state.workers[w].job)];
+        add_base(state.workers[w]);
       }
   }
 
@@ -53,6 +49,90 @@ class Epoch {
     return options_.remaining.empty() ? 1.0 : options_.remaining[at(j)];
   }
   [[nodiscard]] bool running(int j) const { return count_[at(j)] > 0; }
+  [[nodiscard]] const std::vector<double>& curve(int j) const {
+    static const std::vector<double> linear;
+    return options_.throughput.empty() ? linear : options_.throughput[at(j)];
+  }
+  [[nodiscard]] double server_speed(int s) const {
+    return options_.speed.empty() ? 1.0 : options_.speed[at(s)];
+  }
+
+  void check_options() const {
+    const std::size_t n = state_.jobs.size();
+    const auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+    if (!options_.remaining.empty() && options_.remaining.size() != n)
+      fail(fmt::format("remaining has {} entries for {} jobs", options_.remaining.size(), n));
+    for (std::size_t j = 0; j < options_.remaining.size(); ++j)
+      if (!(options_.remaining[j] > 0.0 && options_.remaining[j] <= 1.0))
+        fail(fmt::format("job '{}': remaining must be in (0, 1], got {}", state_.jobs[j].id,
+                         options_.remaining[j]));
+    if (!options_.speed.empty() && options_.speed.size() != state_.servers.size())
+      fail(fmt::format("speed has {} entries for {} servers", options_.speed.size(),
+                       state_.servers.size()));
+    for (std::size_t s = 0; s < options_.speed.size(); ++s)
+      if (!(options_.speed[s] > 0.0 && std::isfinite(options_.speed[s])))
+        fail(fmt::format("server '{}': speed must be finite and > 0, got {}",
+                         state_.servers[s].id, options_.speed[s]));
+    if (!(options_.hetero_efficiency > 0.0 && options_.hetero_efficiency <= 1.0))
+      fail(fmt::format("hetero_efficiency must be in (0, 1], got {}", options_.hetero_efficiency));
+    if (!options_.throughput.empty() && options_.throughput.size() != n)
+      fail(fmt::format("throughput has {} curves for {} jobs", options_.throughput.size(), n));
+    for (std::size_t j = 0; j < options_.throughput.size(); ++j) {
+      const std::vector<double>& c = options_.throughput[j];
+      if (!c.empty() && c.size() != at(state_.jobs[j].max_workers))
+        fail(fmt::format("job '{}': throughput has {} values, expected one per worker count 1..{}",
+                         state_.jobs[j].id, c.size(), state_.jobs[j].max_workers));
+      for (double v : c)
+        if (!(v > 0.0 && std::isfinite(v)))
+          fail(fmt::format("job '{}': throughput values must be finite and > 0", state_.jobs[j].id));
+    }
+  }
+
+  // Base workers fix a job's speed: their summed GPU speed and their GPU type
+  // (-1 none yet, -2 several).
+  void add_base(const Worker& w) {
+    const std::size_t j = at(w.job);
+    ++fixed_[j];
+    base_speed_[j] += server_speed(w.server);
+    const int type = placer_.type_of(w.server);
+    base_type_[j] = base_type_[j] == -1 || base_type_[j] == type ? type : -2;
+  }
+
+  // Estimated running time of job j's remaining work on its base workers plus
+  // `extra` workers of GPU type `type`: throughput x mean speed, times the
+  // hetero efficiency when the workers span GPU types.
+  [[nodiscard]] double time_with(int j, int extra, int type) const {
+    const int base = fixed_[at(j)];
+    const int workers = base + extra;
+    double speed = base_speed_[at(j)] + (extra > 0 ? extra * placer_.type_speed(type) : 0.0);
+    speed /= workers;
+    const int first = base_type_[at(j)];
+    if (first == -2 || (extra > 0 && first >= 0 && first != type))
+      speed *= options_.hetero_efficiency;
+    return running_time(job(j), workers, remaining(j), curve(j), speed);
+  }
+
+  // The GPU type job j's extra workers would use: its own unless hetero; a
+  // hetero job's is the type on which the most extra workers that fit now
+  // would finish it soonest. -1 if no type has room or none would shorten it.
+  [[nodiscard]] int flexible_type(int j) const {
+    const Job& jb = job(j);
+    if (!jb.hetero) return placer_.job_type(j);
+    int best = -1;
+    double best_time = time_with(j, 0, 0);
+    for (int t = 0; t < placer_.n_types(); ++t) {
+      if (!placer_.may_use(j, t)) continue;
+      const int fit = std::min(jb.max_workers - fixed_[at(j)],
+                               placer_.free_gpus(t) / jb.gpus_per_worker);
+      if (fit < 1) continue;
+      const double time = time_with(j, fit, t);
+      if (time < best_time * (1.0 - 1e-12)) {
+        best = t;
+        best_time = time;
+      }
+    }
+    return best;
+  }
 
   // Under elastic policies a running elastic job's workers beyond its base are
   // flexible: released for this epoch's allocation, kept where it is renewed.
@@ -82,8 +162,8 @@ class Epoch {
         options_.policy == AllocationPolicy::aryl || options_.policy == AllocationPolicy::sjf;
     std::stable_sort(queue.begin(), queue.end(), [&](int a, int b) {
       if (shortest_first) {
-        const double ta = running_time(job(a), base_demand(a), remaining(a));
-        const double tb = running_time(job(b), base_demand(b), remaining(b));
+        const double ta = running_time(job(a), base_demand(a), remaining(a), curve(a));
+        const double tb = running_time(job(b), base_demand(b), remaining(b), curve(b));
         if (ta != tb) return ta < tb;
       }
       return job(a).submit_time < job(b).submit_time;
@@ -97,8 +177,9 @@ class Epoch {
     const bool strict = options_.policy == AllocationPolicy::fifo && !options_.backfill;
     bool blocked = false;
     for (int j : queue) {
+      const std::size_t first = decision_.start.size();
       if (!blocked && placer_.place(j, base_demand(j), false, decision_.start)) {
-        fixed_[at(j)] = base_demand(j);
+        for (std::size_t w = first; w < decision_.start.size(); ++w) add_base(decision_.start[w]);
       } else {
         decision_.pending.push_back(j);
         blocked = strict;
@@ -131,57 +212,74 @@ class Epoch {
       return job(a).gpus_per_worker > job(b).gpus_per_worker;
     });
     for (int j : order)
-      while (extra_[at(j)] < target[at(j)] && placer_.place(j, 1, true, decision_.start))
+      while (extra_[at(j)] < target[at(j)] &&
+             placer_.place(j, 1, true, decision_.start, flexible_type_[at(j)]))
         ++extra_[at(j)];
   }
 
-  // aryl: item w of job j is "w more workers", weight w x D GPUs, value the
-  // running-time reduction T(min) - T(min + w) on the job's remaining work.
-  [[nodiscard]] std::vector<int> knapsack_targets(const std::vector<int>& jobs) const {
-    std::vector<std::vector<KnapsackItem>> groups;
-    for (int j : jobs) {
-      const Job& jb = job(j);
-      auto& items = groups.emplace_back();
-      const double base_time = running_time(jb, jb.min_workers, remaining(j));
-      for (int w = 1; w <= jb.max_workers - jb.min_workers; ++w)
-        items.push_back({w * jb.gpus_per_worker,
-                         base_time - running_time(jb, jb.min_workers + w, remaining(j))});
-    }
-    // Flexible workers were never added to the placer: their GPUs count as free.
-    const std::vector<int> choice = knapsack(groups, placer_.free_gpus());
+  // aryl: item w of job j is "w more workers", weight w x D GPUs of the type
+  // they would use, value the running-time reduction T(base) - T(base + w) on
+  // the job's remaining work at those GPUs' real speed. One knapsack per GPU
+  // type: a type's capacity is its free GPUs (in reference-GPU units that is a
+  // constant factor per type, so the choice is the same).
+  [[nodiscard]] std::vector<int> knapsack_targets(const std::vector<int>& jobs) {
+    std::vector<std::vector<int>> by_type(at(placer_.n_types()));
+    for (int j : jobs)
+      if ((flexible_type_[at(j)] = flexible_type(j)) >= 0)
+        by_type[at(flexible_type_[at(j)])].push_back(j);
     std::vector<int> target(state_.jobs.size(), 0);
-    for (std::size_t g = 0; g < jobs.size(); ++g) target[at(jobs[g])] = choice[g] + 1;
+    for (int t = 0; t < placer_.n_types(); ++t) {
+      const std::vector<int>& group_jobs = by_type[at(t)];
+      if (group_jobs.empty()) continue;
+      std::vector<std::vector<KnapsackItem>> groups;
+      for (int j : group_jobs) {
+        const Job& jb = job(j);
+        auto& items = groups.emplace_back();
+        const double base_time = time_with(j, 0, t);
+        for (int w = 1; w <= jb.max_workers - fixed_[at(j)]; ++w)
+          items.push_back({w * jb.gpus_per_worker, base_time - time_with(j, w, t)});
+      }
+      // Flexible workers were never added to the placer: their GPUs count as free.
+      const std::vector<int> choice = knapsack(groups, placer_.free_gpus(t));
+      for (std::size_t g = 0; g < group_jobs.size(); ++g) target[at(group_jobs[g])] = choice[g] + 1;
+    }
     return target;
   }
 
   // Gandiva: opportunistic. Grow to max in arrival order only when nothing is
-  // pending; otherwise keep what the jobs have (phase 1 already shrank them).
-  [[nodiscard]] std::vector<int> gandiva_targets(const std::vector<int>& jobs) const {
+  // pending (and only where an extra worker shortens the job); otherwise keep
+  // what the jobs have (phase 1 already shrank them).
+  [[nodiscard]] std::vector<int> gandiva_targets(const std::vector<int>& jobs) {
     std::vector<int> target(state_.jobs.size(), 0);
-    for (int j : jobs)
-      target[at(j)] = decision_.pending.empty() ? job(j).max_workers - job(j).min_workers
-                                                : current_flexible(j);
+    for (int j : jobs) {
+      flexible_type_[at(j)] = flexible_type(j);
+      const bool grow = decision_.pending.empty() && flexible_type_[at(j)] >= 0;
+      target[at(j)] = grow ? job(j).max_workers - fixed_[at(j)] : current_flexible(j);
+    }
     return target;
   }
 
   // AFS: one worker at a time to the job with the largest throughput gain per
   // GPU, throughput being the fraction of the job done per second: adding a
-  // worker to job j gains 1/T(k+1) - 1/T(k), divided by its D GPUs.
+  // worker to job j gains 1/T(k+1) - 1/T(k) at the speed it would run, divided
+  // by its D GPUs. Gains <= 0 are never taken.
   void afs_grow(const std::vector<int>& jobs) {
     const auto gain = [&](int j) {
-      const int k = fixed_[at(j)] + extra_[at(j)];
-      return (1.0 / running_time(job(j), k + 1, remaining(j)) -
-              1.0 / running_time(job(j), k, remaining(j))) / job(j).gpus_per_worker;
+      const int t = flexible_type_[at(j)];
+      const int k = extra_[at(j)];
+      return (1.0 / time_with(j, k + 1, t) - 1.0 / time_with(j, k, t)) / job(j).gpus_per_worker;
     };
     using Entry = std::pair<double, int>;  // (gain, -job): ties to the lower job index
     std::priority_queue<Entry> heap;
-    for (int j : jobs) heap.emplace(gain(j), -j);
+    for (int j : jobs)
+      if ((flexible_type_[at(j)] = flexible_type(j)) >= 0) heap.emplace(gain(j), -j);
     keep_flexible(std::vector<int>(state_.jobs.size(), 0));  // re-placed below
     while (!heap.empty()) {
-      const int j = -heap.top().second;
+      const auto [value, negative_job] = heap.top();
+      const int j = -negative_job;
       heap.pop();
-      if (fixed_[at(j)] + extra_[at(j)] >= job(j).max_workers) continue;
-      if (!placer_.place(j, 1, true, decision_.start)) continue;
+      if (!(value > 0.0) || fixed_[at(j)] + extra_[at(j)] >= job(j).max_workers) continue;
+      if (!placer_.place(j, 1, true, decision_.start, flexible_type_[at(j)])) continue;
       ++extra_[at(j)];
       heap.emplace(gain(j), -j);
     }
@@ -234,6 +332,9 @@ class Epoch {
   std::vector<int> fixed_;     // job -> base workers after the decision
   std::vector<int> extra_;     // job -> flexible workers after the decision
   std::vector<int> released_;  // job -> flexible workers before the decision
+  std::vector<double> base_speed_;  // job -> summed GPU speed of its base workers
+  std::vector<int> base_type_;      // job -> GPU type of its base workers (-1 none, -2 mixed)
+  std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
   Decision decision_;
 };
 
@@ -258,8 +359,14 @@ int base_demand(const Job& job, AllocationPolicy policy) {
   return scales_elastic_jobs(policy) ? job.min_workers : job.max_workers;
 }
 
-double running_time(const Job& job, int workers, double remaining) {
-  return job.estimated_duration * job.max_workers / workers * remaining;
+double throughput(const std::vector<double>& curve, int workers) {
+  return curve.empty() ? workers : curve[at(workers - 1)];
+}
+
+double running_time(const Job& job, int workers, double remaining,
+                    const std::vector<double>& curve, double speed) {
+  return job.estimated_duration * throughput(curve, job.reference()) /
+         (throughput(curve, workers) * speed) * remaining;
 }
 
 Decision schedule(const ClusterState& state, const ScheduleOptions& options) {

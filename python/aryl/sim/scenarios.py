@@ -66,14 +66,16 @@ def _gpu_time(job: Job) -> float:
 
 
 def _inelastic(job: Job) -> Job:
-    return dataclasses.replace(job, min_workers=job.max_workers, hetero=False)
+    """``job`` fixed at the worker count its ``duration`` was measured at."""
+    w = job.reference_workers
+    return dataclasses.replace(job, min_workers=w, max_workers=w, hetero=False)
 
 
 def _elastic(job: Job) -> Job:
-    """``job`` (inelastic, ``w`` workers) over ``[w, 2w]`` with its work unchanged, any GPU type."""
+    """``job`` (inelastic, ``w`` workers) over ``[w, 2w]``, anchored at ``w``, any GPU type."""
     w = job.max_workers
-    return dataclasses.replace(job, min_workers=w, max_workers=2 * w, duration=job.duration / 2,
-                               estimated_duration=job.estimated_duration / 2, gpu_type=None)
+    return dataclasses.replace(job, min_workers=w, max_workers=2 * w, reference_workers=w,
+                               gpu_type=None)
 
 
 def scenario(jobs: Records, name: str, seed: int = 0, elastic_share: float = 0.05,

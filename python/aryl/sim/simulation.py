@@ -26,7 +26,10 @@ class Config:
     and loan/reclaim decisions. ``restart_overhead``: seconds without progress
     when a checkpointed job restarts (63 s, measured in the paper's testbed).
     ``headroom``: the inference cluster keeps ``ceil(load * (1 + headroom) * N)``
-    servers and lends the rest. ``hetero_efficiency``: throughput factor of a job
+    servers and lends the rest. ``lend_hold``: a server is lent only after the
+    load has left it spare for this many seconds (default 1 hour), so 5-minute
+    load noise does not lend and reclaim the same servers back and forth;
+    reclaiming stays immediate. ``hetero_efficiency``: throughput factor of a job
     whose workers span GPU types (70%, Appendix A). ``gpu_speed``: relative speed
     per GPU type (T4 = 1/4 of a V100, Appendix A; unknown types run at 1.0).
     ``scaling``: ``"linear"`` or ``"imperfect"`` (−10% of ideal throughput per
@@ -44,6 +47,7 @@ class Config:
     loan_interval: float = 300.0
     restart_overhead: float = 63.0
     headroom: float = 0.0
+    lend_hold: float = 3600.0
     hetero_efficiency: float = 0.7
     gpu_speed: Dict[str, float] = field(default_factory=lambda: {"V100": 1.0, "T4": 0.25})
     loaning: bool = True
@@ -130,7 +134,8 @@ def simulate(
     servers = [dataclasses.replace(s, on_loan=False) for s in servers]
     jobs = as_records(jobs, Job, "job")
     if not config.elasticity:
-        jobs = [dataclasses.replace(j, min_workers=j.max_workers) for j in jobs]
+        jobs = [dataclasses.replace(j, min_workers=j.reference_workers, max_workers=j.reference_workers)
+                for j in jobs]
     if config.prediction_error is not None:
         jobs = apply_prediction_error(jobs, *config.prediction_error, seed=seed)
     state = State.build(servers, jobs, [])  # validates ids and records
@@ -184,6 +189,7 @@ def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> dict:
         "backfill": bool(config.backfill), "scaling": config.scaling,
         "schedule_interval": float(config.schedule_interval), "loan_interval": float(config.loan_interval),
         "restart_overhead": float(config.restart_overhead), "headroom": float(config.headroom),
+        "lend_hold": float(config.lend_hold),
         "hetero_efficiency": float(config.hetero_efficiency),
         "gpu_speed": {str(k): float(v) for k, v in config.gpu_speed.items()},
         "horizon": float(config.horizon), "seed": int(seed), "audit": bool(config.audit),

@@ -24,14 +24,20 @@ struct Job {
   int gpus_per_worker = 1;  // D
   int min_workers = 1;
   int max_workers = 1;
-  double duration = 0.0;  // running time at max_workers on reference GPUs
+  double duration = 0.0;  // running time at reference workers on reference GPUs
   double submit_time = 0.0;
   double estimated_duration = 0.0;  // what the scheduler is told
   std::string gpu_type;             // required type; empty = any type
-  bool checkpoint = false;
+  bool checkpoint = true;  // a preempted job resumes from its progress
   bool hetero = false;
+  // Workers at which `duration` (and `estimated_duration`) was measured, in
+  // [min_workers, max_workers]; 0 means max_workers.
+  int reference_workers = 0;
 
   [[nodiscard]] bool elastic() const { return max_workers > min_workers; }
+  [[nodiscard]] int reference() const {
+    return reference_workers > 0 ? reference_workers : max_workers;
+  }
 };
 
 struct Worker {

@@ -25,16 +25,35 @@ PlacementPolicy parse_placement_policy(std::string_view name);
 // that a reclaim can take flexible-only servers without preempting anything.
 // A job that requires a GPU type uses only servers of that type; a non-hetero job
 // keeps all its workers on one GPU type.
+//
+// Speed comes before every preference: a non-hetero job not yet on a GPU type
+// tries the types fastest first (its preferred pool's type first among equally
+// fast ones), and a hetero job's workers go to the fastest servers that fit. A
+// job is thus never put on slower GPUs while faster ones it may use are free.
 class Placer {
  public:
-  Placer(const ClusterState& state, PlacementPolicy policy);
+  // `speed`: relative GPU speed per server (empty = all 1.0); servers of one GPU
+  // type are taken to share one speed (the first server's).
+  Placer(const ClusterState& state, PlacementPolicy policy,
+         const std::vector<double>& speed = {});
 
   // Adds an existing worker (no checks beyond capacity); false if it no longer fits.
   bool keep(const Worker& worker);
-  // Places `count` workers of `job`; all or nothing. Appends them to `out`.
-  bool place(int job, int count, bool flexible, std::vector<Worker>& out);
+  // Places `count` workers of `job`, on GPU type `type` only if it is >= 0; all
+  // or nothing. Appends them to `out`.
+  bool place(int job, int count, bool flexible, std::vector<Worker>& out, int type = -1);
 
   [[nodiscard]] int free_gpus() const;
+  [[nodiscard]] int free_gpus(int type) const { return type_free_[static_cast<std::size_t>(type)]; }
+  [[nodiscard]] int n_types() const { return n_types_; }
+  [[nodiscard]] int type_of(int server) const { return type_of_[static_cast<std::size_t>(server)]; }
+  [[nodiscard]] double type_speed(int type) const {
+    return type_speed_[static_cast<std::size_t>(type)];
+  }
+  // The GPU type the job may use: required or pinned, -1 if any.
+  [[nodiscard]] int job_type(int job) const;
+  // Whether the job may run on GPU type `type` at all.
+  [[nodiscard]] bool may_use(int job, int type) const;
 
  private:
   [[nodiscard]] bool allowed(int job, int server, int type) const;
@@ -42,12 +61,14 @@ class Placer {
   int best_server(int job, bool flexible, int type) const;
   void add(int job, int server, bool flexible);
   void remove(int job, int server, bool flexible);
-  [[nodiscard]] int job_type(int job) const;  // GPU type the job is pinned to, or -1
+  [[nodiscard]] std::vector<int> type_order(int job, bool flexible) const;
 
   const ClusterState& state_;
   PlacementPolicy policy_;
   std::vector<int> type_of_;    // server -> GPU type id
   int n_types_ = 0;
+  std::vector<double> type_speed_;  // type -> relative speed
+  std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> free_;       // server -> free GPUs (-1: not usable)
   int total_free_ = 0;          // sum of the usable servers' free GPUs
   std::vector<int> fixed_;      // server -> base workers hosted

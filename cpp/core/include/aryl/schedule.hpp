@@ -33,6 +33,15 @@ struct ScheduleOptions {
   bool backfill = false;  // fifo: let later jobs start when the head does not fit
   // Fraction of each job's work still to do (index = job; empty = all of it).
   std::vector<double> remaining;
+  // Relative GPU speed per server (index = server; empty = all 1.0): a worker on
+  // a server of speed s progresses at s times a reference worker's rate.
+  std::vector<double> speed;
+  // Throughput factor of a job whose workers span GPU types (Appendix A).
+  double hetero_efficiency = 0.7;
+  // Throughput with 1..max_workers workers (index = job; empty, or an empty
+  // entry, = linear scaling). The job's duration is anchored at its reference
+  // worker count, so only ratios of the curve matter.
+  std::vector<std::vector<double>> throughput;
 };
 
 struct Decision {
@@ -49,10 +58,24 @@ struct Decision {
 // base workers can be placed at once (otherwise skipped, not blocking; strict
 // fifo blocks). Elastic policies then distribute the remaining GPUs, including
 // those now held by flexible workers, as extra workers. The state must be valid.
+//
+// Every decision sees real GPU speeds: a job's base workers go to the fastest
+// GPU type with room (Placer), and its extra workers to the GPU type that
+// shortens it most (its own type unless hetero). The knapsack runs once per GPU
+// type, capacity = that type's free GPUs, item values = running-time reductions
+// at the speeds the workers would really get (so a slower worker, or a mixed-
+// type job's efficiency loss, counts as it would run; items that would not
+// shorten the job are never taken).
 Decision schedule(const ClusterState& state, const ScheduleOptions& options);
 
-// Estimated running time of job j with k workers on its remaining work, under
-// linear scaling: estimated_duration x max_workers / k x remaining.
-double running_time(const Job& job, int workers, double remaining = 1.0);
+// Throughput with `workers` workers: curve[workers - 1], or `workers` (linear)
+// when the curve is empty.
+double throughput(const std::vector<double>& curve, int workers);
+
+// Estimated running time of the job's remaining work with `workers` workers of
+// mean relative speed `speed`: estimated_duration x T(reference) / T(workers) x
+// remaining / speed, T being the throughput curve (linear if empty).
+double running_time(const Job& job, int workers, double remaining = 1.0,
+                    const std::vector<double>& curve = {}, double speed = 1.0);
 
 }  // namespace aryl

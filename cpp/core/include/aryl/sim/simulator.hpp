@@ -1,6 +1,7 @@
-// The discrete-event cluster simulator (DESIGN.md §5): a trace of jobs on training
-// servers plus inference servers lent and reclaimed by an inference-load series,
-// driven by the same kernels as aryl.schedule and aryl.reclaim.
+// The discrete-event cluster simulator: a trace of jobs on training servers plus
+// inference servers lent and reclaimed by an inference-load series, driven by the
+// same kernels as aryl.schedule and aryl.reclaim. The engine's rooms live in
+// src/sim/: events (queue and clock), loaning, progress, accounting, audit.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,9 @@ struct Config {
   double loan_interval = 300.0;     // s between loan/reclaim decisions
   double restart_overhead = 63.0;   // s without progress after a checkpointed restart
   double headroom = 0.0;            // inference keeps ceil(load x (1 + headroom) x N) servers
+  // A server is lent only once the load has left it spare for this long (s);
+  // reclaiming stays immediate. Damps lending back and forth on load noise.
+  double lend_hold = 3600.0;
   double hetero_efficiency = 0.7;   // throughput factor of a job spanning GPU types
   std::map<std::string, double> gpu_speed{{"V100", 1.0}, {"T4", 0.25}};  // unknown: 1.0
   double horizon = std::numeric_limits<double>::infinity();  // stop time (s)
@@ -42,7 +46,9 @@ struct Config {
 };
 
 // One job of the trace. `throughput`, if not empty, gives the job's throughput with
-// 1..max_workers workers (index w - 1) and overrides Config::scaling.
+// 1..max_workers workers (index w - 1) and overrides Config::scaling. The job's
+// duration is its running time at job.reference() workers: the curve is anchored
+// there, and the scheduler's estimates use the same curve.
 struct SimJob {
   Job job;
   std::vector<double> throughput;

@@ -1,0 +1,93 @@
+// The simulator's engine (private): the state of every job and server and the
+// handlers that change it. simulator.cpp defines the handlers, audit.cpp the
+// invariant checks.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../index.hpp"
+#include "accounting.hpp"
+#include "aryl/sim/simulator.hpp"
+#include "events.hpp"
+#include "loaning.hpp"
+#include "progress.hpp"
+
+namespace aryl::sim {
+
+using detail::at;
+
+enum class Status : std::uint8_t { future, queued, running, finished };
+
+class Engine {
+ public:
+  Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
+         const std::vector<LoadPoint>& load, const Config& config, const Progress& progress);
+  Result run();
+
+ private:
+  using FifoKey = std::pair<double, int>;  // arrival order: submit time, then trace order
+
+  // inputs
+  void check_inputs() const;
+  [[nodiscard]] int demand(const Job& j) const;
+  [[nodiscard]] bool fits_somewhere(const Job& j) const;
+  // time
+  [[nodiscard]] double now() const { return events_.now(); }
+  [[nodiscard]] Usage usage(double t) const;
+  bool report_progress();
+  // job progress and workers
+  [[nodiscard]] Status status_of(int j) const { return status_[at(j)]; }
+  void advance(int j);
+  void set_rate(int j);
+  void add_worker(int j, int server, bool flexible);
+  void remove_worker(int j, std::size_t k);
+  void clear_workers(int j);
+  // handlers
+  void on_arrival(int j);
+  void on_finish(int j, std::uint64_t version);
+  void preempt(int j);
+  void on_loan();
+  [[nodiscard]] int lent_count() const;
+  void take_back(int n);
+  void on_epoch();
+  [[nodiscard]] bool stuck() const;
+  ClusterState snapshot(std::vector<int>& job_of, bool with_queue) const;
+  [[nodiscard]] int releasable_gpus() const;
+  [[nodiscard]] FifoKey fifo_key(int j) const { return {jobs_[at(j)].job.submit_time, j}; }
+  [[nodiscard]] FifoKey fifo_blocker(int bound) const;
+  void apply(const Decision& d, const ClusterState& state, const std::vector<int>& job_of);
+  // invariants (audit.cpp)
+  void audit();
+
+  const std::vector<Server>& servers_;
+  const std::vector<SimJob>& jobs_;
+  const std::vector<LoadPoint>& load_;
+  const Config& config_;
+  const Progress& progress_;
+  EventQueue events_;
+  Lender lender_;
+  Accounting accounting_;
+  ScheduleOptions options_;  // the kernel's options; remaining/throughput per epoch
+  std::vector<double> speed_;                 // server -> GPU speed
+  std::vector<std::vector<double>> curves_;   // job -> throughput with 1..max workers
+  bool linear_ = true;                        // every curve linear: the kernel's default
+  std::vector<JobProgress> state_;            // job -> progress
+  std::vector<Status> status_ = std::vector<Status>(jobs_.size(), Status::future);
+  std::vector<std::vector<Placed>> workers_ = std::vector<std::vector<Placed>>(jobs_.size());
+  std::vector<int> running_ids_;  // running jobs, in trace order
+  std::set<FifoKey> queue_;       // queued jobs in arrival order
+  std::vector<int> used_;         // server -> GPUs held by training workers
+  std::vector<char> on_loan_;     // server -> lent to training
+  std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
+  double last_arrival_ = 0.0, next_report_ = 0.0;
+  bool dirty_ = false;
+  int unfinished_ = 0;
+};
+
+}  // namespace aryl::sim

@@ -1,0 +1,48 @@
+#include "loaning.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace aryl::sim {
+
+Lender::Lender(const std::vector<Server>& servers, const std::vector<LoadPoint>& load,
+               const Config& config)
+    : load_(load), headroom_(config.headroom), hold_(config.lend_hold) {
+  for (std::size_t s = 0; s < servers.size(); ++s)
+    if (servers[s].pool == Pool::inference) {
+      servers_.push_back(static_cast<int>(s));
+      gpus_ += servers[s].gpus;
+    }
+}
+
+double Lender::load_at(double t) const {
+  if (load_.empty()) return 0.0;
+  auto it = std::upper_bound(load_.begin(), load_.end(), t,
+                             [](double x, const LoadPoint& p) { return x < p.time; });
+  return it == load_.begin() ? load_.front().load : std::prev(it)->load;
+}
+
+int Lender::spare_for(double load) const {
+  const int n = static_cast<int>(servers_.size());
+  const double need = std::min(1.0, load * (1.0 + headroom_)) * n;
+  return n - std::min(n, static_cast<int>(std::ceil(need - 1e-9)));
+}
+
+int Lender::lendable(double t) const {
+  double peak = load_at(t - hold_);
+  auto it = std::upper_bound(load_.begin(), load_.end(), t - hold_,
+                             [](double x, const LoadPoint& p) { return x < p.time; });
+  for (; it != load_.end() && it->time <= t; ++it) peak = std::max(peak, it->load);
+  return spare_for(peak);
+}
+
+int Lender::most_spare() const {
+  if (!active()) return 0;
+  double low = 1.0;
+  for (const LoadPoint& p : load_) low = std::min(low, p.load);
+  return spare_for(low);
+}
+
+double Lender::settled() const { return load_.empty() ? 0.0 : load_.back().time + hold_; }
+
+}  // namespace aryl::sim
