@@ -33,18 +33,26 @@ void register_schedule(py::module_& m) {
   m.def(
       "schedule",
       [](const ClusterState& state, const std::string& policy, const std::string& placement,
-         bool backfill, std::vector<double> remaining) {
+         bool backfill, std::vector<double> remaining, std::vector<double> speed,
+         double hetero_efficiency, std::vector<std::vector<double>> throughput) {
         ScheduleOptions options;
         options.policy = parse_allocation_policy(policy);
         options.placement = parse_placement_policy(placement);
         options.backfill = backfill;
         options.remaining = std::move(remaining);
+        options.speed = std::move(speed);
+        options.hetero_efficiency = hetero_efficiency;
+        options.throughput = std::move(throughput);
         py::gil_scoped_release release;
         return schedule(state, options);
       },
       py::arg("state"), py::arg("policy") = "aryl", py::arg("placement") = "aryl",
       py::arg("backfill") = false, py::arg("remaining") = std::vector<double>{},
-      "One scheduling epoch on a validated state (see aryl.schedule).");
+      py::arg("speed") = std::vector<double>{}, py::arg("hetero_efficiency") = 0.7,
+      py::arg("throughput") = std::vector<std::vector<double>>{},
+      "One scheduling epoch on a validated state (see aryl.schedule): per-server "
+      "relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job "
+      "throughput curves (empty = linear).");
 }
 
 }  // namespace aryl::bindings

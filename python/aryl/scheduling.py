@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import _core
 from .model import Records, State, Worker, as_records
 
 POLICIES = ("aryl", "fifo", "sjf", "gandiva", "afs")
+#: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100.
+DEFAULT_GPU_SPEED = {"V100": 1.0, "T4": 0.25}
 PLACEMENTS = ("aryl", "bfd")
 
 
@@ -66,6 +68,9 @@ def schedule(
     placement: str = "aryl",
     backfill: bool = False,
     remaining: Optional[Mapping[Any, float]] = None,
+    gpu_speed: Optional[Mapping[str, float]] = None,
+    hetero_efficiency: float = 0.7,
+    throughput: Optional[Mapping[Any, Sequence[float]]] = None,
 ) -> Decision:
     """Decide how many workers each job gets and where they run.
 
@@ -87,9 +92,12 @@ def schedule(
         multiple-choice knapsack gives elastic jobs (running and just admitted)
         extra workers from the GPUs left, including those now held by flexible
         workers. Item *w* of a job weighs ``w * gpus_per_worker`` GPUs and is worth
-        ``T(min) - T(min + w)``, its running-time reduction on the remaining work
-        under linear scaling (``T(k) = estimated_duration * max_workers / k *
-        remaining``). Baselines: ``"fifo"`` (arrival order at ``max_workers``, no
+        ``T(min) - T(min + w)``, its running-time reduction on the remaining work at
+        the GPUs' real speed (``T(k) = estimated_duration * thr(reference_workers) /
+        (thr(k) * speed) * remaining``, ``thr`` the job's throughput curve, linear by
+        default). Every decision is speed-aware: base workers go to the fastest GPU
+        type with room, extra workers to the type that shortens the job most, and
+        the knapsack is solved per GPU type. Baselines: ``"fifo"`` (arrival order at ``max_workers``, no
         elasticity, strict unless ``backfill``), ``"sjf"`` (shortest first at
         ``max_workers``, no elasticity), ``"gandiva"`` (arrival order at base demand,
         shrinking elastic jobs to admit new ones; grows them to ``max_workers`` only
@@ -108,6 +116,14 @@ def schedule(
         With ``"fifo"``: start later jobs when the head of the queue does not fit.
     remaining
         Fraction of each job's work still to do (job id -> (0, 1]; default 1).
+    gpu_speed
+        Relative speed per GPU type (default ``DEFAULT_GPU_SPEED``: V100 1.0, T4
+        0.25, the paper's Appendix A; types not listed run at 1.0).
+    hetero_efficiency
+        Throughput factor of a job whose workers span GPU types (default 0.7).
+    throughput
+        Optional per-job throughput curves: job id -> throughput with
+        1..max_workers workers (e.g. from ``aryl.agents``); default linear.
 
     Returns
     -------
@@ -133,8 +149,25 @@ def schedule(
             later = set(future)
             submitted = [j for j in state.jobs if j.id not in later]
             state = State.build(state.servers, submitted, state.workers)
-    raw = _core.schedule(state.core, policy, placement, bool(backfill), _remaining(state, remaining))
+    speeds = {**DEFAULT_GPU_SPEED, **(gpu_speed or {})}
+    raw = _core.schedule(
+        state.core, policy, placement, bool(backfill), _remaining(state, remaining),
+        [float(speeds.get(s.gpu_type, 1.0)) for s in state.servers], float(hetero_efficiency),
+        job_curves(state, throughput),
+    )
     return _decision(state, raw, policy, future)
+
+
+def job_curves(state: State, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
+    """Per-job throughput curves in the state's job order (empty list: none given)."""
+    if not throughput:
+        return []
+    curves: List[List[float]] = [[] for _ in state.jobs]
+    for job_id, curve in throughput.items():
+        if job_id not in state.job_index:
+            raise ValueError(f"throughput: unknown job {job_id!r}")
+        curves[state.job_index[job_id]] = [float(v) for v in curve]
+    return curves
 
 
 def _remaining(state: State, remaining: Optional[Mapping[Any, float]]) -> List[float]:

@@ -165,7 +165,8 @@ def test_usage_short_timelines_stay_visible(runs):
     line = next(ln for ln in top.get_lines() if ln.get_label() == "used on loaned servers")
     assert list(line.get_xdata()) == [0, result.totals["end_time"] / 60]
     assert top.figure.axes[1].get_xlabel() == "time since start (minutes)"
-    assert list(line.get_ydata()) == [2, 2]
+    held = result.timeline["loaned_gpus_used"].iloc[0]
+    assert list(line.get_ydata()) == [held, held]
     # Nothing to hold it until: the single point is marked.
     point = sim.Result(result.jobs, result.timeline, {**result.totals, "end_time": 0.0},
                        result.capacity, "point")

@@ -81,16 +81,22 @@ def test_placement_preferences():
     servers = [aryl.Server("train", "training"), aryl.Server("loan1", "inference", on_loan=True),
                aryl.Server("loan2", "inference", on_loan=True), aryl.Server("idle", "inference")]
     jobs = [aryl.Job("inelastic", 4, 1, 1, 100), aryl.Job("elastic", 4, 1, 3, 100)]
-    decision = aryl.schedule(jobs, servers)
+    same_speed = {"T4": 1.0}  # the pool preferences alone decide
+    decision = aryl.schedule(jobs, servers, gpu_speed=same_speed)
     where = {(w.job, w.flexible): w.server for w in decision.start}
     assert where[("inelastic", False)] == "train"
     assert where[("elastic", False)] == "loan1" and where[("elastic", True)] == "loan2"
     assert all(w.server != "idle" for w in decision.start)  # not on loan: never used
     # Plain best fit packs both base workers on the V100 server; the non-hetero
     # elastic job is then pinned to V100 and cannot grow onto the T4 servers.
-    plain = aryl.schedule(jobs, servers, placement="bfd")
+    plain = aryl.schedule(jobs, servers, placement="bfd", gpu_speed=same_speed)
     assert {w.server for w in plain.start} == {"train"}
     assert plain.allocation == {"inelastic": 1, "elastic": 1}
+    # At real speeds one V100 worker (1.0) beats three T4 workers (0.75): the
+    # elastic job takes the V100 room the inelastic one left.
+    real = aryl.schedule(jobs, servers)
+    assert {w.server for w in real.start} == {"train"}
+    assert real.allocation == {"inelastic": 1, "elastic": 1}
 
 
 def test_gpu_types():
@@ -184,17 +190,20 @@ def test_decision_displays():
     assert "Decision" in decision._repr_html_()
 
 
+@pytest.mark.parametrize("real_speeds", [False, True], ids=["reference-speed", "T4-quarter"])
 @pytest.mark.parametrize("seed", range(25))
-def test_kernel_matches_the_python_reference(seed):
+def test_kernel_matches_the_python_reference(seed, real_speeds):
     from reference.schedule import schedule as reference
 
     jobs, servers = random_cluster(seed)
     workers = []
     for _ in range(3):
         state = State.build(servers, jobs, workers)
-        raw = aryl._core.schedule(state.core)
+        speed = [aryl.scheduling.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) if real_speeds else 1.0
+                 for s in state.servers]
+        raw = aryl._core.schedule(state.core, speed=speed)
         triples = [(state.job_index[w.job], state.server_index[w.server], w.flexible) for w in state.workers]
-        start, stop, allocation, pending = reference(state.servers, state.jobs, triples)
+        start, stop, allocation, pending = reference(state.servers, state.jobs, triples, speed)
         assert [tuple(x) for x in raw.start] == start
         assert (list(raw.stop), list(raw.allocation), list(raw.pending)) == (stop, allocation, pending)
         workers = aryl.scheduling._decision(state, raw, "aryl", []).apply(workers)

@@ -358,7 +358,7 @@ def test_loanable_servers_follows_the_rule():
     load.loc[:3, "load"] = [0.0, 1.0, 0.3, 0.95]
     for n, headroom in ((10, 0.0), (7, 0.1), (0, 0.0), (48, 0.25)):
         out = loanable_servers(load, n, headroom)
-        assert list(out.columns) == ["time_s", "load", "needed", "loanable"]
+        assert list(out.columns) == ["time_s", "load", "needed", "loanable", "lendable", "lent"]
         expected = [min(n, math.ceil(min(1.0, x * (1 + headroom)) * n - 1e-9)) for x in load["load"]]
         assert out["needed"].tolist() == expected
         assert (out["loanable"] == n - out["needed"]).all()
@@ -367,18 +367,25 @@ def test_loanable_servers_follows_the_rule():
 
 
 def test_loanable_servers_matches_the_simulator():
-    """The simulator lends exactly loanable_servers(...) after each loan event."""
+    """The simulator lends exactly loanable_servers(...)["lent"] after each loan event."""
     rng = np.random.default_rng(1)
     load = pd.DataFrame({"time_s": np.arange(40) * 300.0, "load": np.round(rng.random(40), 2)})
     load.loc[3:5, "load"] = [0.3, 0.0, 1.0]
-    for headroom in (0.0, 0.1):
+    for headroom, hold in ((0.0, 0.0), (0.1, 0.0), (0.0, 3600.0), (0.1, 900.0)):
         result = simulate([aryl.Job("x", 1, 1, 1, duration=40 * 300.0)], Cluster(1, 10),
                           inference_load=load,
-                          config={"schedule_interval": 60.0, "loan_interval": 300.0, "headroom": headroom})
+                          config={"schedule_interval": 60.0, "loan_interval": 300.0,
+                                  "headroom": headroom, "lend_hold": hold})
         samples = result.timeline[result.timeline["t"] % 300 == 60]
-        expected = loanable_servers(load, 10, headroom)["loanable"].to_numpy()
+        rows = loanable_servers(load, 10, headroom, lend_hold=hold)
+        expected = rows["lent"].to_numpy()
         assert len(samples) == 40
         assert samples["on_loan"].tolist() == expected[(samples["t"] // 300).astype(int)].tolist()
+        if hold == 0.0:
+            assert (rows["lent"] == rows["loanable"]).all()
+        else:
+            assert (rows["lendable"] <= rows["loanable"]).all()
+            assert rows["lent"].diff().clip(lower=0).sum() < rows["loanable"].diff().clip(lower=0).sum()
 
 
 def test_rescale_load(write):

@@ -13,7 +13,7 @@ import pandas as pd
 from .. import _core
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
-from ..scheduling import PLACEMENTS, POLICIES
+from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES, job_curves
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 
@@ -49,7 +49,7 @@ class Config:
     headroom: float = 0.0
     lend_hold: float = 3600.0
     hetero_efficiency: float = 0.7
-    gpu_speed: Dict[str, float] = field(default_factory=lambda: {"V100": 1.0, "T4": 0.25})
+    gpu_speed: Dict[str, float] = field(default_factory=lambda: dict(DEFAULT_GPU_SPEED))
     loaning: bool = True
     elasticity: bool = True
     prediction_error: Optional[Tuple[float, float]] = None
@@ -140,7 +140,7 @@ def simulate(
         jobs = apply_prediction_error(jobs, *config.prediction_error, seed=seed)
     state = State.build(servers, jobs, [])  # validates ids and records
     load_time, load = _load(inference_load) if config.loaning else ([], [])
-    curves = _curves(state, throughput)
+    curves = job_curves(state, throughput)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,
         _core_config(config, policy, reclaim, seed), progress,
@@ -212,17 +212,6 @@ def _load(inference_load: Any) -> Tuple[List[float], List[float]]:
     if np.isnan(rows).any():
         raise ValueError(f"inference_load row {int(np.isnan(rows).any(axis=1).argmax())} has NaN")
     return rows[:, 0].tolist(), rows[:, 1].tolist()
-
-
-def _curves(state: State, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
-    if not throughput:
-        return []
-    curves: List[List[float]] = [[] for _ in state.jobs]
-    for job_id, curve in throughput.items():
-        if job_id not in state.job_index:
-            raise ValueError(f"throughput: unknown job {job_id!r}")
-        curves[state.job_index[job_id]] = [float(v) for v in curve]
-    return curves
 
 
 def _result(servers: List[Server], jobs: List[Job], raw: dict, label: str) -> Result:

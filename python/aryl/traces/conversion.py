@@ -103,12 +103,16 @@ def _load_columns(load: pd.DataFrame) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def loanable_servers(load: pd.DataFrame, inference_servers: int,
-                     headroom: float = 0.0) -> pd.DataFrame:
-    """Inference servers needed and loanable at each time of a load series.
+                     headroom: float = 0.0, lend_hold: float = 0.0) -> pd.DataFrame:
+    """Inference servers needed, spare and lent at each time of a load series.
 
-    The simulator's rule (``aryl.sim.simulate``, applied every ``loan_interval``):
-    ``needed = min(N, ceil(min(1, load * (1 + headroom)) * N - 1e-9))`` and
-    ``loanable = N - needed``; the ``1e-9`` only absorbs rounding (``0.3 * 10``).
+    The simulator's rule (``aryl.sim.simulate``, applied every ``loan_interval``; here
+    at each row's time): ``needed = min(N, ceil(min(1, load * (1 + headroom)) * N -
+    1e-9))`` and ``loanable = N - needed`` (the ``1e-9`` only absorbs rounding,
+    ``0.3 * 10``). ``lendable`` is ``loanable`` at the peak load of the last
+    ``lend_hold`` seconds: only servers spare that long are lent. ``lent`` follows
+    the simulator: reclaimed down to ``loanable`` at once when the load rises, lent
+    up to ``lendable`` when the hold allows, otherwise unchanged.
 
     Parameters
     ----------
@@ -118,19 +122,35 @@ def loanable_servers(load: pd.DataFrame, inference_servers: int,
         ``N``, the inference cluster's servers (>= 0).
     headroom
         Spare capacity the inference cluster keeps (>= 0), the simulator's ``Config.headroom``.
+    lend_hold
+        Seconds a server must stay spare before it is lent (>= 0), ``Config.lend_hold``.
 
     Returns
     -------
     pandas.DataFrame
-        ``time_s, load, needed, loanable`` (``needed`` and ``loanable`` int).
+        ``time_s, load, needed, loanable, lendable, lent`` (counts as int).
     """
     time, value = _load_columns(load)
     n = int(inference_servers)
-    if n < 0 or not headroom >= 0.0:
-        raise ValueError(f"inference_servers and headroom must be >= 0, got {inference_servers}, {headroom}")
-    need = np.minimum(1.0, value * (1.0 + headroom)) * n
-    needed = np.minimum(n, np.ceil(need - 1e-9)).astype(np.int64)
-    return pd.DataFrame({"time_s": time, "load": value, "needed": needed, "loanable": n - needed})
+    if n < 0 or not headroom >= 0.0 or not lend_hold >= 0.0:
+        raise ValueError(f"inference_servers, headroom and lend_hold must be >= 0, got "
+                         f"{inference_servers}, {headroom}, {lend_hold}")
+
+    def spare(x: np.ndarray) -> np.ndarray:
+        need = np.minimum(1.0, x * (1.0 + headroom)) * n
+        return n - np.minimum(n, np.ceil(need - 1e-9)).astype(np.int64)
+
+    loanable = spare(value)
+    start = np.searchsorted(time, time - lend_hold, side="right") - 1  # row in force at t - hold
+    peak = np.array([value[max(a, 0):i + 1].max() for i, a in enumerate(start)]) if len(value) else value
+    lendable = np.minimum(loanable, spare(peak))
+    lent = np.zeros(len(value), dtype=np.int64)
+    now = 0
+    for i in range(len(value)):
+        now = loanable[i] if now > loanable[i] else max(now, lendable[i])
+        lent[i] = now
+    return pd.DataFrame({"time_s": time, "load": value, "needed": n - loanable,
+                         "loanable": loanable, "lendable": lendable, "lent": lent})
 
 
 def rescale_load(load: pd.DataFrame, floor: float = 0.3) -> pd.DataFrame:
