@@ -182,3 +182,35 @@ TEST_CASE("a job that only a short load dip could host ends the run unfinished",
                         Catch::Contains("job 'wide' can never run"));
   }
 }
+
+TEST_CASE("a queued job takes a slower GPU only if it finishes sooner than by waiting",
+          "[speed]") {
+  // One V100 server busy for another 100 s; two loaned T4 servers free.
+  ClusterState c;
+  add_server(c, "v", false);
+  add_server(c, "t1", true);
+  add_server(c, "t2", true);
+  const auto job = [&](const std::string& id, double duration) {
+    Job j;
+    j.id = id;
+    j.gpus_per_worker = 8;
+    j.duration = j.estimated_duration = duration;
+    c.jobs.push_back(j);
+  };
+  job("running", 100);
+  c.workers.push_back({0, 0, false});
+  job("short", 10);    // 40 s on a T4 beats 100 s of waiting + 10 s
+  job("long", 10000);  // 40,000 s on a T4 loses to 100 s of waiting + 10,000 s
+  validate(c);
+  ScheduleOptions options;
+  options.speed = {1.0, 0.25, 0.25};
+  const Decision d = schedule(c, options);
+  REQUIRE(d.allocation == std::vector<int>{1, 1, 0});
+  REQUIRE(d.pending == std::vector<int>{2});
+  REQUIRE(d.start.size() == 1);
+  REQUIRE(d.start[0].server == 1);
+  SECTION("at equal speeds both start at once") {
+    options.speed = {1.0, 1.0, 1.0};
+    REQUIRE(schedule(c, options).allocation == std::vector<int>{1, 1, 1});
+  }
+}

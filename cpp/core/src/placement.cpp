@@ -34,12 +34,14 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy, const std::vec
       ++n_types_;
       type_speed_.push_back(speed.empty() ? 1.0 : speed[i]);
       type_free_.push_back(0);
+      type_capacity_.push_back(0);
     }
     type_of_.push_back(it->second);
     const bool usable = s.pool == Pool::training || s.on_loan;
     free_.push_back(usable ? s.gpus : -1);
     total_free_ += usable ? s.gpus : 0;
     type_free_[at(it->second)] += usable ? s.gpus : 0;
+    type_capacity_[at(it->second)] += usable ? s.gpus : 0;
   }
   fixed_.assign(state.servers.size(), 0);
   flexible_.assign(state.servers.size(), 0);
@@ -80,6 +82,13 @@ void Placer::remove(int job, int server, bool flexible) {
   total_free_ += d;
   type_free_[at(type_of_[at(server)])] += d;
   (flexible ? flexible_ : fixed_)[at(server)] -= 1;
+}
+
+void Placer::undo(const std::vector<Worker>& placed) {
+  for (const Worker& w : placed) {
+    remove(w.job, w.server, w.flexible);
+    pinned_[at(w.job)] = -1;
+  }
 }
 
 bool Placer::keep(const Worker& w) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <queue>
 #include <stdexcept>
@@ -171,20 +172,98 @@ class Epoch {
     return queue;
   }
 
-  // Phase 1: base demand in queue order; a job that cannot be placed is skipped
-  // (strict fifo stops there).
+  // Phase 1: base demand in queue order; a job that cannot be placed, or is
+  // better off waiting for faster GPUs, is skipped (strict fifo stops there).
   void admit(const std::vector<int>& queue) {
     const bool strict = options_.policy == AllocationPolicy::fifo && !options_.backfill;
     bool blocked = false;
     for (int j : queue) {
-      const std::size_t first = decision_.start.size();
-      if (!blocked && placer_.place(j, base_demand(j), false, decision_.start)) {
-        for (std::size_t w = first; w < decision_.start.size(); ++w) add_base(decision_.start[w]);
-      } else {
-        decision_.pending.push_back(j);
-        blocked = strict;
-      }
+      if (!blocked && admit_one(j)) continue;
+      decision_.pending.push_back(j);
+      const int fast = fastest_type(j);  // later jobs queue behind it for that type
+      if (fast >= 0) ahead_[at(fast)] += base_demand(j) * job(j).gpus_per_worker;
+      blocked = strict;
     }
+  }
+
+  // Places job j's base demand (fastest GPUs first). If only slower GPUs were
+  // open, the job takes them only when it would finish sooner there than by
+  // waiting for its fastest GPU type (wait_for).
+  bool admit_one(int j) {
+    const std::size_t first = decision_.start.size();
+    if (!placer_.place(j, base_demand(j), false, decision_.start)) return false;
+    const std::vector<Worker> placed(decision_.start.begin() + static_cast<std::ptrdiff_t>(first),
+                                     decision_.start.end());
+    const int fast = fastest_type(j);
+    const double speed = mean_speed(placed);
+    if (speed < placer_.type_speed(fast) * (1.0 - 1e-12)) {
+      placer_.undo(placed);
+      const auto time_at = [&](double s) {
+        return running_time(job(j), base_demand(j), remaining(j), curve(j), s);
+      };
+      if (wait_for(j, fast) + time_at(placer_.type_speed(fast)) < time_at(speed)) {
+        decision_.start.resize(first);
+        return false;
+      }
+      for (const Worker& w : placed) placer_.keep(w);
+    }
+    for (const Worker& w : placed) add_base(w);
+    return true;
+  }
+
+  // Mean GPU speed of a job's workers, with the hetero efficiency if mixed.
+  [[nodiscard]] double mean_speed(const std::vector<Worker>& workers) const {
+    double sum = 0.0;
+    bool mixed = false;
+    for (const Worker& w : workers) {
+      sum += server_speed(w.server);
+      mixed |= placer_.type_of(w.server) != placer_.type_of(workers.front().server);
+    }
+    return sum / static_cast<double>(workers.size()) * (mixed ? options_.hetero_efficiency : 1.0);
+  }
+
+  // The fastest GPU type the job may use that the cluster has (-1: none).
+  [[nodiscard]] int fastest_type(int j) const {
+    int best = -1;
+    for (int t = 0; t < placer_.n_types(); ++t)
+      if (placer_.may_use(j, t) && placer_.capacity(t) > 0 &&
+          (best < 0 || placer_.type_speed(t) > placer_.type_speed(best)))
+        best = t;
+    return best;
+  }
+
+  // Estimated wait until GPU type t has room for job j's base demand after the
+  // jobs queued ahead of it for that type: running jobs release their base
+  // workers' GPUs at their estimated completion (flexible workers' GPUs already
+  // count as free). Infinite if they never would.
+  [[nodiscard]] double wait_for(int j, int t) {
+    if (releases_.empty()) estimate_releases();
+    int need = base_demand(j) * job(j).gpus_per_worker + ahead_[at(t)] - placer_.free_gpus(t);
+    if (need <= 0) return 0.0;
+    for (const auto& [time, gpus] : releases_[at(t)])
+      if ((need -= gpus) <= 0) return time;
+    return std::numeric_limits<double>::infinity();
+  }
+
+  // Per GPU type, (estimated time left, GPUs) of every running job's base
+  // workers, soonest first.
+  void estimate_releases() {
+    releases_.assign(at(placer_.n_types()), {});
+    std::vector<std::vector<int>> gpus(state_.jobs.size());
+    for (std::size_t w = 0; w < state_.workers.size(); ++w) {
+      if (flexible_[w]) continue;
+      const Worker& worker = state_.workers[w];
+      auto& per_type = gpus[at(worker.job)];
+      per_type.resize(at(placer_.n_types()), 0);
+      per_type[at(placer_.type_of(worker.server))] += job(worker.job).gpus_per_worker;
+    }
+    for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j) {
+      if (gpus[at(j)].empty()) continue;
+      const double left = time_with(j, 0, 0);
+      for (int t = 0; t < placer_.n_types(); ++t)
+        if (gpus[at(j)][at(t)] > 0) releases_[at(t)].emplace_back(left, gpus[at(j)][at(t)]);
+    }
+    for (auto& r : releases_) std::sort(r.begin(), r.end());
   }
 
   // Elastic jobs that can take extra workers now: running elastic and admitted.
@@ -335,6 +414,9 @@ class Epoch {
   std::vector<double> base_speed_;  // job -> summed GPU speed of its base workers
   std::vector<int> base_type_;      // job -> GPU type of its base workers (-1 none, -2 mixed)
   std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
+  std::vector<int> ahead_ = std::vector<int>(static_cast<std::size_t>(placer_.n_types()), 0);
+  // type -> GPUs that pending jobs ahead in the queue wait for
+  std::vector<std::vector<std::pair<double, int>>> releases_;  // see estimate_releases
   Decision decision_;
 };
 

@@ -50,6 +50,10 @@ class Placer {
   [[nodiscard]] double type_speed(int type) const {
     return type_speed_[static_cast<std::size_t>(type)];
   }
+  // Removes workers just placed for a job that had none before (unpins it).
+  void undo(const std::vector<Worker>& placed);
+  // GPUs of usable servers of the type, free or not.
+  [[nodiscard]] int capacity(int type) const { return type_capacity_[static_cast<std::size_t>(type)]; }
   // The GPU type the job may use: required or pinned, -1 if any.
   [[nodiscard]] int job_type(int job) const;
   // Whether the job may run on GPU type `type` at all.
@@ -69,6 +73,7 @@ class Placer {
   int n_types_ = 0;
   std::vector<double> type_speed_;  // type -> relative speed
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
+  std::vector<int> type_capacity_;  // type -> GPUs of usable servers
   std::vector<int> free_;       // server -> free GPUs (-1: not usable)
   int total_free_ = 0;          // sum of the usable servers' free GPUs
   std::vector<int> fixed_;      // server -> base workers hosted
