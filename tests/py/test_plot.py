@@ -27,11 +27,13 @@ def tiny_jobs():
 def runs():
     """Two finished runs differing in reclaim policy, one cut short by a horizon."""
     out = {}
+    same_speed = {"gpu_speed": {"T4": 1.0}}  # jobs spill onto the loaned servers, get reclaimed
     for reclaim in ("aryl", "scf"):
         out[reclaim] = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), reclaim=reclaim,
-                                    inference_load=LOAD, label=f"reclaim {reclaim}").check()
+                                    inference_load=LOAD, config=same_speed,
+                                    label=f"reclaim {reclaim}").check()
     out["short"] = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), inference_load=LOAD,
-                                config={"horizon": 50}, label="horizon 50 s")
+                                config={**same_speed, "horizon": 50}, label="horizon 50 s")
     return out
 
 
