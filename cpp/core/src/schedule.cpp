@@ -180,8 +180,6 @@ class Epoch {
     for (int j : queue) {
       if (!blocked && admit_one(j)) continue;
       decision_.pending.push_back(j);
-      const int fast = fastest_type(j);  // later jobs queue behind it for that type
-      if (fast >= 0) ahead_[at(fast)] += base_demand(j) * job(j).gpus_per_worker;
       blocked = strict;
     }
   }
@@ -232,13 +230,15 @@ class Epoch {
     return best;
   }
 
-  // Estimated wait until GPU type t has room for job j's base demand after the
-  // jobs queued ahead of it for that type: running jobs release their base
-  // workers' GPUs at their estimated completion (flexible workers' GPUs already
-  // count as free). Infinite if they never would.
+  // Estimated wait until GPU type t has room for job j's base demand: running
+  // jobs release their base workers' GPUs at their estimated completion
+  // (flexible workers' GPUs already count as free). Infinite if they never
+  // would. Other queued jobs are left out on purpose: the estimate then depends
+  // only on the running jobs, so handing the kernel fewer queued jobs (as the
+  // simulator does with those that cannot fit) never changes a decision.
   [[nodiscard]] double wait_for(int j, int t) {
     if (releases_.empty()) estimate_releases();
-    int need = base_demand(j) * job(j).gpus_per_worker + ahead_[at(t)] - placer_.free_gpus(t);
+    int need = base_demand(j) * job(j).gpus_per_worker - placer_.free_gpus(t);
     if (need <= 0) return 0.0;
     for (const auto& [time, gpus] : releases_[at(t)])
       if ((need -= gpus) <= 0) return time;
@@ -414,8 +414,6 @@ class Epoch {
   std::vector<double> base_speed_;  // job -> summed GPU speed of its base workers
   std::vector<int> base_type_;      // job -> GPU type of its base workers (-1 none, -2 mixed)
   std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
-  std::vector<int> ahead_ = std::vector<int>(static_cast<std::size_t>(placer_.n_types()), 0);
-  // type -> GPUs that pending jobs ahead in the queue wait for
   std::vector<std::vector<std::pair<double, int>>> releases_;  // see estimate_releases
   Decision decision_;
 };
