@@ -169,6 +169,17 @@ void register_goodput(py::module_& m) {
       py::arg("perf_params"), py::arg("num_nodes"), py::arg("num_replicas"), py::arg("atomic_bsz"),
       "Predicted step time (no accumulation) per (nodes, replicas, atomic batch), as an array.");
 
+  m.def(
+      "fixed_batch",
+      [](double init_batch_size, double max_batch_size, int min_atomic_bsz, int max_atomic_bsz,
+         int num_replicas, double batch_size) {
+        return fixed_batch({init_batch_size, max_batch_size, min_atomic_bsz, max_atomic_bsz},
+                           num_replicas, batch_size);
+      },
+      py::arg("init_batch_size"), py::arg("max_batch_size"), py::arg("min_atomic_bsz"),
+      py::arg("max_atomic_bsz"), py::arg("num_replicas"), py::arg("batch_size"),
+      "(atomic_bsz, accum_steps) of a fixed global batch on num_replicas replicas.");
+
   py::class_<GoodputModel>(m, "GoodputModel",
                            "Throughput, efficiency and goodput of fitted parameters (see "
                            "aryl.agents.PolluxAgent).")

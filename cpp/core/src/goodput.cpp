@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace aryl {
 namespace {
@@ -56,6 +57,18 @@ void check_params(const PerfParams& p) {
           fmt::format("perf params: {} must be finite and > 0, got {}", names[i], values[i]));
   if (p.gamma < 1.0 || p.gamma > 10.0)
     throw std::invalid_argument(fmt::format("perf params: gamma must be in [1, 10], got {}", p.gamma));
+}
+
+void check_limits(const BatchLimits& limits) {
+  if (!finite_positive(limits.init_batch_size) || !std::isfinite(limits.max_batch_size) ||
+      limits.max_batch_size < limits.init_batch_size)
+    throw std::invalid_argument(fmt::format(
+        "batch limits: need 0 < init_batch_size <= max_batch_size, got {} and {}",
+        limits.init_batch_size, limits.max_batch_size));
+  if (limits.min_atomic_bsz < 1 || limits.max_atomic_bsz < limits.min_atomic_bsz)
+    throw std::invalid_argument(fmt::format(
+        "batch limits: need 1 <= min_atomic_bsz <= max_atomic_bsz, got {} and {}",
+        limits.min_atomic_bsz, limits.max_atomic_bsz));
 }
 
 void check_samples(const std::vector<ProfileSample>& samples) {
@@ -362,15 +375,7 @@ GoodputModel::GoodputModel(PerfParams perf, GradParams grad, BatchLimits limits)
   if (!std::isfinite(grad.sqr) || !std::isfinite(grad.var) || grad.sqr < 0.0 || grad.var < 0.0)
     throw std::invalid_argument(fmt::format(
         "grad params: sqr and var must be finite and >= 0, got {} and {}", grad.sqr, grad.var));
-  if (!finite_positive(limits.init_batch_size) || !std::isfinite(limits.max_batch_size) ||
-      limits.max_batch_size < limits.init_batch_size)
-    throw std::invalid_argument(fmt::format(
-        "batch limits: need 0 < init_batch_size <= max_batch_size, got {} and {}",
-        limits.init_batch_size, limits.max_batch_size));
-  if (limits.min_atomic_bsz < 1 || limits.max_atomic_bsz < limits.min_atomic_bsz)
-    throw std::invalid_argument(fmt::format(
-        "batch limits: need 1 <= min_atomic_bsz <= max_atomic_bsz, got {} and {}",
-        limits.min_atomic_bsz, limits.max_atomic_bsz));
+  check_limits(limits_);
 }
 
 double GoodputModel::throughput(int num_nodes, int num_replicas, double atomic_bsz,
@@ -400,6 +405,11 @@ void check_allocation(int num_nodes, int num_replicas) {
         "allocation: need 0 <= num_nodes <= num_replicas with both 0 or both > 0, got {} nodes, "
         "{} replicas",
         num_nodes, num_replicas));
+}
+
+// The artifact's last word on a batch: atomic <= floor(M_max / (K (s + 1))).
+int cap_atomic(const BatchLimits& limits, int num_replicas, int atomic, int accum) {
+  return std::min(atomic, static_cast<int>(limits.max_batch_size / (num_replicas * (accum + 1))));
 }
 
 }  // namespace
@@ -436,28 +446,37 @@ double GoodputModel::speedup(int num_nodes, int num_replicas) const {
   return optimize(num_nodes, num_replicas).goodput / optimize(1, 1).goodput;
 }
 
+std::pair<int, int> fixed_batch(const BatchLimits& limits, int num_replicas, double batch_size) {
+  check_limits(limits);
+  if (num_replicas < 1)
+    throw std::invalid_argument(fmt::format("fixed batch: num_replicas must be >= 1, got {}", num_replicas));
+  if (!finite_positive(batch_size))
+    throw std::invalid_argument(
+        fmt::format("fixed batch: batch_size must be finite and > 0, got {}", batch_size));
+  const int local = ceil_int(batch_size / num_replicas);
+  int accum = ceil_int(static_cast<double>(local) / limits.max_atomic_bsz) - 1;
+  if (num_replicas == 1 && batch_size > limits.init_batch_size) accum = std::max(accum, 1);
+  const int atomic = ceil_int(static_cast<double>(local) / (accum + 1));
+  return {cap_atomic(limits, num_replicas, atomic, accum), accum};
+}
+
 BatchChoice GoodputModel::configure(int num_nodes, int num_replicas, double batch_size) const {
   check_allocation(num_nodes, num_replicas);
   if (num_replicas == 0) throw std::invalid_argument("configure: num_replicas must be >= 1");
   if (!std::isfinite(batch_size))
     throw std::invalid_argument(fmt::format("configure: batch_size must be finite, got {}", batch_size));
   int atomic = 0, accum = 0;
-  if (batch_size <= 0.0) {
-    const BatchChoice c = optimize(num_nodes, num_replicas);
-    atomic = c.atomic_bsz;
-    accum = c.accum_steps;
+  if (batch_size > 0.0) {
+    std::tie(atomic, accum) = fixed_batch(limits_, num_replicas, batch_size);
   } else {
-    const int local = ceil_int(batch_size / num_replicas);
-    accum = ceil_int(static_cast<double>(local) / limits_.max_atomic_bsz) - 1;
-    if (num_replicas == 1 && batch_size > limits_.init_batch_size) accum = std::max(accum, 1);
-    atomic = ceil_int(static_cast<double>(local) / (accum + 1));
+    const BatchChoice best = optimize(num_nodes, num_replicas);
+    accum = best.accum_steps;
+    atomic = cap_atomic(limits_, num_replicas, best.atomic_bsz, accum);
   }
-  const int count = num_replicas * (accum + 1);
-  atomic = std::min(atomic, static_cast<int>(limits_.max_batch_size / count));
   BatchChoice c{atomic, accum, 0.0, 0.0, 0.0};
   if (atomic > 0) {
     c.throughput = throughput(num_nodes, num_replicas, atomic, accum);
-    c.efficiency = efficiency(static_cast<double>(count) * atomic);
+    c.efficiency = efficiency(static_cast<double>(num_replicas) * atomic * (accum + 1));
     c.goodput = c.throughput * c.efficiency;
   }
   return c;

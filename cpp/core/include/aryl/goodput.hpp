@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace aryl {
@@ -102,6 +103,13 @@ struct BatchChoice {
   double throughput = 0.0;  // samples per second
   double efficiency = 0.0;
 };
+
+// (atomic_bsz, accum_steps) of a fixed global batch M on K >= 1 replicas, as the
+// artifact's simulator sets it: local = ceil(M / K - 1e-8), s = ceil(local / m_max
+// - 1e-8) - 1 (at least 1 when K = 1 and M > M0), m = ceil(local / (s + 1) -
+// 1e-8), then m capped at floor(M_max / (K (s + 1))). std::invalid_argument for
+// K < 1 or M not finite and > 0.
+std::pair<int, int> fixed_batch(const BatchLimits& limits, int num_replicas, double batch_size);
 
 class GoodputModel {
  public:
