@@ -259,7 +259,7 @@ class BoundedSolver {
     for (std::size_t i = 0; i < free_.size(); ++i) {
       const int k = free_[i];
       const double v = x[static_cast<Eigen::Index>(i)];
-      p[k] = k == gamma_index ? v : std::exp(v);
+      p[k] = k == gamma_index ? v : std::max(std::exp(v), tiny);  // exp(log(1e-8)) < 1e-8
     }
     Vector grad_p;
     const double f = objective(p, samples_, &grad_p);
