@@ -161,6 +161,7 @@ class BoundedSolver {
     double f = eval(x, p, g);
     Eigen::MatrixXd h = Eigen::MatrixXd::Identity(d, d);
     bool fresh = true;
+    std::vector<bool> previous_active(static_cast<std::size_t>(d), false);
     int iteration = 0;
     for (; iteration < max_iterations; ++iteration) {
       const Eigen::VectorXd projected = x - project(x - g);
@@ -168,6 +169,11 @@ class BoundedSolver {
       std::vector<bool> active(static_cast<std::size_t>(d));
       for (int i = 0; i < d; ++i)
         active[static_cast<std::size_t>(i)] = (x[i] <= lo(i) && g[i] > 0) || (x[i] >= hi(i) && g[i] < 0);
+      if (active != previous_active) {  // the curvature pairs were of another face
+        h.setIdentity();
+        fresh = true;
+        previous_active = active;
+      }
       Eigen::VectorXd direction = direction_of(h, g, active);
       if (direction.dot(g) >= 0.0) {  // not a descent direction: restart from steepest descent
         h.setIdentity();
@@ -218,7 +224,7 @@ class BoundedSolver {
  private:
   static constexpr int max_iterations = 2000;
   static constexpr double gradient_tolerance = 1e-10;
-  static constexpr double function_tolerance = 1e-14;
+  static constexpr double function_tolerance = 1e-12;
 
   double lo(int i) const { return lower_[free_[static_cast<std::size_t>(i)]]; }
   double hi(int i) const { return upper_[free_[static_cast<std::size_t>(i)]]; }
