@@ -5,6 +5,7 @@
 
 #include "aryl/application.hpp"
 #include "aryl/goodput.hpp"
+#include "aryl/pollux_job.hpp"
 
 namespace aryl::bindings {
 
@@ -212,6 +213,46 @@ void register_goodput(py::module_& m) {
           },
           py::arg("num_nodes"), py::arg("num_replicas"), py::arg("batch_size") = 0.0,
           "The batch a job runs (adaptive when batch_size <= 0), capped as the artifact does.");
+
+  py::class_<PolluxJobModel>(m, "PolluxJobModel",
+                             "A Pollux job's profiles, fitted model and batch choice (see "
+                             "aryl.agents.PolluxAgent).")
+      .def(py::init([](double init_batch_size, double max_batch_size, int min_atomic_bsz,
+                       int max_atomic_bsz, double batch_size) {
+             return PolluxJobModel({init_batch_size, max_batch_size, min_atomic_bsz, max_atomic_bsz},
+                                   batch_size);
+           }),
+           py::arg("init_batch_size"), py::arg("max_batch_size"), py::arg("min_atomic_bsz"),
+           py::arg("max_atomic_bsz"), py::arg("batch_size") = 0.0)
+      .def("observe", &PolluxJobModel::observe, py::arg("num_nodes"), py::arg("num_replicas"),
+           py::arg("atomic_bsz"), py::arg("step_time"), py::arg("sync_time"),
+           "Record a measured step; True when new and the model was refitted.")
+      .def(
+          "observe_grad",
+          [](PolluxJobModel& j, double sqr, double var) { j.observe_grad({sqr, var}); },
+          py::arg("grad_sqr"), py::arg("grad_var"))
+      .def_property_readonly("has_model", &PolluxJobModel::has_model)
+      .def_property_readonly("perf_params",
+                             [](const PolluxJobModel& j) -> py::object {
+                               if (!j.perf()) return py::none();
+                               return params_tuple(*j.perf());
+                             })
+      .def_property_readonly("grad_params",
+                             [](const PolluxJobModel& j) -> py::object {
+                               if (!j.grad()) return py::none();
+                               return py::make_tuple(j.grad()->sqr, j.grad()->var);
+                             })
+      .def("model", &PolluxJobModel::model)
+      .def("speedup", &PolluxJobModel::speedup, py::arg("num_nodes"), py::arg("num_replicas"))
+      .def(
+          "batch",
+          [](const PolluxJobModel& j, int n, int k) { return choice_tuple(j.batch(n, k)); },
+          py::arg("num_nodes"), py::arg("num_replicas"),
+          "(goodput, atomic_bsz, accum_steps, throughput, efficiency) the job runs with.")
+      .def_property_readonly("max_profiled_replicas", &PolluxJobModel::max_profiled_replicas)
+      .def_property_readonly("max_replicas", &PolluxJobModel::max_replicas)
+      .def("profile", [](const PolluxJobModel& j) { return samples_dict(j.profile()); },
+           "The profiles as fit columns, in the order first seen.");
 
   py::class_<Application>(m, "Application", "One Pollux application's measured tables.")
       .def(py::init(&application_from), py::arg("name"), py::arg("placements"),

@@ -5,6 +5,7 @@
 
 #include "aryl/application.hpp"
 #include "aryl/goodput.hpp"
+#include "aryl/pollux_job.hpp"
 
 using namespace aryl;
 using Catch::Matchers::Contains;
@@ -184,4 +185,30 @@ TEST_CASE("bad application tables are named", "[application]") {
   CHECK_THROWS_WITH(Application("a", p, {}, {}), Contains("at least one table"));
   CHECK_THROWS_WITH(Application("a", p, {}, {{16, {1}, {1}, {1}, {1}}}, 3),
                     Contains("max_epochs = 3"));
+}
+
+TEST_CASE("a Pollux job learns its model from profiles", "[goodput][job]") {
+  PolluxJobModel job({128, 4096, 32, 1024});
+  CHECK_FALSE(job.has_model());
+  CHECK(job.speedup(2, 8) == 8.0);  // optimistic before any profile
+  CHECK(job.max_replicas() == 1);
+  const BatchChoice start = job.batch(1, 8);  // max(M0, 32 x 8) = 256 over 8 replicas
+  CHECK(start.atomic_bsz == 32);
+  CHECK(start.accum_steps == 0);
+  CHECK(job.observe(1, 2, 128, 0.2, 0.05));
+  CHECK_FALSE(job.observe(1, 2, 128, 0.9, 0.05));  // the first measurement is kept
+  CHECK(job.profile().size() == 1);
+  CHECK(job.profile()[0].step_time == 0.2);
+  CHECK(job.perf()->alpha_c == Approx(0.075));  // one batch: mean(0.15) / 2
+  CHECK(job.max_replicas() == 4);
+  CHECK_THROWS_WITH(job.model(), Contains("no model yet"));
+  job.observe_grad({1.0, 50.0});
+  REQUIRE(job.has_model());
+  CHECK(job.speedup(1, 1) == Approx(1.0));
+  CHECK(job.batch(1, 2).goodput == Approx(job.model().configure(1, 2).goodput));
+  CHECK_THROWS_WITH(job.observe(1, 1, 64, 0.1, 0.2), Contains("sync_time"));
+  CHECK_THROWS_WITH(job.observe_grad({-1.0, 0.0}), Contains("grad_sqr"));
+
+  const PolluxJobModel fixed({128, 4096, 32, 1024}, 2048);
+  CHECK(fixed.batch(1, 4).atomic_bsz == 512);
 }

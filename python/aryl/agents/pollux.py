@@ -33,7 +33,8 @@ def _positive(name: str, value: Any) -> float:
 class PolluxAgent(JobAgent):
     """The per-job agent of Pollux (Qiao et al., OSDI'21), its model computed in C++.
 
-    It keeps the job's profiles — one (step time, sync time) per distinct (nodes,
+    A thin layer over ``aryl._core.PolluxJobModel`` (the state a simulator keeps per
+    Pollux job). It keeps the job's profiles — one (step time, sync time) per distinct (nodes,
     replicas, atomic batch) it has run with, the first measurement kept, as Pollux
     does — refits the 7-parameter throughput model whenever a new one arrives, and
     tracks the latest gradient-noise statistics. From them it answers:
@@ -77,10 +78,9 @@ class PolluxAgent(JobAgent):
         self.min_local_bsz = _integer("min_local_bsz", min_local_bsz, 1)
         self.max_local_bsz = _integer("max_local_bsz", max_local_bsz, self.min_local_bsz)
         self.batch_size = None if batch_size is None else _positive("batch_size", batch_size)
-        self._profile: Dict[Tuple[int, int, int], Tuple[float, float]] = {}
-        self._grad: Optional[Tuple[float, float]] = None
-        self._perf: Optional[Tuple[float, ...]] = None
-        self._model: Optional[Any] = None
+        self._job = _core.PolluxJobModel(self.init_batch_size, self.max_batch_size,
+                                         self.min_local_bsz, self.max_local_bsz,
+                                         self.batch_size or 0.0)
 
     @classmethod
     def for_application(cls, application: Any, *, batch_size: Optional[float] = None) -> "PolluxAgent":
@@ -118,65 +118,47 @@ class PolluxAgent(JobAgent):
         if (grad_sqr is None) != (grad_var is None):
             raise ValueError("give grad_sqr and grad_var together")
         if grad_sqr is not None:
-            sqr, var = float(grad_sqr), float(grad_var)  # type: ignore[arg-type]
-            if not (np.isfinite(sqr) and np.isfinite(var) and sqr >= 0 and var >= 0):
-                raise ValueError(f"grad_sqr and grad_var must be finite and >= 0, got {grad_sqr!r}, "
-                                 f"{grad_var!r}")
-            self._grad = (sqr, var)
-            self._model = None
-        if (n, k, m) in self._profile:
-            return False
-        self._profile[n, k, m] = (step, sync)
-        keys = np.array(list(self._profile), dtype=float)
-        times = np.array(list(self._profile.values()), dtype=float)
-        fit = _core.fit_perf_params(keys[:, 0], keys[:, 1], keys[:, 2], times[:, 0] - times[:, 1],
-                                    times[:, 0])
-        self._perf = tuple(fit["params"])
-        self._model = None
-        return True
+            self._job.observe_grad(float(grad_sqr), float(grad_var))  # type: ignore[arg-type]
+        return bool(self._job.observe(n, k, m, step, sync))
 
     # -- state -------------------------------------------------------------------------------
 
     @property
     def perf_params(self) -> Optional[Dict[str, float]]:
         """The fitted throughput parameters by name (``None`` before any profile)."""
-        return None if self._perf is None else dict(zip(PERF_PARAM_NAMES, self._perf))
+        perf = self._job.perf_params
+        return None if perf is None else dict(zip(PERF_PARAM_NAMES, perf))
 
     @property
     def grad_params(self) -> Optional[Tuple[float, float]]:
         """The latest ``(grad_sqr, grad_var)`` (``None`` before any)."""
-        return self._grad
+        return self._job.grad_params
 
     @property
     def profile(self) -> pd.DataFrame:
-        """The profiles: ``num_nodes, num_replicas, atomic_bsz, step_time, sync_time``."""
-        rows = [(*key, *value) for key, value in self._profile.items()]
-        return pd.DataFrame(rows, columns=["num_nodes", "num_replicas", "atomic_bsz", "step_time",
-                                           "sync_time"])
+        """The profiles in the order first seen: ``num_nodes, num_replicas, atomic_bsz,
+        step_time, sync_time``."""
+        raw = self._job.profile()
+        return pd.DataFrame({"num_nodes": raw["num_nodes"], "num_replicas": raw["num_replicas"],
+                             "atomic_bsz": raw["atomic_bsz"].astype(np.int64),
+                             "step_time": raw["step_time"],
+                             "sync_time": raw["step_time"] - raw["accum_time"]})
 
     @property
     def max_profiled_replicas(self) -> int:
         """The most replicas the job has been profiled with (0 before any)."""
-        return max((k for _, k, _ in self._profile), default=0)
+        return int(self._job.max_profiled_replicas)
 
     @property
     def max_replicas(self) -> int:
         """The replica cap Pollux's scheduler gives the job now: twice the most it has been
         profiled with (at least 1), at most 64 and ``max_batch_size // min_local_bsz``."""
-        return min(max(2 * self.max_profiled_replicas, 1), 64,
-                   int(self.max_batch_size // self.min_local_bsz))
+        return int(self._job.max_replicas)
 
     def model(self) -> Any:
         """The fitted ``aryl._core.GoodputModel`` (``ValueError`` before a profile and
         gradient statistics have been observed)."""
-        if self._perf is None or self._grad is None:
-            raise ValueError("the agent has no model yet: observe a profile with grad_sqr and "
-                             "grad_var first")
-        if self._model is None:
-            self._model = _core.GoodputModel(self._perf, self._grad[0], self._grad[1],
-                                             self.init_batch_size, self.max_batch_size,
-                                             self.min_local_bsz, self.max_local_bsz)
-        return self._model
+        return self._job.model()
 
     # -- questions ---------------------------------------------------------------------------
 
@@ -186,25 +168,14 @@ class PolluxAgent(JobAgent):
 
     def speedup(self, num_nodes: int, num_replicas: int) -> float:
         """Predicted goodput relative to one GPU; ``num_replicas`` before any model."""
-        if self._perf is None or self._grad is None:
-            if num_nodes < 0 or num_nodes > num_replicas or (num_nodes > 0) != (num_replicas > 0):
-                raise ValueError(f"allocation: need 0 <= num_nodes <= num_replicas with both 0 or "
-                                 f"both > 0, got {num_nodes} nodes, {num_replicas} replicas")
-            return float(num_replicas)
-        return float(self.model().speedup(num_nodes, num_replicas))
+        return float(self._job.speedup(num_nodes, num_replicas))
 
     def batch(self, num_nodes: int, num_replicas: int) -> BatchChoice:
         """The batch the job runs on this allocation: adaptive (or the fixed
         ``batch_size``), with the artifact's cap ``atomic <= max_batch // (K (s + 1))``.
-        Before any model an adaptive job starts at ``max(M0, min_local_bsz · K)``."""
-        k = _integer("num_replicas", num_replicas, 1)
-        if self._perf is None or self._grad is None:
-            fixed = self.batch_size or max(self.init_batch_size, self.min_local_bsz * k)
-            atomic, accum = _core.fixed_batch(self.init_batch_size, self.max_batch_size,
-                                              self.min_local_bsz, self.max_local_bsz, k, fixed)
-            return BatchChoice(float("nan"), atomic, accum, k * atomic * (accum + 1),
-                               float("nan"), float("nan"))
-        return self._choice(k, self.model().configure(num_nodes, k, self.batch_size or 0.0))
+        Before any model an adaptive job starts at ``max(M0, min_local_bsz · K)`` and
+        goodput, throughput and efficiency are 0."""
+        return self._choice(num_replicas, self._job.batch(num_nodes, num_replicas))
 
     @staticmethod
     def _choice(num_replicas: int, raw: Tuple[float, int, int, float, float]) -> BatchChoice:
@@ -216,4 +187,4 @@ class PolluxAgent(JobAgent):
         mode = "adaptive" if self.batch_size is None else f"batch_size={self.batch_size:g}"
         return (f"PolluxAgent(batch {self.init_batch_size:g}..{self.max_batch_size:g}, local "
                 f"{self.min_local_bsz}..{self.max_local_bsz}, {mode}, "
-                f"{len(self._profile)} profiles)")
+                f"{len(self._job.profile()['step_time'])} profiles)")
