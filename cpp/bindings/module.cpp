@@ -1,9 +1,11 @@
 #include "prelude.hpp"
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "aryl's compiled core: the model, reclaim, scheduling and simulation kernels.";
+  m.doc() = "aryl's compiled core: the model, reclaim, scheduling, simulation, goodput and Tiresias kernels.";
   aryl::bindings::register_model(m);
   aryl::bindings::register_reclaim(m);
   aryl::bindings::register_sim(m);
   aryl::bindings::register_schedule(m);
+  aryl::bindings::register_goodput(m);
+  aryl::bindings::register_tiresias(m);
 }

@@ -34,6 +34,27 @@ inline std::vector<std::string> string_column(const py::dict& table, const char*
   return table[key].cast<std::vector<std::string>>();
 }
 
+// A one-dimensional numeric argument (any sequence or array NumPy can cast):
+// TypeError when it is not numeric, ValueError when it is not 1-d, both naming it.
+inline std::vector<double> double_arg(const py::handle& value, const char* name) {
+  py::array_t<double, py::array::c_style | py::array::forcecast> array;
+  try {
+    array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
+  } catch (const py::error_already_set&) {
+    array = {};
+  }
+  if (!array) throw py::type_error(std::string(name) + " must be a sequence of numbers");
+  if (array.ndim() != 1) throw py::value_error(std::string(name) + " must be one-dimensional");
+  const double* data = array.data();
+  return std::vector<double>(data, data + array.shape(0));
+}
+
+// As double_arg, and every value must be a whole number (ValueError naming it).
+std::vector<int> int_arg(const py::handle& value, const char* name);
+
+// A list of strings (TypeError naming it otherwise).
+std::vector<std::string> string_arg(const py::handle& value, const char* name);
+
 // Columns of servers and jobs (see register_model.cpp) as the core's records.
 std::vector<Server> servers_from(const py::dict& table);
 std::vector<Job> jobs_from(const py::dict& table);
@@ -51,5 +72,7 @@ void register_model(py::module_& m);
 void register_reclaim(py::module_& m);
 void register_sim(py::module_& m);
 void register_schedule(py::module_& m);
+void register_goodput(py::module_& m);
+void register_tiresias(py::module_& m);
 
 }  // namespace aryl::bindings

@@ -18,6 +18,11 @@ job frame into inelastic ``aryl.Job`` records (``aryl.sim.scenario`` adds elasti
 cluster04, MIT; Alibaba cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded
 pair calibrated to the paper's §2 and §7.1 statistics.
 
+The Pollux artifact's workloads (``name, time, application, num_replicas, batch_size``)
+are read by ``read_pollux_workload``, which attaches each application's measured
+profiles; ``pollux_workload(n)`` and ``pollux_application(name)`` return the embedded
+eight workloads and six applications (Apache-2.0, ``aryl/data/README.md``).
+
 Examples
 --------
 >>> import aryl.traces as traces
@@ -30,10 +35,15 @@ Examples
 
 from .conversion import UNKNOWN_GPU_TYPES, extend_load, loanable_servers, rescale_load, to_jobs, worker_split
 from .generator import GPU_SECONDS_PER_JOB, synthetic
+from .pollux import (POLLUX_APPLICATIONS, POLLUX_EPOCHS, POLLUX_WORKLOADS, WORKLOAD_COLUMNS,
+                     PolluxApplication, pollux_application, pollux_applications, pollux_workload,
+                     read_pollux_application, read_pollux_workload)
 from .reading import JOB_COLUMNS, LOAD_COLUMNS, TraceError, load_default, read_jobs, read_load
 
 __all__ = [
-    "GPU_SECONDS_PER_JOB", "JOB_COLUMNS", "LOAD_COLUMNS", "TraceError", "UNKNOWN_GPU_TYPES",
-    "extend_load", "load_default", "loanable_servers", "read_jobs", "read_load", "rescale_load",
-    "synthetic", "to_jobs", "worker_split",
+    "GPU_SECONDS_PER_JOB", "JOB_COLUMNS", "LOAD_COLUMNS", "POLLUX_APPLICATIONS", "POLLUX_EPOCHS",
+    "POLLUX_WORKLOADS", "PolluxApplication", "TraceError", "UNKNOWN_GPU_TYPES", "WORKLOAD_COLUMNS",
+    "extend_load", "load_default", "loanable_servers", "pollux_application",
+    "pollux_applications", "pollux_workload", "read_jobs", "read_load", "read_pollux_application",
+    "read_pollux_workload", "rescale_load", "synthetic", "to_jobs", "worker_split",
 ]
