@@ -110,7 +110,7 @@ def report(trace: str, sizing, per_seed: Dict[int, Dict[str, dict]]) -> None:
                      fmt(r["speed-up JCT"], "x"), fmt(paper[2], "%"), fmt(r["preemption_ratio"], "%"),
                      fmt(paper[3], "u"), fmt(r["gpu_usage_training"], "u"), fmt(paper[4], "u"),
                      fmt(r["gpu_usage_overall"], "u")))
-    print(table(["row (mean of 3 seeds)", "queue paper", "queue aryl", "JCT paper", "JCT aryl",
+    print(table([f"row (mean of {len(per_seed)} seeds)", "queue paper", "queue aryl", "JCT paper", "JCT aryl",
                  "queue x paper", "queue x aryl", "JCT x paper", "JCT x aryl", "preempt paper",
                  "preempt aryl", "use train paper", "use train aryl", "use all paper", "use all aryl"],
                 rows))
