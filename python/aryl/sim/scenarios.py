@@ -86,17 +86,17 @@ def _gpu_time(job: Job) -> float:
     return job.duration * job.gpus_per_worker * job.reference_workers
 
 
-def _inelastic(job: Job) -> Job:
-    """``job`` fixed at the worker count its ``duration`` was measured at."""
+def _inelastic(job: Job, **changes: Any) -> Job:
+    """``job`` fixed at the worker count its ``duration`` was measured at (plus ``changes``)."""
     w = job.reference_workers
-    return dataclasses.replace(job, min_workers=w, max_workers=w, hetero=False)
+    return dataclasses.replace(job, min_workers=w, max_workers=w, hetero=False, **changes)
 
 
-def _elastic(job: Job) -> Job:
-    """``job`` (inelastic, ``w`` workers) over ``[w, 2w]``, anchored at ``w``, any GPU type."""
-    w = job.max_workers
+def _elastic(job: Job, **changes: Any) -> Job:
+    """``job`` over ``[w, 2w]``, anchored at its reference ``w``, any GPU type (plus ``changes``)."""
+    w = job.reference_workers
     return dataclasses.replace(job, min_workers=w, max_workers=2 * w, reference_workers=w,
-                               gpu_type=None)
+                               gpu_type=None, **{"hetero": False, **changes})
 
 
 def _elastic_draw(jobs: List[Job], target: float, rng: np.random.Generator, name: str) -> List[int]:
@@ -149,13 +149,13 @@ def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float =
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
     _check_share(elastic_gpu_share, "elastic_gpu_share")
-    out = [dataclasses.replace(_inelastic(j), checkpoint=bool(checkpoint))
-           for j in as_records(jobs, Job, "job")]
-    n_hetero, rng = _count(hetero_share, len(out), "hetero_share"), np.random.default_rng(seed)
+    given = as_records(jobs, Job, "job")
+    n_hetero, rng = _count(hetero_share, len(given), "hetero_share"), np.random.default_rng(seed)
+    if name == "ideal":  # one replace per job: this runs on traces of 100k jobs
+        return [_elastic(j, hetero=True, checkpoint=bool(checkpoint)) for j in given]
+    out = [_inelastic(j, checkpoint=bool(checkpoint)) for j in given]
     if name == "baseline":
         return out
-    if name == "ideal":
-        return [dataclasses.replace(_elastic(j), hetero=True) for j in out]
     for i in _elastic_draw(out, elastic_gpu_share, rng, name):
         out[i] = _elastic(out[i])
     if name == "advanced":
