@@ -203,7 +203,7 @@ def compare(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index_label="run")
     written = plot.save_all(results, out)
-    print(f"\nSpeed-ups are over the Baseline row. Rows: README \"The comparison\" and aryl.sim.paper_runs. "
+    print(f"\nSpeed-ups are over the Baseline row. Rows: README \"The rows\" and aryl.sim.paper_runs. "
           f"Wrote compare.csv and {len(written)} plots to {out}/")
     return 0
 
