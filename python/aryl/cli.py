@@ -8,7 +8,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence
 
 from . import reclaiming
 
@@ -149,8 +149,7 @@ def simulate(args: argparse.Namespace) -> int:
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
-    config = {k: v for k, v in preset.items() if k != "policy"}
-    config = {**_config(args), **config}
+    config = {**_config(args), **{k: v for k, v in preset.items() if k != "policy"}}
     print(f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, policy {policy}, "
           f"reclaim {args.reclaim}.")
     cluster = _cluster(args, jobs)

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Union
 
-from ..model import Job, Records, as_records
+from ..model import Job, Records
 from .scenarios import _gpu_time, scenario
 from .simulation import Cluster, Config, simulate
 
