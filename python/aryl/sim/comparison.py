@@ -42,6 +42,7 @@ import pandas as pd
 from ..model import Records
 from .scenarios import scenario, scenario_config
 
+#: Name of the first row, the Baseline every speed-up is measured against.
 BASELINE = "Baseline (FIFO)"
 
 #: Row names that need an inference-load series (they lend servers).

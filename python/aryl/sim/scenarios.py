@@ -22,8 +22,8 @@ the worker count its ``duration`` was measured at (the trace's), unchanged by el
   candidate is included, so the share reaches or just passes the target; a target of 0 makes
   nothing elastic). If all candidates together fall short, all become elastic and a
   ``UserWarning`` says so. Long, wide jobs are thus very likely chosen, but the pick varies
-  with the seed. On the embedded ITP trace about 1% of the jobs reach 36% (its large jobs are
-  heavier than the paper's); ``describe`` reports both shares.
+  with the seed. On the embedded ITP trace 1.5% of the jobs (237) reach 36% (its large jobs
+  are heavier than the paper's); ``describe`` reports both shares.
 * ``advanced`` — ``basic`` (the same elastic jobs for the same seed) plus
   ``round(hetero_share * n)`` jobs (half up; ``n`` = all jobs) drawn uniformly without
   replacement (same generator, after the elastic draw) among the jobs with ``gpu_type is
