@@ -61,9 +61,12 @@ def test_size_cluster_brackets_the_target_and_keeps_the_closest(sized):
     assert target == 0.72 and use[sized.training_servers] == sized.gpu_usage_training
     assert any(u > target for u in use.values()) and any(u <= target for u in use.values())
     assert abs(sized.gpu_usage_training - target) == min(abs(u - target) for u in use.values())
-    n = sized.training_servers  # the crossing is within one server
-    assert (n - 1 in use and use[n - 1] > target) or (n + 1 in use and use[n + 1] <= target) \
-        or use[n] > target >= use.get(n + 1, 0) or use.get(n - 1, 1) > target >= use[n]
+    n = sized.training_servers
+    # the bisection ends on two adjacent counts around the target; the answer is as close
+    crossing = [k for k in use if k + 1 in use and use[k] > target >= use[k + 1]]
+    assert crossing
+    k = crossing[-1]
+    assert abs(use[n] - target) <= min(abs(use[k] - target), abs(use[k + 1] - target))
     assert sized.inference_servers == math.floor(n * 520 / 443 + 0.5)
     assert len(use) <= 40
 
