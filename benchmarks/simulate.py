@@ -1,8 +1,9 @@
 """Benchmark of the simulator on the shared real traces.
 
 Each run: the trace's jobs (21% of them free to use any GPU type, the rest
-requiring V100, as in the paper's Appendix E) under the Basic scenario (5% of
-jobs elastic, seeded; elastic jobs may use any type) with the Aryl policy, capacity loaning driven by the Alibaba-2018 load series
+requiring V100, as in the paper's Appendix E) under the Basic scenario (the
+large jobs holding 36% of the GPU-time elastic, seeded; elastic jobs may use any
+type) with the Aryl policy, capacity loaning driven by the Alibaba-2018 load series
 (repeated to cover the trace) and aryl reclaiming, next to the Baseline (FIFO, no
 loaning, no elasticity). Each run happens in a fresh process so that its peak
 memory (max RSS, whole process: Python, pandas and the engine) is its own.

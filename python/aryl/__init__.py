@@ -19,7 +19,7 @@ from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
 from . import traces
 
-__version__ = "0.1.0"
+from ._version import __version__
 __all__ = [
     "Decision", "Job", "ReclaimPlan", "Server", "Worker",
     "knapsack", "reclaim", "schedule", "traces", "__version__",

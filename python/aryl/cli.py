@@ -4,14 +4,55 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence
 
 from . import reclaiming
 
 EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose every error is one line on stderr and exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _number(kind: Callable[[str], float], what: str, low: Optional[float] = None,
+            high: Optional[float] = None, low_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind(text)`` in [low, high] (``(low, high]`` if ``low_open``)."""
+    noun = "an integer" if kind is int else "a number"
+    bounds = f"{'(' if low_open else '['}{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+        outside = (low is not None and (value < low or (low_open and value == low))) or \
+            (high is not None and value > high)
+        if not math.isfinite(value) or outside:
+            raise argparse.ArgumentTypeError(f"expected {noun} in {bounds}, got {text!r}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def _servers_or_auto(what: str, low: int) -> Callable[[str], object]:
+    """An argparse type: ``auto`` or an integer server count >= ``low``."""
+    count = _number(int, what, low)
+
+    def parse(text: str) -> object:
+        return "auto" if text.strip().lower() == "auto" else count(text)
+
+    parse.__name__ = what
+    return parse
+
 
 # The paper's Table 3 columns, as (summary key, header, format).
 TABLE_COLUMNS = [
@@ -74,10 +115,30 @@ def _inputs(args: argparse.Namespace):
     return jobs, load, where
 
 
-def _cluster(args: argparse.Namespace):
+def _cluster(args: argparse.Namespace, jobs) -> object:
+    """The cluster of the arguments, sizing ``auto`` counts with ``aryl.sim.size_cluster``."""
     from . import sim
 
-    return sim.Cluster(args.training_servers, args.inference_servers)
+    training, inference = args.training_servers, args.inference_servers
+    if training != "auto":
+        if inference == "auto":
+            inference = sim.sizing.inference_count(training)
+        print(f"Cluster: {training} training + {inference} inference 8-GPU servers.")
+        return sim.Cluster(training, inference)
+    sizing = sim.size_cluster(jobs, utilisation=args.utilisation,
+                              inference_servers=None if inference == "auto" else inference,
+                              config=_config(args))
+    ratio = "at the paper's 520:443 ratio" if inference == "auto" else "as given"
+    print(f"Cluster: {sizing.training_servers} training + {sizing.inference_servers} inference 8-GPU "
+          f"servers (inference {ratio}): sized so that the FIFO Baseline keeps "
+          f"{sizing.gpu_usage_training:.1%} of the training GPUs busy (target {sizing.target:.0%}, "
+          f"the paper's Baseline; {len(sizing.evaluated)} Baseline runs).")
+    return sizing.cluster
+
+
+def _config(args: argparse.Namespace) -> dict:
+    """The ``Config`` fields the options set."""
+    return {"lend_hold": args.lend_hold, "headroom": args.headroom}
 
 
 # ---- aryl simulate -------------------------------------------------------------
@@ -88,13 +149,13 @@ def simulate(args: argparse.Namespace) -> int:
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
-    config = {k: v for k, v in preset.items() if k != "policy"}
-    jobs = sim.scenario(jobs, args.scenario, seed=args.seed)
-    print(f"Simulating {len(jobs):,} jobs from {where}\non {args.training_servers} training + "
-          f"{args.inference_servers} inference servers: scenario {args.scenario}, policy {policy}, "
+    config = {**_config(args), **{k: v for k, v in preset.items() if k != "policy"}}
+    print(f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, policy {policy}, "
           f"reclaim {args.reclaim}.")
+    cluster = _cluster(args, jobs)
+    jobs = sim.scenario(jobs, args.scenario, seed=args.seed)
     bar = ProgressBar(f"{args.scenario}/{policy}")
-    result = sim.simulate(jobs, _cluster(args), policy=policy, reclaim=args.reclaim, inference_load=load,
+    result = sim.simulate(jobs, cluster, policy=policy, reclaim=args.reclaim, inference_load=load,
                           config=config, seed=args.seed, progress=bar, label=f"{args.scenario}-{policy}")
     bar.done()
     result.check()
@@ -121,44 +182,19 @@ def _format(key: str, value: float) -> str:
 
 # ---- aryl compare --------------------------------------------------------------
 
-def comparison_runs(jobs, load, seed: int) -> Dict[str, dict]:
-    """The paper's Table 3 rows: (scenario, simulate kwargs) per row name."""
-    from . import sim
-
-    baseline = sim.scenario(jobs, "baseline", seed=seed)
-    basic = sim.scenario(jobs, "basic", seed=seed)
-    no_loan = {"loaning": False}
-    runs = {"Baseline (FIFO)": dict(jobs=baseline, policy="fifo", config=no_loan)}
-    for reclaim in ("random", "scf", "aryl"):
-        runs[f"Loaning, {reclaim} reclaim"] = dict(jobs=baseline, policy="aryl", reclaim=reclaim)
-    for policy in ("gandiva", "afs", "aryl"):
-        runs[f"Elastic (basic), {policy}"] = dict(jobs=basic, policy=policy, config=no_loan)
-    runs["Aryl: loaning + elastic"] = dict(jobs=basic, policy="aryl", reclaim="aryl")
-    if load is None:
-        runs = {k: v for k, v in runs.items() if not k.startswith(("Loaning", "Aryl:"))}
-    return runs
-
-
 def compare(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from . import plot, sim
 
     jobs, load, where = _inputs(args)
-    print(f"Comparing on {len(jobs):,} jobs from {where}\non {args.training_servers} training + "
-          f"{args.inference_servers} inference servers (8 GPUs each).\n")
+    print(f"Comparing on {len(jobs):,} jobs from {where}.")
+    cluster = _cluster(args, jobs)
+    print()
     results = {}
-    for name, kwargs in comparison_runs(jobs, load, args.seed).items():
+    for name, kwargs in sim.paper_runs(jobs, load, seed=args.seed, config=_config(args)).items():
         bar = ProgressBar(name)
-        kwargs = dict(kwargs)
-        run_jobs = kwargs.pop("jobs")
-        results[name] = sim.simulate(run_jobs, _cluster(args), inference_load=load, seed=args.seed,
-                                     progress=bar, label=name, **kwargs).check()
+        results[name] = sim.simulate(cluster=cluster, progress=bar, label=name, **kwargs).check()
         bar.done()
-    table = pd.DataFrame({name: r.summary() for name, r in results.items()}).T
-    base = table.iloc[0]
-    table["speed-up JCT"] = base["jct_mean"] / table["jct_mean"]
-    table["speed-up queue"] = base["queuing_mean"] / table["queuing_mean"].where(table["queuing_mean"] > 0)
+    table = sim.speedups({name: r.summary() for name, r in results.items()})
     rows = [[name] + [fmt.format(row[key]) for key, _, fmt in TABLE_COLUMNS]
             + [f"{row['speed-up JCT']:.2f}x", f"{row['speed-up queue']:.2f}x"] for name, row in table.iterrows()]
     print(_table(["run (times in s)"] + [h for _, h, _ in TABLE_COLUMNS] + ["JCT speed-up", "queue speed-up"], rows))
@@ -166,7 +202,8 @@ def compare(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index_label="run")
     written = plot.save_all(results, out)
-    print(f"\nSpeed-ups are over the Baseline row. Wrote compare.csv and {len(written)} plots to {out}/")
+    print(f"\nSpeed-ups are over the Baseline row. Rows: README \"The rows\" and aryl.sim.paper_runs. "
+          f"Wrote compare.csv and {len(written)} plots to {out}/")
     return 0
 
 
@@ -211,21 +248,36 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--load", metavar="LOAD.csv",
                    help="inference load (time_s, load in [0, 1]); default with the embedded trace: "
                         "the embedded Alibaba-2018 series; with your own trace: none (no loaning)")
-    p.add_argument("--training-servers", type=int, default=64, metavar="N",
-                   help="8-GPU V100 training servers (default 64)")
-    p.add_argument("--inference-servers", type=int, default=64, metavar="N",
-                   help="8-GPU T4 inference servers that can be lent (default 64)")
-    p.add_argument("--any-type-share", type=float, default=0.21, metavar="F",
+    p.add_argument("--training-servers", type=_servers_or_auto("--training-servers", 1), default="auto",
+                   metavar="N|auto",
+                   help="8-GPU V100 training servers; auto (default) sizes the cluster so that the FIFO "
+                        "Baseline keeps --utilisation of them busy (aryl.sim.size_cluster)")
+    p.add_argument("--inference-servers", type=_servers_or_auto("--inference-servers", 0), default="auto",
+                   metavar="N|auto",
+                   help="8-GPU T4 inference servers that can be lent; auto (default): the paper's 520 "
+                        "per 443 training servers")
+    p.add_argument("--utilisation", type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),
+                   default=0.72, metavar="F",
+                   help="Baseline training GPU use that --training-servers auto aims at (default 0.72, "
+                        "the paper's Table 3)")
+    p.add_argument("--lend-hold", type=_number(float, "--lend-hold", 0.0), default=3600.0, metavar="SECONDS",
+                   help="lend an inference server only after the load has left it spare this long "
+                        "(default 3600; reclaiming is immediate)")
+    p.add_argument("--headroom", type=_number(float, "--headroom", 0.0), default=0.0, metavar="F",
+                   help="the inference cluster keeps ceil(load x (1 + F) x N) servers (default 0)")
+    p.add_argument("--any-type-share", type=_number(float, "--any-type-share", 0.0, 1.0), default=0.21,
+                   metavar="F",
                    help="share of jobs without a GPU type that may run on any type, incl. loaned "
                         "inference servers (default 0.21, the paper's Appendix E)")
     p.add_argument("--drop-invalid", action="store_true",
                    help="skip invalid trace rows (counted and reported) instead of stopping")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument("--seed", type=_number(int, "--seed", 0), default=0,
+                   help="seed of every random choice (default 0)")
     p.add_argument("--out", default=out, metavar="DIR", help=f"where results go (default {out})")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="aryl",
         description="aryl: capacity loaning and elastic scaling for deep-learning clusters. "
                     "Run `aryl compare` for the paper's comparison on a real trace.",
@@ -234,10 +286,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("compare", help="the paper's comparison (Table 3) on one trace",
-                       description="Simulate Baseline (FIFO, no loaning, no elasticity); loaning alone "
-                       "with random, SCF and aryl reclaiming; elasticity alone (Basic scenario) under "
-                       "Gandiva, AFS and aryl; and aryl with both, on the same trace. Prints one table "
-                       "with each row's speed-up over Baseline and writes compare.csv and plots.")
+                       description="Simulate the paper's Table 3 rows on one trace: Baseline (FIFO, no "
+                       "loaning, no elasticity); aryl with loaning and elasticity in the Basic, Advanced and "
+                       "Ideal scenarios; loaning alone with random, SCF and aryl reclaiming; elasticity alone "
+                       "(Basic) under Gandiva, AFS and aryl; two controls (SJF and FIFO with backfill, no "
+                       "loaning) and two ablations (imperfect scaling, plain best-fit placement). Prints one "
+                       "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
+                       "default the cluster is sized to the paper's Baseline load (72%% training GPU use).")
     _trace_arguments(p, "aryl-results/compare")
     p.set_defaults(run=compare)
 
@@ -250,21 +305,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reclaim", choices=["aryl", "scf", "random"], default="aryl",
                    help="which loaned servers to return (default aryl)")
     p.add_argument("--scenario", choices=["baseline", "basic", "advanced", "ideal"], default="basic",
-                   help="which jobs are elastic/hetero (default basic: 5%% elastic); baseline also "
-                        "turns loaning off")
+                   help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
+                        "GPU-time); baseline also turns loaning off")
     p.set_defaults(run=simulate)
 
     p = sub.add_parser("demo", help="reclaim loaned servers on a packed cluster under every policy",
                        description="Build a seeded cluster whose job sizes follow the ITP trace, then "
                        "reclaim on-loan servers under the aryl, scf, random and exact policies and "
                        "print how many jobs each preempts.")
-    p.add_argument("--training-servers", type=int, default=32, metavar="N",
+    p.add_argument("--training-servers", type=_number(int, "--training-servers", 0), default=32, metavar="N",
                    help="training servers (8 GPUs each; default 32)")
-    p.add_argument("--loaned-servers", type=int, default=48, metavar="N",
+    p.add_argument("--loaned-servers", type=_number(int, "--loaned-servers", 0), default=48, metavar="N",
                    help="inference servers on loan (8 GPUs each; default 48)")
-    p.add_argument("--reclaim", type=int, nargs="+", default=[4, 12, 24], metavar="N",
+    p.add_argument("--reclaim", type=_number(int, "--reclaim", 0), nargs="+", default=[4, 12, 24], metavar="N",
                    help="how many servers to reclaim, one run each (default 4 12 24)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the cluster and of 'random'")
+    p.add_argument("--seed", type=_number(int, "--seed", 0), default=0, help="seed of the cluster and of 'random'")
     p.set_defaults(run=demo)
     return parser
 

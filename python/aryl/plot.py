@@ -144,7 +144,8 @@ def usage(result: Result, label: Optional[str] = None) -> Figure:
     spans more than three days, in minutes when it spans less than an hour.
     The timeline holds one row per scheduling interval; each row's values
     hold until the next row, the last one until the run's end
-    (``totals["end_time"]``), drawn as steps. A one-row timeline with nothing
+    (``totals["end_time"]``), drawn as steps (rows that repeat the previous
+    one are left out: the steps are the same). A one-row timeline with nothing
     to hold until is drawn as a point.
     """
     tl = result.timeline
@@ -160,6 +161,13 @@ def usage(result: Result, label: Optional[str] = None) -> Figure:
         # The last row holds until the end of the run: draw it up to there.
         t = np.r_[t, end]
         columns = {k: np.r_[v, v[-1]] for k, v in columns.items()}
+    if len(t) > 2:
+        # A step drawn "post" is the same without rows that repeat the previous row: drop
+        # them (months of 60-s epochs are mostly repeats; drawing them took seconds a plot).
+        stacked = np.vstack(list(columns.values()))
+        keep = np.r_[True, (np.diff(stacked, axis=1) != 0).any(axis=0)]
+        keep[-1] = True
+        t, columns = t[keep], {k: v[keep] for k, v in columns.items()}
     span = float(t.max() - t.min()) if len(t) else 0.0
     if span > 3 * 86400:
         unit, scale = "days", 86400.0

@@ -37,11 +37,13 @@ def test_compare_prints_the_paper_table(trace_slice, tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    for row in ("Baseline (FIFO)", "Loaning, scf reclaim", "Elastic (basic), afs", "Aryl: loaning + elastic"):
+    for row in ("Baseline (FIFO)", "Aryl Basic", "Aryl Ideal", "Loaning only, SCF reclaim",
+                "Elastic only, AFS", "Control: SJF, no loaning", "Control: FIFO + backfill",
+                "Ablation: Basic, imperfect", "Ablation: Basic, plain BFD"):
         assert row in printed
-    assert "JCT speed-up" in printed
+    assert "JCT speed-up" in printed and "Cluster: 4 training + 4 inference" in printed
     table = pd.read_csv(out / "compare.csv", index_col="run")
-    assert len(table) == 8 and table.loc["Baseline (FIFO)", "speed-up JCT"] == 1.0
+    assert len(table) == 14 and table.loc["Baseline (FIFO)", "speed-up JCT"] == 1.0
     assert (out / "preemptions.png").exists()
 
 
@@ -49,7 +51,8 @@ def test_compare_without_load_skips_loaning_rows(trace_slice, tmp_path, capsys):
     jobs, _ = trace_slice
     assert main(["compare", str(jobs), *SMALL, "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "no loaning" in printed and "Loaning," not in printed
+    assert "no loaning" in printed and "Loaning only" not in printed and "Aryl Basic" not in printed
+    assert "Elastic only, aryl" in printed and "Control: SJF, no loaning" in printed
 
 
 def test_a_broken_trace_exits_2_with_one_line(tmp_path, capsys):

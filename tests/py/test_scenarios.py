@@ -31,33 +31,56 @@ def gpus(job):
     return job.gpus_per_worker * job.max_workers
 
 
-def work(job):
-    return job.duration * job.max_workers
-
-
 @pytest.fixture
 def jobs():
     return itp_like()
+
+
+def gpu_time(job):
+    return job.duration * job.gpus_per_worker * job.reference_workers
 
 
 def test_basic_shares_ranges_and_work(jobs):
     out = scenario(jobs, "basic")
     assert [j.id for j in out] == [j.id for j in jobs]
     elastic = [(a, b) for a, b in zip(jobs, out) if b.elastic]
-    assert len(elastic) == round(0.05 * len(jobs)) == 25
     for before, after in elastic:
         assert gpus(before) >= 8 and after.gpus_per_worker == before.gpus_per_worker
         w = before.max_workers
-        assert (after.min_workers, after.max_workers) == (w, 2 * w)
-        assert work(after) == pytest.approx(work(before))
+        assert (after.min_workers, after.max_workers, after.reference_workers) == (w, 2 * w, w)
+        assert after.duration == before.duration and gpu_time(after) == gpu_time(before)
         assert after.estimated_duration == pytest.approx(after.duration)
     for before, after in zip(jobs, out):
         if not after.elastic:
             assert after == before
     assert not any(j.hetero for j in out)
     d = describe(out)
-    assert d["elastic_jobs"] == 25 and d["elastic_share"] == pytest.approx(0.05)
-    assert d["hetero_jobs"] == 0 and 0 < d["elastic_gpu_time_share"] < 1
+    assert d["elastic_jobs"] == len(elastic) and d["hetero_jobs"] == 0
+    assert d["checkpoint_share"] == 1.0 and d["checkpoint_gpu_time_share"] == 1.0
+
+
+@pytest.mark.parametrize("target", [0.0, 0.1, 0.36, 0.6])
+def test_basic_stops_at_the_first_job_reaching_the_gpu_share(jobs, target):
+    """The elastic jobs' GPU-time reaches the target, and without the last one drawn it would not."""
+    out = scenario(jobs, "basic", seed=4, elastic_gpu_share=target)
+    total = sum(map(gpu_time, jobs))
+    chosen = [gpu_time(b) for b in out if b.elastic]
+    share = sum(chosen) / total
+    assert share >= target
+    if target == 0.0:
+        assert chosen == []
+    else:  # the overshoot is less than the job that crossed the target
+        assert share - max(chosen) / total < target
+        assert describe(out)["elastic_gpu_time_share"] == pytest.approx(share)
+        again = scenario(jobs, "basic", seed=4, elastic_gpu_share=share - 1e-9)
+        assert again == out  # the same draw, stopped at the same job
+
+
+def test_basic_is_the_keyed_prefix(jobs):
+    """A larger target extends the same draw: the elastic set only grows."""
+    small = {j.id for j in scenario(jobs, "basic", seed=2, elastic_gpu_share=0.2) if j.elastic}
+    large = {j.id for j in scenario(jobs, "basic", seed=2, elastic_gpu_share=0.5) if j.elastic}
+    assert small < large
 
 
 def test_basic_favours_large_gpu_time(jobs):
@@ -70,16 +93,25 @@ def test_basic_favours_large_gpu_time(jobs):
 
 def test_single_worker_8_gpu_job_scales_over_one_to_two_workers():
     job = aryl.Job("big", 8, 1, 1, 1000.0)
-    [out] = scenario([job], "basic", elastic_share=1.0)
-    assert (out.gpus_per_worker, out.min_workers, out.max_workers, out.duration) == (8, 1, 2, 500.0)
+    [out] = scenario([job], "basic", elastic_gpu_share=1.0)
+    assert (out.gpus_per_worker, out.min_workers, out.max_workers, out.reference_workers,
+            out.duration) == (8, 1, 2, 1, 1000.0)
 
 
 def test_too_few_candidates_warns_and_takes_all():
     small = [aryl.Job(i, 1, 1, 1, 100.0) for i in range(19)]
     small.append(aryl.Job("big", 8, 2, 2, 100.0))
-    with pytest.warns(UserWarning, match="only 1 jobs have >= 8 GPUs"):
-        out = scenario(small, "basic", elastic_share=0.5)
+    with pytest.warns(UserWarning, match="the 1 jobs with >= 8 GPUs hold only 45.7% of the GPU-time"):
+        out = scenario(small, "basic", elastic_gpu_share=0.5)
     assert [j.id for j in out if j.elastic] == ["big"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("flag", [True, False])
+def test_checkpoint_option(jobs, name, flag):
+    out = scenario(jobs[:50], name, checkpoint=flag)
+    assert all(j.checkpoint is flag for j in out)
+    assert describe(out)["checkpoint_share"] == float(flag)
 
 
 def test_advanced_is_basic_plus_hetero(jobs):
@@ -94,12 +126,14 @@ def test_advanced_is_basic_plus_hetero(jobs):
 
 def test_ideal_all_elastic_and_hetero(jobs):
     out = scenario(jobs, "ideal")
-    assert all(j.elastic and j.hetero for j in out)
+    assert all(j.elastic and j.hetero and j.gpu_type is None for j in out)
     for before, after in zip(jobs, out):
         assert after.max_workers == 2 * after.min_workers == 2 * before.max_workers
-        assert work(after) == pytest.approx(work(before))
-    pinned = scenario([aryl.Job("p", 1, 1, 1, 10.0, gpu_type="T4")], "ideal")[0]
-    assert pinned.elastic and not pinned.hetero
+        assert after.reference_workers == before.max_workers and after.duration == before.duration
+    pinned = scenario([aryl.Job("p", 1, 1, 1, 10.0, gpu_type="V100")], "ideal")[0]
+    assert pinned.elastic and pinned.hetero and pinned.gpu_type is None
+    d = describe(out)
+    assert d["elastic_gpu_time_share"] == d["hetero_gpu_time_share"] == 1.0
 
 
 def test_baseline_all_inelastic():
@@ -127,7 +161,7 @@ def test_seed_changes_the_pick(jobs, name):
 def test_accepts_dicts():
     out = scenario([{"id": 1, "gpus_per_worker": 8, "min_workers": 2, "max_workers": 2,
                      "duration": 10.0}], "ideal")
-    assert (out[0].min_workers, out[0].max_workers, out[0].duration) == (2, 4, 5.0)
+    assert (out[0].min_workers, out[0].max_workers, out[0].duration) == (2, 4, 10.0)
 
 
 def test_scenario_config():
@@ -161,7 +195,7 @@ def test_prediction_error_resets_old_estimates():
     "call, message",
     [
         (lambda j: scenario(j, "fancy"), "baseline, basic, advanced, ideal"),
-        (lambda j: scenario(j, "basic", elastic_share=1.5), "elastic_share"),
+        (lambda j: scenario(j, "basic", elastic_gpu_share=1.5), "elastic_gpu_share"),
         (lambda j: scenario(j, "advanced", hetero_share=-0.1), "hetero_share"),
         (lambda j: scenario_config("fancy"), "unknown scenario"),
         (lambda j: apply_prediction_error(j, fraction=1.2), "fraction"),

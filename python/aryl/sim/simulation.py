@@ -34,7 +34,9 @@ class Config:
     per GPU type (T4 = 1/4 of a V100, Appendix A; unknown types run at 1.0).
     ``scaling``: ``"linear"`` or ``"imperfect"`` (−10% of ideal throughput per
     worker beyond the middle of [min, max], §7.2). ``loaning`` / ``elasticity``
-    turn those features off (without elasticity every job runs at max_workers).
+    turn those features off (without elasticity every job runs at its
+    ``reference_workers``; without loaning nothing is lent, but the inference load
+    still counts in ``gpu_usage_overall``, as in the paper's Baseline).
     ``prediction_error``: ``(fraction, max_error)`` of jobs whose estimated
     duration is off by up to ±max_error (seeded). ``horizon``: stop time.
     ``audit``: check the invariants after every event (slow; tests use it).
@@ -139,12 +141,17 @@ def simulate(
     if config.prediction_error is not None:
         jobs = apply_prediction_error(jobs, *config.prediction_error, seed=seed)
     state = State.build(servers, jobs, [])  # validates ids and records
-    load_time, load = _load(inference_load) if config.loaning else ([], [])
+    load_time, load = _load(inference_load)
+    if not config.loaning:  # nothing is lent; the load still occupies the inference cluster
+        served, load_time, load = (load_time, load), [], []
     curves = job_curves(state, throughput)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,
         _core_config(config, policy, reclaim, seed), progress,
     )
+    if not config.loaning:
+        gpus = sum(s.gpus for s in servers if s.pool == "inference")
+        raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
     return _result(servers, jobs, raw, label or policy)
 
 
@@ -212,6 +219,16 @@ def _load(inference_load: Any) -> Tuple[List[float], List[float]]:
     if np.isnan(rows).any():
         raise ValueError(f"inference_load row {int(np.isnan(rows).any(axis=1).argmax())} has NaN")
     return rows[:, 0].tolist(), rows[:, 1].tolist()
+
+
+def _load_integral(times: List[float], loads: List[float], end: float) -> float:
+    """Integral over [0, end] of the load step function the engine uses (before the first
+    point, the first value; then each value until the next point)."""
+    if not times or end <= 0:
+        return 0.0
+    t = np.clip(np.asarray(times, dtype=float), 0.0, end)
+    edges = np.r_[0.0, t[1:], end]
+    return float(np.sum(np.asarray(loads, dtype=float) * np.diff(edges)))
 
 
 def _result(servers: List[Server], jobs: List[Job], raw: dict, label: str) -> Result:

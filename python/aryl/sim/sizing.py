@@ -1,0 +1,173 @@
+"""Sizing a cluster to a trace: the training-server count at which the Baseline is as busy as
+the paper's production cluster.
+
+The paper replays its 15-day trace on its own production cluster, whose training GPUs were 72%
+busy under the FIFO Baseline (Table 3, row 1) and whose inference cluster had 520 servers to the
+training cluster's 443. A public trace comes without its cluster, so ``size_cluster`` finds the
+training-server count at which that same Baseline reaches the same training GPU use, and gives
+the inference cluster the paper's ratio — the paper's load, not the paper's size.
+
+**The search.** ``use(n)`` is ``Result.summary()['gpu_usage_training']`` of the Baseline
+(``scenario(jobs, "baseline")``, FIFO, no loaning) on ``n`` training servers. It falls as ``n``
+grows (more capacity for the same work), though not strictly: the span of a run, and so the
+share, can move by a little when a different packing order changes when the last job ends.
+The search therefore never assumes more than a bracket:
+
+1. ``n0`` = the smallest count on which every job fits (its workers on whole servers) and
+   ``guess`` = ``ceil(GPU-time / (8 x span of submissions x utilisation))``, at least ``n0``.
+2. Bracket: from ``guess``, double the step up while ``use(n) > utilisation`` or down (never
+   below ``n0``) while ``use(n) <= utilisation``, until ``lo < hi`` with ``use(lo) >
+   utilisation >= use(hi)`` (or ``lo = n0`` already at or below the target).
+3. Bisect on the integers until ``hi - lo == 1``.
+4. Return, among every count evaluated, the one whose use is closest to ``utilisation``
+   (ties: fewer servers).
+
+The result is thus within one server of the crossing for a monotone ``use`` and the evaluated
+count nearest the target otherwise; the answer's ``gpu_usage_training`` says how close it came
+(on the embedded ITP trace, within a percentage point). At most ``max_runs`` simulations
+(default 40) run; beyond that a ``RuntimeError`` says the search did not settle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional, Union
+
+from ..model import Job, Records
+from .scenarios import _gpu_time, scenario
+from .simulation import Cluster, Config, simulate
+
+#: The paper's production clusters (§7.1): 443 training and 520 inference 8-GPU servers.
+PAPER_TRAINING_SERVERS = 443
+PAPER_INFERENCE_SERVERS = 520
+#: The Baseline's training GPU use in the paper's Table 3, row 1.
+PAPER_BASELINE_USE = 0.72
+
+
+@dataclass
+class Sizing:
+    """What ``size_cluster`` found.
+
+    ``cluster``: the sized ``Cluster``; ``gpu_usage_training``: the Baseline's training GPU use
+    on it; ``target``: the use asked for; ``evaluated``: every training-server count tried,
+    mapped to its Baseline use (in the order tried).
+    """
+
+    cluster: Cluster
+    gpu_usage_training: float
+    target: float
+    evaluated: Dict[int, float] = field(default_factory=dict)
+
+    @property
+    def training_servers(self) -> int:
+        """Training servers of the sized cluster."""
+        return self.cluster.training_servers
+
+    @property
+    def inference_servers(self) -> int:
+        """Inference servers of the sized cluster."""
+        return self.cluster.inference_servers
+
+
+def inference_count(training_servers: int,
+                    ratio: float = PAPER_INFERENCE_SERVERS / PAPER_TRAINING_SERVERS) -> int:
+    """Inference servers for ``training_servers`` at ``ratio`` (the paper's 520:443), half up."""
+    return int(math.floor(training_servers * ratio + 0.5))
+
+
+def _servers_needed(job: Job, gpus_per_server: int) -> int:
+    per_server = gpus_per_server // job.gpus_per_worker
+    if per_server == 0:
+        raise ValueError(f"job {job.id!r}: a worker of {job.gpus_per_worker} GPUs does not fit a "
+                         f"{gpus_per_server}-GPU server")
+    return math.ceil(job.reference_workers / per_server)
+
+
+def size_cluster(
+    jobs: Records,
+    utilisation: float = PAPER_BASELINE_USE,
+    inference_ratio: float = PAPER_INFERENCE_SERVERS / PAPER_TRAINING_SERVERS,
+    inference_servers: Optional[int] = None,
+    config: Union[Config, Mapping[str, Any], None] = None,
+    gpus_per_server: int = 8,
+    max_runs: int = 40,
+) -> Sizing:
+    """The cluster on which the FIFO Baseline keeps ``utilisation`` of the training GPUs busy.
+
+    Parameters
+    ----------
+    jobs
+        The trace's jobs (``Job``, dicts or a DataFrame); the Baseline scenario is applied here.
+    utilisation
+        Target ``gpu_usage_training`` of the Baseline, in ``(0, 1)`` (the paper: 0.72).
+    inference_ratio
+        Inference servers per training server when ``inference_servers`` is not given
+        (rounded half up; the paper's 520:443).
+    inference_servers
+        A fixed inference-server count instead of the ratio (``>= 0``).
+    config
+        Extra simulator settings of the Baseline runs (``Config`` or dict); loaning is off.
+    gpus_per_server
+        GPUs per server of both clusters (8).
+    max_runs
+        Bound on the Baseline simulations; the search needs about ``2 log2(n)`` of them.
+
+    Returns
+    -------
+    Sizing
+        The cluster, the Baseline's use on it and every count tried (module docstring: the
+        search and its tolerance).
+    """
+    if not 0.0 < utilisation < 1.0:
+        raise ValueError(f"utilisation must be in (0, 1), got {utilisation!r}")
+    if not (inference_ratio >= 0.0 and math.isfinite(inference_ratio)):
+        raise ValueError(f"inference_ratio must be finite and >= 0, got {inference_ratio!r}")
+    if inference_servers is not None and inference_servers < 0:
+        raise ValueError(f"inference_servers must be >= 0, got {inference_servers!r}")
+    base = scenario(jobs, "baseline")
+    if not base:
+        raise ValueError("size_cluster needs at least one job")
+    settings = dict(vars(Config()) if config is None else
+                    vars(config) if isinstance(config, Config) else config)
+    settings["loaning"] = False
+    evaluated: Dict[int, float] = {}
+
+    def use(n: int) -> float:
+        if n not in evaluated:
+            if len(evaluated) >= max_runs:
+                raise RuntimeError(f"size_cluster: no settled count after {max_runs} runs "
+                                   f"(tried {sorted(evaluated)})")
+            result = simulate(base, Cluster(n, 0, gpus_per_server), policy="fifo", config=settings)
+            evaluated[n] = result.summary()["gpu_usage_training"]
+        return evaluated[n]
+
+    floor = max(_servers_needed(j, gpus_per_server) for j in base)
+    span = max(j.submit_time for j in base) - min(j.submit_time for j in base)
+    work = sum(_gpu_time(j) for j in base)
+    guess = max(floor, math.ceil(work / (gpus_per_server * max(span, 1.0) * utilisation)))
+    lo, hi = _bracket(use, guess, floor, utilisation)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if use(mid) > utilisation else (lo, mid)
+    best = min(evaluated, key=lambda n: (abs(evaluated[n] - utilisation), n))
+    n_inference = (inference_count(best, inference_ratio) if inference_servers is None
+                   else int(inference_servers))
+    return Sizing(Cluster(best, n_inference, gpus_per_server), evaluated[best], utilisation, evaluated)
+
+
+def _bracket(use, guess: int, floor: int, target: float):
+    """(lo, hi) with use(lo) > target >= use(hi) and lo < hi, or (floor - 1, floor)."""
+    step = max(1, guess // 16)
+    if use(guess) > target:
+        lo, hi = guess, guess + step
+        while use(hi) > target:
+            lo, hi, step = hi, hi + step, 2 * step
+        return lo, hi
+    hi, lo = guess, max(floor, guess - step)
+    while lo > floor and use(lo) <= target:
+        step *= 2
+        hi, lo = lo, max(floor, lo - step)
+    if use(lo) <= target:  # even the smallest cluster that fits every job is not that busy
+        return lo - 1, lo
+    return lo, hi
