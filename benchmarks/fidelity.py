@@ -13,7 +13,15 @@ Printed per trace: the rows' mean over the seeds next to the paper's figures (me
 JCT, speed-ups over Baseline, preemption ratio, GPU use), then each ordering of
 ``aryl.sim.ORDERINGS`` with its values per seed: PASS when it holds for all three seeds.
 
-Run: python benchmarks/fidelity.py [--quick]   (--quick: the ITP trace, seed 0 only)
+Two readings of the loaned GPUs' speed are run (docs/model.md, section 1): *physical*, the
+package default (a loaned T4 runs at a quarter of a V100, Appendix A, and every decision sees
+it), and *paper*, loaned GPUs as fast as training ones, which is how the paper's own simulator
+appears to have run them (§7.2: "loaning itself does not affect job running time"; Table
+``loan_jct``: jobs on loaned servers ran shorter than in Baseline). The second is one setting,
+``gpu_speed={"T4": 1.0}``, the same for every trace.
+
+Run: python benchmarks/fidelity.py [--quick] [--reading physical|paper|both]
+(--quick: the ITP trace, seed 0 only; default: both readings)
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from _common import ROOT, machine, table
 
 SEEDS = (0, 1, 2)
 TRACES = ("itp", "philly", "synthetic")
+READINGS = {"physical": None, "paper": {"gpu_speed": {"T4": 1.0}}}
 PHILLY = ROOT.parent / "shared" / "traces" / "philly_pollux_jobs.csv"
 
 # The paper's Table 3 (and §7.2's ablations): mean queue (s), mean JCT (s), preemption ratio,
@@ -71,15 +80,16 @@ def size(trace: str):
     return trace, sizing, time.perf_counter() - start
 
 
-def run(trace: str, seed: int, cluster) -> Tuple[str, int, Dict[str, dict], float]:
-    """Every row of ``paper_runs`` on one trace and seed: row -> summary."""
+def run(trace: str, seed: int, cluster, reading: str) -> Tuple[str, int, str, Dict[str, dict], float]:
+    """Every row of ``paper_runs`` on one trace, seed and reading: row -> summary."""
     import aryl.sim as sim
 
     start = time.perf_counter()
     jobs, load = inputs(trace, seed)
+    runs = sim.paper_runs(jobs, load, seed=seed, config=READINGS[reading])
     summaries = {name: sim.simulate(cluster=cluster, label=name, **kwargs).check().summary()
-                 for name, kwargs in sim.paper_runs(jobs, load, seed=seed).items()}
-    return trace, seed, summaries, time.perf_counter() - start
+                 for name, kwargs in runs.items()}
+    return trace, seed, reading, summaries, time.perf_counter() - start
 
 
 def fmt(value, kind: str) -> str:
@@ -88,14 +98,14 @@ def fmt(value, kind: str) -> str:
     return {"s": f"{value:,.0f}", "x": f"{value:.2f}x", "%": f"{value:.1%}", "u": f"{value:.2f}"}[kind]
 
 
-def report(trace: str, sizing, per_seed: Dict[int, Dict[str, dict]]) -> None:
+def report(trace: str, reading: str, sizing, per_seed: Dict[int, Dict[str, dict]]) -> None:
     import pandas as pd
 
     import aryl.sim as sim
 
     c = sizing.cluster
-    print(f"\n### {trace}: {c.training_servers} training + {c.inference_servers} inference servers "
-          f"(Baseline training GPU use {sizing.gpu_usage_training:.3f}, target 0.72)\n")
+    print(f"\n### {trace}, {reading} reading: {c.training_servers} training + {c.inference_servers} "
+          f"inference servers (Baseline training GPU use {sizing.gpu_usage_training:.3f}, target 0.72)\n")
     tables = [sim.speedups(s) for s in per_seed.values()]
     mean = sum(t[["queuing_mean", "jct_mean", "speed-up queue", "speed-up JCT", "preemption_ratio",
                   "gpu_usage_training", "gpu_usage_overall"]].astype(float) for t in tables) / len(tables)
@@ -125,10 +135,10 @@ def report(trace: str, sizing, per_seed: Dict[int, Dict[str, dict]]) -> None:
             for seed in per_seed)
         lines.append(("PASS" if all(held) else "FAIL", f"{sum(held)}/{len(held)}", claim, detail))
     print(table(["", "seeds", "ordering", "values per seed (rows in the claim's order)"], lines))
-    pd.DataFrame(mean).to_csv(ROOT / "benchmarks" / "results" / f"fidelity_{trace}.csv")
+    pd.DataFrame(mean).to_csv(ROOT / "benchmarks" / "results" / f"fidelity_{trace}_{reading}.csv")
 
 
-def main(quick: bool = False) -> None:
+def main(quick: bool = False, readings: Tuple[str, ...] = tuple(READINGS)) -> None:
     traces, seeds = (("itp",), (0,)) if quick else (TRACES, SEEDS)
     (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     print(f"Machine: {machine()}")
@@ -138,16 +148,21 @@ def main(quick: bool = False) -> None:
         for t, (s, secs) in sized.items():
             print(f"{t}: sized in {secs:.1f} s over {len(s.evaluated)} Baseline runs: "
                   + ", ".join(f"{n}: {u:.3f}" for n, u in s.evaluated.items()))
-        futures = [pool.submit(run, t, seed, sized[t][0].cluster) for t in traces for seed in seeds]
-        results: Dict[str, Dict[int, dict]] = {t: {} for t in traces}
+        futures = [pool.submit(run, t, seed, sized[t][0].cluster, r)
+                   for r in readings for t in traces for seed in seeds]
+        results: Dict[Tuple[str, str], Dict[int, dict]] = {}
         for f in futures:
-            t, seed, summaries, secs = f.result()
-            results[t][seed] = summaries
-            print(f"{t} seed {seed}: {len(summaries)} rows in {secs:.0f} s", flush=True)
-    for t in traces:
-        report(t, sized[t][0], results[t])
+            t, seed, r, summaries, secs = f.result()
+            results.setdefault((t, r), {})[seed] = summaries
+            print(f"{t} seed {seed}, {r} reading: {len(summaries)} rows in {secs:.0f} s", flush=True)
+    for r in readings:
+        for t in traces:
+            report(t, r, sized[t][0], results[(t, r)])
     print(f"\nTotal wall time {time.perf_counter() - start:.0f} s.")
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    chosen = sys.argv[sys.argv.index("--reading") + 1] if "--reading" in sys.argv else "both"
+    if chosen not in (*READINGS, "both"):
+        sys.exit(f"--reading must be one of {', '.join(READINGS)}, both; got {chosen!r}")
+    main(quick="--quick" in sys.argv, readings=tuple(READINGS) if chosen == "both" else (chosen,))
