@@ -273,13 +273,8 @@ def sweep(args: argparse.Namespace) -> int:
         base["first_jobs"] = args.first_jobs
     base.update({k: v[0] for k, v in _grid(args.set, "--set").items()})
     grid = _grid(args.grid, "--grid")
-    given: dict = {}
-    if args.jobs is None and args.load is None:
-        where = "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
-    else:
-        jobs, load, where = _inputs(args)
-        base["trace"] = Path(args.jobs).name if args.jobs else "embedded+" + Path(args.load).name
-        given[base["trace"]] = (jobs, load)
+    given, where = _sweep_trace(args)
+    base.update({"trace": name for name in given})
     runs = len(grid_points(base, grid))
     print(f"Sweeping {runs} runs on {where} ({args.engine} engine"
           f"{', Ray at ' + args.address if args.address else ''}).")
@@ -301,6 +296,25 @@ def sweep(args: argparse.Namespace) -> int:
     print(f"\n{len(table)} runs ({cached} from the cache) in {seconds:.1f} s. Wrote {out / 'sweep.parquet'} "
           f"(one row per run: parameters, summary, fingerprints, aryl version).")
     return 0
+
+
+def _sweep_trace(args: argparse.Namespace) -> Tuple[dict, str]:
+    """({name: (job frame, load frame or None)} or {} for the embedded trace, description).
+
+    Frames, not jobs: each run converts them with its own ``any_type_share`` and ``seed``.
+    """
+    from . import traces
+
+    if args.jobs is None and args.load is None:
+        return {}, "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
+    if args.jobs is None:
+        frame, name, where = traces.load_default()[0], "embedded", "the embedded ITP cluster04 jobs"
+    else:
+        frame = traces.read_jobs(args.jobs, drop_invalid=args.drop_invalid)
+        name, where = Path(args.jobs).name, str(args.jobs)
+    load = traces.read_load(args.load) if args.load is not None else None
+    where += f" with load {args.load}" if args.load else " (no --load: no loaning)"
+    return {name + (f"+{Path(args.load).name}" if args.load else ""): (frame, load)}, where
 
 
 def _cell(value) -> str:

@@ -42,7 +42,7 @@ import pandas as pd
 
 from ..model import Job, as_records
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
-from ..scheduling import POLICIES
+from ..scheduling import PLACEMENTS, POLICIES
 from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
 from .result import SUMMARY_KEYS, Result
 from .scenarios import SCENARIOS, scenario, scenario_config
@@ -99,8 +99,9 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     """A run's complete settings: ``PARAMETERS`` filled in, policy and ``config`` resolved.
 
     Returns the parameters (defaults filled) plus ``"config"``: the full ``Config`` as a
-    dict (scenario preset, then the point's Config fields). Bad values are a
-    ``ValueError`` here, before anything runs.
+    dict (scenario preset, then the point's Config fields). Unknown names, policies,
+    scenarios and placements and bad counts are a ``ValueError`` here, before anything
+    runs; the simulator checks the rest.
     """
     p = {name: point.get(name, default) for name, (default, _) in PARAMETERS.items()}
     if p["scenario"] not in SCENARIOS:
@@ -121,6 +122,8 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         raise ValueError(f"first_jobs must be None or an integer >= 1, got {p['first_jobs']!r}")
     config = {**preset, **{k: v for k, v in point.items() if k in _CONFIG_FIELDS}}
     p["config"] = dataclasses.asdict(_config(config))
+    if p["config"]["placement"] not in PLACEMENTS:
+        raise ValueError(f"unknown placement {p['config']['placement']!r}; expected aryl or bfd")
     return p
 
 
