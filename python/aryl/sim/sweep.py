@@ -302,19 +302,28 @@ class SweepProgress:
         self.total, self.cached, self.done = total, cached, cached
         self.enabled, self.stream = enabled, stream or sys.stderr
         self.start = time.perf_counter()
+        self.first: Optional[float] = None
         self.show()
 
     def step(self) -> None:
         """One more run finished."""
         self.done += 1
+        if self.first is None:
+            self.first = time.perf_counter()
         self.show()
 
     def eta(self) -> Optional[float]:
-        """Seconds left, from the mean time of the runs computed so far (None before the first)."""
+        """Seconds left, None before the first run finished.
+
+        From the pace since the first run finished (so starting the engine, e.g. Ray, does
+        not count), or from the elapsed time while only one has.
+        """
         computed = self.done - self.cached
-        if computed == 0:
+        if computed == 0 or self.first is None:
             return None
-        return (time.perf_counter() - self.start) / computed * (self.total - self.done)
+        now = time.perf_counter()
+        pace = (now - self.first) / (computed - 1) if computed > 1 else now - self.start
+        return pace * (self.total - self.done)
 
     def show(self) -> None:
         """Redraw the line."""
