@@ -176,3 +176,34 @@ def test_subpackages_after_a_bare_import():
     assert out.split() == ["simulate", "cdf", "read_jobs"]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         aryl.nope  # noqa: B018
+
+
+def readme_blocks(heading):
+    """The ```python blocks of the README section that starts with ``heading``."""
+    from pathlib import Path
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text[text.index(heading):]
+    section = section[:section.index("\n### ", 1)]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_what_if_snippets_run_as_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ARYL_CACHE_DIR", str(tmp_path / "cache"))
+    snippet, sweep = readme_blocks("### What-if studies")
+    namespace = {}
+    exec(compile(snippet, "README what-if", "exec"), namespace)
+    result = namespace["result"]
+    assert "repeated" in result.provenance.load_extended and (tmp_path / "runs" / "aryl").is_dir()
+    from aryl.sim.sweep import run_point
+
+    cli_path = run_point({"training_servers": 64, "inference_servers": 64}, namespace["traces"].load_default())
+    assert cli_path.summary() == result.summary()  # what `aryl simulate` runs (see test_sweep)
+    # Smaller and on threads: starting Ray is tested in test_sweep and notebook 02.
+    sweep = sweep.replace('"first_jobs": 3000', '"first_jobs": 300').replace(
+        "})  # 8 runs", "}, engine='threads')")
+    assert "engine='threads'" in sweep
+    exec(compile(sweep, "README sweep", "exec"), namespace)
+    assert len(namespace["table"]) == 8
