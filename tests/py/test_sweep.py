@@ -1,6 +1,8 @@
 """Sweeps: grid expansion, equality with sequential runs, the cache, Ray, `aryl sweep`."""
 
+import json
 import shutil
+import sys
 import tempfile
 
 import pandas as pd
@@ -130,8 +132,6 @@ def test_run_point_is_the_cli_simulate(tmp_path, capsys, trace):
     assert main(["simulate", str(tmp_path / "jobs.csv"), "--load", str(tmp_path / "load.csv"),
                  "--training-servers", "8", "--inference-servers", "8", "--out", str(tmp_path / "o")]) == 0
     capsys.readouterr()
-    import json
-
     cli = json.loads((tmp_path / "o" / "summary.json").read_text())
     api = run_point({**SMALL, "trace": "itp"}, trace["itp"]).summary()
     assert {k: cli[k] for k in api} == api
@@ -150,6 +150,9 @@ def test_aryl_sweep_prints_one_table_and_writes_parquet(tmp_path, capsys, trace)
     table = pd.read_parquet(tmp_path / "out" / "sweep.parquet")
     assert len(table) == 4 and list(table["headroom"]) == [0, 0.25, 0, 0.25]
     assert (table["trace"] == "jobs.csv+load.csv").all() and (table["aryl_version"] != "").all()
+    record = json.loads(table.attrs["aryl"])  # the command's inputs, parameters, seed, version
+    assert record["command"] == "aryl sweep" and str(tmp_path / "jobs.csv") in record["inputs"]
+    assert record["seed"] == 0 and record["parameters"]["grid"] == ["inference_servers=0,8", "headroom=0,0.25"]
     assert main(args) == 0
     assert "4 runs (4 from the cache)" in capsys.readouterr().out
 
@@ -179,3 +182,14 @@ def test_progress_bar_has_an_eta():
     bar.step()
     text = out.getvalue()
     assert "1/4 runs" in text and "ETA ?" in text and "4/4 runs" in text and "ETA 0:00" in text
+
+
+def test_without_ray_auto_falls_back_to_a_process_pool(trace, monkeypatch):
+    base = {**SMALL, "trace": "itp", "inference_servers": 8}
+    grid = {"reclaim": ["aryl", "random"]}
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    with pytest.raises(ImportError, match=r"pip install 'aryl\[ray\]'"):
+        sim.sweep(base, grid, traces=trace, engine="ray", cache=False)
+    with pytest.warns(UserWarning, match=r"Ray is not installed .* local process pool"):
+        table = sim.sweep(base, grid, traces=trace, engine="auto", workers=2, cache=False)
+    pd.testing.assert_frame_equal(table[list(sim.SUMMARY_KEYS)], sequential(trace, base, grid), check_dtype=False)
