@@ -280,8 +280,13 @@ def sweep(args: argparse.Namespace) -> int:
           f"{', Ray at ' + args.address if args.address else ''}).")
     start = time.perf_counter()
     cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
-    table = sim.sweep(base, grid, traces=given, engine=args.engine, address=args.address,
-                      workers=args.workers, cache=cache, progress=None)
+    try:
+        table = sim.sweep(base, grid, traces=given, engine=args.engine, address=args.address,
+                          workers=args.workers, cache=cache, progress=None)
+    except KeyboardInterrupt:
+        where_cached = f"; the finished runs are cached in {cache}: run it again to resume" if cache else ""
+        print(f"\naryl: sweep interrupted{where_cached}", file=sys.stderr)
+        return 130
     seconds = time.perf_counter() - start
     varied = list(grid) or ["label"]
     rows = [[_cell(row[k]) for k in varied] + [_format(k, row[k]) for k, _ in SWEEP_COLUMNS]

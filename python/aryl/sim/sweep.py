@@ -103,7 +103,8 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     scenarios and placements and bad counts are a ``ValueError`` here, before anything
     runs; the simulator checks the rest.
     """
-    p = {name: point.get(name, default) for name, (default, _) in PARAMETERS.items()}
+    p = {name: _as_default_type(point.get(name, default), default)
+         for name, (default, _) in PARAMETERS.items()}
     if p["scenario"] not in SCENARIOS:
         raise ValueError(f"unknown scenario {p['scenario']!r}; expected one of {', '.join(SCENARIOS)}")
     preset = scenario_config(p["scenario"])
@@ -120,11 +121,23 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     if p["first_jobs"] is not None and (not isinstance(p["first_jobs"], (int, np.integer))
                                         or p["first_jobs"] < 1):
         raise ValueError(f"first_jobs must be None or an integer >= 1, got {p['first_jobs']!r}")
-    config = {**preset, **{k: v for k, v in point.items() if k in _CONFIG_FIELDS}}
+    defaults = Config()
+    config = {**preset, **{k: _as_default_type(v, getattr(defaults, k))
+                           for k, v in point.items() if k in _CONFIG_FIELDS}}
     p["config"] = dataclasses.asdict(_config(config))
     if p["config"]["placement"] not in PLACEMENTS:
         raise ValueError(f"unknown placement {p['config']['placement']!r}; expected aryl or bfd")
     return p
+
+
+def _as_default_type(value: Any, default: Any) -> Any:
+    """An integer given for a float setting as that float (``headroom=0`` is ``0.0``).
+
+    So ``0`` and ``0.0`` are the same run, with the same cache key and column type.
+    """
+    if isinstance(default, float) and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def _fingerprint(resolved: Mapping[str, Any], trace_fingerprint: str) -> str:
