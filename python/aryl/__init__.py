@@ -38,4 +38,5 @@ def __getattr__(name: str):
 
 
 def __dir__():
+    """The module's names, the lazy subpackages included."""
     return sorted(set(globals()) | set(_LAZY))

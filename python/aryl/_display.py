@@ -16,7 +16,7 @@ LABELS = {
     "jct_mean": "job completion time, mean", "jct_median": "job completion time, median",
     "jct_p95": "job completion time, p95", "jct_p99": "job completion time, p99",
     "gpu_usage_training": "GPU use, training cluster", "gpu_usage_overall": "GPU use, both clusters",
-    "preemption_ratio": "preemptions per job", "collateral_damage": "collateral damage",
+    "preemption_ratio": "preemption ratio (per job)", "collateral_damage": "collateral damage",
     "flexible_reclaim_share": "reclaims met without preemption", "scaling_ops": "scaling operations",
     "jobs_finished": "jobs finished", "jobs_unfinished": "jobs unfinished",
 }

@@ -264,6 +264,7 @@ def _grid(pairs: Sequence[str], what: str) -> Dict[str, list]:
 
 
 def sweep(args: argparse.Namespace) -> int:
+    """``aryl sweep``: every combination of ``--grid`` on Ray; one table, one Parquet file."""
     from . import sim
     from .sim.sweep import grid_points
 

@@ -31,7 +31,6 @@ def test_committed_without_outputs(path):
 def test_notebook_runs_and_shows_its_plots(path, tmp_path, monkeypatch):
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("ARYL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("RAY_DEDUP_LOGS", "0")
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                                      resources={"metadata": {"path": str(path.parent)}})
