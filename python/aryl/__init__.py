@@ -17,10 +17,26 @@ from .packing import knapsack
 from .model import Job, Server, Worker
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
-from . import traces
 
 from ._version import __version__
 __all__ = [
     "Decision", "Job", "ReclaimPlan", "Server", "Worker",
-    "knapsack", "reclaim", "schedule", "traces", "__version__",
+    "knapsack", "plot", "reclaim", "schedule", "sim", "traces", "__version__",
 ]
+
+#: Subpackages imported on first use (PEP 562), so ``import aryl`` stays light.
+_LAZY = ("plot", "sim", "traces")
+
+
+def __getattr__(name: str):
+    """``aryl.sim``, ``aryl.plot`` and ``aryl.traces`` after a bare ``import aryl``."""
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The module's names, the lazy subpackages included."""
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,4 +1,4 @@
-"""The ``aryl`` command line: ``aryl simulate``, ``aryl compare`` and ``aryl demo``."""
+"""The ``aryl`` command line: ``aryl simulate``, ``aryl compare``, ``aryl sweep`` and ``aryl demo``."""
 
 from __future__ import annotations
 
@@ -110,8 +110,7 @@ def _inputs(args: argparse.Namespace):
         load = traces.read_load(args.load) if args.load is not None else None
         where = str(args.jobs) + (f" with load {args.load}" if args.load else " (no --load: no loaning)")
     jobs = traces.to_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
-    if load is not None:
-        load = traces.extend_load(load, max(j.submit_time for j in jobs) + 90 * 86400)
+    # A load shorter than the trace is extended inside sim.simulate, as through the API.
     return jobs, load, where
 
 
@@ -166,9 +165,15 @@ def simulate(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     result.jobs.to_csv(out / "jobs.csv", index=False)
     result.timeline.to_csv(out / "timeline.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    written = plot.save_all({result.label: result}, out)
-    print(f"\nWrote jobs.csv, timeline.csv, summary.json and {len(written)} plots to {out}/")
+    record = _record(args, where)
+    provenance = {**record, "run": result.provenance.to_dict()}
+    (out / "summary.json").write_text(json.dumps({**summary, "provenance": provenance}, indent=2,
+                                                 default=str) + "\n")
+    _write_provenance(out, record, {result.label: result})
+    written = plot.save_all({result.label: result}, out, metadata=_png_metadata(record))
+    _print_note(result)
+    print(f"\nWrote jobs.csv, timeline.csv, summary.json, provenance.json and {len(written)} plots "
+          f"to {out}/")
     return 0
 
 
@@ -200,11 +205,189 @@ def compare(args: argparse.Namespace) -> int:
     print(_table(["run (times in s)"] + [h for _, h, _ in TABLE_COLUMNS] + ["JCT speed-up", "queue speed-up"], rows))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "compare.csv", index_label="run")
-    written = plot.save_all(results, out)
+    record = _record(args, where)
+    _provenance_columns(table, results, record).to_csv(out / "compare.csv", index_label="run")
+    _write_provenance(out, record, results)
+    written = plot.save_all(results, out, metadata=_png_metadata(record))
+    _print_note(next(iter(results.values())))
     print(f"\nSpeed-ups are over the Baseline row. Rows: README \"The rows\" and aryl.sim.paper_runs. "
-          f"Wrote compare.csv and {len(written)} plots to {out}/")
+          f"Wrote compare.csv, provenance.json and {len(written)} plots to {out}/")
     return 0
+
+
+# ---- what produced an output ---------------------------------------------------------
+
+def _record(args: argparse.Namespace, where: str) -> dict:
+    """The command, its inputs, every parameter, the seed and aryl's version."""
+    from .sim.provenance import aryl_version
+
+    parameters = {k: v for k, v in vars(args).items() if k not in ("run", "command")}
+    return {"command": f"aryl {args.command}", "aryl_version": aryl_version(), "inputs": where,
+            "parameters": parameters, "seed": args.seed}
+
+
+def _write_provenance(out: Path, record: dict, results: dict) -> Path:
+    """``provenance.json``: the command's record and each run's ``Result.provenance``."""
+    runs = {name: r.provenance.to_dict() for name, r in results.items() if r.provenance is not None}
+    path = out / "provenance.json"
+    path.write_text(json.dumps({**record, "runs": runs}, indent=2, default=str) + "\n")
+    return path
+
+
+def _png_metadata(record: dict) -> Dict[str, str]:
+    """PNG text chunks naming the command, inputs, parameters and version."""
+    return {"Software": f"aryl {record['aryl_version']}",
+            "Description": json.dumps(record, default=str, sort_keys=True)}
+
+
+def _provenance_columns(table, results: dict, record: dict):
+    """``table`` with, per run, what produced it (policy, config, seed, inputs, version)."""
+    from ._display import describe_config
+
+    import pandas as pd
+
+    rows = {}
+    for name, result in results.items():
+        p = result.provenance
+        rows[name] = {
+            "policy": p.policy, "reclaim": p.reclaim, "config": describe_config(p.config),
+            "seed": p.seed, "training_servers": p.cluster["training_servers"],
+            "inference_servers": p.cluster["inference_servers"], "jobs": p.jobs,
+            "jobs_fingerprint": p.jobs_fingerprint, "load_fingerprint": p.load_fingerprint,
+            "load_extended": p.load_extended or "", "inputs": record["inputs"],
+            "aryl_version": p.aryl_version}
+    return table.join(pd.DataFrame.from_dict(rows, orient="index"))
+
+
+def _print_note(result) -> None:
+    """Say so when the load series was repeated to cover the trace."""
+    if result.provenance is not None and result.provenance.load_extended:
+        print(f"\nNote: {result.provenance.load_extended}.")
+
+
+# ---- aryl sweep -----------------------------------------------------------------
+
+#: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
+SWEEP_PARAMETERS = ("trace, first_jobs, training_servers, inference_servers, scenario, elastic_share, "
+                    "hetero_share, policy, reclaim, seed, any_type_share")
+
+#: Columns of the table ``aryl sweep`` prints after the varied parameters.
+SWEEP_COLUMNS = [("queuing_mean", "queue mean"), ("queuing_p95", "queue p95"), ("jct_mean", "JCT mean"),
+                 ("gpu_usage_overall", "GPU use all"), ("preemption_ratio", "preempt ratio"),
+                 ("collateral_damage", "collateral")]
+
+
+def _value(text: str):
+    """A grid value from the command line: JSON (numbers, true/false, null, lists), else text."""
+    if text.lower() == "none":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _grid(pairs: Sequence[str], what: str) -> Dict[str, list]:
+    """``NAME=V1,V2,...`` (or ``NAME=[JSON list]``) strings as name -> values."""
+    grid: Dict[str, list] = {}
+    for pair in pairs:
+        name, sep, values = pair.partition("=")
+        if not sep or not name or not values:
+            raise ValueError(f"{what} {pair!r}: expected NAME=VALUE[,VALUE...]")
+        parsed = _value(values) if values.startswith("[") else [_value(v) for v in values.split(",")]
+        grid[name.strip().replace("-", "_")] = parsed if isinstance(parsed, list) else [parsed]
+    return grid
+
+
+def sweep(args: argparse.Namespace) -> int:
+    """``aryl sweep``: every combination of ``--grid`` on Ray; one table, one Parquet file."""
+    from . import sim
+    from .sim.sweep import grid_points
+
+    base = {"training_servers": args.training_servers, "inference_servers": args.inference_servers,
+            "any_type_share": args.any_type_share, "seed": args.seed,
+            "lend_hold": args.lend_hold, "headroom": args.headroom}
+    if args.first_jobs is not None:
+        base["first_jobs"] = args.first_jobs
+    base.update({k: v[0] for k, v in _grid(args.set, "--set").items()})
+    grid = _grid(args.grid, "--grid")
+    given, where = _sweep_trace(args)
+    base.update({"trace": name for name in given})
+    _size_auto(args, base, grid, given)
+    runs = len(grid_points(base, grid))
+    print(f"Sweeping {runs} runs on {where} ({args.engine} engine"
+          f"{', Ray at ' + args.address if args.address else ''}).")
+    start = time.perf_counter()
+    cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
+    try:
+        table = sim.sweep(base, grid, traces=given, engine=args.engine, address=args.address,
+                          workers=args.workers, cache=cache, progress=None)
+    except KeyboardInterrupt:
+        where_cached = f"; the finished runs are cached in {cache}: run it again to resume" if cache else ""
+        print(f"\naryl: sweep interrupted{where_cached}", file=sys.stderr)
+        return 130
+    seconds = time.perf_counter() - start
+    varied = list(grid) or ["label"]
+    rows = [[_cell(row[k]) for k in varied] + [_format(k, row[k]) for k, _ in SWEEP_COLUMNS]
+            + ["yes" if row["cached"] else "no"] for _, row in table.iterrows()]
+    print(_table(varied + [h for _, h in SWEEP_COLUMNS] + ["cached"], rows))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    record = _record(args, where)
+    table.attrs["aryl"] = json.dumps(record, default=str)
+    table.to_parquet(out / "sweep.parquet", index=False)
+    cached = int(table["cached"].sum())
+    print(f"\n{len(table)} runs ({cached} from the cache) in {seconds:.1f} s. Wrote {out / 'sweep.parquet'} "
+          f"(one row per run: parameters, summary, fingerprints, aryl version).")
+    return 0
+
+
+def _sweep_trace(args: argparse.Namespace) -> Tuple[dict, str]:
+    """({name: (job frame, load frame or None)} or {} for the embedded trace, description).
+
+    Frames, not jobs: each run converts them with its own ``any_type_share`` and ``seed``.
+    """
+    from . import traces
+
+    if args.jobs is None and args.load is None:
+        return {}, "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
+    if args.jobs is None:
+        frame, name, where = traces.load_default()[0], "embedded", "the embedded ITP cluster04 jobs"
+    else:
+        frame = traces.read_jobs(args.jobs, drop_invalid=args.drop_invalid)
+        name, where = Path(args.jobs).name, str(args.jobs)
+    load = traces.read_load(args.load) if args.load is not None else None
+    where += f" with load {args.load}" if args.load else " (no --load: no loaning)"
+    return {name + (f"+{Path(args.load).name}" if args.load else ""): (frame, load)}, where
+
+
+def _size_auto(args: argparse.Namespace, base: dict, grid: dict, given: dict) -> None:
+    """Replace ``auto`` server counts in ``base`` by ``aryl.sim.size_cluster``'s, once."""
+    from . import sim, traces
+
+    if "auto" not in (base["training_servers"], base["inference_servers"]):
+        return
+    if {"training_servers", "inference_servers"} & set(grid):
+        raise ValueError("--grid over server counts needs both counts given (not auto)")
+    frame = next(iter(given.values()))[0] if given else traces.load_default()[0]
+    if "first_jobs" in base:
+        frame = frame.iloc[: int(base["first_jobs"])]
+    jobs = traces.to_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    inference = None if base["inference_servers"] == "auto" else base["inference_servers"]
+    training = None if base["training_servers"] == "auto" else base["training_servers"]
+    if training is None:
+        sizing = sim.size_cluster(jobs, utilisation=args.utilisation, inference_servers=inference)
+        base["training_servers"] = sizing.cluster.training_servers
+        base["inference_servers"] = sizing.cluster.inference_servers
+        print(f"Cluster: {base['training_servers']} training + {base['inference_servers']} inference "
+              f"8-GPU servers, sized so the FIFO Baseline keeps {sizing.gpu_usage_training:.0%} of "
+              f"the training GPUs busy.")
+    else:
+        base["inference_servers"] = sim.sizing.inference_count(training)
+
+
+def _cell(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 # ---- aryl demo -----------------------------------------------------------------
@@ -308,6 +491,30 @@ def _parser() -> argparse.ArgumentParser:
                    help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
                         "GPU-time); baseline also turns loaning off")
     p.set_defaults(run=simulate)
+
+    p = sub.add_parser("sweep", help="simulate every combination of a parameter grid, on Ray",
+                       description="Run one simulation per combination of the --grid values (on top "
+                       "of the trace options and --set values) on a local Ray, or an existing Ray "
+                       "cluster with --address; print one table, write sweep.parquet (one row per "
+                       "run). Finished runs are cached by a fingerprint of trace, parameters and "
+                       "aryl version: a repeated sweep reads them back, an interrupted one resumes. "
+                       "Parameters: " + SWEEP_PARAMETERS + " and any aryl.sim.Config "
+                       "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS.")
+    _trace_arguments(p, "aryl-results/sweep")
+    p.add_argument("--grid", "-g", action="append", default=[], metavar="NAME=V1,V2,...",
+                   help="a parameter and its values (repeat for more; every combination runs), "
+                        "e.g. --grid inference_servers=0,16,32,64 --grid headroom=0,0.2")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter fixed for every run, e.g. --set scenario=baseline")
+    p.add_argument("--first-jobs", type=int, metavar="N", help="use only the trace's first N jobs")
+    p.add_argument("--engine", choices=["auto", "ray", "processes", "threads", "serial"], default="auto",
+                   help="where runs execute (default auto: Ray if installed, else a process pool)")
+    p.add_argument("--address", metavar="ADDR", help="an existing Ray cluster (e.g. ray://host:10001 "
+                   "or auto); default: start a local Ray")
+    p.add_argument("--workers", type=int, metavar="N", help="runs at once locally (default: CPUs)")
+    p.add_argument("--cache", metavar="DIR", help="cache folder (default OUT/cache)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.set_defaults(run=sweep)
 
     p = sub.add_parser("demo", help="reclaim loaned servers on a packed cluster under every policy",
                        description="Build a seeded cluster whose job sizes follow the ITP trace, then "

@@ -3,23 +3,30 @@
 Every function takes ``aryl.sim.Result`` objects and returns a
 ``matplotlib.figure.Figure`` built with the object-oriented API (no pyplot, no
 global state, nothing shown), so it works headless with any backend; save it
-with ``fig.savefig(...)``. ``save_all`` writes the standard set of PNGs.
+with ``fig.savefig(...)``. ``save_all`` writes the standard set of PNGs. In a
+notebook the returned figure displays itself inline (``NotebookFigure``), no
+``%matplotlib`` needed. ``sweep`` plots a metric of an ``aryl.sim.sweep`` table.
 """
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator, PercentFormatter
 
+from ._display import RATIO_KEYS
 from .sim.result import Result
 
-__all__ = ["cdf", "preemptions", "save_all", "usage"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["NotebookFigure", "cdf", "preemptions", "save_all", "sweep", "usage"]
 
 #: A single ``Result``, a sequence of them (named by their ``.label``) or a
 #: mapping name -> ``Result``.
@@ -40,6 +47,20 @@ _TIME_TICKS = (
 
 _DPI = 120
 _LINESTYLES = ("-", "--", ":", "-.")
+
+
+class NotebookFigure(Figure):
+    """A ``Figure`` that Jupyter shows inline as a PNG, in a fresh kernel too.
+
+    Figures made without pyplot have no display hook unless ``%matplotlib inline``
+    registered one; ``_repr_png_`` renders with Agg at 120 dpi. Everything else is
+    a plain ``matplotlib.figure.Figure``.
+    """
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=_DPI)
+        return buffer.getvalue()
 
 
 def cdf(results: Results, metric: str = "jct") -> Figure:
@@ -74,7 +95,7 @@ def cdf(results: Results, metric: str = "jct") -> Figure:
         raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(_METRICS)}")
     runs = _named(results)
     axis_label, title, missing_word = _METRICS[metric]
-    fig = Figure(figsize=(9.5, 4.8), layout="constrained")
+    fig = NotebookFigure(figsize=(9.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
     lo, hi = math.inf, -math.inf
     clipped = False
@@ -177,7 +198,7 @@ def usage(result: Result, label: Optional[str] = None) -> Figure:
         unit, scale = "minutes", 60.0
     x = t / scale
 
-    fig = Figure(figsize=(10, 6.5), layout="constrained")
+    fig = NotebookFigure(figsize=(10, 6.5), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     # A one-row timeline has no step to draw: mark its point instead.
     step = {"where": "post", "marker": "o" if len(t) == 1 else None}
@@ -254,7 +275,7 @@ def preemptions(results: Results) -> Figure:
     counts = [int(r.jobs["preemptions"].sum()) for _, r in runs]
     reclaimed = [bool((r.totals or {}).get("reclaims", 1)) for _, r in runs]
 
-    fig = Figure(figsize=(max(7.0, 1.3 * len(runs) + 3), 5.0), layout="constrained")
+    fig = NotebookFigure(figsize=(max(7.0, 1.3 * len(runs) + 3), 5.0), layout="constrained")
     ax = fig.add_subplot()
     x = np.arange(len(runs))
     width = 0.38
@@ -279,7 +300,61 @@ def preemptions(results: Results) -> Figure:
     return fig
 
 
-def save_all(results: Results, directory: Union[str, Path]) -> List[Path]:
+def sweep(frame: "pd.DataFrame", x: str, y: str = "queuing_mean", by: Optional[str] = None,
+          target: Optional[float] = None) -> Figure:
+    """A metric of a sweep against one parameter, one line per value of another.
+
+    Parameters
+    ----------
+    frame
+        ``aryl.sim.sweep``'s table (or any frame with columns ``x``, ``y``, ``by``).
+    x
+        The parameter on the x axis (e.g. ``"inference_servers"``).
+    y
+        A summary key (``aryl.sim.SUMMARY_KEYS``): times are drawn in hours, ratios as
+        percentages.
+    by
+        A parameter whose values get one line each (``None``: one line).
+    target
+        Draw a horizontal reference line at this ``y`` value (in ``y``'s unit: seconds or
+        a ratio), e.g. half the baseline's mean queuing time.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes; runs with the same ``x`` and ``by`` (e.g. several seeds) are averaged,
+        their spread shown as a band.
+    """
+    ratio = y.startswith(RATIO_KEYS)
+    time_metric = y.startswith(("queuing", "jct"))
+    scale = 3600.0 if time_metric else 1.0
+    fig = NotebookFigure(figsize=(8.5, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=True, dropna=False))
+    for i, (value, part) in enumerate(groups):
+        stats = part.groupby(x, sort=True)[y].agg(["mean", "min", "max"]) / scale
+        label = None if by is None else f"{by} = {value}"
+        ax.plot(stats.index, stats["mean"], marker="o", linewidth=1.8, label=label,
+                linestyle=_LINESTYLES[i % len(_LINESTYLES)])
+        if (stats["max"] > stats["min"]).any():
+            ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.15)
+    if target is not None:
+        ax.axhline(target / scale, color="0.3", linestyle=":", linewidth=1.2,
+                   label=f"target ({target / scale:.3g}{' h' if time_metric else ''})")
+    if ratio:
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(y.replace("_", " ") + (" (hours)" if time_metric else ""))
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{y.replace('_', ' ')} by {x.replace('_', ' ')}")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    return fig
+
+
+def save_all(results: Results, directory: Union[str, Path],
+             metadata: Optional[Mapping[str, str]] = None) -> List[Path]:
     """Write the standard figures of several runs as PNGs.
 
     Parameters
@@ -289,6 +364,9 @@ def save_all(results: Results, directory: Union[str, Path]) -> List[Path]:
         ``.label``) or a single ``Result``.
     directory
         Where to write; created (with its parents) if missing.
+    metadata
+        PNG text chunks written into every file (``Software``, ``Description``, ...:
+        the CLI records the command, inputs, parameters and version there).
 
     Returns
     -------
@@ -312,7 +390,7 @@ def save_all(results: Results, directory: Union[str, Path]) -> List[Path]:
     def write(filename: str, fig: Figure) -> None:
         path = out / filename
         try:
-            fig.savefig(path, dpi=_DPI)
+            fig.savefig(path, dpi=_DPI, metadata=dict(metadata or {}))
         finally:
             fig.clear()
         paths.append(path)

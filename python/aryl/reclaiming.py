@@ -37,15 +37,20 @@ class ReclaimPlan:
         return self.collateral_gpus / self.demand_gpus if self.demand_gpus else 0.0
 
     def _repr_html_(self) -> str:
+        from ._display import html_table
+
+        scaled = sum(self.scaled_in.values())
         rows = [
             ("policy", self.policy),
-            ("servers returned", ", ".join(map(str, self.servers)) or "—"),
-            ("jobs preempted", ", ".join(map(str, self.preempted)) or "—"),
-            ("jobs scaled in", ", ".join(f"{j} (−{w})" for j, w in self.scaled_in.items()) or "—"),
-            ("collateral GPUs", f"{self.collateral_gpus} ({self.collateral_damage:.0%} of {self.demand_gpus})"),
+            ("servers returned", f"{len(self.servers)} ({self.demand_gpus} GPUs): "
+                                 + (", ".join(map(str, self.servers)) or "—")),
+            ("jobs preempted", f"{len(self.preempted)}: " + (", ".join(map(str, self.preempted)) or "—")),
+            ("jobs scaled in", f"{len(self.scaled_in)} ({scaled} workers): " + (
+                ", ".join(f"{j} (−{w} workers)" for j, w in self.scaled_in.items()) or "—")),
+            ("collateral damage", f"{self.collateral_damage:.1%} ({self.collateral_gpus} GPUs freed "
+                                  f"beyond the {self.demand_gpus} returned)"),
         ]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
-        return f"<table><caption>ReclaimPlan</caption>{body}</table>"
+        return html_table(rows, "ReclaimPlan")
 
 
 def reclaim(

@@ -47,16 +47,20 @@ class Decision:
         return kept + list(self.start)
 
     def _repr_html_(self) -> str:
+        from ._display import html_table
+
         running = {j: n for j, n in self.allocation.items() if n}
+        flexible = sum(w.flexible for w in self.start)
+        total = len(self.allocation)
         rows = [
             ("policy", self.policy),
-            ("workers started", len(self.start)),
-            ("workers stopped", len(self.stop)),
-            ("jobs running", ", ".join(f"{j}: {n}" for j, n in running.items()) or "—"),
-            ("jobs pending", ", ".join(map(str, self.pending)) or "—"),
+            ("workers started", f"{len(self.start)} ({flexible} flexible, beyond min_workers)"),
+            ("workers stopped", f"{len(self.stop)} (scale-ins)"),
+            ("jobs running", f"{len(running)} of {total} ({len(running) / total:.0%})" if total else "0"),
+            ("workers per job", ", ".join(f"{j}: {n}" for j, n in running.items()) or "—"),
+            ("jobs pending", f"{len(self.pending)}: " + (", ".join(map(str, self.pending)) or "—")),
         ]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
-        return f"<table><caption>Decision</caption>{body}</table>"
+        return html_table(rows, "Decision")
 
 
 def schedule(

@@ -6,18 +6,24 @@ configurations on the same input. Scenario presets (``scenario``) are seeded,
 documented transformations of the job list, applied in Python before the run;
 ``size_cluster`` sizes a cluster to a trace at the paper's load, and
 ``paper_runs`` lists the rows of the paper's comparison (with controls and
-ablations) as ``simulate`` arguments.
+ablations) as ``simulate`` arguments. Every ``Result`` records what produced it
+(``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
+``sweep`` runs a grid of configurations on Ray, cached.
 """
 
-from .comparison import BASELINE, LOANING_ROWS, ORDERINGS, check_orderings, paper_runs, speedups
+from .comparison import Comparison
+from .paper import BASELINE, LOANING_ROWS, ORDERINGS, check_orderings, paper_runs, speedups
+from .provenance import Provenance
 from .result import InvariantError, Result, SUMMARY_KEYS
 from .scenarios import SCENARIOS, apply_prediction_error, describe, scenario, scenario_config
 from .simulation import Cluster, Config, compare, simulate
 from .sizing import Sizing, size_cluster
+from .storage import load
+from .sweep import PARAMETERS, sweep
 
 __all__ = [
-    "BASELINE", "Cluster", "Config", "InvariantError", "LOANING_ROWS", "ORDERINGS", "Result",
-    "SCENARIOS", "SUMMARY_KEYS", "Sizing", "apply_prediction_error", "check_orderings", "compare",
-    "describe", "paper_runs",
-    "scenario", "scenario_config", "simulate", "size_cluster", "speedups",
+    "BASELINE", "Cluster", "Comparison", "Config", "InvariantError", "LOANING_ROWS",
+    "ORDERINGS", "PARAMETERS", "Provenance", "Result", "SCENARIOS", "SUMMARY_KEYS", "Sizing",
+    "apply_prediction_error", "check_orderings", "compare", "describe", "load", "paper_runs",
+    "scenario", "scenario_config", "simulate", "size_cluster", "speedups", "sweep",
 ]

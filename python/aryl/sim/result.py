@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .provenance import Provenance
 
 #: Summary keys, in display order.
 SUMMARY_KEYS = (
@@ -31,7 +36,10 @@ class Result:
     interval (GPUs used by training jobs on training and on loaned servers,
     servers on loan, inference servers needed, queue length, running jobs).
     ``totals`` holds the run's integrals and counters; ``summary()`` the paper's
-    metrics; ``check()`` verifies the invariants.
+    metrics; ``check()`` verifies the invariants. ``provenance`` records what
+    produced the run (``aryl.sim.Provenance``: inputs' fingerprints, cluster,
+    policies, config, seed, aryl version); ``save(path)`` writes it all and
+    ``aryl.sim.load(path)`` reads back an equal ``Result``.
     """
 
     jobs: pd.DataFrame
@@ -40,6 +48,7 @@ class Result:
     capacity: Dict[str, int]
     label: str = ""
     violations: List[str] = field(default_factory=list)
+    provenance: Optional["Provenance"] = None
 
     def summary(self) -> Dict[str, float]:
         """The paper's metrics: times in seconds, ratios in [0, 1]."""
@@ -97,6 +106,28 @@ class Result:
             raise InvariantError("; ".join(problems))
         return self
 
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> "os.PathLike[str]":
+        """Write this run to the folder ``path`` (Parquet tables + JSON); returns the path.
+
+        ``aryl.sim.load(path)`` reads it back equal (see ``aryl.sim.storage``).
+        """
+        from .storage import save
+
+        return save(self, path)
+
+    def __eq__(self, other: object) -> bool:
+        """Same tables (columns, dtypes, values, NaN where NaN), totals, label and provenance."""
+        if not isinstance(other, Result):
+            return NotImplemented
+        return (self.label == other.label and self.capacity == other.capacity
+                and self.violations == other.violations and self.provenance == other.provenance
+                and _same_dict(self.totals, other.totals)
+                and self.jobs.equals(other.jobs) and self.timeline.equals(other.timeline)
+                and list(self.jobs.columns) == list(other.jobs.columns)
+                and list(self.timeline.columns) == list(other.timeline.columns))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable tables
+
     def __repr__(self) -> str:
         s = self.summary()
         return (f"Result({self.label or 'simulation'}: {s['jobs_finished']} jobs finished, "
@@ -104,14 +135,29 @@ class Result:
                 f"mean queuing {s['queuing_mean']:.0f} s, preemption ratio {s['preemption_ratio']:.2%})")
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{_fmt(v)}</td></tr>"
-                       for k, v in self.summary().items())
-        return f"<table><caption>{self.label or 'Result'}</caption>{rows}</table>"
+        from .._display import LABELS, html_table, metric
+
+        rows = [(LABELS.get(k, k), metric(k, v)) for k, v in self.summary().items()]
+        p = self.provenance
+        if p is not None:
+            rows += [("jobs", f"{p.jobs:,}"), ("policy / reclaim", f"{p.policy} / {p.reclaim}"),
+                     ("cluster", f"{p.cluster.get('training_servers')} training + "
+                                 f"{p.cluster.get('inference_servers')} inference servers"),
+                     ("seed", p.seed), ("aryl", p.aryl_version)]
+            if p.load_extended:
+                rows.append(("note", p.load_extended))
+        return html_table(rows, self.label or "Result")
 
 
 def _ratio(a: float, b: float) -> float:
     return float(a) / float(b) if b else 0.0
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b)
+
+
+def _same_dict(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
+    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)

@@ -14,6 +14,8 @@ from .. import _core
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES, job_curves
+from .comparison import Comparison
+from .provenance import Provenance, aryl_version, extend_to_jobs, fingerprint_jobs, fingerprint_load
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 
@@ -106,7 +108,10 @@ def simulate(
     inference_load
         ``(time_s, load)`` rows (a DataFrame with those columns, or an array of
         pairs): the fraction of inference capacity needed from that time on. Without
-        it, or without inference servers, nothing is lent.
+        it, or without inference servers, nothing is lent. A series that ends
+        before the last submission is repeated to cover the trace
+        (``aryl.sim.provenance.extend_to_jobs``), and ``provenance.load_extended``
+        says so.
     config
         A ``Config`` or a dict of its fields.
     seed
@@ -123,7 +128,8 @@ def simulate(
     Returns
     -------
     Result
-        ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``.
+        ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``,
+        ``.provenance`` (what produced it), ``.save(path)``.
     """
     config = _config(config)
     if policy not in POLICIES:
@@ -142,8 +148,10 @@ def simulate(
         jobs = apply_prediction_error(jobs, *config.prediction_error, seed=seed)
     state = State.build(servers, jobs, [])  # validates ids and records
     load_time, load = _load(inference_load)
+    load_time, load, extended = extend_to_jobs(load_time, load, max((j.submit_time for j in jobs), default=0.0))
+    served = (load_time, load)
     if not config.loaning:  # nothing is lent; the load still occupies the inference cluster
-        served, load_time, load = (load_time, load), [], []
+        load_time, load = [], []
     curves = job_curves(state, throughput)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,
@@ -152,7 +160,26 @@ def simulate(
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
-    return _result(servers, jobs, raw, label or policy)
+    result = _result(servers, jobs, raw, label or policy)
+    result.provenance = Provenance(
+        jobs=len(jobs), jobs_fingerprint=fingerprint_jobs(jobs), cluster=_describe_cluster(cluster, servers),
+        policy=policy, reclaim=reclaim, config=dataclasses.asdict(config), seed=int(seed),
+        aryl_version=aryl_version(), load_fingerprint=fingerprint_load(*served),
+        load_rows=len(served[0]), load_extended=extended, throughput=throughput is not None)
+    return result
+
+
+def _describe_cluster(cluster: Union[Cluster, Records], servers: List[Server]) -> Dict[str, Any]:
+    """The cluster as counts (a ``Cluster``'s fields, or counted from the servers)."""
+    if isinstance(cluster, Cluster):
+        return dataclasses.asdict(cluster)
+    out: Dict[str, Any] = {}
+    for pool in ("training", "inference"):
+        mine = [s for s in servers if s.pool == pool]
+        out[f"{pool}_servers"] = len(mine)
+        out[f"{pool}_gpus"] = sum(s.gpus for s in mine)
+        out[f"{pool}_gpu"] = "+".join(sorted({s.gpu_type for s in mine}))
+    return out
 
 
 def compare(
@@ -161,21 +188,32 @@ def compare(
     runs: Mapping[str, Mapping[str, Any]],
     inference_load: Any = None,
     seed: int = 0,
-) -> pd.DataFrame:
+    threads: int = 1,
+) -> Comparison:
     """Run several configurations on the same input; one row per run.
 
     ``runs`` maps a row name to keyword arguments of ``simulate`` (``policy``,
     ``reclaim``, ``config``, or ``jobs`` to replace the input jobs, e.g. with a
     scenario's). Columns are the summary's keys, as in the paper's Table 3.
+    ``threads`` > 1 runs that many at once (the simulator releases the GIL).
+
+    Returns a ``Comparison``: that table as a ``DataFrame``, with ``.results``
+    (row name -> ``Result``) to plot, save or inspect the runs without re-running.
     """
-    rows = {}
-    for name, kwargs in runs.items():
+    def run(name: str, kwargs: Mapping[str, Any]) -> Result:
         kwargs = dict(kwargs)
         run_jobs = kwargs.pop("jobs", jobs)
         kwargs.setdefault("inference_load", inference_load)
         kwargs.setdefault("seed", seed)
-        rows[name] = simulate(run_jobs, cluster, label=name, **kwargs).summary()
-    return pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)]
+        return simulate(run_jobs, cluster, label=name, **kwargs)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, int(threads))) as pool:
+        futures = {name: pool.submit(run, name, kwargs) for name, kwargs in runs.items()}
+        results = {name: f.result() for name, f in futures.items()}
+    rows = {name: r.summary() for name, r in results.items()}
+    return Comparison.of(pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)], results)
 
 
 def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:

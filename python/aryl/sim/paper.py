@@ -1,0 +1,170 @@
+"""The rows of the paper's comparison (Table 3), plus controls and ablations, as data.
+
+``paper_runs(jobs, load)`` returns, in display order, each row's name mapped to the keyword
+arguments of ``simulate`` (``jobs``, ``policy``, ``reclaim``, ``inference_load``, ``config``);
+``simulate(cluster=cluster, **kwargs)`` runs one, ``compare(jobs, cluster, runs)`` all of them.
+Rows, with the paper's row numbers (every row uses the same seed):
+
+====================================  ======  ===========================================
+row                                   paper   jobs / policy / loaning
+====================================  ======  ===========================================
+``Baseline (FIFO)``                   1       baseline jobs, strict FIFO, no loaning
+``Aryl Basic``                        2       basic jobs, aryl, loaning + aryl reclaim
+``Aryl Advanced``                     3       advanced jobs (hetero at 70%), as row 2
+``Aryl Ideal``                        4       ideal jobs (all elastic + hetero at 100%)
+``Loaning only, random reclaim``      5       baseline jobs, aryl, loaning + random reclaim
+``Loaning only, SCF reclaim``         6       ... + SCF reclaim
+``Loaning only, aryl reclaim``        7       ... + aryl reclaim
+``Elastic only, Gandiva``             8       basic jobs, gandiva, no loaning
+``Elastic only, AFS``                 9       basic jobs, afs, no loaning
+``Elastic only, aryl``                11      basic jobs, aryl, no loaning
+``Control: SJF, no loaning``          —       baseline jobs, sjf, no loaning
+``Control: FIFO + backfill``          —       baseline jobs, fifo with backfill, no loaning
+``Ablation: Basic, imperfect``        §7.2    row 2 with imperfect scaling
+``Ablation: Basic, plain BFD``        Tab. 6  row 2 with plain best-fit placement
+====================================  ======  ===========================================
+
+The two **controls** are not in the paper. The aryl policy's first phase admits queued jobs
+shortest first and skips, rather than blocks on, jobs that do not fit; the Baseline is strict
+FIFO. Part of any gain over the Baseline is therefore reordering alone, which SJF and FIFO
+with backfill show without loaning or elasticity. Pollux (rows 10 and 12) is not modelled.
+
+Without a load series (``load=None``) the rows that lend servers (2–7 and the ablations) are
+left out: with nothing to lend they would repeat the no-loaning rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+import pandas as pd
+
+from ..model import Records
+from .scenarios import scenario, scenario_config
+
+#: Name of the first row, the Baseline every speed-up is measured against.
+BASELINE = "Baseline (FIFO)"
+
+#: Row names that need an inference-load series (they lend servers).
+LOANING_ROWS = (
+    "Aryl Basic", "Aryl Advanced", "Aryl Ideal", "Loaning only, random reclaim",
+    "Loaning only, SCF reclaim", "Loaning only, aryl reclaim", "Ablation: Basic, imperfect",
+    "Ablation: Basic, plain BFD",
+)
+
+
+def paper_runs(jobs: Records, load: Any = None, seed: int = 0, config: Optional[Dict[str, Any]] = None,
+               elastic_gpu_share: float = 0.36, hetero_share: float = 0.10,
+               checkpoint: bool = True) -> Dict[str, Dict[str, Any]]:
+    """The comparison's rows: name -> ``simulate`` keyword arguments, in display order.
+
+    Parameters
+    ----------
+    jobs
+        The trace's jobs (``Job``, dicts or a DataFrame); each row applies its scenario.
+    load
+        The inference-load series (``simulate``'s ``inference_load``); ``None`` drops the rows
+        that lend servers (``LOANING_ROWS``).
+    seed
+        Seeds every scenario draw and the simulations (random reclaim).
+    config
+        ``Config`` fields given to every row (e.g. ``{"lend_hold": 0, "headroom": 0.1}``); a
+        row's own settings (no loaning, scaling, placement, backfill, hetero efficiency) win.
+    elastic_gpu_share, hetero_share, checkpoint
+        Passed to ``scenario`` (module ``scenarios``: the exact rules).
+
+    Returns
+    -------
+    dict
+        Row name -> ``dict(jobs=..., policy=..., reclaim=..., inference_load=..., config=...,
+        seed=...)``; the first row is the Baseline every speed-up is measured against.
+    """
+    options = dict(seed=seed, elastic_gpu_share=elastic_gpu_share, hetero_share=hetero_share,
+                   checkpoint=checkpoint)
+    sets = {name: scenario(jobs, name, **options) for name in ("baseline", "basic", "advanced", "ideal")}
+    common = dict(config or {})
+
+    def row(jobs_of: str, policy: str, reclaim: str = "aryl", **overrides: Any) -> Dict[str, Any]:
+        settings = {**common, **overrides}
+        return dict(jobs=sets[jobs_of], policy=policy, reclaim=reclaim, inference_load=load,
+                    config=settings, seed=seed)
+
+    def aryl(name: str, **overrides: Any) -> Dict[str, Any]:
+        preset = scenario_config(name)
+        preset.pop("policy")
+        return row(name, "aryl", **{**preset, **overrides})
+
+    no_loan = {"loaning": False}
+    runs = {
+        BASELINE: row("baseline", "fifo", **no_loan),
+        "Aryl Basic": aryl("basic"),
+        "Aryl Advanced": aryl("advanced"),
+        "Aryl Ideal": aryl("ideal"),
+        "Loaning only, random reclaim": row("baseline", "aryl", "random"),
+        "Loaning only, SCF reclaim": row("baseline", "aryl", "scf"),
+        "Loaning only, aryl reclaim": row("baseline", "aryl", "aryl"),
+        "Elastic only, Gandiva": row("basic", "gandiva", **no_loan),
+        "Elastic only, AFS": row("basic", "afs", **no_loan),
+        "Elastic only, aryl": row("basic", "aryl", **no_loan),
+        "Control: SJF, no loaning": row("baseline", "sjf", **no_loan),
+        "Control: FIFO + backfill": row("baseline", "fifo", backfill=True, **no_loan),
+        "Ablation: Basic, imperfect": aryl("basic", scaling="imperfect"),
+        "Ablation: Basic, plain BFD": aryl("basic", placement="bfd"),
+    }
+    if load is None:
+        runs = {k: v for k, v in runs.items() if k not in LOANING_ROWS}
+    return runs
+
+
+def speedups(summaries: Mapping[str, Mapping[str, float]], baseline: str = BASELINE) -> pd.DataFrame:
+    """A table of summaries (one row per run, in the given order) with speed-ups over a row.
+
+    ``summaries`` maps a row name to ``Result.summary()``. Adds ``speed-up JCT`` and
+    ``speed-up queue``: the ``baseline`` row's mean JCT / queuing time divided by each row's
+    (NaN where a row's mean is 0). ``baseline`` defaults to ``BASELINE``, or the first row if
+    there is no such row.
+    """
+    table = pd.DataFrame({name: dict(s) for name, s in summaries.items()}).T
+    base = table.loc[baseline] if baseline in table.index else table.iloc[0]
+    for column, key in (("speed-up JCT", "jct_mean"), ("speed-up queue", "queuing_mean")):
+        mean = table[key].astype(float)
+        table[column] = float(base[key]) / mean.where(mean > 0)
+    return table
+
+
+#: The orderings the paper's evaluation implies between rows of ``paper_runs``, as
+#: (claim, metric, chain of rows): each row's metric is below (``<``) or not above (``<=``) the next.
+ORDERINGS = (
+    ("loaning + elastic beats elastic alone (mean JCT)", "jct_mean",
+     ("Aryl Basic", "<", "Elastic only, aryl")),
+    ("loaning + elastic beats loaning alone (mean JCT)", "jct_mean",
+     ("Aryl Basic", "<", "Loaning only, aryl reclaim")),
+    ("Ideal <= Advanced <= Basic (mean JCT)", "jct_mean",
+     ("Aryl Ideal", "<=", "Aryl Advanced", "<=", "Aryl Basic")),
+    ("imperfect scaling raises mean JCT over linear", "jct_mean",
+     ("Aryl Basic", "<", "Ablation: Basic, imperfect")),
+    ("plain BFD placement preempts more than aryl placement", "preemption_ratio",
+     ("Aryl Basic", "<", "Ablation: Basic, plain BFD")),
+    ("aryl reclaim preempts no more than SCF", "preemption_ratio",
+     ("Loaning only, aryl reclaim", "<=", "Loaning only, SCF reclaim")),
+    ("SCF preempts fewer than random reclaim", "preemption_ratio",
+     ("Loaning only, SCF reclaim", "<", "Loaning only, random reclaim")),
+)
+
+
+def check_orderings(summaries: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, Any]]:
+    """Which of ``ORDERINGS`` hold for one set of rows (name -> ``Result.summary()``).
+
+    Returns claim -> ``{"holds": bool, "values": {row: value}}``; claims naming a row that is
+    missing (e.g. the loaning rows without a load series) are left out.
+    """
+    out: Dict[str, Dict[str, Any]] = {}
+    for claim, metric, chain in ORDERINGS:
+        rows = chain[::2]
+        if not all(r in summaries for r in rows):
+            continue
+        values = {r: float(summaries[r][metric]) for r in rows}
+        holds = all(values[a] < values[b] if op == "<" else values[a] <= values[b]
+                    for a, op, b in zip(chain[:-1:2], chain[1::2], chain[2::2]))
+        out[claim] = {"holds": holds, "metric": metric, "values": values}
+    return out

@@ -1,0 +1,185 @@
+"""What produced a simulated run: fingerprints of its inputs, its settings, aryl's version.
+
+Every ``Result`` of ``simulate`` carries a ``Provenance``: the jobs' and the load's
+fingerprints (SHA-256 of their exact contents, so two runs on the same input say so),
+the cluster, the policies, every ``Config`` field, the seed and the aryl version; and,
+when the load series was shorter than the trace, how it was extended
+(``extend_to_jobs``: the one rule the API, ``aryl simulate``/``compare`` and sweeps share).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pandas as pd
+
+#: How far past the last submission a repeated load series reaches (s): 90 days, as long
+#: as any run on the embedded traces takes to drain its queue. Past it the last value holds.
+EXTEND_MARGIN_S = 90 * 86400.0
+
+
+def aryl_version() -> str:
+    """The installed aryl's version (the package metadata's, else ``aryl.__version__``)."""
+    try:
+        from importlib.metadata import version
+
+        return version("aryl")
+    except Exception:  # pragma: no cover - running from a source tree without metadata
+        from .. import __version__
+
+        return __version__
+
+
+def _digest(*chunks: bytes) -> str:
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(len(chunk).to_bytes(8, "little"))
+        h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def fingerprint_jobs(jobs: Sequence[Any]) -> str:
+    """16 hex digits of SHA-256 over every field of every job, in order (``aryl.Job`` list).
+
+    Ids keep their type (``7`` and ``"7"`` differ); floats are hashed exactly (``repr``).
+    """
+    return _digest(repr([dataclasses.astuple(j) for j in jobs]).encode())
+
+
+def fingerprint_frame(frame: Optional[pd.DataFrame]) -> Optional[str]:
+    """16 hex digits of SHA-256 over a DataFrame's column names and values (``None`` for ``None``)."""
+    if frame is None:
+        return None
+    values = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return _digest(json.dumps([str(c) for c in frame.columns]).encode(), values.tobytes())
+
+
+def fingerprint_load(time: Sequence[float], load: Sequence[float]) -> Optional[str]:
+    """16 hex digits of SHA-256 over a load series' times and values (``None`` when empty)."""
+    if len(time) == 0:
+        return None
+    return _digest(np.asarray(time, dtype=float).tobytes(), np.asarray(load, dtype=float).tobytes())
+
+
+def extend_to_jobs(time: Sequence[float], load: Sequence[float], last_submit: float
+                   ) -> Tuple[List[float], List[float], Optional[str]]:
+    """Extend a load series that ends before the last job is submitted; say how.
+
+    The rule every entry point shares (``simulate``, hence ``aryl simulate``, ``aryl
+    compare`` and ``sweep``): a series of at least two rows whose last time is before
+    ``last_submit`` is repeated end to end (``aryl.traces.extend_load``: period = last
+    time - first time + last step; the embedded Alibaba series repeats every 8 days) until
+    ``last_submit + EXTEND_MARGIN_S``; past its end the last value holds, as for any
+    series. A series that reaches the last submission is used as given (its last value
+    holds from its last time on), so a short series written for a few jobs means what it says.
+
+    Returns
+    -------
+    (times, loads, note)
+        ``note`` is ``None`` when nothing was changed, else one sentence for the record
+        (``Provenance.load_extended``).
+    """
+    if len(time) < 2 or time[-1] >= last_submit:
+        return list(time), list(load), None
+    from ..traces import extend_load
+
+    until = float(last_submit) + EXTEND_MARGIN_S
+    out = extend_load(pd.DataFrame({"time_s": time, "load": load}), until)
+    period = time[-1] - time[0] + (time[-1] - time[-2])
+    note = (f"the load series ({_days(time[0])}-{_days(time[-1])} days) ends before the last "
+            f"submission ({_days(last_submit)} days); repeated every {_days(period)} days up to "
+            f"{_days(until)} days (last submission + {_days(EXTEND_MARGIN_S)} days)")
+    return out["time_s"].tolist(), out["load"].tolist(), note
+
+
+def _days(seconds: float) -> str:
+    return f"{seconds / 86400:.1f}"
+
+
+@dataclass
+class Provenance:
+    """What produced a ``Result``: inputs (by fingerprint), settings, seed, version.
+
+    ``jobs`` / ``jobs_fingerprint``: how many jobs were simulated and a hash of them
+    (after any scenario transformation, i.e. exactly what ran); ``load_fingerprint`` and
+    ``load_rows`` the inference load as simulated (``None`` / 0 without loaning);
+    ``load_extended`` says how a short series was extended (``None`` if it was not);
+    ``cluster`` the server counts and types; ``policy``, ``reclaim``, ``seed``;
+    ``config`` every ``Config`` field; ``throughput`` whether per-job curves were given;
+    ``aryl_version``. ``inputs`` is free-form: what the caller knows about where the
+    inputs came from (the CLI and ``sweep`` record the trace, load and parameters there).
+    """
+
+    jobs: int
+    jobs_fingerprint: str
+    cluster: Dict[str, Any]
+    policy: str
+    reclaim: str
+    config: Dict[str, Any]
+    seed: int
+    aryl_version: str
+    load_fingerprint: Optional[str] = None
+    load_rows: int = 0
+    load_extended: Optional[str] = None
+    throughput: bool = False
+    inputs: Dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A JSON-ready dict (``from_dict`` reverses it exactly)."""
+        return _jsonable(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Provenance":
+        """The ``Provenance`` of ``to_dict``'s output."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        config = dict(data.get("config", {}))
+        if isinstance(config.get("prediction_error"), list):
+            config["prediction_error"] = tuple(config["prediction_error"])
+        return cls(**{**{k: v for k, v in data.items() if k in names}, "config": config})
+
+    def _rows(self) -> List[Tuple[str, str]]:
+        from .._display import describe_config
+
+        c = self.cluster
+        rows = [
+            ("jobs", f"{self.jobs:,} (fingerprint {self.jobs_fingerprint})"),
+            ("cluster", f"{c.get('training_servers', '?')} training ({c.get('training_gpu', '')}) + "
+                        f"{c.get('inference_servers', '?')} inference ({c.get('inference_gpu', '')}) "
+                        f"servers"),
+            ("policy / reclaim", f"{self.policy} / {self.reclaim}"),
+            ("inference load", f"{self.load_rows:,} rows (fingerprint {self.load_fingerprint})"
+             if self.load_rows else "none (nothing lent)"),
+        ]
+        if self.load_extended:
+            rows.append(("load extended", self.load_extended))
+        rows += [("config", describe_config(self.config)), ("seed", str(self.seed)),
+                 ("aryl", self.aryl_version)]
+        rows += [(str(k), str(v)) for k, v in self.inputs.items()]
+        return rows
+
+    def __str__(self) -> str:
+        return "\n".join(f"{k}: {v}" for k, v in self._rows())
+
+    def _repr_html_(self) -> str:
+        from .._display import html_table
+
+        return html_table(self._rows(), "Provenance")
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON types (tuples as lists, NumPy scalars as Python numbers)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return value  # json writes Infinity / NaN, which json reads back
+    return value

@@ -1,0 +1,497 @@
+"""Sweeps: every combination of a parameter grid, run in parallel on Ray, cached on disk.
+
+``sweep(base, grid)`` builds one run per combination of ``grid``'s values (on top of the
+fixed parameters ``base``), runs the runs not in the cache on Ray (a local Ray by
+default, ``address=`` for an existing cluster), shows one progress bar with an ETA, and
+returns one tidy ``DataFrame``: a row per run with its parameters and summary.
+
+A run's parameters (``PARAMETERS``, plus any ``aryl.sim.Config`` field such as
+``headroom`` or ``lend_hold``) say how it is built, the way ``aryl simulate`` builds its
+run: the trace's job frame (its first ``first_jobs`` rows) becomes jobs with
+``aryl.traces.to_jobs(any_type_share, seed)``, ``aryl.sim.scenario(scenario, seed,
+elastic_share, hetero_share)`` makes some of them elastic, and ``aryl.sim.simulate``
+replays them on ``Cluster(training_servers, inference_servers)`` with the trace's load,
+the scenario's preset settings (``scenario_config``) overridden by the Config fields
+given, and ``seed``. So a sweep's row equals ``aryl simulate`` with the same options.
+
+Every finished run is saved (``Result.save``) in the cache under a fingerprint of the
+trace's contents, the run's resolved parameters and aryl's version: running the same
+sweep again reads the rows back without simulating, and an interrupted sweep resumes
+where it stopped. ``aryl.sim.load(row.saved)`` gives a row's full ``Result``.
+
+Engines: ``"ray"`` (``pip install 'aryl[ray]'``); ``"processes"``, a local process pool,
+the fallback ``"auto"`` takes when Ray is not installed; ``"threads"`` (the simulator
+releases the GIL) and ``"serial"`` for small sweeps and debugging.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from ..model import Job, as_records
+from ..reclaiming import POLICIES as RECLAIM_POLICIES
+from ..scheduling import PLACEMENTS, POLICIES
+from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
+from .result import SUMMARY_KEYS, Result
+from .scenarios import SCENARIOS, scenario, scenario_config
+from .simulation import Cluster, Config, _config, simulate
+
+#: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
+PARAMETERS: Dict[str, Tuple[Any, str]] = {
+    "trace": ("embedded", "name of the trace in ``traces`` (default: the embedded ITP jobs "
+                          "with the Alibaba-2018 load)"),
+    "first_jobs": (None, "use only the trace's first N jobs (None: all)"),
+    "training_servers": (64, "8-GPU V100 training servers"),
+    "inference_servers": (64, "8-GPU T4 inference servers that can be lent"),
+    "scenario": ("basic", "which jobs are elastic/hetero (aryl.sim.SCENARIOS)"),
+    "elastic_share": (0.05, "share of all jobs made elastic (basic, advanced)"),
+    "hetero_share": (0.10, "share of all jobs made hetero (advanced)"),
+    "policy": (None, "allocation policy (None: the scenario's; fifo for baseline, else aryl)"),
+    "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
+    "seed": (0, "seed of every random choice (GPU types, scenario, random reclaim)"),
+    "any_type_share": (0.21, "share of unknown-type jobs that may run on any GPU type"),
+}
+_CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(Config))
+ENGINES = ("auto", "ray", "processes", "threads", "serial")
+Trace = Tuple[Any, Any]  # (job frame or list of Jobs, load frame / pairs / None)
+
+
+def default_cache_dir() -> Path:
+    """``$ARYL_CACHE_DIR``, else ``$XDG_CACHE_HOME/aryl/sweeps``, else ``~/.cache/aryl/sweeps``."""
+    if os.environ.get("ARYL_CACHE_DIR"):
+        return Path(os.environ["ARYL_CACHE_DIR"])
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "aryl" / "sweeps"
+
+
+def grid_points(base: Optional[Mapping[str, Any]], grid: Optional[Mapping[str, Sequence[Any]]]
+                ) -> List[Dict[str, Any]]:
+    """The runs of a sweep: ``base`` updated with each combination of ``grid``'s values.
+
+    The first grid key varies slowest (``itertools.product`` order). Unknown names and
+    empty value lists are a ``ValueError``.
+    """
+    base, grid = dict(base or {}), dict(grid or {})
+    for name, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not len(values):
+            raise ValueError(f"grid {name!r}: give a non-empty list of values, got {values!r}")
+    unknown = sorted((set(base) | set(grid)) - set(PARAMETERS) - set(_CONFIG_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown sweep parameter(s) {unknown}; expected some of "
+                         f"{sorted(PARAMETERS) + sorted(_CONFIG_FIELDS)}")
+    names = list(grid)
+    return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*grid.values())]
+
+
+def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
+    """A run's complete settings: ``PARAMETERS`` filled in, policy and ``config`` resolved.
+
+    Returns the parameters (defaults filled) plus ``"config"``: the full ``Config`` as a
+    dict (scenario preset, then the point's Config fields). Unknown names, policies,
+    scenarios and placements and bad counts are a ``ValueError`` here, before anything
+    runs; the simulator checks the rest.
+    """
+    p = {name: _as_default_type(point.get(name, default), default)
+         for name, (default, _) in PARAMETERS.items()}
+    if p["scenario"] not in SCENARIOS:
+        raise ValueError(f"unknown scenario {p['scenario']!r}; expected one of {', '.join(SCENARIOS)}")
+    preset = scenario_config(p["scenario"])
+    p["policy"] = p["policy"] or preset.pop("policy")
+    preset.pop("policy", None)
+    if p["policy"] not in POLICIES:
+        raise ValueError(f"unknown policy {p['policy']!r}; expected one of {', '.join(POLICIES)}")
+    if p["reclaim"] not in RECLAIM_POLICIES or p["reclaim"] == "exact":
+        raise ValueError(f"unknown reclaim policy {p['reclaim']!r}; expected aryl, scf or random")
+    for name in ("training_servers", "inference_servers", "seed"):
+        if isinstance(p[name], bool) or not isinstance(p[name], (int, np.integer)) or p[name] < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {p[name]!r}")
+        p[name] = int(p[name])
+    if p["first_jobs"] is not None and (not isinstance(p["first_jobs"], (int, np.integer))
+                                        or p["first_jobs"] < 1):
+        raise ValueError(f"first_jobs must be None or an integer >= 1, got {p['first_jobs']!r}")
+    defaults = Config()
+    config = {**preset, **{k: _as_default_type(v, getattr(defaults, k))
+                           for k, v in point.items() if k in _CONFIG_FIELDS}}
+    p["config"] = dataclasses.asdict(_config(config))
+    if p["config"]["placement"] not in PLACEMENTS:
+        raise ValueError(f"unknown placement {p['config']['placement']!r}; expected aryl or bfd")
+    return p
+
+
+def _as_default_type(value: Any, default: Any) -> Any:
+    """An integer given for a float setting as that float (``headroom=0`` is ``0.0``).
+
+    So ``0`` and ``0.0`` are the same run, with the same cache key and column type.
+    """
+    if isinstance(default, float) and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _fingerprint(resolved: Mapping[str, Any], trace_fingerprint: str) -> str:
+    """SHA-256 of the trace's contents, the resolved run (trace name aside) and aryl's version."""
+    run = {k: v for k, v in resolved.items() if k != "trace"}
+    text = json.dumps({"trace": trace_fingerprint, "run": run, "aryl": aryl_version()},
+                      sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def trace_fingerprint(trace: Trace) -> str:
+    """A hash of a trace's jobs and load (frames by value, job lists field by field)."""
+    jobs, load = trace
+    jobs_fp = fingerprint_frame(jobs) if isinstance(jobs, pd.DataFrame) else \
+        fingerprint_jobs(as_records(jobs, Job, "job"))
+    if load is None or isinstance(load, pd.DataFrame):
+        load_fp = fingerprint_frame(load)
+    else:
+        load_fp = hashlib.sha256(np.asarray(load, dtype=float).tobytes()).hexdigest()[:16]
+    return f"{jobs_fp}-{load_fp}"
+
+
+def _embedded_fingerprint() -> str:
+    """A hash of the embedded trace files' bytes (cheaper than parsing them)."""
+    from importlib.resources import files
+
+    from ..traces.reading import DEFAULT_JOBS, DEFAULT_LOAD
+
+    data = files("aryl") / "data"
+    h = hashlib.sha256()
+    for name in (DEFAULT_JOBS, DEFAULT_LOAD):
+        h.update((data / name).read_bytes())
+    return "embedded-" + h.hexdigest()[:16]
+
+
+def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Result:
+    """Simulate one run of a sweep (``point``: its parameters) on ``trace`` = (jobs, load).
+
+    Builds the run as the module docstring says; the ``Result``'s
+    ``provenance.inputs`` records the trace's name and the point's parameters.
+    """
+    from ..traces import to_jobs
+
+    p = resolve(point)
+    jobs, load = trace
+    if isinstance(jobs, pd.DataFrame):
+        frame = jobs if p["first_jobs"] is None else jobs.iloc[:p["first_jobs"]]
+        records = to_jobs(frame, any_type_share=p["any_type_share"], seed=p["seed"])
+    else:
+        records = as_records(jobs, Job, "job")[:p["first_jobs"]]
+    records = scenario(records, p["scenario"], seed=p["seed"], elastic_share=p["elastic_share"],
+                       hetero_share=p["hetero_share"])
+    label = ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"
+    result = simulate(records, Cluster(p["training_servers"], p["inference_servers"]),
+                      policy=p["policy"], reclaim=p["reclaim"], inference_load=load,
+                      config=p["config"], seed=p["seed"], label=label)
+    if check:
+        result.check()
+    if result.provenance is not None:
+        result.provenance.inputs = {"trace": p["trace"], "sweep": _jsonable_point(point)}
+    return result
+
+
+def _jsonable_point(point: Mapping[str, Any]) -> Dict[str, Any]:
+    return json.loads(json.dumps(dict(point), default=repr))
+
+
+# ---- engines -------------------------------------------------------------------------------
+
+_WORKER_TRACES: Dict[str, Trace] = {}
+
+
+def _init_worker(traces: Dict[str, Trace]) -> None:
+    _WORKER_TRACES.update(traces)
+
+
+def _timed(point: Mapping[str, Any], trace: Trace, check: bool) -> Tuple[Result, float]:
+    start = time.perf_counter()
+    result = run_point(point, trace, check)
+    return result, time.perf_counter() - start
+
+
+def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Tuple[Result, float]:
+    return _timed(point, _WORKER_TRACES[name], check)
+
+
+Todo = Tuple[int, Dict[str, Any]]  # (row number, point)
+
+
+def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int,
+               check: bool) -> Iterator[Tuple[int, Result, float]]:
+    if engine == "serial":
+        for i, point in todo:
+            yield (i, *_timed(point, traces[point.get("trace", "embedded")], check))
+        return
+    import concurrent.futures as cf
+    import multiprocessing
+
+    if engine == "threads":
+        pool: cf.Executor = cf.ThreadPoolExecutor(workers)
+        submit = lambda point: pool.submit(_timed, point, traces[_trace(point)], check)  # noqa: E731
+    else:
+        pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_init_worker, initargs=(traces,))
+        submit = lambda point: pool.submit(_timed_in_worker, point, _trace(point), check)  # noqa: E731
+    with pool:
+        futures = {submit(point): i for i, point in todo}
+        try:
+            for future in cf.as_completed(futures):
+                yield (futures[future], *future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _ray(address: Optional[str], workers: int):
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError("sweeping on Ray needs Ray: pip install 'aryl[ray]' (or pass "
+                          "engine='processes' for a local process pool)") from exc
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+def _run_ray(todo: List[Todo], traces: Dict[str, Trace], address: Optional[str], workers: int,
+             check: bool) -> Iterator[Tuple[int, Result, float]]:
+    ray = _ray(address, workers)
+    remote = ray.remote(num_cpus=1)(_timed)
+    refs = {name: ray.put(trace) for name, trace in traces.items()}
+    pending = {remote.remote(point, refs[_trace(point)], check): i for i, point in todo}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                result, seconds = ray.get(ref)
+                yield pending.pop(ref), result, seconds
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref)
+        raise
+
+
+def _trace(point: Mapping[str, Any]) -> str:
+    return point.get("trace", PARAMETERS["trace"][0])
+
+
+def _engine(engine: str, address: Optional[str]) -> str:
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if address:
+            raise ImportError("address= needs Ray: pip install 'aryl[ray]'") from None
+        warnings.warn("Ray is not installed (pip install 'aryl[ray]'); running the sweep on a "
+                      "local process pool", stacklevel=3)
+        return "processes"
+    return "ray"
+
+
+# ---- progress ------------------------------------------------------------------------------
+
+class SweepProgress:
+    """One line on stderr across a sweep's runs: done/total, cached, elapsed, ETA."""
+
+    def __init__(self, total: int, cached: int, enabled: bool, stream: Any = None):
+        self.total, self.cached, self.done = total, cached, cached
+        self.enabled, self.stream = enabled, stream or sys.stderr
+        self.start = time.perf_counter()
+        self.first: Optional[float] = None
+        self.show()
+
+    def step(self) -> None:
+        """One more run finished."""
+        self.done += 1
+        if self.first is None:
+            self.first = time.perf_counter()
+        self.show()
+
+    def eta(self) -> Optional[float]:
+        """Seconds left, None before the first run finished.
+
+        From the pace since the first run finished (so starting the engine, e.g. Ray, does
+        not count), or from the elapsed time while only one has.
+        """
+        computed = self.done - self.cached
+        if computed == 0 or self.first is None:
+            return None
+        now = time.perf_counter()
+        pace = (now - self.first) / (computed - 1) if computed > 1 else now - self.start
+        return pace * (self.total - self.done)
+
+    def show(self) -> None:
+        """Redraw the line."""
+        if not self.enabled or not self.total:
+            return
+        filled = int(30 * self.done / self.total)
+        eta = self.eta()
+        elapsed = time.perf_counter() - self.start
+        self.stream.write(
+            f"\rsweep {self.done:>4}/{self.total} runs [{'#' * filled}{'.' * (30 - filled)}] "
+            f"{self.done / self.total:4.0%}  {self.cached} cached  {_clock(elapsed)} elapsed"
+            f"  ETA {'?' if eta is None else _clock(eta)}  ")
+        if self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
+def _default_progress() -> bool:
+    return sys.stderr.isatty() or "ipykernel" in sys.modules
+
+
+# ---- the sweep -------------------------------------------------------------------------------
+
+def sweep(
+    base: Optional[Mapping[str, Any]] = None,
+    grid: Optional[Mapping[str, Sequence[Any]]] = None,
+    *,
+    traces: Optional[Mapping[str, Trace]] = None,
+    engine: str = "auto",
+    address: Optional[str] = None,
+    workers: Optional[int] = None,
+    cache: Union[bool, str, "os.PathLike[str]"] = True,
+    progress: Optional[bool] = None,
+    check: bool = True,
+) -> pd.DataFrame:
+    """Run every combination of ``grid`` on top of ``base``; one row per run.
+
+    Parameters
+    ----------
+    base
+        Parameters shared by every run: names of ``PARAMETERS`` (``trace``,
+        ``first_jobs``, ``training_servers``, ``inference_servers``, ``scenario``,
+        ``elastic_share``, ``hetero_share``, ``policy``, ``reclaim``, ``seed``,
+        ``any_type_share``) or ``aryl.sim.Config`` fields (``headroom``, ``lend_hold``,
+        ``loaning``, ...). Missing ones take their defaults.
+    grid
+        Parameter name -> list of values; every combination is one run (the first
+        name varies slowest). E.g. ``{"inference_servers": [0, 16, 32], "headroom":
+        [0.0, 0.2]}`` is 6 runs.
+    traces
+        Trace name -> ``(jobs, load)``: ``jobs`` a job frame (``aryl.traces.read_jobs``)
+        or a list of ``aryl.Job``, ``load`` a load frame, ``(time_s, load)`` pairs or
+        ``None`` (no loaning). ``"embedded"`` is ``aryl.traces.load_default()`` unless
+        given here. Sweep over traces with ``grid={"trace": [...]}``.
+    engine
+        ``"auto"`` (Ray if installed, else a local process pool, with a warning),
+        ``"ray"``, ``"processes"``, ``"threads"`` or ``"serial"``.
+    address
+        An existing Ray cluster (``"ray://host:10001"``, ``"auto"``); default: a
+        local Ray started with ``workers`` CPUs (it stays up for the next sweep of this
+        process; ``ray.shutdown()`` stops it). Ray workers must have aryl installed.
+    workers
+        Runs at once on a local engine (default: the CPU count).
+    cache
+        ``True``: ``default_cache_dir()``; a folder; or ``False`` for none.
+    progress
+        Show a progress bar on stderr (default: in a terminal or a notebook).
+    check
+        Check every run's invariants (``Result.check``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run, in grid order: the grid's parameters, then every other
+        parameter (resolved: the policy the scenario implies, ``Config`` fields given),
+        the summary's keys (``aryl.sim.SUMMARY_KEYS``), and ``label``, ``jobs``
+        (simulated), ``trace_fingerprint``, ``fingerprint`` (the cache key),
+        ``aryl_version``, ``cached`` (read from the cache), ``seconds`` (simulation
+        time when it ran) and ``saved`` (the cached ``Result``'s folder, or ``None``).
+    """
+    points = grid_points(base, grid)
+    resolved = [resolve(p) for p in points]
+    traces = dict(traces or {})
+    needed = {_trace(p) for p in points}
+    embedded = "embedded" in needed and "embedded" not in traces  # read only if a run needs it
+    missing = sorted(needed - set(traces) - ({"embedded"} if embedded else set()))
+    if missing:
+        raise ValueError(f"unknown trace(s) {missing}; give them in traces= (known: {sorted(traces)})")
+    trace_fps = {name: trace_fingerprint(traces[name]) for name in needed if name in traces}
+    if embedded:
+        trace_fps["embedded"] = _embedded_fingerprint()
+    keys = [_fingerprint(r, trace_fps[_trace(p)]) for p, r in zip(points, resolved)]
+    folder = None if cache is False else (default_cache_dir() if cache is True else Path(cache))
+
+    rows: List[Optional[Dict[str, Any]]] = [None] * len(points)
+    for i, key in enumerate(keys):
+        summary = _cached(folder, key)
+        if summary is not None:
+            rows[i] = {**summary, "cached": True, "seconds": summary.get("seconds", np.nan)}
+    todo = [(i, points[i]) for i in range(len(points)) if rows[i] is None]
+    bar = SweepProgress(len(points), len(points) - len(todo),
+                        _default_progress() if progress is None else progress)
+    if todo:
+        if embedded:
+            from ..traces import load_default
+
+            traces["embedded"] = load_default()
+        traces = {name: traces[name] for name in {_trace(p) for _, p in todo}}
+        which = _engine(engine, address)
+        n = int(workers or os.cpu_count() or 1)
+        runs = _run_ray(todo, traces, address, n, check) if which == "ray" else \
+            _run_local(todo, traces, which, n, check)
+        for i, result, seconds in runs:
+            rows[i] = {**_row(result, keys[i], trace_fps[_trace(points[i])]), "cached": False,
+                       "seconds": seconds}
+            if folder is not None:
+                result.save(folder / keys[i])
+                (folder / keys[i] / "row.json").write_text(json.dumps({**rows[i], "cached": None},
+                                                                      default=repr) + "\n")
+            bar.step()
+    for i, row in enumerate(rows):
+        row["saved"] = None if folder is None else str(folder / keys[i])  # type: ignore[index]
+    return _frame(points, resolved, rows, list(grid or {}))
+
+
+def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:
+    p = result.provenance
+    return {**result.summary(), "label": result.label, "jobs": len(result.jobs),
+            "trace_fingerprint": trace_fp, "fingerprint": key,
+            "aryl_version": p.aryl_version if p else aryl_version()}
+
+
+def _cached(folder: Optional[Path], key: str) -> Optional[Dict[str, Any]]:
+    if folder is None:
+        return None
+    try:
+        return json.loads((folder / key / "row.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _frame(points: List[Dict[str, Any]], resolved: List[Dict[str, Any]], rows: List[Any],
+           varied: List[str]) -> pd.DataFrame:
+    given = [k for k in dict.fromkeys(k for p in points for k in p) if k in _CONFIG_FIELDS]
+    params = varied + [k for k in PARAMETERS if k not in varied] + [k for k in given if k not in varied]
+    records = []
+    for r, row in zip(resolved, rows):
+        values = {k: (r["config"][k] if k in _CONFIG_FIELDS else r[k]) for k in params}
+        records.append({**values, **{k: row[k] for k in SUMMARY_KEYS}, **{
+            k: row[k] for k in ("label", "jobs", "trace_fingerprint", "fingerprint", "aryl_version",
+                                "cached", "seconds", "saved")}})
+    return pd.DataFrame.from_records(records)
+
