@@ -268,7 +268,7 @@ def _print_note(result) -> None:
 # ---- aryl sweep -----------------------------------------------------------------
 
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
-SWEEP_PARAMETERS = ("trace, first_jobs, training_servers, inference_servers, scenario, elastic_share, "
+SWEEP_PARAMETERS = ("trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
                     "hetero_share, policy, reclaim, seed, any_type_share")
 
 #: Columns of the table ``aryl sweep`` prints after the varied parameters.

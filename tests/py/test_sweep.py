@@ -54,8 +54,8 @@ def test_grid_points_and_resolution():
     p = resolve({"scenario": "baseline"})
     assert p["policy"] == "fifo" and p["config"]["loaning"] is False and p["inference_servers"] == 64
     assert resolve({"headroom": 0.0}) == resolve({})  # explicit defaults: the same run
-    assert resolve({"headroom": 0, "elastic_share": 1})["config"]["headroom"] == 0.0
-    assert resolve({"elastic_share": 1})["elastic_share"] == 1.0
+    assert resolve({"headroom": 0, "elastic_gpu_share": 1})["config"]["headroom"] == 0.0
+    assert resolve({"elastic_gpu_share": 1})["elastic_gpu_share"] == 1.0
     assert resolve({"headroom": 0}) == resolve({})
 
 

@@ -9,7 +9,7 @@ A run's parameters (``PARAMETERS``, plus any ``aryl.sim.Config`` field such as
 ``headroom`` or ``lend_hold``) say how it is built, the way ``aryl simulate`` builds its
 run: the trace's job frame (its first ``first_jobs`` rows) becomes jobs with
 ``aryl.traces.to_jobs(any_type_share, seed)``, ``aryl.sim.scenario(scenario, seed,
-elastic_share, hetero_share)`` makes some of them elastic, and ``aryl.sim.simulate``
+elastic_gpu_share, hetero_share)`` makes some of them elastic, and ``aryl.sim.simulate``
 replays them on ``Cluster(training_servers, inference_servers)`` with the trace's load,
 the scenario's preset settings (``scenario_config``) overridden by the Config fields
 given, and ``seed``. So a sweep's row equals ``aryl simulate`` with the same options.
@@ -56,7 +56,7 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "training_servers": (64, "8-GPU V100 training servers"),
     "inference_servers": (64, "8-GPU T4 inference servers that can be lent"),
     "scenario": ("basic", "which jobs are elastic/hetero (aryl.sim.SCENARIOS)"),
-    "elastic_share": (0.05, "share of all jobs made elastic (basic, advanced)"),
+    "elastic_gpu_share": (0.36, "share of GPU-time held by elastic jobs (basic, advanced)"),
     "hetero_share": (0.10, "share of all jobs made hetero (advanced)"),
     "policy": (None, "allocation policy (None: the scenario's; fifo for baseline, else aryl)"),
     "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
@@ -188,7 +188,7 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
         records = to_jobs(frame, any_type_share=p["any_type_share"], seed=p["seed"])
     else:
         records = as_records(jobs, Job, "job")[:p["first_jobs"]]
-    records = scenario(records, p["scenario"], seed=p["seed"], elastic_share=p["elastic_share"],
+    records = scenario(records, p["scenario"], seed=p["seed"], elastic_gpu_share=p["elastic_gpu_share"],
                        hetero_share=p["hetero_share"])
     label = ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"
     result = simulate(records, Cluster(p["training_servers"], p["inference_servers"]),
@@ -384,7 +384,7 @@ def sweep(
     base
         Parameters shared by every run: names of ``PARAMETERS`` (``trace``,
         ``first_jobs``, ``training_servers``, ``inference_servers``, ``scenario``,
-        ``elastic_share``, ``hetero_share``, ``policy``, ``reclaim``, ``seed``,
+        ``elastic_gpu_share``, ``hetero_share``, ``policy``, ``reclaim``, ``seed``,
         ``any_type_share``) or ``aryl.sim.Config`` fields (``headroom``, ``lend_hold``,
         ``loaning``, ...). Missing ones take their defaults.
     grid
