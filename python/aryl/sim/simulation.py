@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from .. import _core
+from .. import _core, validation
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import PLACEMENTS, POLICIES
@@ -120,6 +120,11 @@ def simulate(
         ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``.
     """
     config = _config(config)
+    validation.check_config(config, PLACEMENTS)
+    validation.check_progress(progress)
+    seed = validation.seed(seed)
+    if isinstance(cluster, Cluster):
+        validation.check_cluster_counts(cluster)
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if reclaim not in RECLAIM_POLICIES or reclaim == "exact":
@@ -136,6 +141,7 @@ def simulate(
     state = State.build(servers, jobs, [])  # validates ids and records
     load_time, load = _load(inference_load) if config.loaning else ([], [])
     curves = _curves(state, throughput)
+    validation.check_span(jobs, servers, config, bool(load_time), throughput)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,
         _core_config(config, policy, reclaim, seed), progress,
@@ -156,6 +162,8 @@ def compare(
     ``reclaim``, ``config``, or ``jobs`` to replace the input jobs, e.g. with a
     scenario's). Columns are the summary's keys, as in the paper's Table 3.
     """
+    if not runs:
+        raise ValueError("runs is empty: give at least one named run")
     rows = {}
     for name, kwargs in runs.items():
         kwargs = dict(kwargs)

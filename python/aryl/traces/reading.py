@@ -7,6 +7,7 @@ import gzip
 import io
 import os
 import warnings
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from importlib.resources import files
@@ -19,6 +20,10 @@ import pandas as pd
 JOB_COLUMNS = ("job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type")
 #: Required columns of a load trace, in order.
 LOAD_COLUMNS = ("time_s", "load")
+
+#: The model's limits (``aryl._core``): a time in seconds, a job's GPUs.
+MAX_TIME_S = 1e15
+MAX_JOB_GPUS = 2**20
 
 #: The embedded default traces, in ``aryl/data``.
 DEFAULT_JOBS = "itp_cluster04_jobs.csv.gz"
@@ -42,7 +47,7 @@ def _text(source: Any) -> Tuple[str, str]:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise TraceError(f"{name}: corrupt gzip data ({exc})") from None
     try:
         return name, data.decode("utf-8-sig")
@@ -160,15 +165,16 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     TraceError
         Naming the file, the data row (1-based) with its CSV line and the column: a missing
         column; an empty, non-numeric, NaN, infinite or negative value; a non-integer or
-        zero ``num_gpus``; an empty ``job_id``; a duplicate ``job_id``; a ``submit_time_s``
+        zero ``num_gpus``; a zero ``duration_s``; a time above ``MAX_TIME_S`` (1e15 s) or
+        ``num_gpus`` above ``MAX_JOB_GPUS`` (2**20), the model's limits; an empty ``job_id``; a duplicate ``job_id``; a ``submit_time_s``
         that goes back in time; a row with the wrong number of fields (or blank); an empty
         or header-only file.
     """
     table = _table(source, JOB_COLUMNS)
     frame = table.frame
-    submit, why_submit = _numbers(frame["submit_time_s"])
-    gpus, why_gpus = _numbers(frame["num_gpus"], integer=True, zero="zero GPUs")
-    duration, why_duration = _numbers(frame["duration_s"])
+    submit, why_submit = _numbers(frame["submit_time_s"], high=MAX_TIME_S)
+    gpus, why_gpus = _numbers(frame["num_gpus"], integer=True, zero="zero GPUs", high=MAX_JOB_GPUS)
+    duration, why_duration = _numbers(frame["duration_s"], zero="zero duration", high=MAX_TIME_S)
     reasons = {"job_id": np.where(frame["job_id"] == "", "empty value", "").astype(object),
                "submit_time_s": why_submit, "num_gpus": why_gpus, "duration_s": why_duration}
     bad, labels = _first_problem(table, reasons)
