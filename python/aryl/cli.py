@@ -6,12 +6,15 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import reclaiming
+from .outputs import output_directory, write_atomically
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 # The paper's Table 3 columns, as (summary key, header, format).
 TABLE_COLUMNS = [
@@ -85,6 +88,7 @@ def _cluster(args: argparse.Namespace):
 def simulate(args: argparse.Namespace) -> int:
     from . import plot, sim
 
+    out = output_directory(args.out)
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
@@ -101,12 +105,14 @@ def simulate(args: argparse.Namespace) -> int:
     summary = result.summary()
     print()
     print(_table(["metric", "value"], [(k, _format(k, v)) for k, v in summary.items()]))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.jobs.to_csv(out / "jobs.csv", index=False)
-    result.timeline.to_csv(out / "timeline.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    written = plot.save_all({result.label: result}, out)
+
+    def write(folder: Path) -> list:
+        result.jobs.to_csv(folder / "jobs.csv", index=False)
+        result.timeline.to_csv(folder / "timeline.csv", index=False)
+        (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return plot.save_all({result.label: result}, folder)
+
+    written = write_atomically(out, write)
     print(f"\nWrote jobs.csv, timeline.csv, summary.json and {len(written)} plots to {out}/")
     return 0
 
@@ -144,6 +150,7 @@ def compare(args: argparse.Namespace) -> int:
 
     from . import plot, sim
 
+    out = output_directory(args.out)
     jobs, load, where = _inputs(args)
     print(f"Comparing on {len(jobs):,} jobs from {where}\non {args.training_servers} training + "
           f"{args.inference_servers} inference servers (8 GPUs each).\n")
@@ -162,10 +169,12 @@ def compare(args: argparse.Namespace) -> int:
     rows = [[name] + [fmt.format(row[key]) for key, _, fmt in TABLE_COLUMNS]
             + [f"{row['speed-up JCT']:.2f}x", f"{row['speed-up queue']:.2f}x"] for name, row in table.iterrows()]
     print(_table(["run (times in s)"] + [h for _, h, _ in TABLE_COLUMNS] + ["JCT speed-up", "queue speed-up"], rows))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "compare.csv", index_label="run")
-    written = plot.save_all(results, out)
+
+    def write(folder: Path) -> list:
+        table.to_csv(folder / "compare.csv", index_label="run")
+        return plot.save_all(results, folder)
+
+    written = write_atomically(out, write)
     print(f"\nSpeed-ups are over the Baseline row. Wrote compare.csv and {len(written)} plots to {out}/")
     return 0
 
@@ -269,14 +278,48 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check(args: argparse.Namespace) -> None:
+    """What argparse's types cannot say: ranges of the numbers, a non-empty --out."""
+    from . import validation
+
+    validation.seed(args.seed, "--seed")
+    for name in ("training_servers", "inference_servers", "loaned_servers"):
+        if hasattr(args, name):
+            validation.integer(getattr(args, name), "--" + name.replace("_", "-"))
+    reclaim = getattr(args, "reclaim", None)
+    for n in reclaim if isinstance(reclaim, list) else []:  # demo's counts
+        validation.integer(n, "--reclaim")
+    if hasattr(args, "any_type_share"):
+        validation.real(args.any_type_share, "--any-type-share", 0.0, 1.0)
+    if getattr(args, "out", None) == "":
+        raise ValueError("--out must name a directory")
+
+
+def _warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"aryl: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``aryl`` console script; returns the exit status."""
+    """Entry point of the ``aryl`` console script; returns the exit status.
+
+    Bad input (a file, an option, a value) prints one line and returns 2; Ctrl-C
+    prints one line and returns 130, leaving no partial output file behind;
+    running out of memory prints one line and returns 1.
+    """
     args = _parser().parse_args(argv)
+    warnings.showwarning = _warning
     try:
+        _check(args)
         return args.run(args)
-    except (ValueError, OSError) as exc:  # TraceError is a ValueError
+    except (ValueError, TypeError, OSError) as exc:  # TraceError is a ValueError
         print(f"aryl: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("aryl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except MemoryError as exc:
+        print(f"aryl: error: out of memory{f' ({exc})' if str(exc) else ''}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

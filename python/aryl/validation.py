@@ -197,3 +197,22 @@ def most_lendable(load: Sequence[float], inference_servers: int, headroom: float
         return 0
     needed = np.ceil(np.asarray(load, dtype=float) * (1.0 + headroom) * inference_servers - 1e-9)
     return int(max(0, inference_servers - max(0, int(needed.min()))))
+
+
+def check_can_run(state: Any, policy: str, load: Sequence[float], headroom: float) -> None:
+    """Refuse a simulation with a job that can never start.
+
+    The engine refuses a job that fits nowhere even with every inference server lent;
+    this also counts only the inference servers the load series ever lends, so a job
+    that needs more of them than the load leaves idle is refused up front instead of
+    waiting for ever.
+    """
+    from . import _core
+
+    inference = sum(s.pool == "inference" for s in state.servers)
+    lendable = most_lendable(load, inference, headroom)
+    demands = _core.base_demands(state.core, policy)
+    for job_id, reason in unplaceable(state.jobs, demands, state.servers, lendable).items():
+        raise ValueError(
+            f"job {job_id!r} can never run: it {reason}, counting the {lendable} inference "
+            f"server(s) the load series lends at most")
