@@ -60,7 +60,7 @@ std::vector<T> as_vector(const py::array& array, const char* dtype) {
 void rethrow_unless_conversion_error(py::error_already_set& error) {
   if (!error.matches(PyExc_ValueError) && !error.matches(PyExc_TypeError) &&
       !error.matches(PyExc_OverflowError))
-    throw;  // KeyboardInterrupt, MemoryError, ...: not ours to rename
+    throw error;  // KeyboardInterrupt, MemoryError, ...: not ours to rename
 }
 
 py::handle item(const py::dict& table, const char* what, const char* key) {

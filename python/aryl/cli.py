@@ -73,7 +73,10 @@ def _inputs(args: argparse.Namespace):
         where = str(args.jobs) + (f" with load {args.load}" if args.load else " (no --load: no loaning)")
     jobs = traces.to_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
     if load is not None:
-        load = traces.extend_load(load, max(j.submit_time for j in jobs) + 90 * 86400)
+        try:
+            load = traces.extend_load(load, max(j.submit_time for j in jobs) + 90 * 86400)
+        except ValueError as exc:
+            raise ValueError(f"{load.attrs.get('source', 'load')}: {exc}") from None
     return jobs, load, where
 
 
