@@ -144,7 +144,10 @@ std::vector<double> real_sequence(py::handle values, const std::string& what) {
   return real_values(values, what, std::nullopt);
 }
 
-long long int_arg(py::handle value, const std::string& what, long long lo, long long hi) {
+namespace {
+
+// `value` as a Python int (anything with __index__ but bool), or TypeError.
+py::object python_int(py::handle value, const std::string& what) {
   if (PyBool_Check(value.ptr()))
     type_error(fmt::format("{} must be an integer, got {}", what, shown(value)));
   PyObject* index = PyNumber_Index(value.ptr());
@@ -153,7 +156,13 @@ long long int_arg(py::handle value, const std::string& what, long long lo, long 
     rethrow_unless_conversion_error(error);
     type_error(fmt::format("{} must be an integer, got {}", what, shown(value)));
   }
-  const py::object number = py::reinterpret_steal<py::object>(index);
+  return py::reinterpret_steal<py::object>(index);
+}
+
+}  // namespace
+
+long long int_arg(py::handle value, const std::string& what, long long lo, long long hi) {
+  const py::object number = python_int(value, what);
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
   if (overflow != 0 || v < lo || v > hi)
@@ -162,15 +171,7 @@ long long int_arg(py::handle value, const std::string& what, long long lo, long 
 }
 
 std::uint64_t seed_arg(py::handle value, const std::string& what) {
-  if (PyBool_Check(value.ptr()))
-    type_error(fmt::format("{} must be an integer, got {}", what, shown(value)));
-  PyObject* index = PyNumber_Index(value.ptr());
-  if (index == nullptr) {
-    py::error_already_set error;
-    rethrow_unless_conversion_error(error);
-    type_error(fmt::format("{} must be an integer, got {}", what, shown(value)));
-  }
-  const py::object number = py::reinterpret_steal<py::object>(index);
+  const py::object number = python_int(value, what);
   const unsigned long long v = PyLong_AsUnsignedLongLong(number.ptr());
   if (PyErr_Occurred()) {
     PyErr_Clear();

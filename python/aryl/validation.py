@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Mapping, Optional, Sequence
+from collections import Counter
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -157,62 +158,70 @@ def check_span(jobs: Sequence[Any], servers: Sequence[Any], config: Any, loaning
 
 
 def unplaceable(jobs: Sequence[Any], demands: Sequence[int], servers: Sequence[Any],
-                lendable: Optional[int] = None) -> dict:
+                lendable: Union[None, int, Sequence[int]] = None) -> dict:
     """Jobs whose base demand could not be placed even on an empty cluster: id -> reason.
 
     ``demands[i]`` is job i's base demand in workers (the kernel's rule,
     ``_core.base_demands``). Usable servers are the training servers and the
-    inference servers on loan, or, with ``lendable``, the best ``lendable``
-    inference servers (the most the load series ever lends). A job that requires a
+    inference servers on loan, or, with ``lendable`` (one count, or one per job), the
+    best ``lendable`` inference servers (the most the load series lends). A job that requires a
     GPU type uses only servers of that type; a job that is not ``hetero`` must fit
     on servers of one type. The test errs towards placeable: a job reported here
     can never start; one not reported may still wait.
     """
+    kinds = Counter((s.pool, s.gpu_type, s.gpus, s.on_loan) for s in servers)
+    lendables = lendable if isinstance(lendable, Sequence) else [lendable] * len(jobs)
+    rooms: dict = {}  # (gpus_per_worker, gpu_type, hetero, lendable) -> workers that fit
     out = {}
-    for job, demand in zip(jobs, demands):
-        d = job.gpus_per_worker
-        slots: dict = {}
-        loanable: dict = {}
-        for s in servers:
-            if job.gpu_type is not None and s.gpu_type != job.gpu_type:
-                continue
-            if s.pool == "training" or (lendable is None and s.on_loan):
-                slots[s.gpu_type] = slots.get(s.gpu_type, 0) + s.gpus // d
-            elif s.pool == "inference" and lendable is not None:
-                loanable.setdefault(s.gpu_type, []).append(s.gpus // d)
-        for gpu_type, counts in loanable.items():
-            slots[gpu_type] = slots.get(gpu_type, 0) + sum(sorted(counts, reverse=True)[:lendable])
-        room = sum(slots.values()) if job.hetero else max(slots.values(), default=0)
-        if room < demand:
+    for job, demand, lend in zip(jobs, demands, lendables):
+        key = (job.gpus_per_worker, job.gpu_type, job.hetero, lend)
+        if key not in rooms:
+            rooms[key] = _room(kinds, *key)
+        if rooms[key] < demand:
             kind = "" if job.hetero else " of one GPU type"
-            out[job.id] = (f"needs {demand} workers of {d} GPUs but the usable servers{kind} "
-                           f"hold at most {room}")
+            out[job.id] = (f"needs {demand} workers of {job.gpus_per_worker} GPUs but the usable "
+                           f"servers{kind} hold at most {rooms[key]}")
     return out
 
 
-def most_lendable(load: Sequence[float], inference_servers: int, headroom: float) -> int:
-    """The most inference servers the load series ever lends (the simulator's rule,
-    ``N - ceil(load * (1 + headroom) * N)``, rounded in the lender's favour)."""
-    if not len(load) or not inference_servers:
-        return 0
-    needed = np.ceil(np.asarray(load, dtype=float) * (1.0 + headroom) * inference_servers - 1e-9)
-    return int(max(0, inference_servers - max(0, int(needed.min()))))
+def _room(kinds: Counter, d: int, gpu_type: Optional[str], hetero: bool, lendable: Optional[int]) -> int:
+    """Workers of ``d`` GPUs that fit on the usable servers (``unplaceable``'s rule)."""
+    slots: dict = {}
+    loanable: dict = {}
+    for (pool, server_type, gpus, on_loan), count in kinds.items():
+        if gpu_type is not None and server_type != gpu_type:
+            continue
+        if pool == "training" or (lendable is None and on_loan):
+            slots[server_type] = slots.get(server_type, 0) + count * (gpus // d)
+        elif pool == "inference" and lendable is not None:
+            loanable.setdefault(server_type, []).extend([gpus // d] * min(count, lendable))
+    for server_type, counts in loanable.items():
+        slots[server_type] = slots.get(server_type, 0) + sum(sorted(counts, reverse=True)[:lendable])
+    return sum(slots.values()) if hetero else max(slots.values(), default=0)
 
 
-def check_can_run(state: Any, policy: str, load: Sequence[float], headroom: float) -> None:
+def check_can_run(state: Any, policy: str, load_time: Sequence[float], load: Sequence[float],
+                  headroom: float) -> None:
     """Refuse a simulation with a job that can never start.
 
     The engine refuses a job that fits nowhere even with every inference server lent;
-    this also counts only the inference servers the load series ever lends, so a job
-    that needs more of them than the load leaves idle is refused up front instead of
-    waiting for ever.
+    this also counts only the inference servers the load series lends at most from the
+    job's submission on, so a job that needs more of them than the load leaves idle is
+    refused up front instead of waiting for ever.
     """
     from . import _core
 
     inference = sum(s.pool == "inference" for s in state.servers)
-    lendable = most_lendable(load, inference, headroom)
+    lendable = [0] * len(state.jobs)
+    if len(load) and inference:
+        needed = np.ceil(np.asarray(load, dtype=float) * (1.0 + headroom) * inference - 1e-9)
+        loanable = inference - np.clip(needed, 0, inference).astype(int)
+        later = np.maximum.accumulate(loanable[::-1])[::-1]  # the most lent from row i on
+        rows = np.searchsorted(np.asarray(load_time, dtype=float),
+                               [j.submit_time for j in state.jobs], side="right") - 1
+        lendable = later[np.clip(rows, 0, None)].tolist()
     demands = _core.base_demands(state.core, policy)
     for job_id, reason in unplaceable(state.jobs, demands, state.servers, lendable).items():
         raise ValueError(
-            f"job {job_id!r} can never run: it {reason}, counting the {lendable} inference "
-            f"server(s) the load series lends at most")
+            f"job {job_id!r} can never run: it {reason}, counting the inference servers the "
+            f"load series lends at most after its submission")

@@ -538,3 +538,9 @@ def test_engine_schedules_after_a_late_loan():
     load = [(0.0, 0.9), (4072.3, 1e-9)]  # one T4 server lent at the loan decision of t = 4200
     result = sim.simulate(jobs, sim.Cluster(3, 2), inference_load=load, config={"horizon": 1e6})
     assert result.summary()["jobs_finished"] == 2
+
+
+def test_job_submitted_after_the_load_takes_the_servers_back_for_good():
+    jobs = [aryl.Job("late", 8, 2, 2, 100.0, submit_time=600.0, gpu_type="T4")]
+    with pytest.raises(ValueError, match="job 'late' can never run"):
+        sim.simulate(jobs, sim.Cluster(1, 2), inference_load=[(0, 0.0), (300, 1.0)])

@@ -142,7 +142,7 @@ def simulate(
     load_time, load = _load(inference_load) if config.loaning else ([], [])
     curves = _curves(state, throughput)
     validation.check_span(jobs, servers, config, bool(load_time), throughput)
-    validation.check_can_run(state, policy, load, config.headroom)
+    validation.check_can_run(state, policy, load_time, load, config.headroom)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,
         _core_config(config, policy, reclaim, seed), progress,
