@@ -1,11 +1,20 @@
 // Included first by every bindings file: pybind11 headers, the `py` alias, the
-// column readers, and the register_* declarations.
+// checked readers of columns and scalars, and the register_* declarations.
+//
+// Every entry point of aryl._core reads its arguments through these readers, so
+// that a wrong shape or type is a ValueError or TypeError naming the argument
+// (never a pybind11 cast error, never a read past the end of a short column),
+// and an exception raised by Python while converting (KeyboardInterrupt, say)
+// passes through unchanged.
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,19 +29,35 @@ namespace aryl::bindings {
 using aryl::Job;
 using aryl::Server;
 
-// A numeric column of a dict of columns (any sequence or array NumPy can cast).
-template <typename T>
-std::vector<T> column(const py::dict& table, const char* key) {
-  auto array = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(table[key]);
-  if (!array || array.ndim() != 1)
-    throw py::value_error(std::string("column '") + key + "' must be one-dimensional");
-  const T* data = array.data();
-  return std::vector<T>(data, data + array.shape(0));  // not {}: vector<bool> would take the pointers as values
-}
+// Rethrows `error` unless it is a ValueError, TypeError or OverflowError, which
+// the caller replaces by its own message.
+void rethrow_unless_conversion_error(py::error_already_set& error);
 
-inline std::vector<std::string> string_column(const py::dict& table, const char* key) {
-  return table[key].cast<std::vector<std::string>>();
-}
+// One column of a dict of columns, checked against the expected length (when
+// given): numbers as a 1-d array of integers (within [lo, hi]), reals or
+// booleans, strings as a sequence of str. Errors name `what` (the argument,
+// e.g. "servers") and the column.
+std::vector<long long> int_column(const py::dict& table, const char* what, const char* key,
+                                  std::optional<std::size_t> length, long long lo, long long hi);
+std::vector<double> real_column(const py::dict& table, const char* what, const char* key,
+                                std::optional<std::size_t> length);
+std::vector<bool> bool_column(const py::dict& table, const char* what, const char* key,
+                              std::optional<std::size_t> length);
+std::vector<std::string> string_column(const py::dict& table, const char* what, const char* key,
+                                       std::optional<std::size_t> length);
+
+// Any sequence of real numbers (a list, a 1-d array), named `what` in errors.
+std::vector<double> real_sequence(py::handle values, const std::string& what);
+
+// Scalars: a Python int (not bool) within [lo, hi]; a real number; a bool; a str.
+long long int_arg(py::handle value, const std::string& what, long long lo, long long hi);
+std::uint64_t seed_arg(py::handle value, const std::string& what);
+double real_arg(py::handle value, const std::string& what);
+bool bool_arg(py::handle value, const std::string& what);
+std::string str_arg(py::handle value, const std::string& what);
+
+// A required item of a dict argument ("config"), or ValueError naming it.
+py::handle item(const py::dict& table, const char* what, const char* key);
 
 // A one-dimensional numeric argument (any sequence or array NumPy can cast):
 // TypeError when it is not numeric, ValueError when it is not 1-d, both naming it.
@@ -56,6 +81,9 @@ std::vector<int> int_arg(const py::handle& value, const char* name);
 std::vector<std::string> string_arg(const py::handle& value, const char* name);
 
 // Columns of servers and jobs (see register_model.cpp) as the core's records.
+// Per-job throughput curves: none at all, or one (possibly empty) per job.
+std::vector<std::vector<double>> curves_from(const py::handle& curves, std::size_t jobs);
+
 std::vector<Server> servers_from(const py::dict& table);
 std::vector<Job> jobs_from(const py::dict& table);
 

@@ -1,48 +1,59 @@
 #include "prelude.hpp"
 
+#include <climits>
+
 #include "aryl/model.hpp"
 
 namespace aryl::bindings {
+namespace {
+
+int as_int(long long v) { return static_cast<int>(v); }  // within [INT_MIN, INT_MAX] by the reader
+
+}  // namespace
 
 std::vector<Server> servers_from(const py::dict& t) {
-  const auto id = string_column(t, "id");
-  const auto pool = column<std::uint8_t>(t, "pool");
-  const auto gpus = column<int>(t, "gpus");
-  const auto type = string_column(t, "gpu_type");
-  const auto on_loan = column<bool>(t, "on_loan");
-  std::vector<Server> out(id.size());
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = {id[i], static_cast<Pool>(pool[i]), gpus[i], type[i], on_loan[i]};
+  const auto id = string_column(t, "servers", "id", std::nullopt);
+  const std::size_t n = id.size();
+  const auto pool = int_column(t, "servers", "pool", n, 0, 1);
+  const auto gpus = int_column(t, "servers", "gpus", n, INT_MIN, INT_MAX);
+  const auto type = string_column(t, "servers", "gpu_type", n);
+  const auto on_loan = bool_column(t, "servers", "on_loan", n);
+  std::vector<Server> out(n);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {id[i], static_cast<Pool>(pool[i]), as_int(gpus[i]), type[i], on_loan[i]};
   return out;
 }
 
 std::vector<Job> jobs_from(const py::dict& t) {
-  const auto id = string_column(t, "id");
-  const auto d = column<int>(t, "gpus_per_worker");
-  const auto lo = column<int>(t, "min_workers");
-  const auto hi = column<int>(t, "max_workers");
-  const auto duration = column<double>(t, "duration");
-  const auto submit = column<double>(t, "submit_time");
-  const auto estimate = column<double>(t, "estimated_duration");
-  const auto type = string_column(t, "gpu_type");
-  const auto checkpoint = column<bool>(t, "checkpoint");
-  const auto hetero = column<bool>(t, "hetero");
-  const auto reference = column<int>(t, "reference_workers");
-  std::vector<Job> out(id.size());
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = {id[i],      d[i],       lo[i],         hi[i],     duration[i], submit[i],
-              estimate[i], type[i], checkpoint[i], hetero[i], reference[i]};
+  const auto id = string_column(t, "jobs", "id", std::nullopt);
+  const std::size_t n = id.size();
+  const auto d = int_column(t, "jobs", "gpus_per_worker", n, INT_MIN, INT_MAX);
+  const auto lo = int_column(t, "jobs", "min_workers", n, INT_MIN, INT_MAX);
+  const auto hi = int_column(t, "jobs", "max_workers", n, INT_MIN, INT_MAX);
+  const auto duration = real_column(t, "jobs", "duration", n);
+  const auto submit = real_column(t, "jobs", "submit_time", n);
+  const auto estimate = real_column(t, "jobs", "estimated_duration", n);
+  const auto type = string_column(t, "jobs", "gpu_type", n);
+  const auto checkpoint = bool_column(t, "jobs", "checkpoint", n);
+  const auto hetero = bool_column(t, "jobs", "hetero", n);
+  const auto reference = int_column(t, "jobs", "reference_workers", n, INT_MIN, INT_MAX);
+  std::vector<Job> out(n);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {id[i],     as_int(d[i]), as_int(lo[i]), as_int(hi[i]), duration[i],   submit[i],
+              estimate[i], type[i],    checkpoint[i], hetero[i],     as_int(reference[i])};
   return out;
 }
 
 namespace {
 
+// Worker indices are range-checked by validate(); here they only need to be ints.
 std::vector<Worker> workers_from(const py::dict& t) {
-  const auto job = column<int>(t, "job");
-  const auto server = column<int>(t, "server");
-  const auto flexible = column<bool>(t, "flexible");
-  std::vector<Worker> out(job.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {job[i], server[i], flexible[i]};
+  const auto job = int_column(t, "workers", "job", std::nullopt, INT_MIN, INT_MAX);
+  const std::size_t n = job.size();
+  const auto server = int_column(t, "workers", "server", n, INT_MIN, INT_MAX);
+  const auto flexible = bool_column(t, "workers", "flexible", n);
+  std::vector<Worker> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = {as_int(job[i]), as_int(server[i]), flexible[i]};
   return out;
 }
 
@@ -59,7 +70,8 @@ void register_model(py::module_& m) {
            py::arg("servers"), py::arg("jobs"), py::arg("workers"),
            "Build and validate from three dicts of equal-length columns (ids and GPU "
            "types as strings, pool as 0 = training / 1 = inference, workers by index). "
-           "Raises ValueError naming the first bad record.")
+           "Raises ValueError naming the first bad record or column, TypeError for a "
+           "column of the wrong type.")
       .def_property_readonly("n_servers", [](const ClusterState& s) { return s.servers.size(); })
       .def_property_readonly("n_jobs", [](const ClusterState& s) { return s.jobs.size(); })
       .def_property_readonly("n_workers", [](const ClusterState& s) { return s.workers.size(); });

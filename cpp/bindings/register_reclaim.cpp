@@ -1,5 +1,7 @@
 #include "prelude.hpp"
 
+#include <climits>
+
 #include "aryl/reclaim.hpp"
 
 namespace aryl::bindings {
@@ -13,10 +15,13 @@ void register_reclaim(py::module_& m) {
       .def_readonly("collateral_gpus", &ReclaimPlan::collateral_gpus);
   m.def(
       "reclaim",
-      [](const ClusterState& state, int n, const std::string& policy, std::uint64_t seed) {
-        const ReclaimPolicy p = parse_reclaim_policy(policy);
+      [](const ClusterState& state, const py::object& n, const py::object& policy,
+         const py::object& seed) {
+        const int count = static_cast<int>(int_arg(n, "n", INT_MIN, INT_MAX));
+        const ReclaimPolicy p = parse_reclaim_policy(str_arg(policy, "policy"));
+        const std::uint64_t s = seed_arg(seed, "seed");
         py::gil_scoped_release release;
-        return reclaim(state, n, p, seed);
+        return reclaim(state, count, p, s);
       },
       py::arg("state"), py::arg("n"), py::arg("policy") = "aryl", py::arg("seed") = 0,
       "Choose n on-loan servers to return (see aryl.reclaim).");

@@ -1,23 +1,63 @@
 #include "prelude.hpp"
 
+#include <fmt/format.h>
+
+#include <climits>
+
 #include "aryl/knapsack.hpp"
 #include "aryl/schedule.hpp"
 
 namespace aryl::bindings {
+namespace {
+
+// groups: a sequence of sequences of (weight, value) pairs.
+std::vector<std::vector<KnapsackItem>> knapsack_groups(const py::handle& groups) {
+  if (PyUnicode_Check(groups.ptr()) || !PySequence_Check(groups.ptr()))
+    throw py::type_error("groups must be a sequence of sequences of (weight, value) pairs");
+  const auto outer = py::reinterpret_borrow<py::sequence>(groups);
+  std::vector<std::vector<KnapsackItem>> items(outer.size());
+  for (std::size_t g = 0; g < items.size(); ++g) {
+    const py::object group = outer[g];
+    if (PyUnicode_Check(group.ptr()) || !PySequence_Check(group.ptr()))
+      throw py::type_error(fmt::format("groups[{}] must be a sequence of (weight, value) pairs", g));
+    for (py::handle pair : py::reinterpret_borrow<py::sequence>(group)) {
+      const std::string where = fmt::format("group {}, item {}", g, items[g].size());
+      if (PyUnicode_Check(pair.ptr()) || !PySequence_Check(pair.ptr()) || py::len(pair) != 2)
+        throw py::type_error(where + ": expected a (weight, value) pair");
+      const auto wv = py::reinterpret_borrow<py::sequence>(pair);
+      items[g].push_back({static_cast<int>(int_arg(wv[0], where + ": weight", INT_MIN, INT_MAX)),
+                          real_arg(wv[1], where + ": value")});
+    }
+  }
+  return items;
+}
+
+}  // namespace
 
 void register_schedule(py::module_& m) {
   m.def(
       "knapsack",
-      [](const std::vector<std::vector<std::pair<int, double>>>& groups, int capacity) {
-        std::vector<std::vector<KnapsackItem>> items(groups.size());
-        for (std::size_t g = 0; g < groups.size(); ++g)
-          for (const auto& [weight, value] : groups[g]) items[g].push_back({weight, value});
+      [](const py::object& groups, const py::object& capacity) {
+        std::vector<std::vector<KnapsackItem>> items = knapsack_groups(groups);
+        const int c = static_cast<int>(int_arg(capacity, "capacity", INT_MIN, INT_MAX));
         py::gil_scoped_release release;
-        return knapsack(items, capacity);
+        return knapsack(items, c);
       },
       py::arg("groups"), py::arg("capacity"),
       "Multiple-choice knapsack over lists of (weight, value) pairs: per group the "
       "chosen item's index or -1 (see aryl.knapsack).");
+
+  m.def(
+      "base_demands",
+      [](const ClusterState& state, const py::object& policy) {
+        const AllocationPolicy p = parse_allocation_policy(str_arg(policy, "policy"));
+        std::vector<int> out;
+        out.reserve(state.jobs.size());
+        for (const Job& job : state.jobs) out.push_back(base_demand(job, p));
+        return out;
+      },
+      py::arg("state"), py::arg("policy"),
+      "Workers each job must get to start under `policy` (the kernel's rule).");
 
   py::class_<Decision>(m, "Decision", "Index-based scheduling decision (see aryl.schedule).")
       .def_property_readonly("start",
@@ -32,24 +72,24 @@ void register_schedule(py::module_& m) {
       .def_readonly("pending", &Decision::pending);
   m.def(
       "schedule",
-      [](const ClusterState& state, const std::string& policy, const std::string& placement,
-         bool backfill, std::vector<double> remaining, std::vector<double> speed,
-         double hetero_efficiency, std::vector<std::vector<double>> throughput) {
+      [](const ClusterState& state, const py::object& policy, const py::object& placement,
+         const py::object& backfill, const py::object& remaining, const py::object& speed,
+         const py::object& hetero_efficiency, const py::object& throughput) {
         ScheduleOptions options;
-        options.policy = parse_allocation_policy(policy);
-        options.placement = parse_placement_policy(placement);
-        options.backfill = backfill;
-        options.remaining = std::move(remaining);
-        options.speed = std::move(speed);
-        options.hetero_efficiency = hetero_efficiency;
-        options.throughput = std::move(throughput);
+        options.policy = parse_allocation_policy(str_arg(policy, "policy"));
+        options.placement = parse_placement_policy(str_arg(placement, "placement"));
+        options.backfill = bool_arg(backfill, "backfill");
+        options.remaining = real_sequence(remaining, "remaining");
+        options.speed = real_sequence(speed, "speed");
+        options.hetero_efficiency = real_arg(hetero_efficiency, "hetero_efficiency");
+        options.throughput = curves_from(throughput, state.jobs.size());
         py::gil_scoped_release release;
         return schedule(state, options);
       },
       py::arg("state"), py::arg("policy") = "aryl", py::arg("placement") = "aryl",
-      py::arg("backfill") = false, py::arg("remaining") = std::vector<double>{},
-      py::arg("speed") = std::vector<double>{}, py::arg("hetero_efficiency") = 0.7,
-      py::arg("throughput") = std::vector<std::vector<double>>{},
+      py::arg("backfill") = false, py::arg("remaining") = py::list(),
+      py::arg("speed") = py::list(), py::arg("hetero_efficiency") = 0.7,
+      py::arg("throughput") = py::list(),
       "One scheduling epoch on a validated state (see aryl.schedule): per-server "
       "relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job "
       "throughput curves (empty = linear).");

@@ -1,30 +1,51 @@
 #include "prelude.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include "aryl/sim/simulator.hpp"
 
 namespace aryl::bindings {
 namespace {
 
 sim::Config config_from(const py::dict& c) {
+  const auto text = [&](const char* key) { return str_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
+  const auto real = [&](const char* key) { return real_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
+  const auto flag = [&](const char* key) { return bool_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
   sim::Config config;
-  config.policy = parse_allocation_policy(c["policy"].cast<std::string>());
-  config.placement = parse_placement_policy(c["placement"].cast<std::string>());
-  config.reclaim = parse_reclaim_policy(c["reclaim"].cast<std::string>());
-  config.backfill = c["backfill"].cast<bool>();
-  const auto scaling = c["scaling"].cast<std::string>();
+  config.policy = parse_allocation_policy(text("policy"));
+  config.placement = parse_placement_policy(text("placement"));
+  config.reclaim = parse_reclaim_policy(text("reclaim"));
+  config.backfill = flag("backfill");
+  const auto scaling = text("scaling");
   if (scaling != "linear" && scaling != "imperfect")
     throw py::value_error("scaling must be 'linear' or 'imperfect', got '" + scaling + "'");
   config.scaling = scaling == "linear" ? sim::Scaling::linear : sim::Scaling::imperfect;
-  config.schedule_interval = c["schedule_interval"].cast<double>();
-  config.loan_interval = c["loan_interval"].cast<double>();
-  config.restart_overhead = c["restart_overhead"].cast<double>();
-  config.headroom = c["headroom"].cast<double>();
-  config.lend_hold = c["lend_hold"].cast<double>();
-  config.hetero_efficiency = c["hetero_efficiency"].cast<double>();
-  config.gpu_speed = c["gpu_speed"].cast<std::map<std::string, double>>();
-  config.horizon = c["horizon"].cast<double>();
-  config.seed = c["seed"].cast<std::uint64_t>();
-  config.audit = c["audit"].cast<bool>();
+  config.schedule_interval = real("schedule_interval");
+  config.loan_interval = real("loan_interval");
+  config.restart_overhead = real("restart_overhead");
+  config.headroom = real("headroom");
+  config.lend_hold = real("lend_hold");
+  config.hetero_efficiency = real("hetero_efficiency");
+  const py::handle speeds = item(c, "config", "gpu_speed");
+  if (!PyDict_Check(speeds.ptr())) throw py::type_error("config 'gpu_speed' must be a dict of str to number");
+  config.gpu_speed.clear();
+  for (const auto& [type, speed] : py::reinterpret_borrow<py::dict>(speeds)) {
+    const std::string name = str_arg(type, "config 'gpu_speed' key");
+    const double v = real_arg(speed, fmt::format("config 'gpu_speed' of '{}'", name));
+    if (!std::isfinite(v) || !(v > 0.0))
+      throw py::value_error(fmt::format("config 'gpu_speed' of '{}' must be finite and > 0, got {}", name, v));
+    config.gpu_speed[name] = v;
+  }
+  config.horizon = real("horizon");
+  config.seed = seed_arg(item(c, "config", "seed"), "config 'seed'");
+  config.audit = flag("audit");
+  for (const auto& [key, value] : {std::pair{"schedule_interval", config.schedule_interval},
+                                   {"loan_interval", config.loan_interval}})
+    if (!std::isfinite(value) || !(value > 0.0))
+      throw py::value_error(fmt::format("config '{}' must be finite and > 0, got {}", key, value));
+  if (std::isnan(config.horizon)) throw py::value_error("config 'horizon' must not be NaN");
   return config;
 }
 
@@ -62,27 +83,53 @@ py::dict result_to_dict(sim::Result&& r) {
 
 }  // namespace
 
+// Per-job throughput curves: none at all, or one (possibly empty) per job.
+std::vector<std::vector<double>> curves_from(const py::handle& curves, std::size_t jobs) {
+  if (PyUnicode_Check(curves.ptr()) || !PySequence_Check(curves.ptr()))
+    throw py::type_error("throughput must be a sequence of per-job sequences of numbers");
+  const auto outer = py::reinterpret_borrow<py::sequence>(curves);
+  const std::size_t n = outer.size();
+  if (n != 0 && n != jobs)
+    throw py::value_error(
+        fmt::format("throughput has {} curves for {} jobs; give none or one per job", n, jobs));
+  std::vector<std::vector<double>> out(n);
+  for (std::size_t j = 0; j < n; ++j) out[j] = real_sequence(outer[j], fmt::format("throughput[{}]", j));
+  return out;
+}
+
 void register_sim(py::module_& m) {
   m.def(
       "simulate",
-      [](const py::dict& servers, const py::dict& jobs, const std::vector<std::vector<double>>& curves,
-         const std::vector<double>& load_time, const std::vector<double>& load, const py::dict& config,
+      [](const py::dict& servers, const py::dict& jobs, const py::object& throughput,
+         const py::object& load_time, const py::object& load, const py::dict& config,
          const py::object& progress) {
         const std::vector<Server> server_list = servers_from(servers);
         const std::vector<Job> job_list = jobs_from(jobs);
+        const std::vector<std::vector<double>> curves = curves_from(throughput, job_list.size());
         std::vector<sim::SimJob> sim_jobs(job_list.size());
         for (std::size_t j = 0; j < job_list.size(); ++j)
           sim_jobs[j] = {job_list[j], curves.empty() ? std::vector<double>{} : curves[j]};
-        std::vector<sim::LoadPoint> points(load_time.size());
-        for (std::size_t i = 0; i < points.size(); ++i) points[i] = {load_time[i], load[i]};
+        const std::vector<double> times = real_sequence(load_time, "load_time");
+        const std::vector<double> loads = real_sequence(load, "load");
+        if (times.size() != loads.size())
+          throw py::value_error(fmt::format("load has {} values but load_time has {}",
+                                            loads.size(), times.size()));
+        std::vector<sim::LoadPoint> points(times.size());
+        for (std::size_t i = 0; i < points.size(); ++i) points[i] = {times[i], loads[i]};
         const sim::Config cfg = config_from(config);
-        sim::Progress report;
-        if (!progress.is_none())
-          report = [&progress](double fraction) {
-            py::gil_scoped_acquire gil;
-            const py::object keep_going = progress(fraction);
-            return keep_going.is_none() || keep_going.cast<bool>();
-          };
+        if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+          throw py::type_error("progress must be a callable or None");
+        // Called about every 1% of simulated time, with the GIL: runs Python's
+        // signal handlers (so Ctrl-C stops a run even without a progress
+        // callback) and the callback, whose answer must be a bool or None.
+        const sim::Progress report = [&progress](double fraction) {
+          py::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+          if (progress.is_none()) return true;
+          const py::object keep_going = progress(fraction);
+          if (keep_going.is_none()) return true;
+          return bool_arg(keep_going, "the value returned by progress");
+        };
         sim::Result result;
         {
           py::gil_scoped_release release;

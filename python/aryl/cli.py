@@ -7,12 +7,15 @@ import json
 import math
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
 from . import reclaiming
+from .outputs import output_directory, write_atomically
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,6 +148,7 @@ def _config(args: argparse.Namespace) -> dict:
 def simulate(args: argparse.Namespace) -> int:
     from . import plot, sim
 
+    out = output_directory(args.out)
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
@@ -161,16 +165,18 @@ def simulate(args: argparse.Namespace) -> int:
     summary = result.summary()
     print()
     print(_table(["metric", "value"], [(k, _format(k, v)) for k, v in summary.items()]))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.jobs.to_csv(out / "jobs.csv", index=False)
-    result.timeline.to_csv(out / "timeline.csv", index=False)
     record = _record(args, where)
     provenance = {**record, "run": result.provenance.to_dict()}
-    (out / "summary.json").write_text(json.dumps({**summary, "provenance": provenance}, indent=2,
-                                                 default=str) + "\n")
-    _write_provenance(out, record, {result.label: result})
-    written = plot.save_all({result.label: result}, out, metadata=_png_metadata(record))
+
+    def write(folder: Path) -> list:
+        result.jobs.to_csv(folder / "jobs.csv", index=False)
+        result.timeline.to_csv(folder / "timeline.csv", index=False)
+        (folder / "summary.json").write_text(
+            json.dumps({**summary, "provenance": provenance}, indent=2, default=str) + "\n")
+        _write_provenance(folder, record, {result.label: result})
+        return plot.save_all({result.label: result}, folder, metadata=_png_metadata(record))
+
+    written = write_atomically(out, write)
     _print_note(result)
     print(f"\nWrote jobs.csv, timeline.csv, summary.json, provenance.json and {len(written)} plots "
           f"to {out}/")
@@ -190,6 +196,7 @@ def _format(key: str, value: float) -> str:
 def compare(args: argparse.Namespace) -> int:
     from . import plot, sim
 
+    out = output_directory(args.out)
     jobs, load, where = _inputs(args)
     print(f"Comparing on {len(jobs):,} jobs from {where}.")
     cluster = _cluster(args, jobs)
@@ -203,12 +210,14 @@ def compare(args: argparse.Namespace) -> int:
     rows = [[name] + [fmt.format(row[key]) for key, _, fmt in TABLE_COLUMNS]
             + [f"{row['speed-up JCT']:.2f}x", f"{row['speed-up queue']:.2f}x"] for name, row in table.iterrows()]
     print(_table(["run (times in s)"] + [h for _, h, _ in TABLE_COLUMNS] + ["JCT speed-up", "queue speed-up"], rows))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     record = _record(args, where)
-    _provenance_columns(table, results, record).to_csv(out / "compare.csv", index_label="run")
-    _write_provenance(out, record, results)
-    written = plot.save_all(results, out, metadata=_png_metadata(record))
+
+    def write(folder: Path) -> list:
+        _provenance_columns(table, results, record).to_csv(folder / "compare.csv", index_label="run")
+        _write_provenance(folder, record, results)
+        return plot.save_all(results, folder, metadata=_png_metadata(record))
+
+    written = write_atomically(out, write)
     _print_note(next(iter(results.values())))
     print(f"\nSpeed-ups are over the Baseline row. Rows: README \"The rows\" and aryl.sim.paper_runs. "
           f"Wrote compare.csv, provenance.json and {len(written)} plots to {out}/")
@@ -531,14 +540,48 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check(args: argparse.Namespace) -> None:
+    """What argparse's types cannot say: ranges of the numbers, a non-empty --out."""
+    from . import validation
+
+    validation.seed(args.seed, "--seed")
+    for name in ("training_servers", "inference_servers", "loaned_servers"):
+        if hasattr(args, name):
+            validation.integer(getattr(args, name), "--" + name.replace("_", "-"))
+    reclaim = getattr(args, "reclaim", None)
+    for n in reclaim if isinstance(reclaim, list) else []:  # demo's counts
+        validation.integer(n, "--reclaim")
+    if hasattr(args, "any_type_share"):
+        validation.real(args.any_type_share, "--any-type-share", 0.0, 1.0)
+    if getattr(args, "out", None) == "":
+        raise ValueError("--out must name a directory")
+
+
+def _warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"aryl: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``aryl`` console script; returns the exit status."""
+    """Entry point of the ``aryl`` console script; returns the exit status.
+
+    Bad input (a file, an option, a value) prints one line and returns 2; Ctrl-C
+    prints one line and returns 130, leaving no partial output file behind;
+    running out of memory prints one line and returns 1.
+    """
     args = _parser().parse_args(argv)
+    warnings.showwarning = _warning
     try:
+        _check(args)
         return args.run(args)
-    except (ValueError, OSError) as exc:  # TraceError is a ValueError
+    except (ValueError, TypeError, OSError) as exc:  # TraceError is a ValueError
         print(f"aryl: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("aryl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except MemoryError as exc:
+        print(f"aryl: error: out of memory{f' ({exc})' if str(exc) else ''}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -41,6 +41,19 @@ def _real(value: Any, what: str) -> float:
     return float(value)
 
 
+def _gpu_type(value: Any, what: str) -> Optional[str]:
+    """A GPU type: a str, or None (a missing value in a DataFrame, NaN or NA, is None)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    import pandas as pd  # only here: pd.NA is pandas' missing value
+
+    if value is pd.NA:
+        return None
+    raise ValueError(f"{what} must be a str or None, got {value!r}")
+
+
 def _flag(value: Any, what: str) -> bool:
     if isinstance(value, (bool, numbers.Integral)) and value in (0, 1):
         return bool(value)
@@ -68,6 +81,7 @@ class Server:
             raise ValueError(f"{what}: pool must be 'training' or 'inference', got {self.pool!r}")
         object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
         object.__setattr__(self, "on_loan", _flag(self.on_loan, f"{what}: on_loan"))
+        object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
         if self.gpu_type is None:
             object.__setattr__(self, "gpu_type", DEFAULT_GPU_TYPE[self.pool])
 
@@ -114,6 +128,7 @@ class Job:
         )
         for name in ("checkpoint", "hetero"):
             object.__setattr__(self, name, _flag(getattr(self, name), f"{what}: {name}"))
+        object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
         if self.reference_workers is None:
             object.__setattr__(self, "reference_workers", self.max_workers)
         object.__setattr__(
@@ -139,6 +154,12 @@ class Worker:
     server: Id
     gpus: Optional[int] = None
     flexible: bool = False
+
+    def __post_init__(self) -> None:
+        what = f"worker of job {self.job!r} on server {self.server!r}"
+        if self.gpus is not None:
+            object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
+        object.__setattr__(self, "flexible", _flag(self.flexible, f"{what}: flexible"))
 
 
 Records = Union[Iterable[Any], "pandas.DataFrame"]  # noqa: F821

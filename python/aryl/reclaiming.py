@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
-from . import _core
+from . import _core, validation
 from .model import Records, State
 
 POLICIES = ("aryl", "scf", "random", "exact")
@@ -83,7 +83,8 @@ def reclaim(
         scaled-in workers, then input order; the last pick minimises preempted jobs
         first (Algorithm 1's ``N_R = 1`` case). ``"scf"``: the servers hosting the
         fewest jobs. ``"random"``: uniformly at random with ``seed``. ``"exact"``:
-        fewest preempted jobs by branch and bound (ties: fewer collateral GPUs),
+        fewest preempted jobs by branch and bound over all on-loan servers (ties:
+        fewer collateral GPUs, then fewer scaled-in workers, then input order),
         refused with a ``ValueError`` when the search space exceeds
         ``aryl._core.exact_subset_limit`` server sets.
     seed
@@ -95,10 +96,11 @@ def reclaim(
         On bad input (naming the record) or an impossible request; nothing is
         changed and no partial plan is returned.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"unknown reclaim policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    validation.text(policy, "reclaim policy", POLICIES)
+    n = validation.integer(n, "n", -validation.MAX_INT)
+    seed = validation.seed(seed)
     state = State.build(servers, jobs, workers)
-    plan = _core.reclaim(state.core, int(n), policy, int(seed))
+    plan = _core.reclaim(state.core, n, policy, seed)
     return ReclaimPlan(
         policy=policy,
         servers=[state.servers[i].id for i in plan.servers],

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from . import _core
-from .model import Records, State, Worker, as_records
+from . import _core, validation
+from .model import Job, Records, Server, State, Worker, as_records
 
 POLICIES = ("aryl", "fifo", "sjf", "gandiva", "afs")
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100.
@@ -23,6 +23,9 @@ class Decision:
     job's ``min_workers``); ``stop`` are existing workers to remove (scale-ins);
     ``allocation`` maps every job id to its worker count after the decision (0 for
     jobs left queued); ``pending`` lists the queued jobs left queued, in queue order.
+    ``unplaceable`` maps the queued jobs whose base demand can never be placed on
+    these servers (not even on an empty cluster) to the reason; they were left out
+    of the epoch, are not in ``pending``, and have allocation 0.
     """
 
     policy: str
@@ -30,6 +33,7 @@ class Decision:
     stop: List[Worker] = field(default_factory=list)
     allocation: Dict[Any, int] = field(default_factory=dict)
     pending: List[Any] = field(default_factory=list)
+    unplaceable: Dict[Any, str] = field(default_factory=dict)
 
     def apply(self, workers: Records) -> List[Worker]:
         """The workers after the decision: ``workers`` less ``stop``, plus ``start``.
@@ -59,6 +63,7 @@ class Decision:
             ("jobs running", f"{len(running)} of {total} ({len(running) / total:.0%})" if total else "0"),
             ("workers per job", ", ".join(f"{j}: {n}" for j, n in running.items()) or "—"),
             ("jobs pending", f"{len(self.pending)}: " + (", ".join(map(str, self.pending)) or "—")),
+            ("jobs unplaceable", ", ".join(map(str, self.unplaceable)) or "—"),
         ]
         return html_table(rows, "Decision")
 
@@ -111,6 +116,11 @@ def schedule(
     now
         If given, queued jobs with ``submit_time > now`` are not yet submitted and
         stay pending.
+
+    Queued jobs whose base demand can never be placed on ``servers`` (wider than
+    every usable server, or needing more workers than the usable servers of one
+    GPU type hold) do not block the epoch: they are reported in
+    ``Decision.unplaceable`` and the others are scheduled.
     placement
         ``"aryl"``: best fit, elastic jobs preferring on-loan inference servers and
         inelastic ones training servers, base and flexible workers on separate
@@ -119,7 +129,8 @@ def schedule(
     backfill
         With ``"fifo"``: start later jobs when the head of the queue does not fit.
     remaining
-        Fraction of each job's work still to do (job id -> (0, 1]; default 1).
+        Fraction of each job's work still to do (job id -> (0, 1]; default 1). It
+        may name jobs not yet submitted at ``now``.
     gpu_speed
         Relative speed per GPU type (default ``DEFAULT_GPU_SPEED``: V100 1.0, T4
         0.25, the paper's Appendix A; types not listed run at 1.0).
@@ -140,26 +151,48 @@ def schedule(
     ValueError
         On bad input, naming the record; nothing is decided.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
-    if placement not in PLACEMENTS:
-        raise ValueError(f"unknown placement {placement!r}; expected one of {', '.join(PLACEMENTS)}")
-    state = State.build(servers, jobs, workers if workers is not None else [])
+    validation.text(policy, "policy", POLICIES)
+    validation.text(placement, "placement", PLACEMENTS)
+    backfill = validation.flag(backfill, "backfill")
+    if remaining is not None and not isinstance(remaining, Mapping):
+        raise TypeError(f"remaining must be a mapping of job id to fraction, got {remaining!r}")
+    servers = as_records(servers, Server, "server")
+    jobs = as_records(jobs, Job, "job")
+    workers = as_records(workers if workers is not None else [], Worker, "worker")
+    running = {w.job for w in workers}
+    known = {j.id for j in jobs}
+    for job_id in remaining or {}:
+        if job_id not in known:
+            raise ValueError(f"remaining: unknown job {job_id!r}")
     future: List[Any] = []
     if now is not None:
-        running = {w.job for w in state.workers}
-        future = [j.id for j in state.jobs if j.id not in running and j.submit_time > now]
-        if future:
-            later = set(future)
-            submitted = [j for j in state.jobs if j.id not in later]
-            state = State.build(state.servers, submitted, state.workers)
+        now = validation.real(now, "now", finite=False)
+        future = [j.id for j in jobs if j.id not in running and j.submit_time > now]
+    queued = [j.id for j in jobs if j.id not in running and j.id not in future]
+    unplaceable = _too_wide(jobs, servers, queued)
+    left_out = set(future) | set(unplaceable)
+    state = State.build(servers, [j for j in jobs if j.id not in left_out], workers)
+    demands = _core.base_demands(state.core, policy)
+    fits = [state.job_index[i] for i in queued if i not in unplaceable]
+    more = validation.unplaceable([state.jobs[i] for i in fits], [demands[i] for i in fits], servers)
+    if more:
+        unplaceable.update(more)
+        state = State.build(servers, [j for j in state.jobs if j.id not in more], workers)
     speeds = {**DEFAULT_GPU_SPEED, **(gpu_speed or {})}
     raw = _core.schedule(
-        state.core, policy, placement, bool(backfill), _remaining(state, remaining),
-        [float(speeds.get(s.gpu_type, 1.0)) for s in state.servers], float(hetero_efficiency),
+        state.core, policy, placement, backfill, _remaining(state, remaining),
+        [float(speeds.get(s.gpu_type, 1.0)) for s in state.servers], hetero_efficiency,
         job_curves(state, throughput),
     )
-    return _decision(state, raw, policy, future)
+    return _decision(state, raw, policy, future, unplaceable)
+
+
+def _too_wide(jobs: List[Job], servers: List[Server], queued: List[Any]) -> Dict[Any, str]:
+    """Queued jobs with a worker wider than every server (the core refuses them outright)."""
+    largest = max((s.gpus for s in servers), default=0)
+    queued = set(queued)
+    return {j.id: f"a worker needs {j.gpus_per_worker} GPUs, more than any server has ({largest})"
+            for j in jobs if j.id in queued and j.gpus_per_worker > largest}
 
 
 def job_curves(state: State, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
@@ -179,13 +212,14 @@ def _remaining(state: State, remaining: Optional[Mapping[Any, float]]) -> List[f
         return []
     fractions = [1.0] * len(state.jobs)
     for job_id, fraction in remaining.items():
-        if job_id not in state.job_index:
-            raise ValueError(f"remaining: unknown job {job_id!r}")
-        fractions[state.job_index[job_id]] = float(fraction)
+        if job_id in state.job_index:  # the others were left out of this epoch
+            fractions[state.job_index[job_id]] = validation.real(fraction, f"remaining[{job_id!r}]")
     return fractions
 
 
-def _decision(state: State, raw: Any, policy: str, future: List[Any]) -> Decision:
+def _decision(state: State, raw: Any, policy: str, future: List[Any],
+              unplaceable: Optional[Dict[Any, str]] = None) -> Decision:
+    unplaceable = unplaceable or {}
     ids = [j.id for j in state.jobs]
     start = [
         Worker(ids[j], state.servers[s].id, state.jobs[j].gpus_per_worker, bool(flexible))
@@ -195,6 +229,7 @@ def _decision(state: State, raw: Any, policy: str, future: List[Any]) -> Decisio
         policy=policy,
         start=start,
         stop=[state.workers[w] for w in raw.stop],
-        allocation={**dict(zip(ids, raw.allocation)), **{j: 0 for j in future}},
+        allocation={**dict(zip(ids, raw.allocation)), **{j: 0 for j in [*future, *unplaceable]}},
         pending=[ids[j] for j in raw.pending] + future,
+        unplaceable=unplaceable,
     )

@@ -202,3 +202,12 @@ TEST_CASE("a group too large for two-byte choices", "[knapsack]") {
   REQUIRE_THAT(detail::knapsack(groups, 5, 0), Equals(V{70000, 0}));
   REQUIRE_THAT(knapsack(groups, 4), Equals(V{70000, -1}));
 }
+
+TEST_CASE("instances beyond bounded time and memory are refused", "[knapsack]") {
+  REQUIRE_THROWS_WITH(knapsack(Groups{{{2147483645, 1.0}}}, 2147483646),
+                      Catch::Contains("tracks total weights up to"));
+  REQUIRE_THROWS_WITH(knapsack(Groups{{{1, 1e308}}, {{1, 1e308}}}, 2),
+                      Catch::Contains("add up to more than a double"));
+  // A large capacity with small items only tracks what the items can reach.
+  REQUIRE_THAT(knapsack(Groups{{{2, 1.0}}}, 2147483646), Equals(std::vector<int>{0}));
+}

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "aryl/model.hpp"
 #include "fixtures.hpp"
 
@@ -57,5 +59,25 @@ TEST_CASE("validation names the offending record", "[model]") {
     REQUIRE_THROWS_WITH(validate(s), Catch::Contains("not hetero"));
     s.jobs[0].hetero = true;
     REQUIRE_NOTHROW(validate(s));
+  }
+}
+
+TEST_CASE("the model's limits keep every sum of GPUs and times finite", "[model]") {
+  ClusterState s = paper_reclaim_example();
+  SECTION("a huge server, over-committed only in overflowing arithmetic") {
+    s.servers[0].gpus = max_server_gpus + 1;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("gpus must be at most 65536"));
+  }
+  SECTION("a job of more GPUs than the limit") {
+    s.jobs[0].max_workers = static_cast<int>(max_job_gpus);
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("more than the limit of"));
+  }
+  SECTION("a time beyond 1e15 s") {
+    s.jobs[0].estimated_duration = 1e308;
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("estimated_duration must be at most"));
+  }
+  SECTION("too many GPUs in all") {
+    for (int i = 0; i < 70; ++i) add_server(s, "big" + std::to_string(i), false, max_server_gpus);
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("GPUs in all"));
   }
 }

@@ -207,3 +207,18 @@ TEST_CASE("exact matches brute force and no policy beats it", "[reclaim]") {
     }
   }
 }
+
+TEST_CASE("exact prefers returning all of a preempted job to an idle server", "[reclaim]") {
+  ClusterState s;
+  add_server(s, "idle");
+  const int i2 = add_server(s, "i2");
+  const int i3 = add_server(s, "i3");
+  const int a = add_job(s, "a", 8, 2, 2);
+  place(s, a, i2, 1);
+  place(s, a, i3, 1);
+  validate(s);
+  const ReclaimPlan plan = reclaim(s, 2, ReclaimPolicy::exact);
+  REQUIRE(plan.servers == std::vector<int>{i2, i3});
+  REQUIRE(plan.collateral_gpus == 0);
+  REQUIRE(reclaim(s, 1, ReclaimPolicy::exact).servers == std::vector<int>{0});  // idle first
+}

@@ -22,7 +22,8 @@ def check_valid(jobs, servers, workers, decision):
     for job in jobs:
         n = counts[job.id]
         assert n == decision.allocation[job.id]
-        assert (n == 0 and job.id in decision.pending) or job.min_workers <= n <= job.max_workers
+        waiting = job.id in decision.pending or job.id in decision.unplaceable
+        assert (n == 0 and waiting) or job.min_workers <= n <= job.max_workers
 
 
 def test_paper_two_jobs_a_gets_3_and_b_gets_5():
@@ -104,7 +105,8 @@ def test_gpu_types():
     jobs = [aryl.Job("t4", 2, 2, 2, 10, gpu_type="T4"), aryl.Job("wide", 4, 3, 3, 20)]
     decision = aryl.schedule(jobs, servers)
     assert {w.server for w in decision.start if w.job == "t4"} == {"t"}
-    assert decision.pending == ["wide"]  # 12 GPUs, but only 8 of each type
+    # 12 GPUs, but only 8 of each type: it can never start, and is reported so
+    assert decision.pending == [] and list(decision.unplaceable) == ["wide"]
     hetero = [jobs[0], aryl.Job("wide", 4, 3, 3, 20, hetero=True)]
     assert aryl.schedule(hetero, servers).pending == []
 

@@ -134,7 +134,7 @@ def test_prediction_error_changes_only_estimates():
         (dict(reclaim="exact"), "unknown reclaim policy 'exact'"),
         (dict(config={"speed": 2}), r"unknown config field\(s\) \['speed'\]"),
         (dict(config={"placement": "tetris"}), "unknown placement 'tetris'"),
-        (dict(config={"scaling": "quadratic"}), "scaling must be 'linear' or 'imperfect'"),
+        (dict(config={"scaling": "quadratic"}), "unknown scaling 'quadratic'; expected one of linear, imperfect"),
         (dict(inference_load=[1, 2, 3]), "must be \\(time_s, load\\) pairs"),
         (dict(inference_load=[(0, 0.5), (0, 0.1)]), "times must increase"),
         (dict(inference_load=[(0, float("nan"))]), "row 0 has NaN"),

@@ -71,6 +71,19 @@ Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capaci
   }
   // Weights beyond what the items can add up to stay unreachable: no need to track them.
   p.width = at(std::min<long long>(capacity, reach)) + 1;
+  if (p.width - 1 > knapsack_max_weight)
+    throw std::invalid_argument(fmt::format(
+        "capacity {} with items that add up to {}: the knapsack tracks total weights up to {}",
+        capacity, reach, knapsack_max_weight));
+  Index candidates = 0;
+  for (const auto& stage : p.stages) candidates += stage.size();
+  if (static_cast<double>(candidates) * static_cast<double>(p.width) > knapsack_work_limit)
+    throw std::invalid_argument(fmt::format(
+        "{} items over total weights up to {} is more than the knapsack's limit of {:.0e} "
+        "steps",
+        candidates, p.width - 1, knapsack_work_limit));
+  if (!std::isfinite(scale))
+    throw std::invalid_argument("the items' values add up to more than a double can hold");
   p.tolerance = relative_tolerance * scale;
   return p;
 }

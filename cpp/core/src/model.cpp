@@ -20,6 +20,8 @@ void validate_servers(const std::vector<Server>& servers) {
   for (const Server& s : servers) {
     if (!seen.insert(s.id).second) fail("duplicate server id '{}'", s.id);
     if (s.gpus < 1) fail("server '{}': gpus must be >= 1, got {}", s.id, s.gpus);
+    if (s.gpus > max_server_gpus)
+      fail("server '{}': gpus must be at most {}, got {}", s.id, max_server_gpus, s.gpus);
     if (s.on_loan && s.pool != Pool::inference)
       fail("server '{}': only inference servers can be on loan", s.id);
   }
@@ -28,6 +30,8 @@ void validate_servers(const std::vector<Server>& servers) {
 void validate_time(const Job& j, const char* field, double value) {
   if (!std::isfinite(value) || value < 0.0)
     fail("job '{}': {} must be a finite number >= 0, got {}", j.id, field, value);
+  if (value > max_time_s)
+    fail("job '{}': {} must be at most {:g} s, got {:g}", j.id, field, max_time_s, value);
 }
 
 void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
@@ -48,6 +52,9 @@ void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
         (j.reference_workers < j.min_workers || j.reference_workers > j.max_workers))
       fail("job '{}': reference_workers {} is outside [min_workers {}, max_workers {}]", j.id,
            j.reference_workers, j.min_workers, j.max_workers);
+    if (static_cast<long long>(j.gpus_per_worker) * j.max_workers > max_job_gpus)
+      fail("job '{}': {} workers of {} GPUs are more than the limit of {} GPUs per job", j.id,
+           j.max_workers, j.gpus_per_worker, max_job_gpus);
     validate_time(j, "duration", j.duration);
     validate_time(j, "submit_time", j.submit_time);
     validate_time(j, "estimated_duration", j.estimated_duration);
@@ -57,7 +64,7 @@ void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
 void validate_workers(const ClusterState& state) {
   const auto n_servers = static_cast<int>(state.servers.size());
   const auto n_jobs = static_cast<int>(state.jobs.size());
-  std::vector<int> used(state.servers.size(), 0);
+  std::vector<long long> used(state.servers.size(), 0);
   std::vector<const Server*> first_server(state.jobs.size(), nullptr);
   for (std::size_t w = 0; w < state.workers.size(); ++w) {
     const Worker& worker = state.workers[w];
@@ -104,7 +111,13 @@ std::vector<int> worker_counts(const ClusterState& state) {
 void validate(const ClusterState& state) {
   validate_servers(state.servers);
   int largest = 0;
-  for (const Server& s : state.servers) largest = std::max(largest, s.gpus);
+  long long total = 0;
+  for (const Server& s : state.servers) {
+    largest = std::max(largest, s.gpus);
+    total += s.gpus;
+  }
+  if (total > max_cluster_gpus)
+    fail("the servers have {} GPUs in all, more than the limit of {}", total, max_cluster_gpus);
   validate_jobs(state.jobs, largest);
   validate_workers(state);
 }

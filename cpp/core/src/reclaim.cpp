@@ -232,11 +232,28 @@ double binomial(int n, int k) {
   return r;
 }
 
-// Branch and bound over the busy candidates for the fewest preempted jobs.
+// The objective of `exact`, compared lexicographically: jobs preempted, then
+// collateral GPUs, then workers scaled in.
+struct Score {
+  int preempted = 0;
+  long long collateral = 0;
+  long long scaled = 0;
+
+  [[nodiscard]] bool operator<(const Score& o) const {
+    if (preempted != o.preempted) return preempted < o.preempted;
+    if (collateral != o.collateral) return collateral < o.collateral;
+    return scaled < o.scaled;
+  }
+};
+
+// Branch and bound over all candidates, in input order, including a candidate
+// before excluding it, so the first best set found is the lexicographically
+// first. Preemptions only grow as servers are added, which bounds the search;
+// idle servers are interchangeable, so an idle server is never taken after an
+// earlier one was left out (the swapped set is as good and comes first).
 class ExactSearch {
  public:
-  ExactSearch(const LoanedServers& loan, std::vector<int> busy, int m)
-      : loan_(loan), busy_(std::move(busy)), m_(m) {
+  ExactSearch(const LoanedServers& loan, int n) : loan_(loan), n_(n) {
     removed_.assign(at(loan_.job_count()), 0);
   }
 
@@ -246,71 +263,83 @@ class ExactSearch {
   }
 
  private:
-  // Jobs preempted and collateral GPUs that job j contributes at present.
-  [[nodiscard]] std::pair<int, int> contribution(int j) const {
-    const int left = loan_.initial_workers(j) - removed_[at(j)];
-    if (left >= loan_.job(j).min_workers) return {0, 0};
-    return {1, left * loan_.job(j).gpus_per_worker};
+  // What job j contributes to the score at present.
+  [[nodiscard]] Score contribution(int j) const {
+    const int removed = removed_[at(j)];
+    const int left = loan_.initial_workers(j) - removed;
+    if (left >= loan_.job(j).min_workers) return {0, 0, removed};
+    return {1, static_cast<long long>(left) * loan_.job(j).gpus_per_worker, 0};
   }
 
   // Adds (sign = +1) or removes (sign = -1) candidate c from the chosen set.
   void apply(int c, int sign) {
     for (const Entry& e : loan_.jobs_on(c)) {
-      const auto [p0, g0] = contribution(e.job);
+      const Score before = contribution(e.job);
       removed_[at(e.job)] += sign * e.workers;
-      const auto [p1, g1] = contribution(e.job);
-      preempted_ += p1 - p0;
-      collateral_ += g1 - g0;
+      const Score after = contribution(e.job);
+      score_.preempted += after.preempted - before.preempted;
+      score_.collateral += after.collateral - before.collateral;
+      score_.scaled += after.scaled - before.scaled;
     }
   }
 
-  void dfs(Index next) {
-    if (!best_.empty() && preempted_ > best_preempted_) return;
-    if (chosen_.size() == at(m_)) {
-      if (best_.empty() || preempted_ < best_preempted_ ||
-          (preempted_ == best_preempted_ && collateral_ < best_collateral_)) {
+  void dfs(int next) {
+    if (found_ && score_.preempted > best_score_.preempted) return;
+    if (chosen_.size() == at(n_)) {
+      if (!found_ || score_ < best_score_) {
+        found_ = true;
         best_ = chosen_;
-        best_preempted_ = preempted_;
-        best_collateral_ = collateral_;
+        best_score_ = score_;
       }
       return;
     }
-    if (busy_.size() - next < at(m_) - chosen_.size()) return;
-    const int c = busy_[next];
-    chosen_.push_back(c);
-    apply(c, +1);
+    if (loan_.size() - next < n_ - static_cast<int>(chosen_.size())) return;
+    const bool idle = loan_.jobs_on(next).empty();
+    if (!idle || !skipped_idle_) {
+      chosen_.push_back(next);
+      apply(next, +1);
+      dfs(next + 1);
+      apply(next, -1);
+      chosen_.pop_back();
+    }
+    const bool skipped = skipped_idle_;
+    skipped_idle_ = skipped_idle_ || idle;
     dfs(next + 1);
-    apply(c, -1);
-    chosen_.pop_back();
-    dfs(next + 1);
+    skipped_idle_ = skipped;
   }
 
   const LoanedServers& loan_;
-  std::vector<int> busy_;
-  int m_;
+  int n_;
   std::vector<int> removed_;  // job -> workers on chosen servers
   std::vector<int> chosen_;
-  int preempted_ = 0;
-  int collateral_ = 0;
+  Score score_;
+  bool skipped_idle_ = false;  // an idle server was left out on this branch
+  bool found_ = false;
   std::vector<int> best_;
-  int best_preempted_ = 0;
-  int best_collateral_ = 0;
+  Score best_score_;
 };
 
+// Server sets the exact search may visit: for every number k of idle servers
+// taken (always the first k), C(busy, n - k) sets of busy servers.
+double exact_search_space(int idle, int busy, int n) {
+  double total = 0.0;
+  for (int k = 0; k <= std::min(idle, n); ++k)
+    if (n - k <= busy) total += binomial(busy, n - k);
+  return total;
+}
+
 std::vector<int> select_exact(const LoanedServers& loan, int n) {
-  std::vector<int> idle, busy;
-  for (int c = 0; c < loan.size(); ++c) (loan.jobs_on(c).empty() ? idle : busy).push_back(c);
-  if (at(n) <= idle.size()) return {idle.begin(), idle.begin() + n};
-  const int m = n - static_cast<int>(idle.size());
-  const double subsets = binomial(static_cast<int>(busy.size()), m);
-  if (subsets > exact_subset_limit)
+  int idle = 0;
+  for (int c = 0; c < loan.size(); ++c) idle += loan.jobs_on(c).empty() ? 1 : 0;
+  const int busy = loan.size() - idle;
+  const double sets = exact_search_space(idle, busy, n);
+  if (sets > exact_subset_limit)
     throw std::invalid_argument(fmt::format(
-        "exact reclaim would search C({}, {}) = {:.3g} server sets, more than its "
-        "limit of {:.0e}; use policy 'aryl' for instances this large",
-        busy.size(), m, subsets, exact_subset_limit));
-  std::vector<int> chosen = ExactSearch(loan, std::move(busy), m).run();
-  idle.insert(idle.end(), chosen.begin(), chosen.end());
-  return idle;
+        "exact reclaim would search {:.3g} server sets ({} busy and {} idle on-loan servers, "
+        "{} to return), more than its limit of {:.0e}; use policy 'aryl' for instances this "
+        "large",
+        sets, busy, idle, n, exact_subset_limit));
+  return ExactSearch(loan, n).run();
 }
 
 }  // namespace

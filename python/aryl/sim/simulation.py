@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from .. import _core
+from .. import _core, validation
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES, job_curves
@@ -132,6 +132,11 @@ def simulate(
         ``.provenance`` (what produced it), ``.save(path)``.
     """
     config = _config(config)
+    validation.check_config(config, PLACEMENTS)
+    validation.check_progress(progress)
+    seed = validation.seed(seed)
+    if isinstance(cluster, Cluster):
+        validation.check_cluster_counts(cluster)
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if reclaim not in RECLAIM_POLICIES or reclaim == "exact":
@@ -153,6 +158,8 @@ def simulate(
     if not config.loaning:  # nothing is lent; the load still occupies the inference cluster
         load_time, load = [], []
     curves = job_curves(state, throughput)
+    validation.check_span(jobs, servers, config, bool(load_time), throughput)
+    validation.check_can_run(state, policy, load_time, load, config.headroom)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,
         _core_config(config, policy, reclaim, seed), progress,
@@ -200,6 +207,9 @@ def compare(
     Returns a ``Comparison``: that table as a ``DataFrame``, with ``.results``
     (row name -> ``Result``) to plot, save or inspect the runs without re-running.
     """
+    if not runs:
+        raise ValueError("runs is empty: give at least one named run")
+
     def run(name: str, kwargs: Mapping[str, Any]) -> Result:
         kwargs = dict(kwargs)
         run_jobs = kwargs.pop("jobs", jobs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -179,6 +180,10 @@ def rescale_load(load: pd.DataFrame, floor: float = 0.3) -> pd.DataFrame:
     return out
 
 
+#: The most rows ``extend_load`` builds (the embedded series covers 59 days in 17,856).
+MAX_EXTENDED_ROWS = 10_000_000
+
+
 def extend_load(load: pd.DataFrame, until_s: float) -> pd.DataFrame:
     """Repeat a load series end to end until it covers ``until_s``.
 
@@ -199,13 +204,25 @@ def extend_load(load: pd.DataFrame, until_s: float) -> pd.DataFrame:
     -------
     pandas.DataFrame
         With a fresh index.
+
+    Raises
+    ------
+    ValueError
+        When ``until_s`` is not finite, or the result would pass ``MAX_EXTENDED_ROWS``.
     """
     time, _ = _load_columns(load)
     if len(time) < 2 or not (np.diff(time) > 0).all():
         raise ValueError("extend_load needs at least two rows with strictly increasing time_s")
+    if isinstance(until_s, bool) or not isinstance(until_s, numbers.Real) or not math.isfinite(until_s):
+        raise ValueError(f"until_s must be a finite number, got {until_s!r}")
     step = time[-1] - time[-2]
     period = time[-1] - time[0] + step
     copies = max(1, math.ceil((until_s - time[0]) / period))
+    if copies * len(time) > MAX_EXTENDED_ROWS:
+        raise ValueError(
+            f"extending the load series ({len(time)} rows over a period of {period:g} s) to "
+            f"{until_s:g} s would take {copies:.3g} copies, more than {MAX_EXTENDED_ROWS:,} rows; "
+            "use a series with a longer period or a shorter trace")
     parts = [load.assign(time_s=time + k * period) for k in range(copies)]
     out = pd.concat(parts, ignore_index=True)
     keep = (np.arange(len(out)) < len(load)) | (out["time_s"].to_numpy() < until_s)

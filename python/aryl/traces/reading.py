@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
+import itertools
 import os
 import warnings
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -19,6 +22,10 @@ import pandas as pd
 JOB_COLUMNS = ("job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type")
 #: Required columns of a load trace, in order.
 LOAD_COLUMNS = ("time_s", "load")
+
+#: The model's limits (``aryl._core``): a time in seconds, a job's GPUs.
+MAX_TIME_S = 1e15
+MAX_JOB_GPUS = 2**20
 
 #: The embedded default traces, in ``aryl/data``.
 DEFAULT_JOBS = "itp_cluster04_jobs.csv.gz"
@@ -29,70 +36,153 @@ class TraceError(ValueError):
     """A trace that cannot be used; the message names the file, the row and the column."""
 
 
-def _text(source: Any) -> Tuple[str, str]:
-    """``(name, text)`` of a path or file object, gunzipped when it starts with gzip's magic."""
+#: Rows parsed and checked at a time: memory stays proportional to the parsed columns.
+CHUNK_ROWS = 1 << 16
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream whose first bytes were already read (to look for gzip's magic)."""
+
+    def __init__(self, head: bytes, rest: Any):
+        self.head, self.rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.head:
+            n = min(len(buffer), len(self.head))
+            buffer[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        data = self.rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _lines(source: Any) -> Tuple[str, Iterator[str], Callable[[], None]]:
+    """``(name, lines, close)`` of a path or file object, read as a stream: gunzipped when
+    it starts with gzip's magic, decoded as UTF-8 (a BOM is dropped)."""
     if isinstance(source, (str, os.PathLike)):
-        name = os.fspath(source)
-        with open(source, "rb") as f:
-            data = f.read()
+        name, stream = os.fspath(source), open(source, "rb")
+        close = stream.close
     else:
-        name, data = str(getattr(source, "name", "<stream>")), source.read()
-    if isinstance(data, str):
-        return name, data
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise TraceError(f"{name}: corrupt gzip data ({exc})") from None
+        name, stream, close = str(getattr(source, "name", "<stream>")), source, lambda: None
+    head = stream.read(2)
+    if isinstance(head, str):  # a text stream
+        text = itertools.chain([head + stream.readline()], stream) if head else iter(())
+        return name, (line.lstrip("\ufeff") if i == 0 else line for i, line in enumerate(text)), close
+    binary: Any = io.BufferedReader(_Prefixed(head, stream))
+    if head == b"\x1f\x8b":
+        binary = gzip.GzipFile(fileobj=binary, mode="rb")
+    return name, io.TextIOWrapper(binary, encoding="utf-8-sig", newline=""), close
+
+
+@contextlib.contextmanager
+def _decoding(name: str) -> Iterator[None]:
+    """Stream errors as TraceErrors naming the file."""
     try:
-        return name, data.decode("utf-8-sig")
+        yield
     except UnicodeDecodeError as exc:
         raise TraceError(f"{name}: not UTF-8 text ({exc})") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"{name}: corrupt gzip data ({exc})") from None
 
 
 @dataclass
 class _Table:
-    """A CSV file as stripped strings, with the line of each data row and its shape problems."""
+    """Rows of a CSV file as stripped strings, with each row's number (0-based among data
+    rows), its line, and what is wrong with its number of fields (``""`` if nothing)."""
 
     name: str
     frame: pd.DataFrame
-    lines: List[int]
-    shape: np.ndarray  # per row: "" or what is wrong with its number of fields
+    rows: np.ndarray
+    lines: np.ndarray
+    shape: np.ndarray
 
-    def where(self, row: int, column: Optional[str] = None) -> str:
-        """``row`` is 0-based among data rows."""
+    def where(self, i: int, column: Optional[str] = None) -> str:
+        """Where row ``i`` of this table (0-based) is in the file."""
         at = f", column {column!r}" if column else ""
-        return f"{self.name}: row {row + 1} (line {self.lines[row]}){at}"
+        return f"{self.name}: row {self.rows[i] + 1} (line {self.lines[i]}){at}"
 
 
-def _table(source: Any, required: Tuple[str, ...]) -> _Table:
-    """Parse the CSV (csv module: exact line numbers); check header, columns and rows exist."""
-    name, text = _text(source)
-    text = text.rstrip()  # trailing blank lines; a blank line inside is a row (and fails)
-    if not text:
-        raise TraceError(f"{name}: empty file; expected a CSV header with {', '.join(required)}")
-    reader = csv.reader(io.StringIO(text))
+def _blank(record: List[str]) -> bool:
+    return not record or (len(record) == 1 and not record[0].strip())
+
+
+def _tables(source: Any, required: Tuple[str, ...]) -> Iterator[_Table]:
+    """Parse the CSV (csv module: exact line numbers) in chunks of ``CHUNK_ROWS`` rows;
+    check header, columns and that rows exist. Blank lines at the end are ignored; a blank
+    line before a row is a row (and fails)."""
+    name, lines, close = _lines(source)
     try:
-        header = [h.strip() for h in next(reader)]
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise TraceError(f"{name}: line 1 (header): missing column(s) {', '.join(missing)}; "
-                             f"found {', '.join(header)}")
-        if len(set(header)) < len(header):
-            raise TraceError(f"{name}: line 1 (header): duplicate column names in {', '.join(header)}")
-        rows, lines, shape, previous = [], [], [], reader.line_num
-        for record in reader:
-            lines.append(previous + 1)
-            previous = reader.line_num
-            shape.append("" if len(record) == len(header) else
-                         f"{len(record)} fields, the header has {len(header)}" if record else "blank line")
-            rows.append([v.strip() for v in record] if not shape[-1] else [""] * len(header))
-    except csv.Error as exc:
-        raise TraceError(f"{name}: line {reader.line_num}: not valid CSV ({exc})") from None
-    if not rows:
+        with _decoding(name):
+            reader = csv.reader(lines)
+            try:
+                first, content = None, False
+                for record in reader:  # the header is the first line, unless all are blank
+                    first = record if first is None else first
+                    if not _blank(record):
+                        content = True
+                        break
+                header = [h.strip() for h in first or []]
+                if not content:
+                    raise TraceError(f"{name}: empty file; expected a CSV header with {', '.join(required)}")
+                missing = [c for c in required if c not in header]
+                if missing:
+                    raise TraceError(f"{name}: line 1 (header): missing column(s) {', '.join(missing)}; "
+                                     f"found {', '.join(header)}")
+                if len(set(header)) < len(header):
+                    raise TraceError(f"{name}: line 1 (header): duplicate column names in {', '.join(header)}")
+                yield from _chunks(name, header, reader)
+            except csv.Error as exc:
+                raise TraceError(f"{name}: line {reader.line_num}: not valid CSV ({exc})") from None
+    finally:
+        close()
+
+
+def _chunks(name: str, header: List[str], reader: Any) -> Iterator[_Table]:
+    width, count = len(header), 0
+    rows: List[List[str]] = []
+    lines: List[int] = []
+    shape: List[str] = []
+    blanks: List[Tuple[List[str], int]] = []  # blank records not yet known to be inside
+    previous = reader.line_num
+
+    def flush() -> _Table:
+        nonlocal rows, lines, shape, count
+        table = _Table(name, pd.DataFrame(rows, columns=header, dtype=object),
+                       np.arange(count, count + len(rows)), np.array(lines), np.array(shape, dtype=object))
+        count += len(rows)
+        rows, lines, shape = [], [], []
+        return table
+
+    for record in reader:
+        line, previous = previous + 1, reader.line_num
+        if len(record) == width:  # the common case first
+            lines.append(line)
+            shape.append("")
+            rows.append([v.strip() for v in record])
+        elif _blank(record):
+            blanks.append((record, line))
+            continue
+        else:
+            lines.append(line)
+            shape.append(f"{len(record)} fields, the header has {width}")
+            rows.append([""] * width)
+        if blanks:  # blank lines followed by a row are rows (and fail), before this one
+            at = len(rows) - 1
+            for blank, blank_line in blanks:
+                lines.insert(at, blank_line)
+                shape.insert(at, f"{len(blank)} fields, the header has {width}" if blank else "blank line")
+                rows.insert(at, [""] * width)
+                at += 1
+            blanks = []
+        if len(rows) >= CHUNK_ROWS:
+            yield flush()
+    if rows:
+        yield flush()
+    if count == 0:
         raise TraceError(f"{name}: header only, no data rows")
-    return _Table(name, pd.DataFrame(rows, columns=header, dtype=object), lines,
-                  np.array(shape, dtype=object))
 
 
 def _numbers(text: pd.Series, *, integer: bool = False, high: Optional[float] = None,
@@ -160,27 +250,51 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     TraceError
         Naming the file, the data row (1-based) with its CSV line and the column: a missing
         column; an empty, non-numeric, NaN, infinite or negative value; a non-integer or
-        zero ``num_gpus``; an empty ``job_id``; a duplicate ``job_id``; a ``submit_time_s``
+        zero ``num_gpus``; a zero ``duration_s``; a time above ``MAX_TIME_S`` (1e15 s) or
+        ``num_gpus`` above ``MAX_JOB_GPUS`` (2**20), the model's limits; an empty ``job_id``; a duplicate ``job_id``; a ``submit_time_s``
         that goes back in time; a row with the wrong number of fields (or blank); an empty
         or header-only file.
     """
-    table = _table(source, JOB_COLUMNS)
-    frame = table.frame
-    submit, why_submit = _numbers(frame["submit_time_s"])
-    gpus, why_gpus = _numbers(frame["num_gpus"], integer=True, zero="zero GPUs")
-    duration, why_duration = _numbers(frame["duration_s"])
-    reasons = {"job_id": np.where(frame["job_id"] == "", "empty value", "").astype(object),
-               "submit_time_s": why_submit, "num_gpus": why_gpus, "duration_s": why_duration}
-    bad, labels = _first_problem(table, reasons)
-    if bad.any() and not drop_invalid:
-        _raise_first(table, bad, labels)
-    dropped = Counter(labels)
-    keep = _unique_ids(table, np.flatnonzero(~bad), drop_invalid, dropped)
-    keep = _in_time_order(table, submit, keep, drop_invalid, dropped)
-    out = frame.iloc[keep].reset_index(drop=True)
-    out["submit_time_s"], out["duration_s"] = submit[keep], duration[keep]
-    out["num_gpus"] = gpus[keep].astype(np.int64)
-    return _finish(table, out, JOB_COLUMNS, dropped)
+    kept, dropped, total = [], Counter(), 0
+    for chunk in _tables(source, JOB_COLUMNS):
+        frame = chunk.frame
+        submit, why_submit = _numbers(frame["submit_time_s"], high=MAX_TIME_S)
+        gpus, why_gpus = _numbers(frame["num_gpus"], integer=True, zero="zero GPUs", high=MAX_JOB_GPUS)
+        duration, why_duration = _numbers(frame["duration_s"], zero="zero duration", high=MAX_TIME_S)
+        reasons = {"job_id": np.where(frame["job_id"] == "", "empty value", "").astype(object),
+                   "submit_time_s": why_submit, "num_gpus": why_gpus, "duration_s": why_duration}
+        bad, labels = _first_problem(chunk, reasons)
+        if bad.any() and not drop_invalid:
+            _raise_first(chunk, bad, labels)
+        dropped.update(labels)
+        total += len(frame)
+        good = ~bad
+        frame = frame[good].reset_index(drop=True)
+        frame["submit_time_s"], frame["duration_s"] = submit[good], duration[good]
+        frame["num_gpus"] = gpus[good].astype(np.int64)
+        kept.append(_Table(chunk.name, _shared_strings(frame, ("job_id",)), chunk.rows[good],
+                           chunk.lines[good], chunk.shape[good]))
+    table = _concat(kept)
+    keep = _unique_ids(table, np.arange(len(table.frame)), drop_invalid, dropped)
+    keep = _in_time_order(table, table.frame["submit_time_s"].to_numpy(), keep, drop_invalid, dropped)
+    out = table.frame.iloc[keep].reset_index(drop=True) if len(keep) < len(table.frame) else table.frame
+    return _finish(table.name, total, out, JOB_COLUMNS, dropped)
+
+
+def _shared_strings(frame: pd.DataFrame, unique: Tuple[str, ...]) -> pd.DataFrame:
+    """The string columns other than ``unique`` with one object per distinct value (a
+    ``gpu_type`` column of six million rows then holds a few strings, not six million)."""
+    for column in frame.columns:
+        if column not in unique and frame[column].dtype == object:
+            codes, values = pd.factorize(frame[column], use_na_sentinel=False)
+            frame[column] = np.asarray(values, dtype=object)[codes]
+    return frame
+
+
+def _concat(tables: List[_Table]) -> _Table:
+    return _Table(tables[0].name, pd.concat([t.frame for t in tables], ignore_index=True),
+                  np.concatenate([t.rows for t in tables]), np.concatenate([t.lines for t in tables]),
+                  np.concatenate([t.shape for t in tables]))
 
 
 def _unique_ids(table: _Table, keep: np.ndarray, drop: bool, dropped: Counter) -> np.ndarray:
@@ -191,7 +305,7 @@ def _unique_ids(table: _Table, keep: np.ndarray, drop: bool, dropped: Counter) -
         i = int(np.flatnonzero(dup)[0])
         first = int(keep[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
         raise TraceError(f"{table.where(int(keep[i]), 'job_id')}: duplicate job_id {ids.iloc[i]!r} "
-                         f"(first at row {first + 1})")
+                         f"(first at row {table.rows[first] + 1})")
     dropped["job_id: duplicate"] += int(dup.sum())
     return keep[~dup]
 
@@ -205,16 +319,15 @@ def _in_time_order(table: _Table, submit: np.ndarray, keep: np.ndarray, drop: bo
     if back.any() and not drop:
         i = int(np.flatnonzero(back)[0])
         raise TraceError(f"{table.where(int(keep[i]), 'submit_time_s')}: goes back in time "
-                         f"({times[i]:g} after {times[i - 1]:g} at row {keep[i - 1] + 1}); "
+                         f"({times[i]:g} after {times[i - 1]:g} at row {table.rows[keep[i - 1]] + 1}); "
                          "job traces must be sorted by submit_time_s")
     dropped["submit_time_s: goes back in time"] += int(back.sum())
     return keep[~back]
 
 
-def _finish(table: _Table, out: pd.DataFrame, required: Tuple[str, ...],
+def _finish(name: str, rows: int, out: pd.DataFrame, required: Tuple[str, ...],
             dropped: Counter) -> pd.DataFrame:
     """Numeric extra columns, attrs, and the drop warning."""
-    name, rows = table.name, len(table.frame)
     for column in out.columns.difference(list(required), sort=False):
         try:
             out[column] = pd.to_numeric(out[column])
@@ -251,20 +364,23 @@ def read_load(source: Any) -> pd.DataFrame:
         that does not increase strictly; a ``load`` outside ``[0, 1]``; an empty or
         header-only file.
     """
-    table = _table(source, LOAD_COLUMNS)
-    time, why_time = _numbers(table.frame["time_s"])
-    load, why_load = _numbers(table.frame["load"], high=1.0)
-    bad, labels = _first_problem(table, {"time_s": why_time, "load": why_load})
-    if bad.any():
-        _raise_first(table, bad, labels)
+    parts = []
+    for chunk in _tables(source, LOAD_COLUMNS):
+        time, why_time = _numbers(chunk.frame["time_s"])
+        load, why_load = _numbers(chunk.frame["load"], high=1.0)
+        bad, labels = _first_problem(chunk, {"time_s": why_time, "load": why_load})
+        if bad.any():
+            _raise_first(chunk, bad, labels)
+        chunk.frame["time_s"], chunk.frame["load"] = time, load
+        parts.append(chunk)
+    table = _concat(parts)
+    time = table.frame["time_s"].to_numpy()
     back = np.flatnonzero(np.diff(time) <= 0)
     if back.size:
         i = int(back[0]) + 1
         raise TraceError(f"{table.where(i, 'time_s')}: time does not increase ({time[i]:g} after "
                          f"{time[i - 1]:g} at row {i}); times must increase strictly")
-    out = table.frame.reset_index(drop=True)
-    out["time_s"], out["load"] = time, load
-    return _finish(table, out, LOAD_COLUMNS, Counter())
+    return _finish(table.name, len(table.frame), table.frame, LOAD_COLUMNS, Counter())
 
 
 def load_default() -> Tuple[pd.DataFrame, pd.DataFrame]:

@@ -20,6 +20,14 @@ struct KnapsackItem {
 // level (the levels stop once a part fits the limit). Both give the same answer.
 inline constexpr std::size_t knapsack_table_limit = std::size_t{1} << 25;
 
+// Bounded resources: instances whose reachable total weight (the capacity, or
+// less when the fitting items add up to less) exceeds knapsack_max_weight, or
+// whose DP would take more than knapsack_work_limit steps (fitting items x
+// reachable weights), are refused with std::invalid_argument, as are values
+// whose sum overflows a double.
+inline constexpr std::size_t knapsack_max_weight = std::size_t{1} << 22;
+inline constexpr double knapsack_work_limit = 4e9;
+
 // Returns, per group, the index of the chosen item or -1 for none. Exact dynamic
 // programming over total weight: O(items x capacity) time.
 //

@@ -54,9 +54,20 @@ struct ClusterState {
   std::vector<Worker> workers;
 };
 
+// The model's limits, so that no sum of GPUs or of running times in a kernel can
+// overflow: a server has at most max_server_gpus GPUs, a job at most
+// max_job_gpus (gpus_per_worker x max_workers), all servers together at most
+// max_cluster_gpus, and a time (duration, submit time, estimate) is at most
+// max_time_s seconds (~31.7 million years).
+inline constexpr int max_server_gpus = 1 << 16;
+inline constexpr long long max_job_gpus = 1 << 20;
+inline constexpr long long max_cluster_gpus = 1 << 22;
+inline constexpr double max_time_s = 1e15;
+
 // Throws std::invalid_argument naming the first offending record: bad numbers,
 // duplicate ids, a worker on an unknown server or a server that is neither
-// training nor on loan, a server's GPUs over-committed, a running job whose
+// training nor on loan, a server's GPUs over-committed, a number beyond the
+// limits above, a running job whose
 // worker count is outside [min_workers, max_workers], a GPU-type mismatch.
 void validate(const ClusterState& state);
 

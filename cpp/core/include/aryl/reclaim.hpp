@@ -23,8 +23,9 @@ struct ReclaimPlan {
   int collateral_gpus = 0;  // GPUs freed by preempted jobs on servers not returned
 };
 
-// `exact` refuses instances whose search space, C(busy on-loan servers, servers
-// still to pick), exceeds this many subsets.
+// `exact` refuses instances whose search space exceeds this many server sets:
+// the sum over k = 0 .. min(idle, n) of C(busy on-loan servers, n - k) (idle
+// servers are interchangeable, so only the first k of them are ever tried).
 inline constexpr double exact_subset_limit = 1e7;
 
 // Chooses `n` on-loan servers of `state` to return under `policy`. Like every
@@ -42,9 +43,12 @@ inline constexpr double exact_subset_limit = 1e7;
 //    the N_R = 1 case of Algorithm 1) minimises jobs preempted first, then cost.
 //  - scf: the n servers hosting the fewest jobs (ties: input order), ranked once.
 //  - random: n servers drawn uniformly with the seeded SplitMix64 generator.
-//  - exact: fewest preempted jobs, ties broken by fewer collateral GPUs, then the
-//    lexicographically first set in input order; idle servers are taken first and
-//    the rest found by branch and bound.
+//  - exact: fewest preempted jobs, ties broken by fewer collateral GPUs, then fewer
+//    workers scaled in, then the lexicographically first set in input order; by
+//    branch and bound over all on-loan servers (idle ones are not assumed to be
+//    part of the answer: returning two servers that hold all of a job's workers
+//    preempts it with less collateral than returning an idle one and one of
+//    them). The oracle the heuristics are tested against.
 // Algorithm 1's preemption cost of each on-loan server in the given state (in
 // server order): sum over the jobs that returning it would preempt of 1/|S_j|.
 std::vector<double> preemption_costs(const ClusterState& state);

@@ -1,0 +1,227 @@
+"""Checks at the boundary of the public API: arguments that are not records.
+
+Records (servers, jobs, workers) are checked by ``model`` and the C++ core; this
+module checks the other arguments — seeds, counts, simulator settings — and
+refuses up front a simulation whose time values would make unbounded work.
+Wrong types raise ``TypeError``, wrong values ``ValueError``; messages name the
+argument.
+
+Limits (documented in the README, "Limits"):
+
+- a scheduling or loan interval is at least ``MIN_INTERVAL_S`` (1 ms), finite;
+- a simulation runs at most ``MAX_EPOCHS`` scheduling epochs (and as many loan
+  decisions): 5 million, about 9.5 years of simulated time at the default 60 s.
+  The count is bounded below by the last arrival and each job's shortest
+  possible running time; a run that must pass it is refused before it starts;
+- a relative GPU speed lies in ``[MIN_GPU_SPEED, MAX_GPU_SPEED]`` (1/1000 to 1000);
+- seeds are integers in ``[0, 2**64)``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections import Counter
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+MIN_INTERVAL_S = 1e-3
+MAX_EPOCHS = 5_000_000
+MIN_GPU_SPEED = 1e-3
+MAX_GPU_SPEED = 1e3
+MAX_SEED = 2**64 - 1
+MAX_INT = 2**31 - 1
+
+
+def integer(value: Any, what: str, low: int = 0, high: int = MAX_INT) -> int:
+    """``value`` as an int in ``[low, high]``: a Python or NumPy integer, not a bool."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"{what} must be in [{low}, {high}], got {value}")
+    return value
+
+
+def seed(value: Any, what: str = "seed") -> int:
+    """A seed: an integer in ``[0, 2**64)``."""
+    return integer(value, what, 0, MAX_SEED)
+
+
+def real(value: Any, what: str, low: float = -math.inf, high: float = math.inf,
+         finite: bool = True) -> float:
+    """``value`` as a float in ``[low, high]`` (finite unless ``finite=False``; never NaN)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {value!r}")
+    value = float(value)
+    if math.isnan(value) or (finite and math.isinf(value)) or not low <= value <= high:
+        bounds = f"in [{low:g}, {high:g}]" if finite else f">= {low:g}"
+        raise ValueError(f"{what} must be a {'finite ' if finite else ''}number {bounds}, got {value!r}")
+    return value
+
+
+def flag(value: Any, what: str) -> bool:
+    """A bool (Python or NumPy), nothing else: ``'no'`` is not False."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{what} must be True or False, got {value!r}")
+
+
+def text(value: Any, what: str, choices: Sequence[str]) -> str:
+    """One of ``choices``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, one of {', '.join(choices)}; got {value!r}")
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(choices)}")
+    return value
+
+
+def gpu_speeds(value: Any) -> dict:
+    """``Config.gpu_speed``: a mapping of GPU type (str) to a relative speed."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"gpu_speed must be a dict of GPU type to relative speed, got {value!r}")
+    out = {}
+    for name, speed in value.items():
+        if not isinstance(name, str):
+            raise TypeError(f"gpu_speed: GPU type must be a str, got {name!r}")
+        out[name] = real(speed, f"gpu_speed[{name!r}]", MIN_GPU_SPEED, MAX_GPU_SPEED)
+    return out
+
+
+def check_config(config: Any, placements: Sequence[str]) -> None:
+    """Every field of a ``sim.Config``, by type and range (see the module's limits)."""
+    text(config.placement, "placement", placements)
+    text(config.scaling, "scaling", ("linear", "imperfect"))
+    for name in ("backfill", "loaning", "elasticity", "audit"):
+        flag(getattr(config, name), name)
+    for name in ("schedule_interval", "loan_interval"):
+        real(getattr(config, name), name, MIN_INTERVAL_S)
+    real(config.restart_overhead, "restart_overhead", 0.0)
+    real(config.headroom, "headroom", 0.0)
+    real(config.hetero_efficiency, "hetero_efficiency", 1e-9, 1.0)
+    gpu_speeds(config.gpu_speed)
+    real(config.horizon, "horizon", 0.0, finite=False)
+    error = config.prediction_error
+    if error is not None:
+        if isinstance(error, (str, bytes)) or not isinstance(error, Sequence) or len(error) != 2:
+            raise TypeError(f"prediction_error must be None or a (fraction, max_error) pair, got {error!r}")
+        real(error[0], "prediction_error fraction", 0.0, 1.0)
+        real(error[1], "prediction_error max_error", 0.0, 1.0)
+
+
+def check_cluster_counts(cluster: Any) -> None:
+    """A ``sim.Cluster``'s counts: servers >= 0, GPUs per server >= 1, types as str."""
+    integer(cluster.training_servers, "training_servers")
+    integer(cluster.inference_servers, "inference_servers")
+    integer(cluster.gpus_per_server, "gpus_per_server", 1)
+    for name in ("training_gpu", "inference_gpu"):
+        if not isinstance(getattr(cluster, name), str):
+            raise TypeError(f"{name} must be a str, got {getattr(cluster, name)!r}")
+
+
+def check_progress(progress: Any) -> None:
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {progress!r}")
+
+
+def check_span(jobs: Sequence[Any], servers: Sequence[Any], config: Any, loaning: bool,
+               throughput: Optional[Mapping[Any, Sequence[float]]] = None) -> None:
+    """Refuse a simulation that must run more than ``MAX_EPOCHS`` epochs or loan decisions.
+
+    The simulated span is at least the last arrival, and at least each job's submit
+    time plus its shortest possible running time (on the fastest GPU type present, at
+    its best throughput); the engine runs an epoch every ``schedule_interval`` over it.
+    Zero-length jobs are refused too: the engine models progress as a fraction of work.
+    """
+    speeds = {**{s.gpu_type: 1.0 for s in servers}, **dict(config.gpu_speed)}
+    fastest = max((speeds.get(s.gpu_type, 1.0) for s in servers), default=1.0)
+    curves = throughput or {}
+    span = 0.0
+    for j in jobs:
+        if j.duration <= 0.0:
+            raise ValueError(f"job {j.id!r}: duration must be > 0 to simulate, got {j.duration!r}")
+        best = max((float(v) for v in curves.get(j.id, ())), default=float(j.max_workers))
+        shortest = j.duration * j.max_workers / best / fastest if best > 0 else 0.0
+        span = max(span, j.submit_time + shortest)
+    span = min(span, config.horizon)
+    intervals = [("schedule_interval", config.schedule_interval)]
+    if loaning:
+        intervals.append(("loan_interval", config.loan_interval))
+    for name, interval in intervals:
+        count = span / interval
+        if count > MAX_EPOCHS:
+            raise ValueError(
+                f"the simulation would span at least {span:.4g} s, {count:.3g} steps of "
+                f"{name} = {interval:g} s; the limit is {MAX_EPOCHS:,}: use a longer "
+                f"{name}, a horizon, or shorter times")
+
+
+def unplaceable(jobs: Sequence[Any], demands: Sequence[int], servers: Sequence[Any],
+                lendable: Union[None, int, Sequence[int]] = None) -> dict:
+    """Jobs whose base demand could not be placed even on an empty cluster: id -> reason.
+
+    ``demands[i]`` is job i's base demand in workers (the kernel's rule,
+    ``_core.base_demands``). Usable servers are the training servers and the
+    inference servers on loan, or, with ``lendable`` (one count, or one per job), the
+    best ``lendable`` inference servers (the most the load series lends). A job that requires a
+    GPU type uses only servers of that type; a job that is not ``hetero`` must fit
+    on servers of one type. The test errs towards placeable: a job reported here
+    can never start; one not reported may still wait.
+    """
+    kinds = Counter((s.pool, s.gpu_type, s.gpus, s.on_loan) for s in servers)
+    lendables = lendable if isinstance(lendable, Sequence) else [lendable] * len(jobs)
+    rooms: dict = {}  # (gpus_per_worker, gpu_type, hetero, lendable) -> workers that fit
+    out = {}
+    for job, demand, lend in zip(jobs, demands, lendables):
+        key = (job.gpus_per_worker, job.gpu_type, job.hetero, lend)
+        if key not in rooms:
+            rooms[key] = _room(kinds, *key)
+        if rooms[key] < demand:
+            kind = "" if job.hetero else " of one GPU type"
+            out[job.id] = (f"needs {demand} workers of {job.gpus_per_worker} GPUs but the usable "
+                           f"servers{kind} hold at most {rooms[key]}")
+    return out
+
+
+def _room(kinds: Counter, d: int, gpu_type: Optional[str], hetero: bool, lendable: Optional[int]) -> int:
+    """Workers of ``d`` GPUs that fit on the usable servers (``unplaceable``'s rule)."""
+    slots: dict = {}
+    loanable: dict = {}
+    for (pool, server_type, gpus, on_loan), count in kinds.items():
+        if gpu_type is not None and server_type != gpu_type:
+            continue
+        if pool == "training" or (lendable is None and on_loan):
+            slots[server_type] = slots.get(server_type, 0) + count * (gpus // d)
+        elif pool == "inference" and lendable is not None:
+            loanable.setdefault(server_type, []).extend([gpus // d] * min(count, lendable))
+    for server_type, counts in loanable.items():
+        slots[server_type] = slots.get(server_type, 0) + sum(sorted(counts, reverse=True)[:lendable])
+    return sum(slots.values()) if hetero else max(slots.values(), default=0)
+
+
+def check_can_run(state: Any, policy: str, load_time: Sequence[float], load: Sequence[float],
+                  headroom: float) -> None:
+    """Refuse a simulation with a job that can never start.
+
+    The engine refuses a job that fits nowhere even with every inference server lent;
+    this also counts only the inference servers the load series lends at most from the
+    job's submission on, so a job that needs more of them than the load leaves idle is
+    refused up front instead of waiting for ever.
+    """
+    from . import _core
+
+    inference = sum(s.pool == "inference" for s in state.servers)
+    lendable = [0] * len(state.jobs)
+    if len(load) and inference:
+        needed = np.ceil(np.asarray(load, dtype=float) * (1.0 + headroom) * inference - 1e-9)
+        loanable = inference - np.clip(needed, 0, inference).astype(int)
+        later = np.maximum.accumulate(loanable[::-1])[::-1]  # the most lent from row i on
+        rows = np.searchsorted(np.asarray(load_time, dtype=float),
+                               [j.submit_time for j in state.jobs], side="right") - 1
+        lendable = later[np.clip(rows, 0, None)].tolist()
+    demands = _core.base_demands(state.core, policy)
+    for job_id, reason in unplaceable(state.jobs, demands, state.servers, lendable).items():
+        raise ValueError(
+            f"job {job_id!r} can never run: it {reason}, counting the inference servers the "
+            f"load series lends at most after its submission")
