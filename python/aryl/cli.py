@@ -22,7 +22,9 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose every error is one line on stderr and exit status 2."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        # "aryl: error: ..." like every other error; a subcommand's name leads the message
+        command = self.prog.split(maxsplit=1)[1:]
+        self.exit(EXIT_USAGE, f"aryl: error: {' '.join(command + [message])}\n")
 
 
 def _number(kind: Callable[[str], float], what: str, low: Optional[float] = None,
@@ -371,28 +373,28 @@ def _sweep_trace(args: argparse.Namespace) -> Tuple[dict, str]:
 
 
 def _size_auto(args: argparse.Namespace, base: dict, grid: dict, given: dict) -> None:
-    """Replace ``auto`` server counts in ``base`` by ``aryl.sim.size_cluster``'s, once."""
+    """Replace ``auto`` server counts in ``base`` (not varied by the grid) once, before the runs:
+    training by ``aryl.sim.size_cluster``, inference at the paper's ratio to training."""
     from . import sim, traces
 
-    if "auto" not in (base["training_servers"], base["inference_servers"]):
-        return
-    if {"training_servers", "inference_servers"} & set(grid):
-        raise ValueError("--grid over server counts needs both counts given (not auto)")
-    frame = next(iter(given.values()))[0] if given else traces.load_default()[0]
-    if "first_jobs" in base:
-        frame = frame.iloc[: int(base["first_jobs"])]
-    jobs = traces.to_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
-    inference = None if base["inference_servers"] == "auto" else base["inference_servers"]
-    training = None if base["training_servers"] == "auto" else base["training_servers"]
-    if training is None:
-        sizing = sim.size_cluster(jobs, utilisation=args.utilisation, inference_servers=inference)
+    training = base["training_servers"] == "auto" and "training_servers" not in grid
+    inference = base["inference_servers"] == "auto" and "inference_servers" not in grid
+    if inference and not training and "training_servers" in grid:
+        raise ValueError("--grid over training_servers needs --inference-servers (or a grid over it)")
+    if training:
+        frame = next(iter(given.values()))[0] if given else traces.load_default()[0]
+        if "first_jobs" in base:
+            frame = frame.iloc[: int(base["first_jobs"])]
+        jobs = traces.to_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+        fixed = None if base["inference_servers"] == "auto" else base["inference_servers"]
+        sizing = sim.size_cluster(jobs, utilisation=args.utilisation, inference_servers=fixed)
         base["training_servers"] = sizing.cluster.training_servers
-        base["inference_servers"] = sizing.cluster.inference_servers
-        print(f"Cluster: {base['training_servers']} training + {base['inference_servers']} inference "
-              f"8-GPU servers, sized so the FIFO Baseline keeps {sizing.gpu_usage_training:.0%} of "
-              f"the training GPUs busy.")
-    else:
-        base["inference_servers"] = sim.sizing.inference_count(training)
+        if inference:
+            base["inference_servers"] = sizing.cluster.inference_servers
+        print(f"Cluster: {base['training_servers']} training servers, sized so the FIFO Baseline "
+              f"keeps {sizing.gpu_usage_training:.0%} of the training GPUs busy.")
+    elif inference:
+        base["inference_servers"] = sim.sizing.inference_count(base["training_servers"])
 
 
 def _cell(value) -> str:
@@ -546,7 +548,7 @@ def _check(args: argparse.Namespace) -> None:
 
     validation.seed(args.seed, "--seed")
     for name in ("training_servers", "inference_servers", "loaned_servers"):
-        if hasattr(args, name):
+        if getattr(args, name, "auto") != "auto":
             validation.integer(getattr(args, name), "--" + name.replace("_", "-"))
     reclaim = getattr(args, "reclaim", None)
     for n in reclaim if isinstance(reclaim, list) else []:  # demo's counts

@@ -214,3 +214,27 @@ TEST_CASE("a queued job takes a slower GPU only if it finishes sooner than by wa
     REQUIRE(schedule(c, options).allocation == std::vector<int>{1, 1, 1});
   }
 }
+
+TEST_CASE("a server lent after the epochs stopped still wakes the scheduler", "[speed]") {
+  // Nothing runs and nothing arrives once "early" is done; the load then drops
+  // and servers are lent well after the last load change: "t4" must still run.
+  ClusterState c;
+  for (int i = 0; i < 3; ++i) add_server(c, "t" + std::to_string(i), false);
+  for (int i = 0; i < 2; ++i) add_server(c, "i" + std::to_string(i), true);
+  Job early;
+  early.id = "early";
+  early.duration = early.estimated_duration = 100;
+  Job t4;
+  t4.id = "t4";
+  t4.gpus_per_worker = 2;
+  t4.min_workers = 3;
+  t4.max_workers = 4;
+  t4.duration = t4.estimated_duration = 2534;
+  t4.submit_time = 10;
+  t4.gpu_type = "T4";
+  const std::vector<LoadPoint> load{{0, 0.9}, {4072.3, 1e-9}};
+  const Result r = simulate(c.servers, {{early, {}}, {t4, {}}}, load, audited());
+  REQUIRE(r.violations.empty());
+  REQUIRE(std::isfinite(r.finish_time(1)));
+  REQUIRE(r.start_time(1) >= 4072.3 + 3600);  // lent once the hold has passed
+}

@@ -335,5 +335,5 @@ def test_cli_bad_values_exit_2_with_one_line(command, args, capsys):
         main([command, *args])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"aryl {command}: error: argument {args[0]}")
+    assert err.count("\n") == 1 and err.startswith(f"aryl: error: {command} argument {args[0]}")
     assert repr(args[1]) in err

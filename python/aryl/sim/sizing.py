@@ -14,7 +14,8 @@ share, can move by a little when a different packing order changes when the last
 The search therefore never assumes more than a bracket:
 
 1. ``n0`` = the smallest count on which every job fits (its workers on whole servers) and
-   ``guess`` = ``ceil(GPU-time / (8 x span of submissions x utilisation))``, at least ``n0``.
+   ``guess`` = ``ceil(GPU-time / (8 x span x utilisation))``, at least ``n0``, the span being the
+   submissions' or the longest job's, whichever is longer.
 2. Bracket: from ``guess``, double the step up while ``use(n) > utilisation`` or down (never
    below ``n0``) while ``use(n) <= utilisation``, until ``lo < hi`` with ``use(lo) >
    utilisation >= use(hi)`` (or ``lo = n0`` already at or below the target).
@@ -143,7 +144,8 @@ def size_cluster(
         return evaluated[n]
 
     floor = max(_servers_needed(j, gpus_per_server) for j in base)
-    span = max(j.submit_time for j in base) - min(j.submit_time for j in base)
+    span = max(max(j.submit_time for j in base) - min(j.submit_time for j in base),
+               max(j.duration for j in base))  # a run lasts at least its longest job
     work = sum(_gpu_time(j) for j in base)
     guess = max(floor, math.ceil(work / (gpus_per_server * max(span, 1.0) * utilisation)))
     lo, hi = _bracket(use, guess, floor, utilisation)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
-from .reading import TraceError, _first_problem, _numbers, _raise_first, _table, _text
+from .reading import TraceError, _concat, _decoding, _first_problem, _lines, _numbers, _raise_first, _tables
 
 #: Columns of a Pollux workload, in order.
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
@@ -102,7 +102,12 @@ class PolluxApplication:
 
 
 def _read_csv(path: Any) -> pd.DataFrame:
-    name, text = _text(path)
+    name, lines, close = _lines(path)
+    try:
+        with _decoding(name):
+            text = "".join(lines)
+    finally:
+        close()
     try:
         return pd.read_csv(io.StringIO(text))
     except (ValueError, pd.errors.ParserError) as exc:
@@ -211,7 +216,7 @@ def read_pollux_workload(source: Any, profiles: Profiles = None) -> pd.DataFrame
         ``num_replicas`` or ``batch_size`` that is not a positive integer, an
         application with no profiles, a row with the wrong number of fields, an empty file.
     """
-    table = _table(source, WORKLOAD_COLUMNS)
+    table = _concat(list(_tables(source, WORKLOAD_COLUMNS)))
     frame = table.frame
     apps = pollux_applications(profiles)
     time, why_time = _numbers(frame["time"])

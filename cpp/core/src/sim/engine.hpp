@@ -56,6 +56,7 @@ class Engine {
   [[nodiscard]] int lent_count() const;
   void take_back(int n);
   void on_epoch();
+  void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;
   ClusterState snapshot(std::vector<int>& job_of, bool with_queue) const;
   [[nodiscard]] int releasable_gpus() const;
@@ -86,7 +87,9 @@ class Engine {
   std::vector<char> on_loan_;     // server -> lent to training
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
   double last_arrival_ = 0.0, next_report_ = 0.0;
-  bool dirty_ = false;
+  bool dirty_ = false;         // something changed since the last epoch planned
+  bool epoch_pending_ = false;  // an epoch event is in the queue
+  int quiet_events_ = 0;        // events since the last progress report
   int unfinished_ = 0;
 };
 

@@ -42,6 +42,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
 Result Engine::run() {
   if (!jobs_.empty()) {
     events_.push(0.0, Kind::epoch);
+    epoch_pending_ = true;
     if (lender_.active()) events_.push(0.0, Kind::loan);
   }
   while (!events_.empty() && unfinished_ > 0) {
@@ -136,12 +137,16 @@ Usage Engine::usage(double t) const {
   return {training_used_, loaned_used_, loaned_gpus_, lender_.load_at(t) * lender_.gpus()};
 }
 
+// About every 1% of the arrivals' span, and every 4,096 events whatever the
+// clock says, so that a caller can always stop a run (after the last arrival
+// the fraction stays at 1 while running jobs finish).
 bool Engine::report_progress() {
   if (!progress_) return true;
   const double span = std::max(last_arrival_, config_.schedule_interval);
   const double fraction = std::min(1.0, now() / span);
-  if (fraction < next_report_) return true;
+  if (fraction < next_report_ && ++quiet_events_ < 4096) return true;
   next_report_ = fraction + 0.01;
+  quiet_events_ = 0;
   return progress_(fraction);
 }
 
@@ -246,8 +251,15 @@ void Engine::on_loan() {
       }
     dirty_ = true;
   }
+  if (dirty_) wake_epoch();  // epochs may have stopped while nothing could change
   if (unfinished_ > 0 && now() < lender_.settled())
     events_.push(now() + config_.loan_interval, Kind::loan);
+}
+
+void Engine::wake_epoch() {
+  if (epoch_pending_ || unfinished_ == 0) return;
+  events_.push(now(), Kind::epoch);
+  epoch_pending_ = true;
 }
 
 int Engine::lent_count() const {
@@ -295,6 +307,7 @@ void Engine::take_back(int n) {
 // skipped: only remaining work has moved, which may shift the knapsack's values
 // a little; the next event re-plans. This keeps long quiet stretches cheap.
 void Engine::on_epoch() {
+  epoch_pending_ = false;
   if (dirty_) {
     dirty_ = false;
     std::vector<int> job_of;
@@ -315,7 +328,10 @@ void Engine::on_epoch() {
   accounting_.sample(now(), usage(now()), lent, std::max(0, n - lent),
                      static_cast<std::int64_t>(queue_.size()),
                      static_cast<std::int64_t>(running_ids_.size()));
-  if (unfinished_ > 0 && !stuck()) events_.push(now() + config_.schedule_interval, Kind::epoch);
+  if (unfinished_ > 0 && !stuck()) {
+    events_.push(now() + config_.schedule_interval, Kind::epoch);
+    epoch_pending_ = true;
+  }
 }
 
 // Nothing runs, nothing will arrive and the loans will not change: jobs still
