@@ -7,7 +7,11 @@ namespace {
 
 sim::Config config_from(const py::dict& c) {
   sim::Config config;
-  config.policy = parse_allocation_policy(c["policy"].cast<std::string>());
+  const auto policy = c["policy"].cast<std::string>();
+  if (policy == "tiresias")
+    config.allocator = sim::Allocator::tiresias;  // the kernel's policy is then unused
+  else
+    config.policy = parse_allocation_policy(policy);
   config.placement = parse_placement_policy(c["placement"].cast<std::string>());
   config.reclaim = parse_reclaim_policy(c["reclaim"].cast<std::string>());
   config.backfill = c["backfill"].cast<bool>();
@@ -18,6 +22,10 @@ sim::Config config_from(const py::dict& c) {
   config.schedule_interval = c["schedule_interval"].cast<double>();
   config.loan_interval = c["loan_interval"].cast<double>();
   config.restart_overhead = c["restart_overhead"].cast<double>();
+  if (c.contains("reallocation_overhead"))
+    config.reallocation_overhead = c["reallocation_overhead"].cast<double>();
+  if (c.contains("tiresias_threshold"))
+    config.tiresias_threshold = c["tiresias_threshold"].cast<double>();
   config.headroom = c["headroom"].cast<double>();
   config.lend_hold = c["lend_hold"].cast<double>();
   config.hetero_efficiency = c["hetero_efficiency"].cast<double>();
@@ -67,12 +75,21 @@ void register_sim(py::module_& m) {
       "simulate",
       [](const py::dict& servers, const py::dict& jobs, const std::vector<std::vector<double>>& curves,
          const std::vector<double>& load_time, const std::vector<double>& load, const py::dict& config,
-         const py::object& progress) {
+         const py::object& progress, const std::vector<Application>& applications,
+         const std::vector<int>& job_application, const std::vector<double>& job_batch_size) {
         const std::vector<Server> server_list = servers_from(servers);
         const std::vector<Job> job_list = jobs_from(jobs);
         std::vector<sim::SimJob> sim_jobs(job_list.size());
         for (std::size_t j = 0; j < job_list.size(); ++j)
           sim_jobs[j] = {job_list[j], curves.empty() ? std::vector<double>{} : curves[j]};
+        if (!job_application.empty() || !job_batch_size.empty()) {
+          if (job_application.size() != job_list.size() || job_batch_size.size() != job_list.size())
+            throw py::value_error("job_application and job_batch_size need one value per job");
+          for (std::size_t j = 0; j < job_list.size(); ++j) {
+            sim_jobs[j].application = job_application[j];
+            sim_jobs[j].batch_size = job_batch_size[j];
+          }
+        }
         std::vector<sim::LoadPoint> points(load_time.size());
         for (std::size_t i = 0; i < points.size(); ++i) points[i] = {load_time[i], load[i]};
         const sim::Config cfg = config_from(config);
@@ -86,13 +103,18 @@ void register_sim(py::module_& m) {
         sim::Result result;
         {
           py::gil_scoped_release release;
-          result = sim::simulate(server_list, sim_jobs, points, cfg, report);
+          result = sim::simulate(server_list, sim_jobs, points, cfg, report, applications);
         }
         return result_to_dict(std::move(result));
       },
       py::arg("servers"), py::arg("jobs"), py::arg("throughput"), py::arg("load_time"),
       py::arg("load"), py::arg("config"), py::arg("progress") = py::none(),
-      "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals.");
+      py::arg("applications") = std::vector<Application>{},
+      py::arg("job_application") = std::vector<int>{},
+      py::arg("job_batch_size") = std::vector<double>{},
+      "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. "
+      "Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index "
+      "of its application and its global batch size.");
 }
 
 }  // namespace aryl::bindings
