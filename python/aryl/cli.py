@@ -85,6 +85,10 @@ def _cluster(args: argparse.Namespace):
 def simulate(args: argparse.Namespace) -> int:
     from . import plot, sim
 
+    if args.pollux_workload is not None:
+        return _simulate_pollux(args)
+    if args.policy == "tiresias":
+        raise ValueError("--policy tiresias runs a Pollux workload: add --pollux-workload FILE|N")
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
@@ -108,6 +112,38 @@ def simulate(args: argparse.Namespace) -> int:
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     written = plot.save_all({result.label: result}, out)
     print(f"\nWrote jobs.csv, timeline.csv, summary.json and {len(written)} plots to {out}/")
+    return 0
+
+
+def _simulate_pollux(args: argparse.Namespace) -> int:
+    """A Pollux artifact workload (goodput-driven jobs) on a node cluster."""
+    from . import sim, traces
+
+    source = args.pollux_workload
+    workload = traces.pollux_workload(int(source)) if source.isdigit() else \
+        traces.read_pollux_workload(source)
+    try:
+        nodes, gpus = (int(x) for x in args.pollux_cluster.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--pollux-cluster must be NODESxGPUS (e.g. 16x4), got {args.pollux_cluster!r}") from None
+    policy = args.policy or "tiresias"
+    where = f"Pollux workload {source}" if source.isdigit() else str(source)
+    print(f"Simulating {len(workload)} goodput-driven jobs from {where}\non {nodes} nodes x {gpus} GPUs, "
+          f"policy {policy}.")
+    bar = ProgressBar(f"pollux/{policy}")
+    result = sim.simulate(workload, sim.Cluster(nodes, 0, gpus_per_server=gpus), policy=policy,
+                          progress=bar, label=f"pollux-{policy}")
+    bar.done()
+    result.check()
+    summary = result.summary()
+    print()
+    print(_table(["metric", "value"], [(k, _format(k, v)) for k, v in summary.items()]))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result.jobs.to_csv(out / "jobs.csv", index=False)
+    result.timeline.to_csv(out / "timeline.csv", index=False)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"\nWrote jobs.csv, timeline.csv and summary.json to {out}/")
     return 0
 
 
@@ -245,13 +281,19 @@ def _parser() -> argparse.ArgumentParser:
                        description="Simulate one scheduling policy, reclaim policy and scenario on a "
                        "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.")
     _trace_arguments(p, "aryl-results/simulate")
-    p.add_argument("--policy", choices=["aryl", "fifo", "sjf", "gandiva", "afs"],
-                   help="allocation policy (default: the scenario's, aryl; fifo for baseline)")
+    p.add_argument("--policy", choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias"],
+                   help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
+                        "tiresias for --pollux-workload)")
     p.add_argument("--reclaim", choices=["aryl", "scf", "random"], default="aryl",
                    help="which loaned servers to return (default aryl)")
     p.add_argument("--scenario", choices=["baseline", "basic", "advanced", "ideal"], default="basic",
                    help="which jobs are elastic/hetero (default basic: 5%% elastic); baseline also "
                         "turns loaning off")
+    p.add_argument("--pollux-workload", metavar="FILE|N",
+                   help="run a Pollux artifact workload (name,time,application,num_replicas,"
+                        "batch_size) instead of JOBS.csv; N in 1..8 picks an embedded one")
+    p.add_argument("--pollux-cluster", default="16x4", metavar="NODESxGPUS",
+                   help="the node cluster of --pollux-workload (default 16x4, the artifact's)")
     p.set_defaults(run=simulate)
 
     p = sub.add_parser("demo", help="reclaim loaned servers on a packed cluster under every policy",
