@@ -101,15 +101,7 @@ def simulate(args: argparse.Namespace) -> int:
     result = sim.simulate(jobs, _cluster(args), policy=policy, reclaim=args.reclaim, inference_load=load,
                           config=config, seed=args.seed, progress=bar, label=f"{args.scenario}-{policy}")
     bar.done()
-    result.check()
-    summary = result.summary()
-    print()
-    print(_table(["metric", "value"], [(k, _format(k, v)) for k, v in summary.items()]))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.jobs.to_csv(out / "jobs.csv", index=False)
-    result.timeline.to_csv(out / "timeline.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    out = _report(result, Path(args.out))
     written = plot.save_all({result.label: result}, out)
     print(f"\nWrote jobs.csv, timeline.csv, summary.json and {len(written)} plots to {out}/")
     return 0
@@ -134,17 +126,22 @@ def _simulate_pollux(args: argparse.Namespace) -> int:
     result = sim.simulate(workload, sim.Cluster(nodes, 0, gpus_per_server=gpus), policy=policy,
                           progress=bar, label=f"pollux-{policy}")
     bar.done()
+    out = _report(result, Path(args.out))
+    print(f"\nWrote jobs.csv, timeline.csv and summary.json to {out}/")
+    return 0
+
+
+def _report(result, out: Path) -> Path:
+    """Checks the run, prints its summary and writes jobs.csv, timeline.csv, summary.json."""
     result.check()
     summary = result.summary()
     print()
     print(_table(["metric", "value"], [(k, _format(k, v)) for k, v in summary.items()]))
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result.jobs.to_csv(out / "jobs.csv", index=False)
     result.timeline.to_csv(out / "timeline.csv", index=False)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"\nWrote jobs.csv, timeline.csv and summary.json to {out}/")
-    return 0
+    return out
 
 
 def _format(key: str, value: float) -> str:

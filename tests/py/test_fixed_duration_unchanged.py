@@ -1,10 +1,12 @@
 """Fixed-duration runs are bit-for-bit what they were before goodput-driven jobs
-entered the engine: the values in data/fixed_duration_b36ae72.json were recorded
-from main at b36ae72 (``python tests/py/test_fixed_duration_unchanged.py > ...``)."""
+entered the engine. data/fixed_duration_b36ae72.json holds the inputs (a
+random_trace of test_sim) and the outputs recorded from main at b36ae72, by
+``python tests/py/test_fixed_duration_unchanged.py > tests/py/data/fixed_duration_b36ae72.json``
+with that build installed."""
 
+import dataclasses
 import json
 import math
-import random
 import sys
 from pathlib import Path
 
@@ -25,22 +27,7 @@ RUNS = {
 }
 
 
-def trace(seed=7, n=80):
-    rng = random.Random(seed)
-    jobs = []
-    for i in range(n):
-        d = rng.choice([1, 2, 4, 8])
-        lo = rng.randint(1, 2)
-        jobs.append(aryl.Job(i, d, lo, lo + rng.randint(0, 2), rng.uniform(30, 4000),
-                             submit_time=rng.uniform(0, 8000), checkpoint=rng.random() < 0.5,
-                             hetero=rng.random() < 0.2,
-                             gpu_type=rng.choice([None, None, "V100"])))
-    load = [(300.0 * k, rng.random()) for k in range(60)]
-    return jobs, load
-
-
-def run(name):
-    jobs, load = trace()
+def run(name, jobs, load):
     kwargs = dict(RUNS[name])
     config = {"lend_hold": 600.0, **kwargs.pop("config", {})}
     result = sim.simulate(jobs, sim.Cluster(4, 4), inference_load=load, config=config, **kwargs)
@@ -50,11 +37,23 @@ def run(name):
     return values
 
 
+@pytest.fixture(scope="module")
+def recorded():
+    data = json.loads(RECORDED.read_text())
+    return [aryl.Job(**j) for j in data["jobs"]], data["load"], data["runs"]
+
+
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_fixed_duration_run_is_unchanged(name):
-    assert run(name) == json.loads(RECORDED.read_text())[name]
+def test_fixed_duration_run_is_unchanged(name, recorded):
+    jobs, load, runs = recorded
+    assert run(name, jobs, load) == runs[name]
 
 
 if __name__ == "__main__":
-    json.dump({name: run(name) for name in sorted(RUNS)}, sys.stdout, indent=None)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_sim import random_trace
+
+    jobs, load = random_trace(7, n=80)
+    json.dump({"jobs": [dataclasses.asdict(j) for j in jobs], "load": load,
+               "runs": {name: run(name, jobs, load) for name in sorted(RUNS)}}, sys.stdout)
     sys.stdout.write("\n")
