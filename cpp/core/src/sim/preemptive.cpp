@@ -12,7 +12,6 @@
 namespace aryl::sim {
 
 void Engine::tiresias_allocate(double interval) {
-  if (executed_.empty()) executed_.assign(jobs_.size(), 0.0);
   const auto gone = [&](int j) { return status_of(j) == Status::finished; };
   queue0_.erase(std::remove_if(queue0_.begin(), queue0_.end(), gone), queue0_.end());
   queue1_.erase(std::remove_if(queue1_.begin(), queue1_.end(), gone), queue1_.end());
@@ -41,12 +40,10 @@ void Engine::tiresias_allocate(double interval) {
   for (int i : d.queue0) queue0_.push_back(active[at(i)]);
   for (int i : d.queue1) queue1_.push_back(active[at(i)]);
   // Stops first, so that the GPUs they free are free for the starts.
-  for (const bool starting : {false, true})
+  for (const bool starts : {false, true})
     for (std::size_t i = 0; i < active.size(); ++i) {
-      const int j = active[i];
-      if (d.allocations[i] == in.jobs[i].allocation || d.allocations[i].empty() == starting)
-        continue;
-      reallocate(j, d.allocations[i]);
+      const std::vector<int>& holds = d.allocations[i];
+      if (holds != in.jobs[i].allocation && holds.empty() != starts) reallocate(active[i], holds);
     }
 }
 

@@ -22,7 +22,10 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   goodput_run_ = std::any_of(jobs.begin(), jobs.end(),
                              [](const SimJob& j) { return j.application >= 0; });
   check_inputs();
-  if (goodput_run_) check_goodput_inputs();
+  if (goodput_run_) {
+    check_goodput_inputs();
+    executed_.assign(jobs.size(), 0.0);
+  }
   for (const Server& s : servers)
     speed_.push_back(config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
   options_.policy = config.policy;
