@@ -14,7 +14,11 @@ sim::Config config_from(const py::dict& c) {
   const auto real = [&](const char* key) { return real_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
   const auto flag = [&](const char* key) { return bool_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
   sim::Config config;
-  config.policy = parse_allocation_policy(text("policy"));
+  const std::string policy = text("policy");
+  if (policy == "tiresias")
+    config.allocator = sim::Allocator::tiresias;  // the kernel's policy is then unused
+  else
+    config.policy = parse_allocation_policy(policy);
   config.placement = parse_placement_policy(text("placement"));
   config.reclaim = parse_reclaim_policy(text("reclaim"));
   config.backfill = flag("backfill");
@@ -25,6 +29,8 @@ sim::Config config_from(const py::dict& c) {
   config.schedule_interval = real("schedule_interval");
   config.loan_interval = real("loan_interval");
   config.restart_overhead = real("restart_overhead");
+  if (c.contains("reallocation_overhead")) config.reallocation_overhead = real("reallocation_overhead");
+  if (c.contains("tiresias_threshold")) config.tiresias_threshold = real("tiresias_threshold");
   config.headroom = real("headroom");
   config.lend_hold = real("lend_hold");
   config.hetero_efficiency = real("hetero_efficiency");
@@ -102,7 +108,8 @@ void register_sim(py::module_& m) {
       "simulate",
       [](const py::dict& servers, const py::dict& jobs, const py::object& throughput,
          const py::object& load_time, const py::object& load, const py::dict& config,
-         const py::object& progress) {
+         const py::object& progress, const std::vector<Application>& applications,
+         const py::object& job_application, const py::object& job_batch_size) {
         const std::vector<Server> server_list = servers_from(servers);
         const std::vector<Job> job_list = jobs_from(jobs);
         const std::vector<std::vector<double>> curves = curves_from(throughput, job_list.size());
@@ -116,6 +123,16 @@ void register_sim(py::module_& m) {
                                             loads.size(), times.size()));
         std::vector<sim::LoadPoint> points(times.size());
         for (std::size_t i = 0; i < points.size(); ++i) points[i] = {times[i], loads[i]};
+        const std::vector<int> app_of = int_arg(job_application, "job_application");
+        const std::vector<double> batch_of = double_arg(job_batch_size, "job_batch_size");
+        if (!app_of.empty() || !batch_of.empty()) {
+          if (app_of.size() != job_list.size() || batch_of.size() != job_list.size())
+            throw py::value_error("job_application and job_batch_size need one value per job");
+          for (std::size_t j = 0; j < job_list.size(); ++j) {
+            sim_jobs[j].application = app_of[j];
+            sim_jobs[j].batch_size = batch_of[j];
+          }
+        }
         const sim::Config cfg = config_from(config);
         if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
           throw py::type_error("progress must be a callable or None");
@@ -133,13 +150,17 @@ void register_sim(py::module_& m) {
         sim::Result result;
         {
           py::gil_scoped_release release;
-          result = sim::simulate(server_list, sim_jobs, points, cfg, report);
+          result = sim::simulate(server_list, sim_jobs, points, cfg, report, applications);
         }
         return result_to_dict(std::move(result));
       },
       py::arg("servers"), py::arg("jobs"), py::arg("throughput"), py::arg("load_time"),
       py::arg("load"), py::arg("config"), py::arg("progress") = py::none(),
-      "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals.");
+      py::arg("applications") = std::vector<Application>{},
+      py::arg("job_application") = py::list(), py::arg("job_batch_size") = py::list(),
+      "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. "
+      "Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index "
+      "of its application and its global batch size.");
 }
 
 }  // namespace aryl::bindings

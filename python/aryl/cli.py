@@ -148,9 +148,13 @@ def _config(args: argparse.Namespace) -> dict:
 # ---- aryl simulate -------------------------------------------------------------
 
 def simulate(args: argparse.Namespace) -> int:
-    from . import plot, sim
+    from . import sim
 
     out = output_directory(args.out)
+    if args.pollux_workload is not None:
+        return _simulate_pollux(args, out)
+    if args.policy == "tiresias":
+        raise ValueError("--policy tiresias runs a Pollux workload: add --pollux-workload FILE|N")
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
@@ -163,12 +167,45 @@ def simulate(args: argparse.Namespace) -> int:
     result = sim.simulate(jobs, cluster, policy=policy, reclaim=args.reclaim, inference_load=load,
                           config=config, seed=args.seed, progress=bar, label=f"{args.scenario}-{policy}")
     bar.done()
+    _report(result, args, where, out, plots=True)
+    return 0
+
+
+def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
+    """A Pollux artifact workload (goodput-driven jobs) on a node cluster."""
+    from . import sim, traces
+
+    source = args.pollux_workload
+    workload = traces.pollux_workload(int(source)) if source.isdigit() else \
+        traces.read_pollux_workload(source)
+    try:
+        nodes, gpus = (int(x) for x in args.pollux_cluster.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--pollux-cluster must be NODESxGPUS (e.g. 16x4), got {args.pollux_cluster!r}") from None
+    policy = args.policy or "tiresias"
+    where = f"Pollux workload {source}" if source.isdigit() else str(source)
+    print(f"Simulating {len(workload)} goodput-driven jobs from {where}\non {nodes} nodes x {gpus} GPUs, "
+          f"policy {policy}.")
+    bar = ProgressBar(f"pollux/{policy}")
+    result = sim.simulate(workload, sim.Cluster(nodes, 0, gpus_per_server=gpus), policy=policy,
+                          progress=bar, label=f"pollux-{policy}")
+    bar.done()
+    _report(result, args, where, out, plots=False)
+    return 0
+
+
+def _report(result, args: argparse.Namespace, where: str, out: Path, plots: bool) -> None:
+    """Checks the run, prints its summary and writes jobs.csv, timeline.csv, summary.json and
+    provenance.json (and the plots), all at once or not at all."""
+    from . import plot
+
     result.check()
     summary = result.summary()
     print()
     print(_table(["metric", "value"], [(k, _format(k, v)) for k, v in summary.items()]))
     record = _record(args, where)
-    provenance = {**record, "run": result.provenance.to_dict()}
+    run = result.provenance.to_dict() if result.provenance is not None else None
+    provenance = {**record, "run": run}
 
     def write(folder: Path) -> list:
         result.jobs.to_csv(folder / "jobs.csv", index=False)
@@ -176,13 +213,14 @@ def simulate(args: argparse.Namespace) -> int:
         (folder / "summary.json").write_text(
             json.dumps({**summary, "provenance": provenance}, indent=2, default=str) + "\n")
         _write_provenance(folder, record, {result.label: result})
+        if not plots:
+            return []
         return plot.save_all({result.label: result}, folder, metadata=_png_metadata(record))
 
     written = write_atomically(out, write)
     _print_note(result)
-    print(f"\nWrote jobs.csv, timeline.csv, summary.json, provenance.json and {len(written)} plots "
-          f"to {out}/")
-    return 0
+    what = f" and {len(written)} plots" if plots else ""
+    print(f"\nWrote jobs.csv, timeline.csv, summary.json, provenance.json{what} to {out}/")
 
 
 def _format(key: str, value: float) -> str:
@@ -494,13 +532,19 @@ def _parser() -> argparse.ArgumentParser:
                        description="Simulate one scheduling policy, reclaim policy and scenario on a "
                        "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.")
     _trace_arguments(p, "aryl-results/simulate")
-    p.add_argument("--policy", choices=["aryl", "fifo", "sjf", "gandiva", "afs"],
-                   help="allocation policy (default: the scenario's, aryl; fifo for baseline)")
+    p.add_argument("--policy", choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias"],
+                   help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
+                        "tiresias for --pollux-workload)")
     p.add_argument("--reclaim", choices=["aryl", "scf", "random"], default="aryl",
                    help="which loaned servers to return (default aryl)")
     p.add_argument("--scenario", choices=["baseline", "basic", "advanced", "ideal"], default="basic",
                    help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
                         "GPU-time); baseline also turns loaning off")
+    p.add_argument("--pollux-workload", metavar="FILE|N",
+                   help="run a Pollux artifact workload (name,time,application,num_replicas,"
+                        "batch_size) instead of JOBS.csv; N in 1..8 picks an embedded one")
+    p.add_argument("--pollux-cluster", default="16x4", metavar="NODESxGPUS",
+                   help="the node cluster of --pollux-workload (default 16x4, the artifact's)")
     p.set_defaults(run=simulate)
 
     p = sub.add_parser("sweep", help="simulate every combination of a parameter grid, on Ray",

@@ -42,6 +42,12 @@ class Config:
     ``prediction_error``: ``(fraction, max_error)`` of jobs whose estimated
     duration is off by up to ±max_error (seeded). ``horizon``: stop time.
     ``audit``: check the invariants after every event (slow; tests use it).
+
+    Goodput-driven (Pollux workload) runs: ``reallocation_overhead`` is the time
+    without progress after every (re)allocation, first start included (30 s, the
+    Pollux artifact's; ``restart_overhead`` is not used by them);
+    ``tiresias_threshold`` the GPU-seconds of executed time after which Tiresias
+    demotes a job to its second queue (16 GPU-hours, the artifact's).
     """
 
     placement: str = "aryl"
@@ -59,6 +65,12 @@ class Config:
     prediction_error: Optional[Tuple[float, float]] = None
     horizon: float = math.inf
     audit: bool = False
+    reallocation_overhead: float = 30.0
+    tiresias_threshold: float = 16 * 3600.0
+
+
+#: Allocation policies of goodput-driven (Pollux workload) runs.
+GOODPUT_POLICIES = ("tiresias",)
 
 
 @dataclass
@@ -97,14 +109,21 @@ def simulate(
     ----------
     jobs
         ``aryl.Job`` records (or dicts / a DataFrame). ``duration`` drives
-        progress; the scheduler sees ``estimated_duration``.
+        progress; the scheduler sees ``estimated_duration``. Or a Pollux workload
+        (``aryl.traces.read_pollux_workload`` / ``pollux_workload``): goodput-driven
+        jobs that complete when their progress passes their application's last
+        epoch, each running the user's ``num_replicas`` one-GPU replicas at the
+        user's ``batch_size``, in rounds of ``schedule_interval`` as the Pollux
+        artifact runs them (first round at ``schedule_interval``); ``policy`` must
+        then be ``"tiresias"`` and the cluster a node cluster such as
+        ``Cluster(16, 0, gpus_per_server=4)``.
     cluster
         A ``Cluster`` or a list of ``Server``s: training servers plus inference
         servers that can be lent (their ``on_loan`` flag is ignored: the
         simulator lends and reclaims them).
     policy, reclaim
-        Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``) and
-        reclaim policy (``aryl``, ``scf``, ``random``).
+        Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``; for a
+        Pollux workload ``tiresias``) and reclaim policy (``aryl``, ``scf``, ``random``).
     inference_load
         ``(time_s, load)`` rows (a DataFrame with those columns, or an array of
         pairs): the fraction of inference capacity needed from that time on. Without
@@ -137,6 +156,11 @@ def simulate(
     seed = validation.seed(seed)
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
+    if _is_pollux_workload(jobs):
+        return _simulate_pollux(jobs, cluster, policy, config, progress, label)
+    if policy in GOODPUT_POLICIES:
+        raise ValueError(f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
+                         "(aryl.traces.read_pollux_workload)")
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if reclaim not in RECLAIM_POLICIES or reclaim == "exact":
@@ -187,6 +211,47 @@ def _describe_cluster(cluster: Union[Cluster, Records], servers: List[Server]) -
         out[f"{pool}_gpus"] = sum(s.gpus for s in mine)
         out[f"{pool}_gpu"] = "+".join(sorted({s.gpu_type for s in mine}))
     return out
+
+
+def _is_pollux_workload(jobs: Any) -> bool:
+    from ..traces.pollux import WORKLOAD_COLUMNS
+
+    return isinstance(jobs, pd.DataFrame) and all(c in jobs.columns for c in WORKLOAD_COLUMNS)
+
+
+def _simulate_pollux(workload: pd.DataFrame, cluster: Union[Cluster, Records], policy: str,
+                     config: Config, progress: Optional[Callable[[float], Optional[bool]]],
+                     label: str) -> Result:
+    """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
+    from ..traces.pollux import pollux_applications
+
+    if policy not in GOODPUT_POLICIES:
+        raise ValueError(f"a Pollux workload runs under policy {', '.join(map(repr, GOODPUT_POLICIES))}, "
+                         f"got {policy!r}")
+    apps = dict(workload.attrs.get("applications") or {})
+    missing = sorted(set(workload["application"]) - set(apps))
+    if missing:
+        known = pollux_applications()
+        if not set(missing) <= set(known):
+            raise ValueError(f"no profiles for application(s) {missing}")
+        apps.update({a: known[a] for a in missing})
+    names = sorted(set(workload["application"]))
+    index = {name: i for i, name in enumerate(names)}
+    servers = cluster.servers() if isinstance(cluster, Cluster) else as_records(cluster, Server, "server")
+    servers = [dataclasses.replace(s, on_loan=False) for s in servers]
+    replicas = workload["num_replicas"].astype(int).tolist()
+    # duration is not used by goodput-driven jobs (their applications decide).
+    jobs = [Job(str(name), 1, r, r, 1.0, float(t))
+            for name, r, t in zip(workload["name"], replicas, workload["time"])]
+    State.build(servers, jobs, [])  # validates ids and records
+    raw = _core.simulate(
+        server_columns(servers), job_columns(jobs), [], [], [],
+        _core_config(config, policy, "aryl", 0), progress,
+        applications=[apps[name].core for name in names],
+        job_application=[index[a] for a in workload["application"]],
+        job_batch_size=workload["batch_size"].astype(float).tolist(),
+    )
+    return _result(servers, jobs, raw, label or policy)
 
 
 def compare(
@@ -248,6 +313,8 @@ def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> dict:
         "hetero_efficiency": float(config.hetero_efficiency),
         "gpu_speed": {str(k): float(v) for k, v in config.gpu_speed.items()},
         "horizon": float(config.horizon), "seed": int(seed), "audit": bool(config.audit),
+        "reallocation_overhead": float(config.reallocation_overhead),
+        "tiresias_threshold": float(config.tiresias_threshold),
     }
 
 

@@ -1,6 +1,7 @@
 // The simulator's engine (private): the state of every job and server and the
-// handlers that change it. simulator.cpp defines the handlers, audit.cpp the
-// invariant checks.
+// handlers that change it. simulator.cpp defines the handlers, rounds.cpp the
+// round step of goodput-driven jobs, preemptive.cpp the Tiresias allocation,
+// audit.cpp the invariant checks.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "accounting.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "events.hpp"
+#include "goodput_progress.hpp"
 #include "loaning.hpp"
 #include "progress.hpp"
 
@@ -27,7 +29,8 @@ enum class Status : std::uint8_t { future, queued, running, finished };
 class Engine {
  public:
   Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
-         const std::vector<LoadPoint>& load, const Config& config, const Progress& progress);
+         const std::vector<LoadPoint>& load, const Config& config, const Progress& progress,
+         const std::vector<Application>& applications);
   Result run();
 
  private:
@@ -35,6 +38,7 @@ class Engine {
 
   // inputs
   void check_inputs() const;
+  void check_goodput_inputs() const;
   [[nodiscard]] int demand(const Job& j) const;
   [[nodiscard]] bool fits_somewhere(const Job& j) const;
   // time
@@ -51,6 +55,7 @@ class Engine {
   // handlers
   void on_arrival(int j);
   void on_finish(int j, std::uint64_t version);
+  void complete(int j, double t);
   void preempt(int j);
   void on_loan();
   [[nodiscard]] int lent_count() const;
@@ -63,6 +68,12 @@ class Engine {
   [[nodiscard]] FifoKey fifo_key(int j) const { return {jobs_[at(j)].job.submit_time, j}; }
   [[nodiscard]] FifoKey fifo_blocker(int bound) const;
   void apply(const Decision& d, const ClusterState& state, const std::vector<int>& job_of);
+  // goodput-driven jobs, one round at each epoch (rounds.cpp)
+  void on_round();
+  void step_goodput(double from, double seconds);
+  void reallocate(int j, const std::vector<int>& allocation);
+  // the Tiresias allocation of a round (preemptive.cpp)
+  void tiresias_allocate(double interval);
   // invariants (audit.cpp)
   void audit();
 
@@ -91,6 +102,15 @@ class Engine {
   bool epoch_pending_ = false;  // an epoch event is in the queue
   int quiet_events_ = 0;        // events since the last progress report
   int unfinished_ = 0;
+  // goodput-driven runs: the applications, each job's state, the round clock
+  const std::vector<Application>& applications_;
+  bool goodput_run_ = false;
+  std::vector<GoodputJob> goodput_;  // job -> state (empty in fixed-duration runs)
+  double last_round_ = 0.0;
+  // Tiresias: its two queues (trace job ids), each job's executed time (s of
+  // holding an allocation), and the jobs arrived since the last round
+  std::vector<int> queue0_, queue1_, arrived_;
+  std::vector<double> executed_;
 };
 
 }  // namespace aryl::sim

@@ -14,11 +14,18 @@
 namespace aryl::sim {
 
 Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
-               const std::vector<LoadPoint>& load, const Config& config, const Progress& progress)
+               const std::vector<LoadPoint>& load, const Config& config, const Progress& progress,
+               const std::vector<Application>& applications)
     : servers_(servers), jobs_(jobs), load_(load), config_(config), progress_(progress),
       lender_(servers, load, config), accounting_(jobs.size()), state_(jobs.size()),
-      used_(servers.size(), 0), on_loan_(servers.size(), 0) {
+      used_(servers.size(), 0), on_loan_(servers.size(), 0), applications_(applications) {
+  goodput_run_ = std::any_of(jobs.begin(), jobs.end(),
+                             [](const SimJob& j) { return j.application >= 0; });
   check_inputs();
+  if (goodput_run_) {
+    check_goodput_inputs();
+    executed_.assign(jobs.size(), 0.0);
+  }
   for (const Server& s : servers)
     speed_.push_back(config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
   options_.policy = config.policy;
@@ -32,6 +39,10 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     curves_.push_back(throughput_curve(jobs[j], config.scaling));
     linear &= jobs[j].throughput.empty();
     state_[j].work = job.duration * throughput(curves_.back(), job.reference());
+    if (goodput_run_) {
+      goodput_.emplace_back(applications[at(jobs[j].application)], jobs[j].batch_size);
+      state_[j].work = goodput_.back().total();
+    }
     events_.push(job.submit_time, Kind::arrival, static_cast<int>(j));
     last_arrival_ = std::max(last_arrival_, job.submit_time);
   }
@@ -41,7 +52,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
 
 Result Engine::run() {
   if (!jobs_.empty()) {
-    events_.push(0.0, Kind::epoch);
+    events_.push(goodput_run_ ? config_.schedule_interval : 0.0, Kind::epoch);
     epoch_pending_ = true;
     if (lender_.active()) events_.push(0.0, Kind::loan);
   }
@@ -195,20 +206,26 @@ void Engine::clear_workers(int j) {
 void Engine::on_arrival(int j) {
   status_[at(j)] = Status::queued;
   queue_.insert(fifo_key(j));
+  if (goodput_run_) arrived_.push_back(j);
   dirty_ = true;
 }
 
 void Engine::on_finish(int j, std::uint64_t version) {
-  JobProgress& s = state_[at(j)];
-  if (status_of(j) != Status::running || version != s.version) return;
+  if (status_of(j) != Status::running || version != state_[at(j)].version) return;
   advance(j);
+  complete(j, now());
+}
+
+// The running job j completed at time t: it leaves its servers.
+void Engine::complete(int j, double t) {
+  JobProgress& s = state_[at(j)];
   accounting_.delivered(s.work - s.done);  // rounding of the last step
   s.done = s.work;
   clear_workers(j);
   status_[at(j)] = Status::finished;
   running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
   ++s.version;
-  accounting_.finished(j, now());
+  accounting_.finished(j, t);
   --unfinished_;
   dirty_ = true;
 }
@@ -308,7 +325,9 @@ void Engine::take_back(int n) {
 // a little; the next event re-plans. This keeps long quiet stretches cheap.
 void Engine::on_epoch() {
   epoch_pending_ = false;
-  if (dirty_) {
+  if (goodput_run_) {
+    on_round();
+  } else if (dirty_) {
     dirty_ = false;
     std::vector<int> job_of;
     const ClusterState state = snapshot(job_of, true);
@@ -441,8 +460,9 @@ void Engine::apply(const Decision& d, const ClusterState& state, const std::vect
 }
 
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
-                const std::vector<LoadPoint>& load, const Config& config, const Progress& progress) {
-  return Engine(servers, jobs, load, config, progress).run();
+                const std::vector<LoadPoint>& load, const Config& config, const Progress& progress,
+                const std::vector<Application>& applications) {
+  return Engine(servers, jobs, load, config, progress, applications).run();
 }
 
 }  // namespace aryl::sim

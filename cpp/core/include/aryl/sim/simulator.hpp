@@ -1,7 +1,9 @@
 // The discrete-event cluster simulator: a trace of jobs on training servers plus
 // inference servers lent and reclaimed by an inference-load series, driven by the
 // same kernels as aryl.schedule and aryl.reclaim. The engine's rooms live in
-// src/sim/: events (queue and clock), loaning, progress, accounting, audit.
+// src/sim/: events (queue and clock), loaning, progress (fixed-duration jobs),
+// goodput_progress (goodput-driven jobs), rounds (stepping those), preemptive
+// (the Tiresias round), accounting, audit.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "aryl/application.hpp"
 #include "aryl/model.hpp"
 #include "aryl/placement.hpp"
 #include "aryl/reclaim.hpp"
@@ -25,7 +28,16 @@ enum class Scaling {
   imperfect,  // the paper's §7.2 model: -10% of ideal per worker beyond the midpoint
 };
 
+// Who allocates GPUs at each scheduling epoch: the schedule() kernel under
+// Config::policy, or the Tiresias round (the Pollux artifact's baseline:
+// two-queue least attained service, preemptive, the user's replica count).
+enum class Allocator {
+  kernel,
+  tiresias,
+};
+
 struct Config {
+  Allocator allocator = Allocator::kernel;
   AllocationPolicy policy = AllocationPolicy::aryl;
   PlacementPolicy placement = PlacementPolicy::aryl;
   ReclaimPolicy reclaim = ReclaimPolicy::aryl;
@@ -34,6 +46,10 @@ struct Config {
   double schedule_interval = 60.0;  // s between scheduling epochs
   double loan_interval = 300.0;     // s between loan/reclaim decisions
   double restart_overhead = 63.0;   // s without progress after a checkpointed restart
+  // Goodput-driven jobs: s without progress after every (re)allocation, the
+  // first start included (the Pollux artifact's 30 s).
+  double reallocation_overhead = 30.0;
+  double tiresias_threshold = 16 * 3600.0;  // GPU-s of executed time before demotion
   double headroom = 0.0;            // inference keeps ceil(load x (1 + headroom) x N) servers
   // A server is lent only once the load has left it spare for this long (s);
   // reclaiming stays immediate. Damps lending back and forth on load noise.
@@ -49,9 +65,16 @@ struct Config {
 // 1..max_workers workers (index w - 1) and overrides Config::scaling. The job's
 // duration is its running time at job.reference() workers: the curve is anchored
 // there, and the scheduler's estimates use the same curve.
+//
+// A goodput-driven job (`application` >= 0, an index into simulate()'s
+// applications) ignores `duration` and `throughput`: it runs the user's
+// job.max_workers replicas (one GPU each) at global batch `batch_size` and
+// completes when its progress passes its application's last epoch.
 struct SimJob {
   Job job;
   std::vector<double> throughput;
+  int application = -1;
+  double batch_size = 0.0;
 };
 
 struct LoadPoint {
@@ -88,8 +111,15 @@ using Progress = std::function<bool(double fraction)>;  // return false to cance
 // Runs the trace to completion (or the horizon). Throws std::invalid_argument on
 // bad input: a job that no server could ever host, a bad load series, or a state
 // that fails validate(). `progress`, if set, is called every ~1% of simulated time.
+//
+// With goodput-driven jobs (all of the trace's, indexing `applications`) the
+// run is round-based, as the Pollux artifact's: the first round is at
+// schedule_interval; each round first advances every running job over the last
+// interval, then allocates (Allocator::tiresias, the only allocator for them so
+// far). Their work columns count M0-equivalent steps.
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
                 const std::vector<LoadPoint>& load, const Config& config,
-                const Progress& progress = {});
+                const Progress& progress = {},
+                const std::vector<Application>& applications = {});
 
 }  // namespace aryl::sim

@@ -1,0 +1,90 @@
+// Rounds of goodput-driven jobs (the Pollux artifact's simulation loop): at
+// each scheduling epoch every running job first advances over the interval
+// just past (goodput_progress.hpp), jobs that completed inside it leave their
+// servers, then the allocator decides the next interval (preemptive.cpp for
+// Tiresias). A job whose allocation changes is re-placed here and pays the
+// reallocation overhead.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "aryl/tiresias.hpp"
+#include "engine.hpp"
+
+namespace aryl::sim {
+
+void Engine::check_goodput_inputs() const {
+  const int apps = static_cast<int>(applications_.size());
+  for (const SimJob& j : jobs_) {
+    if (j.application < 0 || j.application >= apps)
+      throw std::invalid_argument(fmt::format(
+          "job '{}': application index {} is not one of the {} applications (a run's jobs are "
+          "either all goodput-driven or all fixed-duration)",
+          j.job.id, j.application, apps));
+    if (!(j.batch_size > 0.0) || !std::isfinite(j.batch_size))
+      throw std::invalid_argument(
+          fmt::format("job '{}': batch_size must be finite and > 0, got {}", j.job.id, j.batch_size));
+    if (j.job.gpus_per_worker != 1 || j.job.elastic())
+      throw std::invalid_argument(fmt::format(
+          "job '{}': a goodput-driven job runs a fixed number of one-GPU replicas "
+          "(gpus_per_worker = 1, min_workers = max_workers)",
+          j.job.id));
+  }
+  if (config_.allocator != Allocator::tiresias)
+    throw std::invalid_argument(
+        "goodput-driven jobs need an allocator for them: policy 'tiresias' (so far)");
+  if (lender_.active())
+    throw std::invalid_argument("goodput-driven runs do not lend inference servers (no load)");
+  if (!(config_.reallocation_overhead >= 0.0) || !(config_.tiresias_threshold >= 0.0))
+    throw std::invalid_argument("reallocation_overhead and tiresias_threshold must be >= 0");
+}
+
+void Engine::on_round() {
+  const double interval = now() - last_round_;
+  step_goodput(last_round_, interval);
+  last_round_ = now();
+  dirty_ = false;
+  tiresias_allocate(interval);
+  ++accounting_.result().epochs_run;
+}
+
+// Every running job advances over [from, from + seconds]; those that complete
+// inside it are done at their own completion time.
+void Engine::step_goodput(double from, double seconds) {
+  const std::vector<int> running = running_ids_;  // complete() edits the list
+  for (const int j : running) {
+    GoodputJob& g = goodput_[at(j)];
+    JobProgress& s = state_[at(j)];
+    const double at_time = g.step(from, seconds);
+    accounting_.delivered(g.progress() - s.done);
+    s.done = g.progress();
+    s.updated = now();
+    if (g.completed()) complete(j, at_time);
+  }
+}
+
+// Job j's GPUs become `allocation` (server of each GPU, in the order taken;
+// empty: stopped). Only called when the allocation changes.
+void Engine::reallocate(int j, const std::vector<int>& allocation) {
+  const bool was_running = status_of(j) == Status::running;
+  clear_workers(j);
+  for (int server : allocation) add_worker(j, server, false);
+  goodput_[at(j)].reallocate(allocation_placement(allocation), config_.reallocation_overhead);
+  if (!allocation.empty() && !was_running) {
+    status_[at(j)] = Status::running;
+    queue_.erase(fifo_key(j));
+    running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j), j);
+    accounting_.started(j, now());
+  } else if (allocation.empty() && was_running) {
+    status_[at(j)] = Status::queued;
+    running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
+    queue_.insert(fifo_key(j));
+    accounting_.preempted(j, 0.0);
+  } else {
+    accounting_.scaled(j);
+  }
+}
+
+}  // namespace aryl::sim
