@@ -514,6 +514,9 @@ def _parser() -> argparse.ArgumentParser:
         description="aryl: capacity loaning and elastic scaling for deep-learning clusters. "
                     "Run `aryl compare` for the paper's comparison on a real trace.",
     )
+    from ._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"aryl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

@@ -4,6 +4,7 @@ import sys
 import pandas as pd
 import pytest
 
+import aryl
 from aryl.cli import main
 
 SMALL = ["--training-servers", "4", "--inference-servers", "4"]
@@ -88,3 +89,10 @@ def test_help(command):
     out = subprocess.run([sys.executable, "-m", "aryl", command, "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "usage: aryl" in out and ("JOBS.csv" in out or command == "demo")
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"aryl {aryl.__version__}"
