@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .model import Job, Server, Worker
 
-#: (GPUs, share of jobs) in the ITP cluster04 trace (shared/traces/README.md).
+#: (GPUs, share of jobs) in the ITP cluster04 trace (python/aryl/data/README.md).
 ITP_GPU_MIX = [(1, 0.755), (2, 0.008), (4, 0.034), (8, 0.176), (16, 0.012), (32, 0.016)]
 
 

@@ -1,4 +1,4 @@
-"""The cluster model: servers, jobs and where their workers run (DESIGN.md §3).
+"""The cluster model: servers, jobs and where their workers run (docs/model.md).
 
 The records are plain dataclasses. Ids may be ints or strings (any hashable);
 two ids that print the same (``7`` and ``"7"``) count as duplicates. Every public function also accepts them as

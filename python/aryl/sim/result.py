@@ -23,7 +23,7 @@ SUMMARY_KEYS = (
 
 
 class InvariantError(AssertionError):
-    """A simulated run broke one of the simulator's invariants (DESIGN.md §5)."""
+    """A simulated run broke one of the simulator's invariants (docs/model.md, section 5)."""
 
 
 @dataclass
