@@ -238,3 +238,17 @@ TEST_CASE("a server lent after the epochs stopped still wakes the scheduler", "[
   REQUIRE(std::isfinite(r.finish_time(1)));
   REQUIRE(r.start_time(1) >= 4072.3 + 3600);  // lent once the hold has passed
 }
+
+TEST_CASE("a run that would need more than max_steps epochs is refused up front", "[speed]") {
+  ClusterState c;
+  add_server(c, "t", false);
+  SimJob job = elastic("long", 8, 1, 1, 1, 1e12);
+  REQUIRE_THROWS_WITH(simulate(c.servers, {job}, {}, audited()),
+                      Catch::Contains("would span at least"));
+  Config tiny = audited();
+  tiny.schedule_interval = 1e-300;
+  job.job.duration = job.job.estimated_duration = 10;
+  REQUIRE_THROWS_WITH(simulate(c.servers, {job}, {}, tiny), Catch::Contains("schedule_interval"));
+  tiny.horizon = 1e-294;  // a horizon bounds the span
+  REQUIRE_NOTHROW(simulate(c.servers, {job}, {}, tiny));
+}

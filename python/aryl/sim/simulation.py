@@ -182,7 +182,7 @@ def simulate(
     if not config.loaning:  # nothing is lent; the load still occupies the inference cluster
         load_time, load = [], []
     curves = job_curves(state, throughput)
-    validation.check_span(jobs, servers, config, bool(load_time), throughput)
+    validation.check_durations(jobs)
     validation.check_can_run(state, policy, load_time, load, config.headroom)
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), curves, load_time, load,

@@ -38,6 +38,7 @@ class Engine {
 
   // inputs
   void check_inputs() const;
+  void check_span() const;
   void check_goodput_inputs() const;
   [[nodiscard]] int demand(const Job& j) const;
   [[nodiscard]] bool fits_somewhere(const Job& j) const;

@@ -121,6 +121,32 @@ void Engine::check_inputs() const {
     if (!(speed > 0.0) || !std::isfinite(speed))
       throw std::invalid_argument(
           fmt::format("gpu_speed of '{}' must be finite and > 0, got {}", type, speed));
+  check_span();
+}
+
+// Refuses a run that must take more than max_steps epochs or loan decisions: the
+// span is at least each job's submit time plus its shortest possible running
+// time (its best throughput on the fastest GPUs), up to the horizon.
+void Engine::check_span() const {
+  double fastest = 0.0;
+  for (const Server& s : servers_)
+    fastest = std::max(fastest, config_.gpu_speed.count(s.gpu_type) ? config_.gpu_speed.at(s.gpu_type) : 1.0);
+  double span = 0.0;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    const std::vector<double> curve = throughput_curve(jobs_[j], config_.scaling);
+    const double best = *std::max_element(curve.begin(), curve.end());
+    const double work = jobs_[j].job.duration * throughput(curve, jobs_[j].job.reference());
+    span = std::max(span, jobs_[j].job.submit_time + work / best / fastest);
+  }
+  span = std::min(span, config_.horizon);
+  std::vector<std::pair<const char*, double>> steps{{"schedule_interval", config_.schedule_interval}};
+  if (lender_.active()) steps.emplace_back("loan_interval", config_.loan_interval);
+  for (const auto& [name, interval] : steps)
+    if (span / interval > max_steps)
+      throw std::invalid_argument(fmt::format(
+          "the simulation would span at least {:.4g} s, {:.3g} steps of {} = {:g} s; the limit is "
+          "{}: use a longer {}, a horizon, or shorter times",
+          span, span / interval, name, interval, max_steps, name));
 }
 
 int Engine::demand(const Job& j) const { return base_demand(j, config_.policy); }

@@ -108,6 +108,10 @@ struct Result {
 
 using Progress = std::function<bool(double fraction)>;  // return false to cancel
 
+// The most epochs (or loan decisions) a run may need: a run whose span would need
+// more is refused up front (its timeline alone would not fit in memory).
+inline constexpr double max_steps = 5'000'000;
+
 // Runs the trace to completion (or the horizon). Throws std::invalid_argument on
 // bad input: a job that no server could ever host, a bad load series, or a state
 // that fails validate(). `progress`, if set, is called every ~1% of simulated time.
