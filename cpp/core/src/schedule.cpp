@@ -346,6 +346,7 @@ class Epoch {
     const auto gain = [&](int j) {
       const int t = flexible_type_[at(j)];
       const int k = extra_[at(j)];
+      if (fixed_[at(j)] + k >= job(j).max_workers) return 0.0;  // full: never taken
       return (1.0 / time_with(j, k + 1, t) - 1.0 / time_with(j, k, t)) / job(j).gpus_per_worker;
     };
     using Entry = std::pair<double, int>;  // (gain, -job): ties to the lower job index
