@@ -47,6 +47,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     last_arrival_ = std::max(last_arrival_, job.submit_time);
   }
   linear_ = linear;  // the kernel's default curve then: no per-epoch copies
+  check_span();
   unfinished_ = static_cast<int>(jobs.size());
 }
 
@@ -121,10 +122,10 @@ void Engine::check_inputs() const {
     if (!(speed > 0.0) || !std::isfinite(speed))
       throw std::invalid_argument(
           fmt::format("gpu_speed of '{}' must be finite and > 0, got {}", type, speed));
-  check_span();
 }
 
-// Refuses a run that must take more than max_steps epochs or loan decisions: the
+// Refuses a run that must take more than max_steps epochs or loan decisions (after
+// the curves are built, before any event is handled): the
 // span is at least each job's submit time plus its shortest possible running
 // time (its best throughput on the fastest GPUs), up to the horizon.
 void Engine::check_span() const {
@@ -133,7 +134,7 @@ void Engine::check_span() const {
     fastest = std::max(fastest, config_.gpu_speed.count(s.gpu_type) ? config_.gpu_speed.at(s.gpu_type) : 1.0);
   double span = 0.0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const std::vector<double> curve = throughput_curve(jobs_[j], config_.scaling);
+    const std::vector<double>& curve = curves_[j];
     const double best = *std::max_element(curve.begin(), curve.end());
     const double work = jobs_[j].job.duration * throughput(curve, jobs_[j].job.reference());
     span = std::max(span, jobs_[j].job.submit_time + work / best / fastest);
