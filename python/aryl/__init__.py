@@ -14,13 +14,14 @@ except ImportError as exc:  # pragma: no cover - only without a build
     ) from exc
 
 from .packing import knapsack
+from .jobtable import JobTable
 from .model import Job, Server, Worker
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
 
 from ._version import __version__
 __all__ = [
-    "Decision", "Job", "ReclaimPlan", "Server", "Worker",
+    "Decision", "Job", "JobTable", "ReclaimPlan", "Server", "Worker",
     "knapsack", "plot", "reclaim", "schedule", "sim", "traces", "__version__",
 ]
 

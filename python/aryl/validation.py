@@ -26,6 +26,7 @@ from collections import Counter
 from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
+import pandas as pd
 
 MIN_INTERVAL_S = 1e-3
 MIN_GPU_SPEED = 1e-3
@@ -125,38 +126,60 @@ def check_progress(progress: Any) -> None:
         raise TypeError(f"progress must be a callable or None, got {progress!r}")
 
 
-def check_durations(jobs: Sequence[Any]) -> None:
-    """Refuse zero-length jobs: the engine models progress as a fraction of work."""
-    for j in jobs:
-        if j.duration <= 0.0:
-            raise ValueError(f"job {j.id!r}: duration must be > 0 to simulate, got {j.duration!r}")
+def check_durations(jobs: Any) -> None:
+    """Refuse zero-length jobs: the engine models progress as a fraction of work.
+
+    ``jobs``: a ``JobTable`` or anything ``JobTable.of`` takes."""
+    from .jobtable import JobTable
+
+    table = JobTable.of(jobs)
+    bad = np.flatnonzero(table.column("duration") <= 0.0)
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"job {table.ids[i]!r}: duration must be > 0 to simulate, "
+                         f"got {float(table.column('duration')[i])!r}")
 
 
-def unplaceable(jobs: Sequence[Any], demands: Sequence[int], servers: Sequence[Any],
+def unplaceable(jobs: Any, demands: Sequence[int], servers: Sequence[Any],
                 lendable: Union[None, int, Sequence[int]] = None) -> dict:
     """Jobs whose base demand could not be placed even on an empty cluster: id -> reason.
 
-    ``demands[i]`` is job i's base demand in workers (the kernel's rule,
-    ``_core.base_demands``). Usable servers are the training servers and the
-    inference servers on loan, or, with ``lendable`` (one count, or one per job), the
-    best ``lendable`` inference servers (the most the load series lends). A job that requires a
-    GPU type uses only servers of that type; a job that is not ``hetero`` must fit
-    on servers of one type. The test errs towards placeable: a job reported here
-    can never start; one not reported may still wait.
+    ``jobs``: ``Job`` records or a ``JobTable``; ``demands[i]`` is job i's base demand
+    in workers (the kernel's rule, ``_core.base_demands``). Usable servers are the
+    training servers and the inference servers on loan, or, with ``lendable`` (one
+    count, or one per job), the best ``lendable`` inference servers (the most the load
+    series lends). A job that requires a GPU type uses only servers of that type; a
+    job that is not ``hetero`` must fit on servers of one type. The test errs towards
+    placeable: a job reported here can never start; one not reported may still wait.
     """
+    from .jobtable import JobTable
+
+    table = JobTable.of(list(jobs) if not isinstance(jobs, JobTable) else jobs)
+    n = len(table)
+    if n == 0:
+        return {}
     kinds = Counter((s.pool, s.gpu_type, s.gpus, s.on_loan) for s in servers)
-    lendables = lendable if isinstance(lendable, Sequence) else [lendable] * len(jobs)
-    rooms: dict = {}  # (gpus_per_worker, gpu_type, hetero, lendable) -> workers that fit
+    lendables = lendable if isinstance(lendable, Sequence) else [lendable] * n
+    d, types, hetero = (table.column(k) for k in ("gpus_per_worker", "gpu_type", "hetero"))
+    keys = pd.DataFrame({  # None (any type, nothing lent) as "" and -1 in the grouping
+        "d": d, "type": [t or "" for t in types.tolist()], "hetero": hetero,
+        "lend": [-1 if x is None else int(x) for x in lendables]})
+    groups = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
+    first = pd.Series(np.arange(n)).groupby(groups).first().to_numpy()
+    rooms = np.array([_room(kinds, int(d[i]), types[i], bool(hetero[i]), _lend(lendables[i]))
+                      for i in first.tolist()])
+    room = rooms[groups]
+    demand = np.asarray(demands, dtype=np.int64)
     out = {}
-    for job, demand, lend in zip(jobs, demands, lendables):
-        key = (job.gpus_per_worker, job.gpu_type, job.hetero, lend)
-        if key not in rooms:
-            rooms[key] = _room(kinds, *key)
-        if rooms[key] < demand:
-            kind = "" if job.hetero else " of one GPU type"
-            out[job.id] = (f"needs {demand} workers of {job.gpus_per_worker} GPUs but the usable "
-                           f"servers{kind} hold at most {rooms[key]}")
+    for i in np.flatnonzero(room < demand).tolist():
+        kind = "" if table.column("hetero")[i] else " of one GPU type"
+        out[table.ids[i]] = (f"needs {demand[i]} workers of {table.column('gpus_per_worker')[i]} "
+                             f"GPUs but the usable servers{kind} hold at most {room[i]}")
     return out
+
+
+def _lend(value: Any) -> Optional[int]:
+    return None if value is None else int(value)
 
 
 def _room(kinds: Counter, d: int, gpu_type: Optional[str], hetero: bool, lendable: Optional[int]) -> int:
@@ -175,28 +198,29 @@ def _room(kinds: Counter, d: int, gpu_type: Optional[str], hetero: bool, lendabl
     return sum(slots.values()) if hetero else max(slots.values(), default=0)
 
 
-def check_can_run(state: Any, policy: str, load_time: Sequence[float], load: Sequence[float],
-                  headroom: float) -> None:
+def check_can_run(servers: Sequence[Any], jobs: Any, core: Any, policy: str,
+                  load_time: Sequence[float], load: Sequence[float], headroom: float) -> None:
     """Refuse a simulation with a job that can never start.
 
-    The engine refuses a job that fits nowhere even with every inference server lent;
-    this also counts only the inference servers the load series lends at most from the
-    job's submission on, so a job that needs more of them than the load leaves idle is
-    refused up front instead of waiting for ever.
+    ``jobs`` is a ``JobTable``, ``core`` the ``_core.ClusterState`` of ``servers`` and
+    ``jobs``. The engine refuses a job that fits nowhere even with every inference
+    server lent; this also counts only the inference servers the load series lends at
+    most from the job's submission on, so a job that needs more of them than the load
+    leaves idle is refused up front instead of waiting for ever.
     """
     from . import _core
 
-    inference = sum(s.pool == "inference" for s in state.servers)
-    lendable = [0] * len(state.jobs)
+    inference = sum(s.pool == "inference" for s in servers)
+    lendable = [0] * len(jobs)
     if len(load) and inference:
         needed = np.ceil(np.asarray(load, dtype=float) * (1.0 + headroom) * inference - 1e-9)
         loanable = inference - np.clip(needed, 0, inference).astype(int)
         later = np.maximum.accumulate(loanable[::-1])[::-1]  # the most lent from row i on
         rows = np.searchsorted(np.asarray(load_time, dtype=float),
-                               [j.submit_time for j in state.jobs], side="right") - 1
+                               jobs.column("submit_time"), side="right") - 1
         lendable = later[np.clip(rows, 0, None)].tolist()
-    demands = _core.base_demands(state.core, policy)
-    for job_id, reason in unplaceable(state.jobs, demands, state.servers, lendable).items():
+    demands = _core.base_demands(core, policy)
+    for job_id, reason in unplaceable(jobs, demands, servers, lendable).items():
         raise ValueError(
             f"job {job_id!r} can never run: it {reason}, counting the inference servers the "
             f"load series lends at most after its submission")

@@ -44,12 +44,15 @@ def _digest(*chunks: bytes) -> str:
     return h.hexdigest()[:16]
 
 
-def fingerprint_jobs(jobs: Sequence[Any]) -> str:
-    """16 hex digits of SHA-256 over every field of every job, in order (``aryl.Job`` list).
+def fingerprint_jobs(jobs: Any) -> str:
+    """16 hex digits of SHA-256 over every field of every job, in order (``aryl.Job``
+    records, dicts, a DataFrame or a ``JobTable``).
 
-    Ids keep their type (``7`` and ``"7"`` differ); floats are hashed exactly (``repr``).
+    Ids keep their type (``7`` and ``"7"`` differ); floats are hashed exactly.
     """
-    return _digest(repr([dataclasses.astuple(j) for j in jobs]).encode())
+    from ..jobtable import JobTable
+
+    return _digest(JobTable.of(jobs).fingerprint_bytes())
 
 
 def fingerprint_frame(frame: Optional[pd.DataFrame]) -> Optional[str]:

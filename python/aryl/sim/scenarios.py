@@ -1,7 +1,7 @@
 """Scenario presets of the paper's §7.1, as seeded transformations of a job list.
 
 The simulator never decides which jobs are elastic or heterogeneous; these functions do, in
-the open, and return new ``Job`` objects (inputs are untouched, order and ids are kept). Every
+the open, and return new jobs as a ``JobTable`` (inputs are untouched, order and ids are kept). Every
 rule below is exact: the same jobs, name, seed and options give the same output.
 
 **GPU-time** of a job is ``duration * gpus_per_worker * reference_workers``: GPU-seconds at
@@ -51,14 +51,14 @@ restart overhead; False makes it start over).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import numpy as np
 
-from aryl.model import Job, Records, as_records
+from aryl.jobtable import JobTable
+from aryl.model import Records
 
 SCENARIOS = ("baseline", "basic", "advanced", "ideal")
 
@@ -81,54 +81,61 @@ def _count(share: float, n: int, what: str) -> int:
     return int(math.floor(share * n + 0.5))
 
 
-def _gpu_time(job: Job) -> float:
-    """GPU-seconds at the worker count ``duration`` was measured at."""
-    return job.duration * job.gpus_per_worker * job.reference_workers
+def _gpu_time(jobs: JobTable) -> np.ndarray:
+    """GPU-seconds of each job at the worker count ``duration`` was measured at."""
+    return jobs.column("duration") * jobs.column("gpus_per_worker") * jobs.column("reference_workers")
 
 
-def _inelastic(job: Job, **changes: Any) -> Job:
-    """``job`` fixed at the worker count its ``duration`` was measured at (plus ``changes``)."""
-    w = job.reference_workers
-    return dataclasses.replace(job, min_workers=w, max_workers=w, hetero=False, **changes)
+def _inelastic(jobs: JobTable, checkpoint: bool) -> JobTable:
+    """Every job fixed at the worker count its ``duration`` was measured at."""
+    w = jobs.column("reference_workers")
+    return jobs.replace(min_workers=w, max_workers=w, hetero=np.zeros(len(jobs), dtype=bool),
+                        checkpoint=np.full(len(jobs), bool(checkpoint)))
 
 
-def _elastic(job: Job, **changes: Any) -> Job:
-    """``job`` over ``[w, 2w]``, anchored at its reference ``w``, any GPU type (plus ``changes``)."""
-    w = job.reference_workers
-    return dataclasses.replace(job, min_workers=w, max_workers=2 * w, reference_workers=w,
-                               gpu_type=None, **{"hetero": False, **changes})
+def _elastic(jobs: JobTable, chosen: np.ndarray, hetero: bool = False) -> JobTable:
+    """The ``chosen`` jobs (a mask) over ``[w, 2w]``, anchored at their reference ``w``,
+    any GPU type."""
+    w = jobs.column("reference_workers")
+    types = jobs.column("gpu_type").copy()
+    types[chosen] = None
+    return jobs.replace(
+        min_workers=np.where(chosen, w, jobs.column("min_workers")),
+        max_workers=np.where(chosen, 2 * w, jobs.column("max_workers")),
+        gpu_type=types, hetero=np.where(chosen, hetero, jobs.column("hetero")))
 
 
-def _elastic_draw(jobs: List[Job], target: float, rng: np.random.Generator, name: str) -> List[int]:
+def _elastic_draw(jobs: JobTable, target: float, rng: np.random.Generator, name: str) -> np.ndarray:
     """Indices made elastic: the shortest prefix, in Efraimidis–Spirakis key order, of the
     >= 8-GPU candidates whose GPU-time reaches ``target`` of all jobs' GPU-time."""
-    candidates = [i for i, j in enumerate(jobs) if j.gpus_per_worker * j.max_workers >= 8]
-    weights = np.array([_gpu_time(jobs[i]) for i in candidates], dtype=float)
+    gpu_time = _gpu_time(jobs)
+    candidates = np.flatnonzero(jobs.column("gpus_per_worker") * jobs.column("max_workers") >= 8)
+    weights = gpu_time[candidates]
     with np.errstate(divide="ignore"):
         keys = np.log(rng.random(len(candidates))) / weights  # w == 0 -> -inf, drawn last
-    goal = target * sum(_gpu_time(j) for j in jobs)
-    chosen: List[int] = []
-    reached = 0.0
-    for k in np.argsort(-keys, kind="stable"):
-        if reached >= goal:
-            break
-        chosen.append(candidates[k])
-        reached += weights[k]
-    if reached < goal:
+    total = float(np.cumsum(gpu_time)[-1]) if len(gpu_time) else 0.0  # summed in order
+    goal = target * total
+    order = np.argsort(-keys, kind="stable")
+    reached = np.cumsum(weights[order])  # in draw order, as the draw adds them up
+    # Take candidates while the share reached before each one is short of the goal.
+    before = np.r_[0.0, reached[:-1]]
+    taken = int(np.count_nonzero(before < goal)) if len(order) else 0
+    final = float(reached[taken - 1]) if taken else 0.0
+    if final < goal:
         warnings.warn(f"scenario {name!r}: the {len(candidates)} jobs with >= 8 GPUs hold only "
-                      f"{reached / (goal / target):.1%} of the GPU-time, short of the "
+                      f"{final / total:.1%} of the GPU-time, short of the "
                       f"elastic_gpu_share {target:.1%}; all of them are elastic", stacklevel=3)
-    return chosen
+    return candidates[order[:taken]]
 
 
 def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float = 0.36,
-             hetero_share: float = 0.10, checkpoint: bool = True) -> List[Job]:
+             hetero_share: float = 0.10, checkpoint: bool = True) -> JobTable:
     """The jobs of preset ``name`` (see the module docstring for the exact rules).
 
     Parameters
     ----------
     jobs
-        The trace's jobs (``Job``, dicts or a DataFrame); not modified.
+        The trace's jobs (``Job``, dicts, a DataFrame or a ``JobTable``); not modified.
     name
         One of ``SCENARIOS``; anything else is a ``ValueError``.
     seed
@@ -143,25 +150,29 @@ def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float =
 
     Returns
     -------
-    list of Job
-        New jobs, same order and ids. Elastic jobs keep their work.
+    JobTable
+        The new jobs (a read-only sequence of ``Job`` held as columns), same order and
+        ids. Elastic jobs keep their work.
     """
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
     _check_share(elastic_gpu_share, "elastic_gpu_share")
-    given = as_records(jobs, Job, "job")
+    given = JobTable.of(jobs)
     n_hetero, rng = _count(hetero_share, len(given), "hetero_share"), np.random.default_rng(seed)
-    if name == "ideal":  # one replace per job: this runs on traces of 100k jobs
-        return [_elastic(j, hetero=True, checkpoint=bool(checkpoint)) for j in given]
-    out = [_inelastic(j, checkpoint=bool(checkpoint)) for j in given]
+    out = _inelastic(given, checkpoint)
+    if name == "ideal":
+        return _elastic(out, np.ones(len(out), dtype=bool), hetero=True)
     if name == "baseline":
         return out
-    for i in _elastic_draw(out, elastic_gpu_share, rng, name):
-        out[i] = _elastic(out[i])
+    chosen = np.zeros(len(out), dtype=bool)
+    chosen[_elastic_draw(out, elastic_gpu_share, rng, name)] = True
+    out = _elastic(out, chosen)
     if name == "advanced":
-        unpinned = [i for i, j in enumerate(out) if j.gpu_type is None]
-        for i in rng.choice(unpinned, size=min(n_hetero, len(unpinned)), replace=False):
-            out[i] = dataclasses.replace(out[i], hetero=True)
+        unpinned = np.flatnonzero(out.column("gpu_type") == None)  # noqa: E711 (elementwise)
+        picked = rng.choice(unpinned, size=min(n_hetero, len(unpinned)), replace=False)
+        hetero = out.column("hetero").copy()
+        hetero[picked] = True
+        out = out.replace(hetero=hetero)
     return out
 
 
@@ -177,13 +188,13 @@ def scenario_config(name: str) -> Dict[str, Any]:
 
 
 def apply_prediction_error(jobs: Records, fraction: float = 0.2, max_error: float = 0.25,
-                           seed: int = 0) -> List[Job]:
+                           seed: int = 0) -> JobTable:
     """Wrong running-time estimates, as in the paper's ``table:inaccurate_profiler``.
 
     Parameters
     ----------
     jobs
-        The jobs (``Job``, dicts or a DataFrame); not modified.
+        The jobs (``Job``, dicts, a DataFrame or a ``JobTable``); not modified.
     fraction
         Share of jobs, in ``[0, 1]``, with a wrong estimate: ``round(fraction * n)`` (half up)
         jobs drawn uniformly without replacement.
@@ -195,18 +206,17 @@ def apply_prediction_error(jobs: Records, fraction: float = 0.2, max_error: floa
 
     Returns
     -------
-    list of Job
+    JobTable
         New jobs; those not drawn get ``estimated_duration = duration``.
     """
     if not 0.0 <= max_error < 1.0:
         raise ValueError(f"max_error must be in [0, 1), got {max_error!r}")
-    out = [dataclasses.replace(j, estimated_duration=j.duration)
-           for j in as_records(jobs, Job, "job")]
+    table = JobTable.of(jobs)
+    estimate = table.column("duration").copy()
     rng = np.random.default_rng(seed)
-    wrong = rng.choice(len(out), size=_count(fraction, len(out), "fraction"), replace=False)
-    for i, e in zip(wrong, rng.uniform(-max_error, max_error, size=len(wrong))):
-        out[i] = dataclasses.replace(out[i], estimated_duration=out[i].duration * (1.0 + e))
-    return out
+    wrong = rng.choice(len(table), size=_count(fraction, len(table), "fraction"), replace=False)
+    estimate[wrong] *= 1.0 + rng.uniform(-max_error, max_error, size=len(wrong))
+    return table.replace(estimated_duration=estimate)
 
 
 def describe(jobs: Records) -> Dict[str, float]:
@@ -217,13 +227,15 @@ def describe(jobs: Records) -> Dict[str, float]:
     ``elastic``, ``hetero``, ``checkpoint``: ``{kind}_jobs``, ``{kind}_share`` (of the jobs)
     and ``{kind}_gpu_time_share`` (shares are 0 for an empty list).
     """
-    jobs = as_records(jobs, Job, "job")
-    total = sum(_gpu_time(j) for j in jobs)
-    out: Dict[str, float] = {"jobs": len(jobs), "gpu_time": total}
-    for kind, pick in (("elastic", lambda j: j.elastic), ("hetero", lambda j: j.hetero),
-                       ("checkpoint", lambda j: j.checkpoint)):
-        chosen = [j for j in jobs if pick(j)]
-        out[f"{kind}_jobs"] = len(chosen)
-        out[f"{kind}_share"] = len(chosen) / len(jobs) if jobs else 0.0
-        out[f"{kind}_gpu_time_share"] = sum(map(_gpu_time, chosen)) / total if total else 0.0
+    table = JobTable.of(jobs)
+    gpu_time = _gpu_time(table)
+    total = float(gpu_time.sum())
+    out: Dict[str, float] = {"jobs": len(table), "gpu_time": total}
+    elastic = table.column("max_workers") > table.column("min_workers")
+    for kind, chosen in (("elastic", elastic), ("hetero", table.column("hetero")),
+                         ("checkpoint", table.column("checkpoint"))):
+        count = int(np.count_nonzero(chosen))
+        out[f"{kind}_jobs"] = count
+        out[f"{kind}_share"] = count / len(table) if len(table) else 0.0
+        out[f"{kind}_gpu_time_share"] = float(gpu_time[chosen].sum()) / total if total else 0.0
     return out

@@ -13,7 +13,8 @@ import pandas as pd
 from .. import _core, validation
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
-from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES, job_curves
+from ..jobtable import JobTable
+from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
 from .comparison import Comparison
 from .provenance import Provenance, aryl_version, extend_to_jobs, fingerprint_jobs, fingerprint_load
 from .result import SUMMARY_KEYS, Result
@@ -167,37 +168,60 @@ def simulate(
         raise ValueError(f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random")
     if config.placement not in PLACEMENTS:
         raise ValueError(f"unknown placement {config.placement!r}; expected aryl or bfd")
-    servers = cluster.servers() if isinstance(cluster, Cluster) else as_records(cluster, Server, "server")
-    servers = [dataclasses.replace(s, on_loan=False) for s in servers]
-    jobs = as_records(jobs, Job, "job")
+    servers = _servers(cluster)
+    table = JobTable.of(jobs)
     if not config.elasticity:
-        jobs = [dataclasses.replace(j, min_workers=j.reference_workers, max_workers=j.reference_workers)
-                for j in jobs]
+        w = table.column("reference_workers")
+        table = table.replace(min_workers=w, max_workers=w)
     if config.prediction_error is not None:
-        jobs = apply_prediction_error(jobs, *config.prediction_error, seed=seed)
-    state = State.build(servers, jobs, [])  # validates ids and records
+        table = apply_prediction_error(table, *config.prediction_error, seed=seed)
+    columns = table.core_columns()
+    core = _core.ClusterState(server_columns(servers), columns, _NO_WORKERS)  # validates
     load_time, load = _load(inference_load)
-    load_time, load, extended = extend_to_jobs(load_time, load, max((j.submit_time for j in jobs), default=0.0))
+    last_submit = float(table.column("submit_time").max()) if len(table) else 0.0
+    load_time, load, extended = extend_to_jobs(load_time, load, last_submit)
     served = (load_time, load)
     if not config.loaning:  # nothing is lent; the load still occupies the inference cluster
         load_time, load = [], []
-    curves = job_curves(state, throughput)
-    validation.check_durations(jobs)
-    validation.check_can_run(state, policy, load_time, load, config.headroom)
+    curves = _curves(table, throughput)
+    validation.check_durations(table)
+    validation.check_can_run(servers, table, core, policy, load_time, load, config.headroom)
     raw = _core.simulate(
-        server_columns(servers), job_columns(jobs), curves, load_time, load,
+        server_columns(servers), columns, curves, load_time, load,
         _core_config(config, policy, reclaim, seed), progress,
     )
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
-    result = _result(servers, jobs, raw, label or policy)
+    result = _result(servers, table.ids, table.column("submit_time"), raw, label or policy)
     result.provenance = Provenance(
-        jobs=len(jobs), jobs_fingerprint=fingerprint_jobs(jobs), cluster=_describe_cluster(cluster, servers),
+        jobs=len(table), jobs_fingerprint=fingerprint_jobs(table), cluster=_describe_cluster(cluster, servers),
         policy=policy, reclaim=reclaim, config=dataclasses.asdict(config), seed=int(seed),
         aryl_version=aryl_version(), load_fingerprint=fingerprint_load(*served),
         load_rows=len(served[0]), load_extended=extended, throughput=throughput is not None)
     return result
+
+
+_NO_WORKERS: Dict[str, List[Any]] = {"job": [], "server": [], "flexible": []}
+
+
+def _servers(cluster: Union[Cluster, Records]) -> List[Server]:
+    """The cluster's servers, none on loan (the simulator lends them)."""
+    servers = cluster.servers() if isinstance(cluster, Cluster) else as_records(cluster, Server, "server")
+    return [dataclasses.replace(s, on_loan=False) for s in servers]
+
+
+def _curves(table: JobTable, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
+    """Per-job throughput curves in the table's order (empty list: none given)."""
+    if not throughput:
+        return []
+    index = {id_: i for i, id_ in enumerate(table.ids.tolist())}
+    curves: List[List[float]] = [[] for _ in range(len(table))]
+    for job_id, curve in throughput.items():
+        if job_id not in index:
+            raise ValueError(f"throughput: unknown job {job_id!r}")
+        curves[index[job_id]] = [float(v) for v in curve]
+    return curves
 
 
 def _describe_cluster(cluster: Union[Cluster, Records], servers: List[Server]) -> Dict[str, Any]:
@@ -237,8 +261,7 @@ def _simulate_pollux(workload: pd.DataFrame, cluster: Union[Cluster, Records], p
         apps.update({a: known[a] for a in missing})
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
-    servers = cluster.servers() if isinstance(cluster, Cluster) else as_records(cluster, Server, "server")
-    servers = [dataclasses.replace(s, on_loan=False) for s in servers]
+    servers = _servers(cluster)
     replicas = workload["num_replicas"].astype(int).tolist()
     # duration is not used by goodput-driven jobs (their applications decide).
     jobs = [Job(str(name), 1, r, r, 1.0, float(t))
@@ -251,7 +274,9 @@ def _simulate_pollux(workload: pd.DataFrame, cluster: Union[Cluster, Records], p
         job_application=[index[a] for a in workload["application"]],
         job_batch_size=workload["batch_size"].astype(float).tolist(),
     )
-    return _result(servers, jobs, raw, label or policy)
+    ids = np.empty(len(jobs), dtype=object)
+    ids[:] = [j.id for j in jobs]
+    return _result(servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy)
 
 
 def compare(
@@ -346,15 +371,15 @@ def _load_integral(times: List[float], loads: List[float], end: float) -> float:
     return float(np.sum(np.asarray(loads, dtype=float) * np.diff(edges)))
 
 
-def _result(servers: List[Server], jobs: List[Job], raw: dict, label: str) -> Result:
-    submit = np.array([j.submit_time for j in jobs], dtype=float)
+def _result(servers: List[Server], ids: np.ndarray, submit: np.ndarray, raw: dict,
+            label: str) -> Result:
     start, finish = raw["start_time"], raw["finish_time"]
     types = {p: "+".join(sorted({s.gpu_type for s in servers if s.pool == p})) for p in ("training", "inference")}
     on_training, on_inference = raw["ran_on_training"].astype(bool), raw["ran_on_inference"].astype(bool)
     gpu_types = np.where(on_training & on_inference, f"{types['training']}+{types['inference']}",
                          np.where(on_inference, types["inference"], np.where(on_training, types["training"], "")))
     frame = pd.DataFrame({
-        "id": [j.id for j in jobs], "submit_time": submit, "start_time": start, "finish_time": finish,
+        "id": ids.tolist(), "submit_time": submit, "start_time": start, "finish_time": finish,
         "queuing_time": start - submit, "jct": finish - submit,
         "preemptions": raw["preemptions"], "scaling_ops": raw["scaling_ops"], "work_lost": raw["work_lost"],
         "ran_on_training": on_training, "ran_on_inference": on_inference,

@@ -35,7 +35,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Union
 
-from ..model import Job, Records
+import numpy as np
+
+from ..jobtable import JobTable
+from ..model import Records
 from .scenarios import _gpu_time, scenario
 from .simulation import Cluster, Config, simulate
 
@@ -77,12 +80,15 @@ def inference_count(training_servers: int,
     return int(math.floor(training_servers * ratio + 0.5))
 
 
-def _servers_needed(job: Job, gpus_per_server: int) -> int:
-    per_server = gpus_per_server // job.gpus_per_worker
-    if per_server == 0:
-        raise ValueError(f"job {job.id!r}: a worker of {job.gpus_per_worker} GPUs does not fit a "
+def _servers_needed(jobs: JobTable, gpus_per_server: int) -> int:
+    """The most servers one job needs at its reference worker count."""
+    d = jobs.column("gpus_per_worker")
+    per_server = gpus_per_server // d
+    if (per_server == 0).any():
+        i = int(np.argmax(per_server == 0))
+        raise ValueError(f"job {jobs.ids[i]!r}: a worker of {int(d[i])} GPUs does not fit a "
                          f"{gpus_per_server}-GPU server")
-    return math.ceil(job.reference_workers / per_server)
+    return int((-(-jobs.column("reference_workers") // per_server)).max())
 
 
 def size_cluster(
@@ -127,7 +133,7 @@ def size_cluster(
     if inference_servers is not None and inference_servers < 0:
         raise ValueError(f"inference_servers must be >= 0, got {inference_servers!r}")
     base = scenario(jobs, "baseline")
-    if not base:
+    if not len(base):
         raise ValueError("size_cluster needs at least one job")
     settings = dict(vars(Config()) if config is None else
                     vars(config) if isinstance(config, Config) else config)
@@ -143,10 +149,11 @@ def size_cluster(
             evaluated[n] = result.summary()["gpu_usage_training"]
         return evaluated[n]
 
-    floor = max(_servers_needed(j, gpus_per_server) for j in base)
-    span = max(max(j.submit_time for j in base) - min(j.submit_time for j in base),
-               max(j.duration for j in base))  # a run lasts at least its longest job
-    work = sum(_gpu_time(j) for j in base)
+    floor = _servers_needed(base, gpus_per_server)
+    submit = base.column("submit_time")
+    span = max(float(submit.max() - submit.min()),
+               float(base.column("duration").max()))  # a run lasts at least its longest job
+    work = float(np.cumsum(_gpu_time(base))[-1])  # summed in order
     guess = max(floor, math.ceil(work / (gpus_per_server * max(span, 1.0) * utilisation)))
     lo, hi = _bracket(use, guess, floor, utilisation)
     while hi - lo > 1:

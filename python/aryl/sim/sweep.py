@@ -40,7 +40,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from ..model import Job, as_records
+from ..jobtable import JobTable
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import PLACEMENTS, POLICIES
 from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
@@ -152,7 +152,7 @@ def trace_fingerprint(trace: Trace) -> str:
     """A hash of a trace's jobs and load (frames by value, job lists field by field)."""
     jobs, load = trace
     jobs_fp = fingerprint_frame(jobs) if isinstance(jobs, pd.DataFrame) else \
-        fingerprint_jobs(as_records(jobs, Job, "job"))
+        fingerprint_jobs(jobs)
     if load is None or isinstance(load, pd.DataFrame):
         load_fp = fingerprint_frame(load)
     else:
@@ -187,7 +187,7 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
         frame = jobs if p["first_jobs"] is None else jobs.iloc[:p["first_jobs"]]
         records = to_jobs(frame, any_type_share=p["any_type_share"], seed=p["seed"])
     else:
-        records = as_records(jobs, Job, "job")[:p["first_jobs"]]
+        records = JobTable.of(jobs)[:p["first_jobs"]]
     records = scenario(records, p["scenario"], seed=p["seed"], elastic_gpu_share=p["elastic_gpu_share"],
                        hetero_share=p["hetero_share"])
     label = ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"

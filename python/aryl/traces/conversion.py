@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import List, Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 import pandas as pd
 
-from ..model import Job
+from ..jobtable import JobTable
 from .reading import JOB_COLUMNS, LOAD_COLUMNS
 
 #: ``gpu_type`` values (case-insensitive, stripped) meaning "not recorded".
@@ -49,8 +49,11 @@ def _half_up(x: float) -> int:
 
 
 def to_jobs(frame: pd.DataFrame, *, max_gpus_per_worker: int = 8, any_type_share: float = 0.21,
-            training_gpu: str = "V100", seed: int = 0) -> List[Job]:
-    """``aryl.Job`` records of a job frame (``read_jobs``, ``load_default`` or ``synthetic``).
+            training_gpu: str = "V100", seed: int = 0) -> JobTable:
+    """The jobs of a job frame (``read_jobs``, ``load_default`` or ``synthetic``).
+
+    Returned as a ``JobTable``: a read-only sequence of ``aryl.Job`` held as
+    columns, which ``sim.scenario`` and ``sim.simulate`` use without a per-job object.
 
     Parameters
     ----------
@@ -70,7 +73,7 @@ def to_jobs(frame: pd.DataFrame, *, max_gpus_per_worker: int = 8, any_type_share
 
     Returns
     -------
-    list of Job
+    JobTable
         In frame order: ``id = job_id``, ``min_workers = max_workers`` (inelastic;
         ``aryl.sim.scenario`` adds elasticity), ``duration = duration_s``,
         ``submit_time = submit_time_s``.
@@ -78,24 +81,41 @@ def to_jobs(frame: pd.DataFrame, *, max_gpus_per_worker: int = 8, any_type_share
     _columns(frame, JOB_COLUMNS, "jobs")
     if not 0.0 <= any_type_share <= 1.0:
         raise ValueError(f"any_type_share must be in [0, 1], got {any_type_share!r}")
-    types = [None if pd.isna(t) else str(t).strip() for t in frame["gpu_type"]]
-    unknown = np.flatnonzero([t is None or t.lower() in UNKNOWN_GPU_TYPES for t in types])
-    any_type = set(np.random.default_rng(seed).choice(
-        unknown, size=_half_up(any_type_share * len(unknown)), replace=False).tolist())
-    jobs = []
-    for i, (id_, submit, gpus, duration) in enumerate(zip(
-            frame["job_id"], frame["submit_time_s"], frame["num_gpus"], frame["duration_s"])):
-        if pd.isna(gpus) or gpus != int(gpus):
-            raise ValueError(f"job {id_!r}: num_gpus must be an integer, got {gpus!r}")
-        per, workers = worker_split(int(gpus), max_gpus_per_worker)
-        gpu_type: Optional[str] = types[i]
-        if i in any_type:
-            gpu_type = None
-        elif gpu_type is None or gpu_type.lower() in UNKNOWN_GPU_TYPES:
-            gpu_type = training_gpu
-        jobs.append(Job(id_, per, workers, workers, duration=float(duration),
-                        submit_time=float(submit), gpu_type=gpu_type))
-    return jobs
+    worker_split(1, max_gpus_per_worker)  # checks max_gpus_per_worker
+    gpus = _whole_gpus(frame, max_gpus_per_worker)
+    per = np.where(gpus <= max_gpus_per_worker, gpus, np.gcd(gpus, max_gpus_per_worker))
+    workers = gpus // per
+    missing = frame["gpu_type"].isna().to_numpy()
+    types = frame["gpu_type"].to_numpy(dtype=object).copy()
+    types[~missing] = [str(t).strip() for t in types[~missing].tolist()]
+    types[missing] = None
+    unknown = missing | np.isin(
+        np.char.lower(np.where(missing, "", types).astype(str)), list(UNKNOWN_GPU_TYPES))
+    candidates = np.flatnonzero(unknown)
+    any_type = np.random.default_rng(seed).choice(
+        candidates, size=_half_up(any_type_share * len(candidates)), replace=False)
+    types[unknown] = training_gpu
+    types[any_type] = None
+    return JobTable.of(pd.DataFrame({
+        "id": frame["job_id"].to_numpy(dtype=object), "gpus_per_worker": per,
+        "min_workers": workers, "max_workers": workers,
+        "duration": frame["duration_s"].to_numpy(dtype=float),
+        "submit_time": frame["submit_time_s"].to_numpy(dtype=float), "gpu_type": types,
+    }))
+
+
+def _whole_gpus(frame: pd.DataFrame, max_gpus_per_worker: int) -> np.ndarray:
+    """``num_gpus`` as integers >= 1; ValueError naming the first job that is not."""
+    raw = frame["num_gpus"]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values) | (values != np.floor(values)) | (values < 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        id_, gpus = frame["job_id"].tolist()[i], raw.tolist()[i]
+        if np.isfinite(values[i]) and values[i] == np.floor(values[i]):
+            worker_split(int(values[i]), max_gpus_per_worker)  # raises: < 1
+        raise ValueError(f"job {id_!r}: num_gpus must be an integer, got {gpus!r}")
+    return values.astype(np.int64)
 
 
 def _load_columns(load: pd.DataFrame) -> Tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,243 @@
+"""Jobs as columns: the form a job list takes on its way through the simulator.
+
+A ``JobTable`` holds one NumPy array per ``aryl.Job`` field. It is a read-only
+sequence of ``Job`` (``len``, indexing, iteration and ``==`` work as on a list),
+but the pipeline — ``traces.to_jobs`` → ``sim.scenario`` → ``sim.simulate`` —
+works on its columns, so no per-job Python object is made on the way and the
+input is validated once. A ``Job`` is built only when one is asked for.
+
+Build one with ``JobTable.of(jobs)`` from ``Job`` records, dicts, a DataFrame
+with the ``Job`` field names as columns, or another table (returned as is).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import pickle
+from typing import Any, Dict, Iterator, Mapping, Sequence, Union, overload
+
+import numpy as np
+import pandas as pd
+
+from .model import Job, as_records
+
+FIELDS = tuple(f.name for f in dataclasses.fields(Job))
+INT_FIELDS = ("gpus_per_worker", "min_workers", "max_workers", "reference_workers")
+REAL_FIELDS = ("duration", "submit_time", "estimated_duration")
+FLAG_FIELDS = ("checkpoint", "hetero")
+REQUIRED = tuple(f.name for f in dataclasses.fields(Job) if f.default is dataclasses.MISSING)
+
+
+class JobTable(Sequence[Job]):
+    """Jobs as one column per ``Job`` field; a read-only sequence of ``Job``.
+
+    ``column(name)`` gives a field's array (read-only), ``to_frame()`` a DataFrame,
+    ``replace(**columns)`` a new table with some columns changed. Indexing with an
+    int gives a ``Job``; with a slice, a table of those rows.
+    """
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns: Mapping[str, np.ndarray]) -> None:
+        """Internal: trusts ``columns`` (use ``JobTable.of`` for user input)."""
+        self._columns = {name: columns[name] for name in FIELDS}
+        for array in self._columns.values():
+            array.flags.writeable = False
+
+    @classmethod
+    def of(cls, jobs: Any) -> "JobTable":
+        """A table of ``jobs``: ``Job`` records, dicts, a DataFrame or a table.
+
+        Values are checked as ``Job`` checks them (same messages); a DataFrame whose
+        columns are clean is converted without making a ``Job`` per row.
+        """
+        if isinstance(jobs, JobTable):
+            return jobs
+        if isinstance(jobs, pd.DataFrame):
+            clean = _clean_frame(jobs)
+            if clean is not None:
+                return cls(clean)
+        return cls._from_records(as_records(jobs, Job, "job"))
+
+    @classmethod
+    def _from_records(cls, jobs: Sequence[Job]) -> "JobTable":
+        columns: Dict[str, np.ndarray] = {}
+        for name in FIELDS:
+            values = [getattr(j, name) for j in jobs]
+            columns[name] = _array(name, values)
+        return cls(columns)
+
+    def __len__(self) -> int:
+        return len(self._columns["id"])
+
+    @overload
+    def __getitem__(self, index: int) -> Job: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> "JobTable": ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[Job, "JobTable"]:
+        if isinstance(index, slice):
+            return JobTable({k: v[index] for k, v in self._columns.items()})
+        if not isinstance(index, numbers.Integral) or isinstance(index, bool):
+            raise TypeError(f"JobTable indices must be integers or slices, got {index!r}")
+        return Job(**{k: _python(v[index]) for k, v in self._columns.items()})
+
+    def __iter__(self) -> Iterator[Job]:
+        rows = zip(*(self._columns[name].tolist() for name in FIELDS))
+        return (Job(*row) for row in rows)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JobTable):
+            return len(self) == len(other) and all(
+                _same(self._columns[k], other._columns[k]) for k in FIELDS)
+        if isinstance(other, (list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking, like a list
+
+    def __repr__(self) -> str:
+        return f"JobTable({len(self)} jobs)"
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The job ids (an object array: ids keep their Python type)."""
+        return self._columns["id"]
+
+    def column(self, name: str) -> np.ndarray:
+        """The read-only array of field ``name``."""
+        if name not in self._columns:
+            raise KeyError(f"no job field {name!r}; fields are {', '.join(FIELDS)}")
+        return self._columns[name]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The jobs as a DataFrame, one column per ``Job`` field."""
+        return pd.DataFrame({k: v.copy() for k, v in self._columns.items()})
+
+    def replace(self, **columns: Any) -> "JobTable":
+        """A new table with the given fields replaced by whole columns."""
+        unknown = sorted(set(columns) - set(FIELDS))
+        if unknown:
+            raise ValueError(f"unknown job field(s) {unknown}")
+        out = dict(self._columns)
+        for name, values in columns.items():
+            array = _array(name, values)
+            if array.shape != (len(self),):
+                raise ValueError(f"column {name!r} has {array.shape} values for {len(self)} jobs")
+            out[name] = array
+        return JobTable(out)
+
+    def core_columns(self) -> Dict[str, Any]:
+        """The columns ``aryl._core`` reads (ids as str, no GPU type as ``""``)."""
+        columns: Dict[str, Any] = {k: self._columns[k] for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS}
+        columns["id"] = [str(i) for i in self._columns["id"].tolist()]
+        columns["gpu_type"] = [t or "" for t in self._columns["gpu_type"].tolist()]
+        return columns
+
+    def fingerprint_bytes(self) -> bytes:
+        """Every field of every job, exactly (ids keep their type): for hashing."""
+        parts = [pickle.dumps(self._columns["id"].tolist(), protocol=4),
+                 pickle.dumps(self._columns["gpu_type"].tolist(), protocol=4)]
+        parts += [np.ascontiguousarray(self._columns[k]).tobytes()
+                  for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS]
+        return b"".join(parts)
+
+
+def _array(name: str, values: Any) -> np.ndarray:
+    if name in INT_FIELDS:
+        return np.asarray(values, dtype=np.int64)
+    if name in REAL_FIELDS:
+        return np.asarray(values, dtype=np.float64)
+    if name in FLAG_FIELDS:
+        return np.asarray(values, dtype=bool)
+    array = np.empty(len(values), dtype=object)
+    array[:] = list(values)
+    return array
+
+
+def _python(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype == object or b.dtype == object:
+        return a.tolist() == b.tolist()
+    return bool(np.array_equal(a, b))
+
+
+def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
+    """The frame's columns as ``Job`` fields, or None when a value needs the record
+    path (which raises the same message ``Job`` does, naming the job)."""
+    names = set(frame.columns)
+    if not names <= set(FIELDS) or not set(REQUIRED) <= names:
+        return None
+    columns: Dict[str, np.ndarray] = {}
+    for name in INT_FIELDS:
+        if name in names:
+            values = _int_column(frame[name])
+            if values is None:
+                return None
+            columns[name] = values
+    for name in REAL_FIELDS:
+        if name in names:
+            values = _real_column(frame[name])
+            if values is None:
+                return None
+            columns[name] = values
+    for name in FLAG_FIELDS:
+        if name in names:
+            values = _flag_column(frame[name])
+            if values is None:
+                return None
+            columns[name] = values
+    gpu_type = _type_column(frame["gpu_type"]) if "gpu_type" in names else np.full(len(frame), None)
+    if gpu_type is None:
+        return None
+    columns["gpu_type"] = gpu_type
+    columns["id"] = _array("id", frame["id"].tolist())
+    n = len(frame)
+    columns.setdefault("submit_time", np.zeros(n))
+    columns.setdefault("estimated_duration", columns["duration"].copy())
+    columns.setdefault("checkpoint", np.ones(n, dtype=bool))
+    columns.setdefault("hetero", np.zeros(n, dtype=bool))
+    columns.setdefault("reference_workers", columns["max_workers"].copy())
+    return columns
+
+
+def _int_column(series: pd.Series) -> Union[np.ndarray, None]:
+    kind = series.dtype.kind
+    if kind in "iu":
+        return series.to_numpy(dtype=np.int64)
+    if kind == "f":
+        values = series.to_numpy(dtype=np.float64)
+        if np.isfinite(values).all() and (values == np.floor(values)).all():
+            return values.astype(np.int64)
+    return None
+
+
+def _real_column(series: pd.Series) -> Union[np.ndarray, None]:
+    if series.dtype.kind in "iuf":
+        return series.to_numpy(dtype=np.float64)
+    return None
+
+
+def _flag_column(series: pd.Series) -> Union[np.ndarray, None]:
+    kind = series.dtype.kind
+    if kind == "b":
+        return series.to_numpy(dtype=bool)
+    if kind in "iu":
+        values = series.to_numpy()
+        if np.isin(values, (0, 1)).all():
+            return values.astype(bool)
+    return None
+
+
+def _type_column(series: pd.Series) -> Union[np.ndarray, None]:
+    missing = series.isna().to_numpy()
+    values = series.to_numpy(dtype=object).copy()
+    if not all(isinstance(v, str) for v in values[~missing].tolist()):
+        return None
+    values[missing] = None
+    return values
