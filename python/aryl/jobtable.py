@@ -163,7 +163,7 @@ def _python(value: Any) -> Any:
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype == object or b.dtype == object:
-        return a.tolist() == b.tolist()
+        return bool(a.tolist() == b.tolist())
     return bool(np.array_equal(a, b))
 
 
