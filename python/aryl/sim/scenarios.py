@@ -54,13 +54,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Tuple, get_args
 
 import numpy as np
 
 from aryl.model import Job, Records, as_records
+from aryl.typing import ScenarioName
 
-SCENARIOS = ("baseline", "basic", "advanced", "ideal")
+SCENARIOS = get_args(ScenarioName)
 
 _CONFIG = {
     "baseline": {"policy": "fifo", "loaning": False},
@@ -121,7 +122,7 @@ def _elastic_draw(jobs: List[Job], target: float, rng: np.random.Generator, name
     return chosen
 
 
-def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float = 0.36,
+def scenario(jobs: Records, name: ScenarioName, seed: int = 0, elastic_gpu_share: float = 0.36,
              hetero_share: float = 0.10, checkpoint: bool = True) -> List[Job]:
     """The jobs of preset ``name`` (see the module docstring for the exact rules).
 
@@ -165,7 +166,7 @@ def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float =
     return out
 
 
-def scenario_config(name: str) -> Dict[str, Any]:
+def scenario_config(name: ScenarioName) -> Dict[str, Any]:
     """Simulator settings preset ``name`` implies (a new dict of ``Config`` overrides).
 
     ``baseline``: FIFO without loaning; ``basic`` and ``advanced``: the aryl policy with
@@ -220,8 +221,10 @@ def describe(jobs: Records) -> Dict[str, float]:
     jobs = as_records(jobs, Job, "job")
     total = sum(_gpu_time(j) for j in jobs)
     out: Dict[str, float] = {"jobs": len(jobs), "gpu_time": total}
-    for kind, pick in (("elastic", lambda j: j.elastic), ("hetero", lambda j: j.hetero),
-                       ("checkpoint", lambda j: j.checkpoint)):
+    kinds: Tuple[Tuple[str, Callable[[Job], bool]], ...] = (
+        ("elastic", lambda j: j.elastic), ("hetero", lambda j: j.hetero),
+        ("checkpoint", lambda j: j.checkpoint))
+    for kind, pick in kinds:
         chosen = [j for j in jobs if pick(j)]
         out[f"{kind}_jobs"] = len(chosen)
         out[f"{kind}_share"] = len(chosen) / len(jobs) if jobs else 0.0
