@@ -43,22 +43,6 @@ class ReclaimPlan:
     @property
     def servers(self) -> list[int]:
         ...
-class Decision:
-    """
-    Index-based scheduling decision (see aryl.schedule).
-    """
-    @property
-    def allocation(self) -> list[int]:
-        ...
-    @property
-    def pending(self) -> list[int]:
-        ...
-    @property
-    def start(self) -> list:
-        ...
-    @property
-    def stop(self) -> list[int]:
-        ...
 class GoodputModel:
     """
     Throughput, efficiency and goodput of fitted parameters (see aryl.agents.PolluxAgent).
@@ -169,6 +153,22 @@ class Application:
         ...
     @property
     def name(self) -> str:
+        ...
+class Decision:
+    """
+    Index-based scheduling decision (see aryl.schedule).
+    """
+    @property
+    def allocation(self) -> list[int]:
+        ...
+    @property
+    def pending(self) -> list[int]:
+        ...
+    @property
+    def start(self) -> list:
+        ...
+    @property
+    def stop(self) -> list[int]:
         ...
 def allocation_placement(allocation: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> list[int]:
     """

@@ -18,7 +18,8 @@ import pytest
 import aryl
 import aryl.typing as aryl_typing
 from aryl import reclaiming, scheduling, validation
-from aryl.sim import scenarios, simulation, sweep
+from aryl.sim import scenarios, simulation
+from aryl.sim.sweep import ENGINES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +63,7 @@ def test_user_script_runs(tmp_path):
     (simulation.GOODPUT_POLICIES, aryl_typing.GoodputPolicy),
     (simulation.RECLAIM_POLICIES, aryl_typing.SimulationReclaimPolicy),
     (scenarios.SCENARIOS, aryl_typing.ScenarioName),
-    (sweep.ENGINES, aryl_typing.SweepEngine),
+    (ENGINES, aryl_typing.SweepEngine),
     (validation.SCALINGS, aryl_typing.Scaling),
     (aryl.model.POOLS, aryl_typing.Pool),
 ])

@@ -66,7 +66,7 @@ def simulate_trace(folder: Path) -> sim.Comparison:
 def agent_curve() -> List[float]:
     """A Pollux agent's throughput curve, through the JobAgent interface."""
     agent: JobAgent = PolluxAgent.for_application("cifar10")
-    agent.observe(1, 1, 128, step_time=0.05, sync_time=0.0)
+    agent.observe(1, 1, 128, step_time=0.05, sync_time=0.0, grad_sqr=1.0, grad_var=50.0)
     choice: BatchChoice = agent.goodput(1, 2)
     assert choice.goodput >= 0
     return agent.throughput_curve(4)
