@@ -43,5 +43,6 @@ SweepEngine = Literal["auto", "ray", "processes", "threads", "serial"]
 
 __all__ = [
     "AllocationPolicy", "GoodputPolicy", "Id", "Placement", "Pool", "ReclaimPolicy",
-    "Scaling", "ScenarioName", "SimulationPolicy", "SimulationReclaimPolicy", "SweepEngine",
+    "Scaling", "ScenarioName", "SimulationPolicy", "SimulationReclaimPolicy",
+    "SweepEngine",
 ]

@@ -150,7 +150,8 @@ def unplaceable(jobs: Sequence[Any], demands: Sequence[int], servers: Sequence[A
     """
     kinds = Counter((s.pool, s.gpu_type, s.gpus, s.on_loan) for s in servers)
     lendables = lendable if isinstance(lendable, Sequence) else [lendable] * len(jobs)
-    rooms: Dict[Tuple[int, Optional[str], bool, Optional[int]], int] = {}  # (gpus_per_worker, gpu_type, hetero, lendable) -> workers that fit
+    # (gpus_per_worker, gpu_type, hetero, lendable) -> workers that fit
+    rooms: Dict[Tuple[int, Optional[str], bool, Optional[int]], int] = {}
     out = {}
     for job, demand, lend in zip(jobs, demands, lendables):
         key = (job.gpus_per_worker, job.gpu_type, job.hetero, lend)

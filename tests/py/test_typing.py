@@ -50,7 +50,8 @@ def test_mypy_strict_on_package_and_user_script():
 
 
 def test_user_script_runs(tmp_path):
-    spec = importlib.util.spec_from_file_location("user_script", ROOT / "tests/typing/user_script.py")
+    path = ROOT / "tests/typing/user_script.py"
+    spec = importlib.util.spec_from_file_location("user_script", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.main(tmp_path)

@@ -26,7 +26,8 @@ from aryl.typing import AllocationPolicy, ReclaimPolicy, ScenarioName
 def one_epoch() -> aryl.Decision:
     """Schedule once on hand-made records, then return two servers."""
     servers = [aryl.Server("t0"), aryl.Server("i0", "inference", on_loan=True)]
-    jobs = [aryl.Job("a", 2, 1, 3, 3600.0), aryl.Job(7, 8, 1, 1, 600.0, submit_time=5.0)]
+    jobs = [aryl.Job("a", 2, 1, 3, 3600.0),
+            aryl.Job(7, 8, 1, 1, 600.0, submit_time=5.0)]
     policy: AllocationPolicy = "sjf"
     decision = aryl.schedule(jobs, servers, policy=policy, placement="bfd", now=10.0)
     workers: List[aryl.Worker] = decision.apply([])
@@ -45,7 +46,8 @@ def simulate_trace(folder: Path) -> sim.Comparison:
     name: ScenarioName = "basic"
     elastic = sim.scenario(jobs, name, seed=2)
     overrides: Dict[str, object] = sim.scenario_config(name)
-    print(f"{len(elastic)} jobs, {sim.describe(elastic)['elastic_share']:.0%} elastic, {overrides}")
+    share = sim.describe(elastic)["elastic_share"]
+    print(f"{len(elastic)} jobs, {share:.0%} elastic, {overrides}")
     cluster = sim.Cluster(training_servers=4, inference_servers=4)
     config = sim.Config(placement="aryl", scaling="imperfect", lend_hold=0.0)
     result = sim.simulate(elastic, cluster, policy="aryl", reclaim="scf",
@@ -55,7 +57,8 @@ def simulate_trace(folder: Path) -> sim.Comparison:
     saved: Path = result.save(folder / "run")
     assert sim.load(saved) == result
     runs: Dict[str, Dict[str, Any]] = {
-        "fifo": {"policy": "fifo"}, "aryl": {"policy": "aryl", "config": {"headroom": 0.1}},
+        "fifo": {"policy": "fifo"},
+        "aryl": {"policy": "aryl", "config": {"headroom": 0.1}},
     }
     comparison = sim.compare(elastic, cluster, runs, inference_load=load)
     table: pd.DataFrame = comparison.table
@@ -77,7 +80,8 @@ def main(folder: Path) -> None:
     decision = one_epoch()
     comparison = simulate_trace(folder)
     curve = agent_curve()
-    sizing = sim.size_cluster(traces.to_jobs(traces.synthetic(days=1, jobs=30)[0]), max_runs=12)
+    small = traces.to_jobs(traces.synthetic(days=1, jobs=30)[0])
+    sizing = sim.size_cluster(small, max_runs=12)
     print(decision.allocation, comparison.shape, len(curve), sizing.training_servers)
 
 

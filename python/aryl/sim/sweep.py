@@ -34,6 +34,7 @@ import os
 import sys
 import time
 import warnings
+from concurrent.futures import Future
 from pathlib import Path
 from typing import (
     Any,
@@ -241,6 +242,10 @@ def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Tuple[
 Todo = Tuple[int, Dict[str, Any]]  # (row number, point)
 
 
+#: Submits one point to an executor.
+Submit = Callable[[Mapping[str, Any]], "Future[Tuple[Result, float]]"]
+
+
 def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int,
                check: bool) -> Iterator[Tuple[int, Result, float]]:
     if engine == "serial":
@@ -252,7 +257,7 @@ def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers:
 
     if engine == "threads":
         pool: cf.Executor = cf.ThreadPoolExecutor(workers)
-        submit: Callable[[Mapping[str, Any]], cf.Future[Tuple[Result, float]]] = lambda point: pool.submit(_timed, point, traces[_trace(point)], check)  # noqa: E731
+        submit: Submit = lambda point: pool.submit(_timed, point, traces[_trace(point)], check)  # noqa: E731
     else:
         pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                       initializer=_init_worker, initargs=(traces,))
