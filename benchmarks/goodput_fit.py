@@ -15,13 +15,14 @@ Run: python benchmarks/goodput_fit.py
 
 from __future__ import annotations
 
-import numpy as np
+from functools import partial
 
+import numpy as np
 from _common import fmt_time, machine, median_seconds, table
+from reference import goodput as ref
 
 from aryl import _core
 from aryl.traces import POLLUX_APPLICATIONS, pollux_application
-from reference import goodput as ref
 
 COLUMNS = ("num_nodes", "num_replicas", "atomic_bsz", "accum_time", "step_time")
 
@@ -44,9 +45,9 @@ def main() -> None:
         place = np.arange(len(profile["step_time"])) < n_place
         scal = ~place
         fit = _core.fit_perf_params(*cols)
-        seconds = median_seconds(lambda: _core.fit_perf_params(*cols), repeat=5, min_total=0.1)
+        seconds = median_seconds(partial(_core.fit_perf_params, *cols), repeat=5, min_total=0.1)
         ref_params, ref_objective = ref.fit(*cols)
-        ref_seconds = median_seconds(lambda: ref.fit(*cols), repeat=1, min_total=0.0)
+        ref_seconds = median_seconds(partial(ref.fit, *cols), repeat=1, min_total=0.0)
         small = _core.fit_perf_params(*[c[place] for c in cols])
         rows.append([
             name, f"{n_place} / {int(scal.sum())}",

@@ -15,12 +15,13 @@ Run: python benchmarks/knapsack.py
 from __future__ import annotations
 
 import random
+from functools import partial
 
 from _common import fmt_time, machine, median_seconds, table
+from reference.knapsack import knapsack as reference_knapsack
 
 import aryl
 from aryl import _core
-from reference.knapsack import knapsack as reference_knapsack
 
 
 def elastic_groups(jobs: int, items: int, seed: int):
@@ -55,11 +56,11 @@ def main() -> None:
         choice = _core.knapsack(groups, capacity)
         assert aryl.knapsack(groups, capacity) == choice
         assert reference_knapsack(groups, capacity) == choice
-        kernel = median_seconds(lambda: _core.knapsack(groups, capacity))
+        kernel = median_seconds(partial(_core.knapsack, groups, capacity))
         # At capacity 0 nothing fits, so this is the cost of converting the lists.
-        convert = median_seconds(lambda: _core.knapsack(groups, 0))
-        public = median_seconds(lambda: aryl.knapsack(groups, capacity), repeat=20)
-        python = median_seconds(lambda: reference_knapsack(groups, capacity), repeat=3, min_total=0)
+        convert = median_seconds(partial(_core.knapsack, groups, 0))
+        public = median_seconds(partial(aryl.knapsack, groups, capacity), repeat=20)
+        python = median_seconds(partial(reference_knapsack, groups, capacity), repeat=3, min_total=0)
         items = sum(map(len, groups))
         used = sum(groups[g][i][0] for g, i in enumerate(choice) if i >= 0)
         rows.append((name, len(groups), items, capacity, fmt_time(kernel), fmt_time(convert), fmt_time(public),

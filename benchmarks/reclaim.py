@@ -15,15 +15,16 @@ Run: python benchmarks/reclaim.py
 from __future__ import annotations
 
 import random
+from functools import partial
 
 from _common import fmt_time, machine, median_seconds, table
+from instances import random_loaned_cluster
+from reference.reclaim import aryl_reclaim
 
 import aryl
 from aryl import _core
 from aryl.demo import ITP_GPU_MIX
 from aryl.model import State
-from instances import random_loaned_cluster
-from reference.reclaim import aryl_reclaim
 
 
 def big_cluster(loaned: int = 1000, training: int = 300, jobs: int = 3000, seed: int = 1):
@@ -67,10 +68,10 @@ def speed() -> str:
     mins = [j.min_workers for j in jobs]
     rows = []
     for n in (1, 10, 100, 300):
-        kernel = median_seconds(lambda: _core.reclaim(state.core, n, "aryl"))
+        kernel = median_seconds(partial(_core.reclaim, state.core, n, "aryl"))
         build = median_seconds(lambda: State.build(servers, jobs, workers), repeat=5)
-        api = median_seconds(lambda: aryl.reclaim(servers, jobs, workers, n), repeat=5)
-        python = median_seconds(lambda: aryl_reclaim(on_loan, pairs, mins, n), repeat=1, min_total=0)
+        api = median_seconds(partial(aryl.reclaim, servers, jobs, workers, n), repeat=5)
+        python = median_seconds(partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=1, min_total=0)
         plan = _core.reclaim(state.core, n, "aryl")
         assert list(plan.servers) == aryl_reclaim(on_loan, pairs, mins, n)[0]
         rows.append((n, fmt_time(kernel), fmt_time(build), fmt_time(api), fmt_time(python),

@@ -12,15 +12,16 @@ Run: python benchmarks/schedule.py
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import knapsack as knapsack_benchmark
 from _common import fmt_time, median_seconds, table
+from reference.schedule import schedule as reference_schedule
 
 import aryl
 from aryl import _core
 from aryl.demo import ITP_GPU_MIX
 from aryl.model import State
-from reference.schedule import schedule as reference_schedule
 
 
 def queued_jobs(n: int = 2000, seed: int = 2):
@@ -43,7 +44,7 @@ def epoch() -> str:
     state = State.build(servers, jobs, [])
     rows = []
     for policy in aryl.scheduling.POLICIES:
-        kernel = median_seconds(lambda: _core.schedule(state.core, policy), repeat=10)
+        kernel = median_seconds(partial(_core.schedule, state.core, policy), repeat=10)
         decision = aryl.schedule(jobs, servers, policy=policy)
         rows.append((policy, fmt_time(kernel), len(jobs) - len(decision.pending),
                      sum(decision.allocation.values()), len(decision.start)))

@@ -5,21 +5,27 @@ preemptions) and elastic scaling, after *Aryl: An Elastic Cluster Scheduler for
 Deep Learning*. The algorithms run in a compiled C++ core (``aryl._core``).
 """
 
+from types import ModuleType
+from typing import TYPE_CHECKING, List
+
 try:
-    from . import _core
+    from . import _core  # noqa: F401 - imported to fail early, with a hint
 except ImportError as exc:  # pragma: no cover - only without a build
     raise ImportError(
         "aryl's compiled core (aryl._core) could not be imported. Was the package "
         "built? Install it with `pip install .` (see README: `bash scripts/setup`)."
     ) from exc
 
-from .packing import knapsack
+from ._version import __version__
 from .jobtable import JobTable
 from .model import Job, Server, Worker
+from .packing import knapsack
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
 
-from ._version import __version__
+if TYPE_CHECKING:  # type checkers see the lazy subpackages as plain imports
+    from . import plot, sim, traces
+
 __all__ = [
     "Decision", "Job", "JobTable", "ReclaimPlan", "Server", "Worker",
     "knapsack", "plot", "reclaim", "schedule", "sim", "traces", "__version__",
@@ -29,7 +35,7 @@ __all__ = [
 _LAZY = ("plot", "sim", "traces")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     """``aryl.sim``, ``aryl.plot`` and ``aryl.traces`` after a bare ``import aryl``."""
     if name in _LAZY:
         import importlib
@@ -38,6 +44,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> List[str]:
     """The module's names, the lazy subpackages included."""
     return sorted(set(globals()) | set(_LAZY))

@@ -14,6 +14,7 @@ import random
 from typing import Dict, List, Optional, Tuple
 
 from .model import Job, Server, Worker
+from .typing import Id
 
 #: (GPUs, share of jobs) in the ITP cluster04 trace (python/aryl/data/README.md).
 ITP_GPU_MIX = [(1, 0.755), (2, 0.008), (4, 0.034), (8, 0.176), (16, 0.012), (32, 0.016)]
@@ -50,10 +51,10 @@ def loaned_cluster(
     return servers, jobs, workers
 
 
-def _fit(candidates: List[str], free: Dict[str, int], d: int, n: int,
-         rng: random.Random) -> Optional[List[str]]:
+def _fit(candidates: List[Id], free: Dict[Id, int], d: int, n: int,
+         rng: random.Random) -> Optional[List[Id]]:
     """Place n workers of d GPUs tightest-fit first, updating ``free``; None if they don't fit."""
-    chosen = []
+    chosen: List[Id] = []
     for _ in range(n):
         fits = [s for s in candidates if free[s] >= d]
         if not fits:

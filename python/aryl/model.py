@@ -14,15 +14,29 @@ import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Optional, Sequence, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Type,
+    TypeVar,
+    Union,
+    get_args,
+)
 
 from . import _core
+from .typing import Id, Pool
 
-Id = Hashable
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: GPU type of a server when none is given, by pool (the paper's testbed).
 DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
-POOLS = ("training", "inference")
+POOLS = get_args(Pool)
 
 
 def _integer(value: Any, what: str) -> int:
@@ -30,9 +44,9 @@ def _integer(value: Any, what: str) -> int:
         raise ValueError(f"{what} must be an integer, got {value!r}")
     if isinstance(value, numbers.Integral):
         return int(value)
-    if not math.isfinite(value) or value != int(value):
+    if not math.isfinite(value) or value != int(float(value)):
         raise ValueError(f"{what} must be an integer, got {value!r}")
-    return int(value)
+    return int(float(value))
 
 
 def _real(value: Any, what: str) -> float:
@@ -70,9 +84,10 @@ class Server:
     """
 
     id: Id
-    pool: str = "training"
+    pool: Pool = "training"
     gpus: int = 8
-    gpu_type: Optional[str] = None
+    # None (the default): the pool's type, filled in by __post_init__.
+    gpu_type: str = None  # type: ignore[assignment]
     on_loan: bool = False
 
     def __post_init__(self) -> None:
@@ -107,11 +122,13 @@ class Job:
     max_workers: int
     duration: float
     submit_time: float = 0.0
-    estimated_duration: Optional[float] = None
+    # None (the default) stands for duration / max_workers; __post_init__ puts the
+    # number in, so readers always see one, as the annotations say.
+    estimated_duration: float = None  # type: ignore[assignment]
     gpu_type: Optional[str] = None
     checkpoint: bool = True
     hetero: bool = False
-    reference_workers: Optional[int] = None
+    reference_workers: int = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         what = f"job {self.id!r}"
@@ -162,16 +179,18 @@ class Worker:
         object.__setattr__(self, "flexible", _flag(self.flexible, f"{what}: flexible"))
 
 
-Records = Union[Iterable[Any], "pandas.DataFrame"]  # noqa: F821
+#: Records as a public function takes them: instances, dicts or a DataFrame.
+Records = Union[Iterable[Any], "pd.DataFrame"]
+R = TypeVar("R")
 
 
-def as_records(records: Records, cls: type, what: str) -> list:
+def as_records(records: Records, cls: Type[R], what: str) -> List[R]:
     """``records`` as a list of ``cls`` instances, from instances, dicts or a DataFrame."""
     if hasattr(records, "to_dict") and hasattr(records, "columns"):
         records = records.to_dict("records")
     if isinstance(records, (str, bytes, dict)):
         raise ValueError(f"{what}s must be a list of records or a DataFrame, got {type(records).__name__}")
-    out = []
+    out: List[R] = []
     for i, r in enumerate(records):
         if isinstance(r, cls):
             out.append(r)
@@ -182,20 +201,21 @@ def as_records(records: Records, cls: type, what: str) -> list:
     return out
 
 
-def _from_dict(record: dict, cls: type, what: str) -> Any:
-    fields = {f.name for f in dataclasses.fields(cls)}
+def _from_dict(record: Dict[str, Any], cls: Type[R], what: str) -> R:
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(record) - fields, key=str)
     if unknown:
         raise ValueError(f"{what}: unknown field(s) {unknown}; expected some of {sorted(fields)}")
-    required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+    required = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+                if f.default is dataclasses.MISSING]
     missing = [name for name in required if name not in record]
     if missing:
         raise ValueError(f"{what}: missing field(s) {missing}")
     return cls(**record)
 
 
-def _index(ids: Sequence[Id], what: str) -> dict:
-    index: dict = {}
+def _index(ids: Sequence[Id], what: str) -> Dict[Id, int]:
+    index: Dict[Id, int] = {}
     for i, id_ in enumerate(ids):
         if id_ in index:
             raise ValueError(f"duplicate {what} id {id_!r}")
@@ -207,15 +227,15 @@ def _index(ids: Sequence[Id], what: str) -> dict:
 class State:
     """A validated-to-convert snapshot: the records, their id maps and the core state."""
 
-    servers: list
-    jobs: list
-    workers: list
-    server_index: dict
-    job_index: dict
-    core: Any
+    servers: List[Server]
+    jobs: List[Job]
+    workers: List[Worker]
+    server_index: Dict[Id, int]
+    job_index: Dict[Id, int]
+    core: _core.ClusterState
 
     @classmethod
-    def build(cls, servers: Records, jobs: Records, workers: Records = ()) -> "State":
+    def build(cls, servers: Records, jobs: Records, workers: Records = ()) -> State:
         """Convert user input (dataclasses, dicts or DataFrames) to the core's state."""
         servers = as_records(servers, Server, "server")
         jobs = as_records(jobs, Job, "job")
@@ -244,7 +264,8 @@ class State:
         return cls(servers, jobs, workers, server_index, job_index, core)
 
 
-def server_columns(servers: list) -> dict:
+def server_columns(servers: List[Server]) -> Dict[str, List[Any]]:
+    """The servers as the core's columns (ids as str, pool as its index in ``POOLS``)."""
     return {
         "id": [str(s.id) for s in servers],
         "pool": [POOLS.index(s.pool) for s in servers],
@@ -254,7 +275,8 @@ def server_columns(servers: list) -> dict:
     }
 
 
-def job_columns(jobs: list) -> dict:
+def job_columns(jobs: List[Job]) -> Dict[str, List[Any]]:
+    """The jobs as the core's columns (ids as str, "any GPU type" as "")."""
     columns = {
         name: [getattr(j, name) for j in jobs]
         for name in (

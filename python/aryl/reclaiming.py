@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, get_args
 
 from . import _core, validation
 from .model import Records, State
+from .typing import ReclaimPolicy
 
-POLICIES = ("aryl", "scf", "random", "exact")
+POLICIES = get_args(ReclaimPolicy)
 
 
 @dataclass
@@ -24,7 +25,7 @@ class ReclaimPlan:
     returned servers.
     """
 
-    policy: str
+    policy: ReclaimPolicy
     servers: List[Any]
     preempted: List[Any]
     scaled_in: Dict[Any, int] = field(default_factory=dict)
@@ -58,7 +59,7 @@ def reclaim(
     jobs: Records,
     workers: Records,
     n: int,
-    policy: str = "aryl",
+    policy: ReclaimPolicy = "aryl",
     seed: int = 0,
 ) -> ReclaimPlan:
     """Choose ``n`` on-loan inference servers to return to the inference cluster.

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, get_args
 
 from . import _core, validation
 from .model import Job, Records, Server, State, Worker, as_records
+from .typing import AllocationPolicy, Placement
 
-POLICIES = ("aryl", "fifo", "sjf", "gandiva", "afs")
+POLICIES = get_args(AllocationPolicy)
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100.
 DEFAULT_GPU_SPEED = {"V100": 1.0, "T4": 0.25}
-PLACEMENTS = ("aryl", "bfd")
+PLACEMENTS = get_args(Placement)
 
 
 @dataclass
@@ -28,7 +29,7 @@ class Decision:
     of the epoch, are not in ``pending``, and have allocation 0.
     """
 
-    policy: str
+    policy: AllocationPolicy
     start: List[Worker] = field(default_factory=list)
     stop: List[Worker] = field(default_factory=list)
     allocation: Dict[Any, int] = field(default_factory=dict)
@@ -72,9 +73,9 @@ def schedule(
     jobs: Records,
     servers: Records,
     workers: Optional[Records] = None,
-    policy: str = "aryl",
+    policy: AllocationPolicy = "aryl",
     now: Optional[float] = None,
-    placement: str = "aryl",
+    placement: Placement = "aryl",
     backfill: bool = False,
     remaining: Optional[Mapping[Any, float]] = None,
     gpu_speed: Optional[Mapping[str, float]] = None,
@@ -190,9 +191,9 @@ def schedule(
 def _too_wide(jobs: List[Job], servers: List[Server], queued: List[Any]) -> Dict[Any, str]:
     """Queued jobs with a worker wider than every server (the core refuses them outright)."""
     largest = max((s.gpus for s in servers), default=0)
-    queued = set(queued)
+    waiting = set(queued)
     return {j.id: f"a worker needs {j.gpus_per_worker} GPUs, more than any server has ({largest})"
-            for j in jobs if j.id in queued and j.gpus_per_worker > largest}
+            for j in jobs if j.id in waiting and j.gpus_per_worker > largest}
 
 
 def job_curves(state: State, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
@@ -217,7 +218,7 @@ def _remaining(state: State, remaining: Optional[Mapping[Any, float]]) -> List[f
     return fractions
 
 
-def _decision(state: State, raw: Any, policy: str, future: List[Any],
+def _decision(state: State, raw: _core.Decision, policy: AllocationPolicy, future: List[Any],
               unplaceable: Optional[Dict[Any, str]] = None) -> Decision:
     unplaceable = unplaceable or {}
     ids = [j.id for j in state.jobs]

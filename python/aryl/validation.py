@@ -23,11 +23,15 @@ from __future__ import annotations
 import math
 import numbers
 from collections import Counter
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, get_args
 
 import numpy as np
 import pandas as pd
 
+from .typing import Scaling
+
+#: Throughput scalings of jobs without their own curve.
+SCALINGS = get_args(Scaling)
 MIN_INTERVAL_S = 1e-3
 MIN_GPU_SPEED = 1e-3
 MAX_GPU_SPEED = 1e3
@@ -39,10 +43,10 @@ def integer(value: Any, what: str, low: int = 0, high: int = MAX_INT) -> int:
     """``value`` as an int in ``[low, high]``: a Python or NumPy integer, not a bool."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{what} must be an integer, got {value!r}")
-    value = int(value)
-    if not low <= value <= high:
-        raise ValueError(f"{what} must be in [{low}, {high}], got {value}")
-    return value
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError(f"{what} must be in [{low}, {high}], got {number}")
+    return number
 
 
 def seed(value: Any, what: str = "seed") -> int:
@@ -55,11 +59,11 @@ def real(value: Any, what: str, low: float = -math.inf, high: float = math.inf,
     """``value`` as a float in ``[low, high]`` (finite unless ``finite=False``; never NaN)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what} must be a number, got {value!r}")
-    value = float(value)
-    if math.isnan(value) or (finite and math.isinf(value)) or not low <= value <= high:
+    number = float(value)
+    if math.isnan(number) or (finite and math.isinf(number)) or not low <= number <= high:
         bounds = f"in [{low:g}, {high:g}]" if finite else f">= {low:g}"
-        raise ValueError(f"{what} must be a {'finite ' if finite else ''}number {bounds}, got {value!r}")
-    return value
+        raise ValueError(f"{what} must be a {'finite ' if finite else ''}number {bounds}, got {number!r}")
+    return number
 
 
 def flag(value: Any, what: str) -> bool:
@@ -78,7 +82,7 @@ def text(value: Any, what: str, choices: Sequence[str]) -> str:
     return value
 
 
-def gpu_speeds(value: Any) -> dict:
+def gpu_speeds(value: Any) -> Dict[str, float]:
     """``Config.gpu_speed``: a mapping of GPU type (str) to a relative speed."""
     if not isinstance(value, Mapping):
         raise TypeError(f"gpu_speed must be a dict of GPU type to relative speed, got {value!r}")
@@ -93,7 +97,7 @@ def gpu_speeds(value: Any) -> dict:
 def check_config(config: Any, placements: Sequence[str]) -> None:
     """Every field of a ``sim.Config``, by type and range (see the module's limits)."""
     text(config.placement, "placement", placements)
-    text(config.scaling, "scaling", ("linear", "imperfect"))
+    text(config.scaling, "scaling", SCALINGS)
     for name in ("backfill", "loaning", "elasticity", "audit"):
         flag(getattr(config, name), name)
     for name in ("schedule_interval", "loan_interval"):
@@ -141,7 +145,7 @@ def check_durations(jobs: Any) -> None:
 
 
 def unplaceable(jobs: Any, demands: Sequence[int], servers: Sequence[Any],
-                lendable: Union[None, int, Sequence[int]] = None) -> dict:
+                lendable: Union[None, int, Sequence[int]] = None) -> Dict[Any, str]:
     """Jobs whose base demand could not be placed even on an empty cluster: id -> reason.
 
     ``jobs``: ``Job`` records or a ``JobTable``; ``demands[i]`` is job i's base demand
@@ -182,10 +186,10 @@ def _lend(value: Any) -> Optional[int]:
     return None if value is None else int(value)
 
 
-def _room(kinds: Counter, d: int, gpu_type: Optional[str], hetero: bool, lendable: Optional[int]) -> int:
+def _room(kinds: Counter[Tuple[str, str, int, bool]], d: int, gpu_type: Optional[str], hetero: bool, lendable: Optional[int]) -> int:
     """Workers of ``d`` GPUs that fit on the usable servers (``unplaceable``'s rule)."""
-    slots: dict = {}
-    loanable: dict = {}
+    slots: Dict[str, int] = {}
+    loanable: Dict[str, List[int]] = {}
     for (pool, server_type, gpus, on_loan), count in kinds.items():
         if gpu_type is not None and server_type != gpu_type:
             continue

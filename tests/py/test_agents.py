@@ -1,6 +1,5 @@
 """aryl.agents: the JobAgent interface and PolluxAgent."""
 
-import numpy as np
 import pytest
 
 import aryl.sim as sim

@@ -4,10 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from reference import goodput as ref
 
 from aryl import _core
 from aryl.traces import POLLUX_APPLICATIONS, pollux_application
-from reference import goodput as ref
 
 
 def random_params(rng):

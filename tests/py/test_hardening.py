@@ -14,13 +14,12 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from instances import random_loaned_cluster
 
 import aryl
 import aryl.sim as sim
 from aryl import _core, traces
 from aryl.model import job_columns, server_columns
-
-from instances import random_loaned_cluster
 
 HEADER = "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n"
 

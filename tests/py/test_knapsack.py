@@ -4,10 +4,10 @@ import random
 
 import numpy as np
 import pytest
+from reference.knapsack import knapsack as reference_knapsack
 
 import aryl
 from aryl import _core
-from reference.knapsack import knapsack as reference_knapsack
 
 PAPER = [[(2, 50)], [(1, 20), (2, 30), (3, 36), (4, 40)]]
 

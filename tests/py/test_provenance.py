@@ -180,8 +180,8 @@ def test_subpackages_after_a_bare_import():
 
 def readme_blocks(heading):
     """The ```python blocks of the README section that starts with ``heading``."""
-    from pathlib import Path
     import re
+    from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = text[text.index(heading):]

@@ -2,12 +2,12 @@ import random
 
 import pandas as pd
 import pytest
+from instances import random_loaned_cluster
+from reference.reclaim import aryl_reclaim
 
 import aryl
 from aryl import _core
 from aryl.model import State
-from instances import random_loaned_cluster
-from reference.reclaim import aryl_reclaim
 
 
 def test_paper_example_costs_are_the_server_fractions(paper_example):

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 import aryl
-from aryl.sim.scenarios import (SCENARIOS, apply_prediction_error, describe, scenario,
-                                scenario_config)
+from aryl.sim.scenarios import (
+    SCENARIOS,
+    apply_prediction_error,
+    describe,
+    scenario,
+    scenario_config,
+)
 
 
 def itp_like(n=500, seed=1):

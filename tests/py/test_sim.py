@@ -1,7 +1,5 @@
-import math
 import random
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -3,9 +3,9 @@
 import random
 
 import pytest
+from reference.tiresias import tiresias_round as reference
 
 from aryl import _core
-from reference.tiresias import tiresias_round as reference
 
 HOUR = 3600.0
 

@@ -10,11 +10,20 @@ import pandas as pd
 import pytest
 
 import aryl
-from aryl.traces import (
-    GPU_SECONDS_PER_JOB, TraceError, extend_load, load_default, loanable_servers, read_jobs,
-    read_load, rescale_load, synthetic, to_jobs, worker_split,
-)
 from aryl.sim import Cluster, simulate
+from aryl.traces import (
+    GPU_SECONDS_PER_JOB,
+    TraceError,
+    extend_load,
+    load_default,
+    loanable_servers,
+    read_jobs,
+    read_load,
+    rescale_load,
+    synthetic,
+    to_jobs,
+    worker_split,
+)
 
 HEADER = "job_id,submit_time_s,num_gpus,duration_s,gpu_type,user\n"
 GOOD = HEADER + "a,0,1,100,unknown,u1\nb,10,8,3600,V100,u2\nc,10,12,50.5,,u3\n"

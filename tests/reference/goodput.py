@@ -9,7 +9,7 @@ everything else should agree to rounding.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 import scipy.optimize
@@ -162,7 +162,7 @@ def measured_step_time(placements, placement, local_bsz):
             float(np.interp(local_bsz, x, rows["sync_time"])))
 
 
-def grad_stats(validation: Dict[int, "object"], batch, epoch):
+def grad_stats(validation: Dict[int, object], batch, epoch):
     sizes = sorted(validation)
     lower = max(b for b in sizes if b <= batch)
     upper = min(b for b in sizes if b >= batch)

@@ -83,7 +83,7 @@ class PolluxAgent(JobAgent):
                                          self.batch_size or 0.0)
 
     @classmethod
-    def for_application(cls, application: Any, *, batch_size: Optional[float] = None) -> "PolluxAgent":
+    def for_application(cls, application: Any, *, batch_size: Optional[float] = None) -> PolluxAgent:
         """An agent with an application's batch limits (an ``aryl.traces.PolluxApplication``
         or its name among the embedded ones)."""
         if isinstance(application, str):
@@ -94,9 +94,13 @@ class PolluxAgent(JobAgent):
 
     # -- observing -------------------------------------------------------------------------
 
-    def observe(self, num_nodes: int, num_replicas: int, atomic_bsz: int, step_time: float,
-                sync_time: float, *, grad_sqr: Optional[float] = None,
-                grad_var: Optional[float] = None) -> bool:
+    # The only statistics Pollux keeps are named (any other is a TypeError), so this
+    # narrows JobAgent.observe's **statistics on purpose.
+    def observe(  # type: ignore[override]
+        self, num_nodes: int, num_replicas: int, atomic_bsz: int, step_time: float,
+        sync_time: float, *, grad_sqr: Optional[float] = None,
+        grad_var: Optional[float] = None,
+    ) -> bool:
         """Record a measured step (and the current gradient statistics).
 
         ``step_time`` is one whole step, ``sync_time`` its synchronisation part
@@ -132,7 +136,8 @@ class PolluxAgent(JobAgent):
     @property
     def grad_params(self) -> Optional[Tuple[float, float]]:
         """The latest ``(grad_sqr, grad_var)`` (``None`` before any)."""
-        return self._job.grad_params
+        latest: Optional[Tuple[float, float]] = self._job.grad_params
+        return latest
 
     @property
     def profile(self) -> pd.DataFrame:

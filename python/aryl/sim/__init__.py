@@ -12,10 +12,23 @@ ablations) as ``simulate`` arguments. Every ``Result`` records what produced it
 """
 
 from .comparison import Comparison
-from .paper import BASELINE, LOANING_ROWS, ORDERINGS, check_orderings, paper_runs, speedups
+from .paper import (
+    BASELINE,
+    LOANING_ROWS,
+    ORDERINGS,
+    check_orderings,
+    paper_runs,
+    speedups,
+)
 from .provenance import Provenance
-from .result import InvariantError, Result, SUMMARY_KEYS
-from .scenarios import SCENARIOS, apply_prediction_error, describe, scenario, scenario_config
+from .result import SUMMARY_KEYS, InvariantError, Result
+from .scenarios import (
+    SCENARIOS,
+    apply_prediction_error,
+    describe,
+    scenario,
+    scenario_config,
+)
 from .simulation import Cluster, Config, compare, simulate
 from .sizing import Sizing, size_cluster
 from .storage import load

@@ -23,11 +23,11 @@ class Comparison(pd.DataFrame):
     results: Dict[str, Result]
 
     @property
-    def _constructor(self):  # derived frames drop the runs
+    def _constructor(self) -> type[pd.DataFrame]:  # derived frames drop the runs
         return pd.DataFrame
 
     @classmethod
-    def of(cls, table: pd.DataFrame, results: Dict[str, Result]) -> "Comparison":
+    def of(cls, table: pd.DataFrame, results: Dict[str, Result]) -> Comparison:
         """``table`` (one row per name of ``results``) with ``results`` attached."""
         out = cls(table)
         out.results = dict(results)

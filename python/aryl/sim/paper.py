@@ -40,7 +40,8 @@ from typing import Any, Dict, Mapping, Optional
 import pandas as pd
 
 from ..model import Records
-from .scenarios import scenario, scenario_config
+from ..typing import AllocationPolicy, ScenarioName, SimulationReclaimPolicy
+from .scenarios import SCENARIOS, scenario, scenario_config
 
 #: Name of the first row, the Baseline every speed-up is measured against.
 BASELINE = "Baseline (FIFO)"
@@ -79,22 +80,22 @@ def paper_runs(jobs: Records, load: Any = None, seed: int = 0, config: Optional[
         Row name -> ``dict(jobs=..., policy=..., reclaim=..., inference_load=..., config=...,
         seed=...)``; the first row is the Baseline every speed-up is measured against.
     """
-    options = dict(seed=seed, elastic_gpu_share=elastic_gpu_share, hetero_share=hetero_share,
-                   checkpoint=checkpoint)
-    sets = {name: scenario(jobs, name, **options) for name in ("baseline", "basic", "advanced", "ideal")}
+    sets = {name: scenario(jobs, name, seed, elastic_gpu_share, hetero_share, checkpoint)
+            for name in SCENARIOS}
     common = dict(config or {})
 
-    def row(jobs_of: str, policy: str, reclaim: str = "aryl", **overrides: Any) -> Dict[str, Any]:
+    def row(jobs_of: ScenarioName, policy: AllocationPolicy,
+            reclaim: SimulationReclaimPolicy = "aryl", **overrides: Any) -> Dict[str, Any]:
         settings = {**common, **overrides}
         return dict(jobs=sets[jobs_of], policy=policy, reclaim=reclaim, inference_load=load,
                     config=settings, seed=seed)
 
-    def aryl(name: str, **overrides: Any) -> Dict[str, Any]:
+    def aryl(name: ScenarioName, **overrides: Any) -> Dict[str, Any]:
         preset = scenario_config(name)
         preset.pop("policy")
         return row(name, "aryl", **{**preset, **overrides})
 
-    no_loan = {"loaning": False}
+    no_loan: Dict[str, Any] = {"loaning": False}
     runs = {
         BASELINE: row("baseline", "fifo", **no_loan),
         "Aryl Basic": aryl("basic"),
@@ -125,10 +126,10 @@ def speedups(summaries: Mapping[str, Mapping[str, float]], baseline: str = BASEL
     there is no such row.
     """
     table = pd.DataFrame({name: dict(s) for name, s in summaries.items()}).T
-    base = table.loc[baseline] if baseline in table.index else table.iloc[0]
+    base = baseline if baseline in table.index else table.index[0]
     for column, key in (("speed-up JCT", "jct_mean"), ("speed-up queue", "queuing_mean")):
         mean = table[key].astype(float)
-        table[column] = float(base[key]) / mean.where(mean > 0)
+        table[column] = float(mean[base]) / mean.where(mean > 0)
     return table
 
 

@@ -135,10 +135,11 @@ class Provenance:
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict (``from_dict`` reverses it exactly)."""
-        return _jsonable(dataclasses.asdict(self))
+        plain: Dict[str, Any] = _jsonable(dataclasses.asdict(self))
+        return plain
 
     @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "Provenance":
+    def from_dict(cls, data: Dict[str, Any]) -> Provenance:
         """The ``Provenance`` of ``to_dict``'s output."""
         names = {f.name for f in dataclasses.fields(cls)}
         config = dict(data.get("config", {}))

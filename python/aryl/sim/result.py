@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ class Result:
     capacity: Dict[str, int]
     label: str = ""
     violations: List[str] = field(default_factory=list)
-    provenance: Optional["Provenance"] = None
+    provenance: Optional[Provenance] = None
 
     def summary(self) -> Dict[str, float]:
         """The paper's metrics: times in seconds, ratios in [0, 1]."""
@@ -76,7 +77,7 @@ class Result:
         out["jobs_unfinished"] = len(self.jobs) - out["jobs_finished"]
         return out
 
-    def check(self) -> "Result":
+    def check(self) -> Result:
         """Raise ``InvariantError`` if any invariant failed; returns ``self`` otherwise.
 
         Checked: the engine's own audit (if run with ``audit=True``: no server
@@ -106,7 +107,7 @@ class Result:
             raise InvariantError("; ".join(problems))
         return self
 
-    def save(self, path: Union[str, "os.PathLike[str]"]) -> "os.PathLike[str]":
+    def save(self, path: Union[str, os.PathLike[str]]) -> Path:
         """Write this run to the folder ``path`` (Parquet tables + JSON); returns the path.
 
         ``aryl.sim.load(path)`` reads it back equal (see ``aryl.sim.storage``).
@@ -137,7 +138,8 @@ class Result:
     def _repr_html_(self) -> str:
         from .._display import LABELS, html_table, metric
 
-        rows = [(LABELS.get(k, k), metric(k, v)) for k, v in self.summary().items()]
+        rows: List[Tuple[str, Any]] = [(LABELS.get(k, k), metric(k, v))
+                                       for k, v in self.summary().items()]
         p = self.provenance
         if p is not None:
             rows += [("jobs", f"{p.jobs:,}"), ("policy / reclaim", f"{p.policy} / {p.reclaim}"),

@@ -53,14 +53,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Dict
+from typing import Any, Dict, get_args
 
 import numpy as np
 
 from aryl.jobtable import JobTable
 from aryl.model import Records
+from aryl.typing import ScenarioName
 
-SCENARIOS = ("baseline", "basic", "advanced", "ideal")
+SCENARIOS = get_args(ScenarioName)
 
 _CONFIG = {
     "baseline": {"policy": "fifo", "loaning": False},
@@ -83,7 +84,9 @@ def _count(share: float, n: int, what: str) -> int:
 
 def _gpu_time(jobs: JobTable) -> np.ndarray:
     """GPU-seconds of each job at the worker count ``duration`` was measured at."""
-    return jobs.column("duration") * jobs.column("gpus_per_worker") * jobs.column("reference_workers")
+    time: np.ndarray = jobs.column("duration") * jobs.column("gpus_per_worker")
+    time = time * jobs.column("reference_workers")
+    return time
 
 
 def _inelastic(jobs: JobTable, checkpoint: bool) -> JobTable:
@@ -128,7 +131,7 @@ def _elastic_draw(jobs: JobTable, target: float, rng: np.random.Generator, name:
     return candidates[order[:taken]]
 
 
-def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float = 0.36,
+def scenario(jobs: Records, name: ScenarioName, seed: int = 0, elastic_gpu_share: float = 0.36,
              hetero_share: float = 0.10, checkpoint: bool = True) -> JobTable:
     """The jobs of preset ``name`` (see the module docstring for the exact rules).
 
@@ -176,7 +179,7 @@ def scenario(jobs: Records, name: str, seed: int = 0, elastic_gpu_share: float =
     return out
 
 
-def scenario_config(name: str) -> Dict[str, Any]:
+def scenario_config(name: ScenarioName) -> Dict[str, Any]:
     """Simulator settings preset ``name`` implies (a new dict of ``Config`` overrides).
 
     ``baseline``: FIFO without loaning; ``basic`` and ``advanced``: the aryl policy with

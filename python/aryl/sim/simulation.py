@@ -5,18 +5,41 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    get_args,
+)
 
 import numpy as np
 import pandas as pd
 
 from .. import _core, validation
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
-from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..jobtable import JobTable
 from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
+from ..typing import (
+    GoodputPolicy,
+    Placement,
+    Scaling,
+    SimulationPolicy,
+    SimulationReclaimPolicy,
+)
 from .comparison import Comparison
-from .provenance import Provenance, aryl_version, extend_to_jobs, fingerprint_jobs, fingerprint_load
+from .provenance import (
+    Provenance,
+    aryl_version,
+    extend_to_jobs,
+    fingerprint_jobs,
+    fingerprint_load,
+)
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 
@@ -51,9 +74,9 @@ class Config:
     demotes a job to its second queue (16 GPU-hours, the artifact's).
     """
 
-    placement: str = "aryl"
+    placement: Placement = "aryl"
     backfill: bool = False
-    scaling: str = "linear"
+    scaling: Scaling = "linear"
     schedule_interval: float = 60.0
     loan_interval: float = 300.0
     restart_overhead: float = 63.0
@@ -71,7 +94,9 @@ class Config:
 
 
 #: Allocation policies of goodput-driven (Pollux workload) runs.
-GOODPUT_POLICIES = ("tiresias",)
+GOODPUT_POLICIES = get_args(GoodputPolicy)
+#: Reclaim policies the simulator runs.
+RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
 
 
 @dataclass
@@ -95,8 +120,8 @@ class Cluster:
 def simulate(
     jobs: Records,
     cluster: Union[Cluster, Records],
-    policy: str = "aryl",
-    reclaim: str = "aryl",
+    policy: SimulationPolicy = "aryl",
+    reclaim: SimulationReclaimPolicy = "aryl",
     inference_load: Any = None,
     config: Union[Config, Mapping[str, Any], None] = None,
     seed: int = 0,
@@ -157,14 +182,14 @@ def simulate(
     seed = validation.seed(seed)
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
-    if _is_pollux_workload(jobs):
+    if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
         return _simulate_pollux(jobs, cluster, policy, config, progress, label)
     if policy in GOODPUT_POLICIES:
         raise ValueError(f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
                          "(aryl.traces.read_pollux_workload)")
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
-    if reclaim not in RECLAIM_POLICIES or reclaim == "exact":
+    if reclaim not in RECLAIM_POLICIES:
         raise ValueError(f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random")
     if config.placement not in PLACEMENTS:
         raise ValueError(f"unknown placement {config.placement!r}; expected aryl or bfd")
@@ -328,7 +353,7 @@ def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
     return Config(**config)
 
 
-def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> dict:
+def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> Dict[str, Any]:
     return {
         "policy": policy, "reclaim": reclaim, "placement": config.placement,
         "backfill": bool(config.backfill), "scaling": config.scaling,
@@ -371,7 +396,7 @@ def _load_integral(times: List[float], loads: List[float], end: float) -> float:
     return float(np.sum(np.asarray(loads, dtype=float) * np.diff(edges)))
 
 
-def _result(servers: List[Server], ids: np.ndarray, submit: np.ndarray, raw: dict,
+def _result(servers: List[Server], ids: np.ndarray, submit: np.ndarray, raw: Dict[str, Any],
             label: str) -> Result:
     start, finish = raw["start_time"], raw["finish_time"]
     types = {p: "+".join(sorted({s.gpu_type for s in servers if s.pool == p})) for p in ("training", "inference")}

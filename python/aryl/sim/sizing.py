@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -165,7 +165,8 @@ def size_cluster(
     return Sizing(Cluster(best, n_inference, gpus_per_server), evaluated[best], utilisation, evaluated)
 
 
-def _bracket(use, guess: int, floor: int, target: float):
+def _bracket(use: Callable[[int], float], guess: int, floor: int,
+             target: float) -> Tuple[int, int]:
     """(lo, hi) with use(lo) > target >= use(hi) and lo < hi, or (floor - 1, floor)."""
     step = max(1, guess // 16)
     if use(guess) > target:

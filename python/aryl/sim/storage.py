@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Dict, Union
 
 import pandas as pd
 
@@ -32,7 +32,7 @@ def _parquet() -> None:
         raise ImportError("saving and loading results needs pyarrow: pip install pyarrow") from exc
 
 
-def save(result: Result, path: Union[str, os.PathLike]) -> Path:
+def save(result: Result, path: Union[str, os.PathLike[str]]) -> Path:
     """Write ``result`` to the folder ``path`` (created; an existing result there is replaced).
 
     Returns the folder's path. Ids of mixed types (ints and strings in one run) are kept
@@ -44,7 +44,7 @@ def save(result: Result, path: Union[str, os.PathLike]) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         jobs = result.jobs
-        meta: dict = {"format": FORMAT}
+        meta: Dict[str, Any] = {"format": FORMAT}
         if jobs["id"].dtype == object and len({type(i) for i in jobs["id"]}) > 1:
             meta["ids"] = list(jobs["id"])
             jobs = jobs.assign(id=jobs["id"].map(str))
@@ -66,7 +66,7 @@ def save(result: Result, path: Union[str, os.PathLike]) -> Path:
     return path
 
 
-def load(path: Union[str, os.PathLike]) -> Result:
+def load(path: Union[str, os.PathLike[str]]) -> Result:
     """The ``Result`` saved in the folder ``path`` by ``Result.save`` (or ``save``)."""
     _parquet()
     path = Path(path)

@@ -34,8 +34,21 @@ import os
 import sys
 import time
 import warnings
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    get_args,
+)
 
 import numpy as np
 import pandas as pd
@@ -43,6 +56,7 @@ import pandas as pd
 from ..jobtable import JobTable
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import PLACEMENTS, POLICIES
+from ..typing import SweepEngine
 from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
 from .result import SUMMARY_KEYS, Result
 from .scenarios import SCENARIOS, scenario, scenario_config
@@ -64,7 +78,7 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "any_type_share": (0.21, "share of unknown-type jobs that may run on any GPU type"),
 }
 _CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(Config))
-ENGINES = ("auto", "ray", "processes", "threads", "serial")
+ENGINES = get_args(SweepEngine)
 Trace = Tuple[Any, Any]  # (job frame or list of Jobs, load frame / pairs / None)
 
 
@@ -202,7 +216,8 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
 
 
 def _jsonable_point(point: Mapping[str, Any]) -> Dict[str, Any]:
-    return json.loads(json.dumps(dict(point), default=repr))
+    jsonable: Dict[str, Any] = json.loads(json.dumps(dict(point), default=repr))
+    return jsonable
 
 
 # ---- engines -------------------------------------------------------------------------------
@@ -227,6 +242,10 @@ def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Tuple[
 Todo = Tuple[int, Dict[str, Any]]  # (row number, point)
 
 
+#: Submits one point to an executor.
+Submit = Callable[[Mapping[str, Any]], "Future[Tuple[Result, float]]"]
+
+
 def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int,
                check: bool) -> Iterator[Tuple[int, Result, float]]:
     if engine == "serial":
@@ -238,7 +257,7 @@ def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers:
 
     if engine == "threads":
         pool: cf.Executor = cf.ThreadPoolExecutor(workers)
-        submit = lambda point: pool.submit(_timed, point, traces[_trace(point)], check)  # noqa: E731
+        submit: Submit = lambda point: pool.submit(_timed, point, traces[_trace(point)], check)  # noqa: E731
     else:
         pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                       initializer=_init_worker, initargs=(traces,))
@@ -254,7 +273,7 @@ def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers:
             raise
 
 
-def _ray(address: Optional[str], workers: int):
+def _ray(address: Optional[str], workers: int) -> Any:
     try:
         import ray
     except ImportError as exc:
@@ -287,7 +306,8 @@ def _run_ray(todo: List[Todo], traces: Dict[str, Trace], address: Optional[str],
 
 
 def _trace(point: Mapping[str, Any]) -> str:
-    return point.get("trace", PARAMETERS["trace"][0])
+    name: str = point.get("trace", PARAMETERS["trace"][0])
+    return name
 
 
 def _engine(engine: str, address: Optional[str]) -> str:
@@ -370,10 +390,10 @@ def sweep(
     grid: Optional[Mapping[str, Sequence[Any]]] = None,
     *,
     traces: Optional[Mapping[str, Trace]] = None,
-    engine: str = "auto",
+    engine: SweepEngine = "auto",
     address: Optional[str] = None,
     workers: Optional[int] = None,
-    cache: Union[bool, str, "os.PathLike[str]"] = True,
+    cache: Union[bool, str, os.PathLike[str]] = True,
     progress: Optional[bool] = None,
     check: bool = True,
 ) -> pd.DataFrame:
@@ -455,11 +475,12 @@ def sweep(
         runs = _run_ray(todo, traces, address, n, check) if which == "ray" else \
             _run_local(todo, traces, which, n, check)
         for i, result, seconds in runs:
-            rows[i] = {**_row(result, keys[i], trace_fps[_trace(points[i])]), "cached": False,
-                       "seconds": seconds}
+            fresh = {**_row(result, keys[i], trace_fps[_trace(points[i])]), "cached": False,
+                     "seconds": seconds}
+            rows[i] = fresh
             if folder is not None:
                 result.save(folder / keys[i])
-                (folder / keys[i] / "row.json").write_text(json.dumps({**rows[i], "cached": None},
+                (folder / keys[i] / "row.json").write_text(json.dumps({**fresh, "cached": None},
                                                                       default=repr) + "\n")
             bar.step()
     for i, row in enumerate(rows):
@@ -478,7 +499,8 @@ def _cached(folder: Optional[Path], key: str) -> Optional[Dict[str, Any]]:
     if folder is None:
         return None
     try:
-        return json.loads((folder / key / "row.json").read_text())
+        row: Dict[str, Any] = json.loads((folder / key / "row.json").read_text())
+        return row
     except (OSError, ValueError):
         return None
 

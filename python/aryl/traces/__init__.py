@@ -33,12 +33,35 @@ Examples
 >>> load = traces.extend_load(traces.rescale_load(load), jobs["submit_time_s"].max())
 """
 
-from .conversion import UNKNOWN_GPU_TYPES, extend_load, loanable_servers, rescale_load, to_jobs, worker_split
+from .conversion import (
+                     UNKNOWN_GPU_TYPES,
+                     extend_load,
+                     loanable_servers,
+                     rescale_load,
+                     to_jobs,
+                     worker_split,
+)
 from .generator import GPU_SECONDS_PER_JOB, synthetic
-from .pollux import (POLLUX_APPLICATIONS, POLLUX_EPOCHS, POLLUX_WORKLOADS, WORKLOAD_COLUMNS,
-                     PolluxApplication, pollux_application, pollux_applications, pollux_workload,
-                     read_pollux_application, read_pollux_workload)
-from .reading import JOB_COLUMNS, LOAD_COLUMNS, TraceError, load_default, read_jobs, read_load
+from .pollux import (
+                     POLLUX_APPLICATIONS,
+                     POLLUX_EPOCHS,
+                     POLLUX_WORKLOADS,
+                     WORKLOAD_COLUMNS,
+                     PolluxApplication,
+                     pollux_application,
+                     pollux_applications,
+                     pollux_workload,
+                     read_pollux_application,
+                     read_pollux_workload,
+)
+from .reading import (
+                     JOB_COLUMNS,
+                     LOAD_COLUMNS,
+                     TraceError,
+                     load_default,
+                     read_jobs,
+                     read_load,
+)
 
 __all__ = [
     "GPU_SECONDS_PER_JOB", "JOB_COLUMNS", "LOAD_COLUMNS", "POLLUX_APPLICATIONS", "POLLUX_EPOCHS",

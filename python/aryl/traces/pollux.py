@@ -6,7 +6,7 @@ import io
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Union
@@ -15,7 +15,16 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
-from .reading import TraceError, _concat, _decoding, _first_problem, _lines, _numbers, _raise_first, _tables
+from .reading import (
+    TraceError,
+    _concat,
+    _decoding,
+    _first_problem,
+    _lines,
+    _numbers,
+    _raise_first,
+    _tables,
+)
 
 #: Columns of a Pollux workload, in order.
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
@@ -69,10 +78,10 @@ class PolluxApplication:
             raise TraceError(f"application {self.name!r}: {exc}") from None
         object.__setattr__(self, "core", core)
 
-    def __copy__(self) -> "PolluxApplication":
+    def __copy__(self) -> PolluxApplication:
         return self  # immutable: pandas deep-copies ``attrs`` on every operation
 
-    def __deepcopy__(self, memo: Any) -> "PolluxApplication":
+    def __deepcopy__(self, memo: Any) -> PolluxApplication:
         return self
 
     @property
@@ -166,7 +175,7 @@ def _embedded() -> Any:
     return files("aryl") / "data" / "pollux"
 
 
-@lru_cache(maxsize=None)
+@cache
 def pollux_application(name: str) -> PolluxApplication:
     """One of the six embedded applications (``POLLUX_APPLICATIONS``), cached."""
     if name not in POLLUX_EPOCHS:

@@ -13,7 +13,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -204,7 +204,7 @@ def _numbers(text: pd.Series, *, integer: bool = False, high: Optional[float] = 
     return values, reasons.astype(object)
 
 
-def _first_problem(table: _Table, reasons: dict) -> Tuple[np.ndarray, List[str]]:
+def _first_problem(table: _Table, reasons: Dict[str, np.ndarray]) -> Tuple[np.ndarray, List[str]]:
     """Rows with a problem and, for each, ``"column: reason"`` of its first one (``row`` for
     a wrong number of fields)."""
     bad = np.zeros(len(table.frame), dtype=bool)
@@ -255,7 +255,9 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
         that goes back in time; a row with the wrong number of fields (or blank); an empty
         or header-only file.
     """
-    kept, dropped, total = [], Counter(), 0
+    kept: List[_Table] = []
+    dropped: Counter[str] = Counter()
+    total = 0
     for chunk in _tables(source, JOB_COLUMNS):
         frame = chunk.frame
         submit, why_submit = _numbers(frame["submit_time_s"], high=MAX_TIME_S)
@@ -297,7 +299,7 @@ def _concat(tables: List[_Table]) -> _Table:
                   np.concatenate([t.shape for t in tables]))
 
 
-def _unique_ids(table: _Table, keep: np.ndarray, drop: bool, dropped: Counter) -> np.ndarray:
+def _unique_ids(table: _Table, keep: np.ndarray, drop: bool, dropped: Counter[str]) -> np.ndarray:
     """``keep`` without the later rows of a repeated ``job_id`` (or the error for the first)."""
     ids = table.frame["job_id"].iloc[keep]
     dup = ids.duplicated(keep="first").to_numpy()
@@ -307,11 +309,12 @@ def _unique_ids(table: _Table, keep: np.ndarray, drop: bool, dropped: Counter) -
         raise TraceError(f"{table.where(int(keep[i]), 'job_id')}: duplicate job_id {ids.iloc[i]!r} "
                          f"(first at row {table.rows[first] + 1})")
     dropped["job_id: duplicate"] += int(dup.sum())
-    return keep[~dup]
+    unique: np.ndarray = keep[~dup]
+    return unique
 
 
 def _in_time_order(table: _Table, submit: np.ndarray, keep: np.ndarray, drop: bool,
-                   dropped: Counter) -> np.ndarray:
+                   dropped: Counter[str]) -> np.ndarray:
     """``keep`` without rows submitted before an earlier kept row (or the error for the first)."""
     times = submit[keep]
     before = np.concatenate([[-np.inf], np.maximum.accumulate(times)[:-1]])
@@ -322,11 +325,12 @@ def _in_time_order(table: _Table, submit: np.ndarray, keep: np.ndarray, drop: bo
                          f"({times[i]:g} after {times[i - 1]:g} at row {table.rows[keep[i - 1]] + 1}); "
                          "job traces must be sorted by submit_time_s")
     dropped["submit_time_s: goes back in time"] += int(back.sum())
-    return keep[~back]
+    in_order: np.ndarray = keep[~back]
+    return in_order
 
 
 def _finish(name: str, rows: int, out: pd.DataFrame, required: Tuple[str, ...],
-            dropped: Counter) -> pd.DataFrame:
+            dropped: Counter[str]) -> pd.DataFrame:
     """Numeric extra columns, attrs, and the drop warning."""
     for column in out.columns.difference(list(required), sort=False):
         try:

@@ -1,0 +1,226 @@
+"""
+aryl's compiled core: the model, reclaim, scheduling, simulation, goodput and Tiresias kernels.
+"""
+from __future__ import annotations
+import collections.abc
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'knapsack', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+class ClusterState:
+    """
+    Servers, jobs and worker placement, as the kernels see them.
+    """
+    def __init__(self, servers: dict, jobs: dict, workers: dict) -> None:
+        """
+        Build and validate from three dicts of equal-length columns (ids and GPU types as strings, pool as 0 = training / 1 = inference, workers by index). Raises ValueError naming the first bad record or column, TypeError for a column of the wrong type.
+        """
+    @property
+    def n_jobs(self) -> int:
+        ...
+    @property
+    def n_servers(self) -> int:
+        ...
+    @property
+    def n_workers(self) -> int:
+        ...
+class ReclaimPlan:
+    """
+    Indices of the servers returned and jobs hit.
+    """
+    @property
+    def collateral_gpus(self) -> int:
+        ...
+    @property
+    def demand_gpus(self) -> int:
+        ...
+    @property
+    def preempted(self) -> list[int]:
+        ...
+    @property
+    def scaled_in(self) -> list[tuple[int, int]]:
+        ...
+    @property
+    def servers(self) -> list[int]:
+        ...
+class GoodputModel:
+    """
+    Throughput, efficiency and goodput of fitted parameters (see aryl.agents.PolluxAgent).
+    """
+    def __init__(self, perf_params: typing.Any, grad_sqr: typing.SupportsFloat | typing.SupportsIndex, grad_var: typing.SupportsFloat | typing.SupportsIndex, init_batch_size: typing.SupportsFloat | typing.SupportsIndex, max_batch_size: typing.SupportsFloat | typing.SupportsIndex, min_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, max_atomic_bsz: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def configure(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex, batch_size: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple:
+        """
+        The batch a job runs (adaptive when batch_size <= 0), capped as the artifact does.
+        """
+    def efficiency(self, batch_size: typing.SupportsFloat | typing.SupportsIndex) -> float:
+        ...
+    def goodput(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex, atomic_bsz: typing.SupportsFloat | typing.SupportsIndex, accum_steps: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    def optimize(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        """
+        (goodput, atomic_bsz, accum_steps, throughput, efficiency) of the best batch.
+        """
+    def speedup(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    def throughput(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex, atomic_bsz: typing.SupportsFloat | typing.SupportsIndex, accum_steps: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    @property
+    def perf_params(self) -> tuple:
+        ...
+class PolluxJobModel:
+    """
+    A Pollux job's profiles, fitted model and batch choice (see aryl.agents.PolluxAgent).
+    """
+    def __init__(self, init_batch_size: typing.SupportsFloat | typing.SupportsIndex, max_batch_size: typing.SupportsFloat | typing.SupportsIndex, min_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, max_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, batch_size: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def batch(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        """
+        (goodput, atomic_bsz, accum_steps, throughput, efficiency) the job runs with.
+        """
+    def model(self) -> GoodputModel:
+        ...
+    def observe(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex, atomic_bsz: typing.SupportsInt | typing.SupportsIndex, step_time: typing.SupportsFloat | typing.SupportsIndex, sync_time: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+        """
+        Record a measured step; True when new and the model was refitted.
+        """
+    def observe_grad(self, grad_sqr: typing.SupportsFloat | typing.SupportsIndex, grad_var: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def profile(self) -> dict:
+        """
+        The profiles as fit columns, in the order first seen.
+        """
+    def speedup(self, num_nodes: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    @property
+    def grad_params(self) -> typing.Any:
+        ...
+    @property
+    def has_model(self) -> bool:
+        ...
+    @property
+    def max_profiled_replicas(self) -> int:
+        ...
+    @property
+    def max_replicas(self) -> int:
+        ...
+    @property
+    def perf_params(self) -> typing.Any:
+        ...
+class Application:
+    """
+    One Pollux application's measured tables.
+    """
+    def __init__(self, name: str, placements: dict, scalability: dict, validation: list, max_epochs: typing.SupportsInt | typing.SupportsIndex = 0, max_local_bsz: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    def epoch_at(self, progress: typing.SupportsFloat | typing.SupportsIndex) -> int:
+        ...
+    def epoch_progress(self, epoch: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    def grad_stats(self, batch_size: typing.SupportsFloat | typing.SupportsIndex, epoch: typing.SupportsInt | typing.SupportsIndex) -> tuple[float, float]:
+        """
+        (grad_sqr, grad_var) at a batch and epoch.
+        """
+    def profile(self) -> dict:
+        """
+        Every measured row as fit columns (num_nodes, num_replicas, atomic_bsz, accum_time, step_time).
+        """
+    def progress_rate(self, placement: typing.Any, atomic_bsz: typing.SupportsInt | typing.SupportsIndex, accum_steps: typing.SupportsInt | typing.SupportsIndex, epoch: typing.SupportsInt | typing.SupportsIndex) -> float:
+        """
+        True progress (M0-equivalent steps) per second.
+        """
+    def step_time(self, placement: typing.Any, local_bsz: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
+        """
+        (step_time, sync_time) of one step.
+        """
+    @property
+    def completion_epoch(self) -> int:
+        ...
+    @property
+    def init_batch_size(self) -> float:
+        ...
+    @property
+    def max_batch_size(self) -> float:
+        ...
+    @property
+    def max_epochs(self) -> int:
+        ...
+    @property
+    def max_local_bsz(self) -> int:
+        ...
+    @property
+    def min_local_bsz(self) -> int:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+class Decision:
+    """
+    Index-based scheduling decision (see aryl.schedule).
+    """
+    @property
+    def allocation(self) -> list[int]:
+        ...
+    @property
+    def pending(self) -> list[int]:
+        ...
+    @property
+    def start(self) -> list:
+        ...
+    @property
+    def stop(self) -> list[int]:
+        ...
+def allocation_placement(allocation: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> list[int]:
+    """
+    GPUs per node of an allocation's consecutive runs ([0, 0, 3] -> [2, 1]).
+    """
+def base_demands(state: ClusterState, policy: typing.Any) -> list[int]:
+    """
+    Workers each job must get to start under `policy` (the kernel's rule).
+    """
+def fit_objective(perf_params: typing.Any, num_nodes: typing.Any, num_replicas: typing.Any, atomic_bsz: typing.Any, accum_time: typing.Any, step_time: typing.Any) -> float:
+    """
+    The fit's objective at perf_params.
+    """
+def fit_perf_params(num_nodes: typing.Any, num_replicas: typing.Any, atomic_bsz: typing.Any, accum_time: typing.Any, step_time: typing.Any) -> dict:
+    """
+    Fit the 7 throughput parameters to profiles (equal-length columns; accum_time = step - sync). Returns {'params', 'objective', 'iterations', 'pinned'}.
+    """
+def fixed_batch(init_batch_size: typing.SupportsFloat | typing.SupportsIndex, max_batch_size: typing.SupportsFloat | typing.SupportsIndex, min_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, max_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex, batch_size: typing.SupportsFloat | typing.SupportsIndex) -> tuple[int, int]:
+    """
+    (atomic_bsz, accum_steps) of a fixed global batch on num_replicas replicas.
+    """
+def knapsack(groups: typing.Any, capacity: typing.Any) -> list[int]:
+    """
+    Multiple-choice knapsack over lists of (weight, value) pairs: per group the chosen item's index or -1 (see aryl.knapsack).
+    """
+def predict_step_time(perf_params: typing.Any, num_nodes: typing.Any, num_replicas: typing.Any, atomic_bsz: typing.Any) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Predicted step time (no accumulation) per (nodes, replicas, atomic batch), as an array.
+    """
+def preemption_costs(state: ClusterState) -> list[float]:
+    """
+    Algorithm 1's preemption cost of each on-loan server, in server order.
+    """
+def reclaim(state: ClusterState, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0) -> ReclaimPlan:
+    """
+    Choose n on-loan servers to return (see aryl.reclaim).
+    """
+def schedule(state: ClusterState, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = []) -> Decision:
+    """
+    One scheduling epoch on a validated state (see aryl.schedule): per-server relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job throughput curves (empty = linear).
+    """
+def simulate(servers: dict, jobs: dict, throughput: typing.Any, load_time: typing.Any, load: typing.Any, config: dict, progress: typing.Any = None, applications: collections.abc.Sequence[Application] = [], job_application: typing.Any = [], job_batch_size: typing.Any = []) -> dict:
+    """
+    Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index of its application and its global batch size.
+    """
+def tiresias_round(gpus: typing.Any, executed_time: typing.Any, allocations: list, queue0: typing.Any, queue1: typing.Any, node_gpus: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex = 57600.0) -> dict:
+    """
+    One Tiresias round (two queues, demotion at threshold GPU-seconds, preemptive): {'queue0', 'queue1', 'running', 'allocations', 'demoted'} with per-job node lists.
+    """
+def validate(state: ClusterState) -> None:
+    """
+    Raise ValueError naming the first bad record of the state.
+    """
+exact_subset_limit: float = 10000000.0
+tiresias_default_threshold: float = 57600.0

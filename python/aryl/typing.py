@@ -1,0 +1,48 @@
+"""Names of the choices aryl's functions take, as ``Literal`` types.
+
+A type checker (mypy, pyright) then rejects a misspelt or unknown name, e.g.
+``aryl.schedule(jobs, servers, policy="FIFO")``, before anything runs; the
+functions still check their arguments at run time (``ValueError``). The tuples
+of valid names the package validates against (``aryl.scheduling.POLICIES`` ...)
+are derived from these types, so the two cannot drift apart.
+
+Use them to annotate your own code::
+
+    from aryl.typing import AllocationPolicy
+
+    def run(policy: AllocationPolicy = "aryl") -> None: ...
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Literal, Union
+
+#: A server or job id: an int or a str (any hashable; ``7`` and ``"7"`` collide).
+Id = Hashable
+
+#: Allocation policies of ``aryl.schedule`` and ``aryl.sim.simulate``.
+AllocationPolicy = Literal["aryl", "fifo", "sjf", "gandiva", "afs"]
+#: Allocation policies of goodput-driven (Pollux workload) simulations.
+GoodputPolicy = Literal["tiresias"]
+#: Any allocation policy ``aryl.sim.simulate`` accepts.
+SimulationPolicy = Union[AllocationPolicy, GoodputPolicy]
+#: Worker placement: aryl's loan-aware best fit, or plain best fit (``"bfd"``).
+Placement = Literal["aryl", "bfd"]
+#: Reclaim policies of ``aryl.reclaim``.
+ReclaimPolicy = Literal["aryl", "scf", "random", "exact"]
+#: Reclaim policies the simulator runs (``"exact"`` is too slow for a whole trace).
+SimulationReclaimPolicy = Literal["aryl", "scf", "random"]
+#: Throughput scaling of jobs without their own curve (``aryl.sim.Config.scaling``).
+Scaling = Literal["linear", "imperfect"]
+#: Scenario presets of ``aryl.sim.scenario``.
+ScenarioName = Literal["baseline", "basic", "advanced", "ideal"]
+#: Server pools.
+Pool = Literal["training", "inference"]
+#: Where ``aryl.sim.sweep`` runs its points.
+SweepEngine = Literal["auto", "ray", "processes", "threads", "serial"]
+
+__all__ = [
+    "AllocationPolicy", "GoodputPolicy", "Id", "Placement", "Pool", "ReclaimPolicy",
+    "Scaling", "ScenarioName", "SimulationPolicy", "SimulationReclaimPolicy",
+    "SweepEngine",
+]
