@@ -58,19 +58,18 @@ def options_table(command: argparse.ArgumentParser) -> list[str]:
     return rows
 
 
-def _section(title: str, command: argparse.ArgumentParser) -> list[str]:
+def _section(title: str, command: argparse.ArgumentParser, extra=()) -> list[str]:
     lines = [f"## `{title}`", ""]
     if command.description:
         lines += [_cell(command._get_formatter()._format_text(command.description)), ""]
     usage = command.format_usage().strip()
-    lines += ["```text", usage, "```", "", *options_table(command), ""]
+    lines += ["```text", usage, "```", "", *extra, *options_table(command), ""]
     return lines
 
 
 def render() -> str:
     """The whole reference: ``aryl`` and each subcommand, usage and argument tables."""
     top = parser()
-    lines = _section("aryl", top)
     commands = subcommands(top)
     helps = {
         a.dest: a.help
@@ -78,10 +77,12 @@ def render() -> str:
         if isinstance(s, argparse._SubParsersAction)
         for a in s._choices_actions
     }
-    lines[2:2] = ["| command | what it does |", "|---|---|"] + [
+    table = ["| command | what it does |", "|---|---|"]
+    table += [
         f"| [`{name}`](#aryl-{name}) | {_cell(helps.get(name) or '')} |"
         for name in commands
-    ] + [""]
+    ]
+    lines = _section("aryl", top, [*table, ""])
     for name, command in commands.items():
         lines += _section(f"aryl {name}", command)
     return "\n".join(lines).rstrip() + "\n"

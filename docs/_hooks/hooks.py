@@ -64,7 +64,7 @@ def _rewrite(target: str, page_uri: str) -> str:
     if repo_path in PAGES:
         page = PAGES[repo_path]
     elif repo_path.startswith("docs/"):
-        page = repo_path[len("docs/"):]
+        page = repo_path[len("docs/") :]
     elif repo_path.startswith("notebooks/"):
         page = repo_path  # docs/notebooks is a link to notebooks/
     else:

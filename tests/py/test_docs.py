@@ -55,17 +55,20 @@ def _tree(tmp_path, files):
 
 @in_checkout
 def test_the_checker_finds_planted_dangling_references(check_refs, tmp_path):
-    files = _tree(tmp_path, {
-        "README.md": "See [the model](docs/model.md) and DESIGN.md §4.\n"
-                     "Data: `python/aryl/data/README.md`; https://x.org/a/b.md\n",
-        "docs/model.md": "Back to [README](../README.md); [gone](../docs/gone.md).\n",
-        "python/aryl/data/README.md": "Licences: `pollux/LICENSE`.\n",
-        "python/aryl/data/pollux/LICENSE": "Apache-2.0\n",
-        "cpp/core/src/sim/rounds.cpp": "// see src/sim/rounds.cpp and sim/missing.hpp\n",
-        "python/aryl/x.py": '"""Reads ../shared/traces/README.md."""\n'
-                            "# the traces: /work/shared/traces/jobs.csv\n"
-                            "# output: aryl-results/summary.csv\n",
-    })
+    files = _tree(
+        tmp_path,
+        {
+            "README.md": "See [the model](docs/model.md) and DESIGN.md §4.\n"
+            "Data: `python/aryl/data/README.md`; https://x.org/a/b.md\n",
+            "docs/model.md": "Back to [README](../README.md); [gone](../docs/gone.md).\n",
+            "python/aryl/data/README.md": "Licences: `pollux/LICENSE`.\n",
+            "python/aryl/data/pollux/LICENSE": "Apache-2.0\n",
+            "cpp/core/src/sim/rounds.cpp": "// see src/sim/rounds.cpp and sim/missing.hpp\n",
+            "python/aryl/x.py": '"""Reads ../shared/traces/README.md."""\n'
+            "# the traces: /work/shared/traces/jobs.csv\n"
+            "# output: aryl-results/summary.csv\n",
+        },
+    )
     found = {(d.source, d.target) for d in check_refs.check(tmp_path, files)}
     assert found == {
         ("README.md", "DESIGN.md"),
@@ -80,8 +83,11 @@ def test_the_checker_finds_planted_dangling_references(check_refs, tmp_path):
 def test_the_checker_exits_nonzero_and_names_the_line(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "README.md").write_text("Intro.\n\nRead DESIGN.md first.\n")
-    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "check-refs"),
-                          str(tmp_path)], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "check-refs"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1
     assert run.stdout == "README.md:3: DESIGN.md is not in the repository\n"
 
@@ -124,8 +130,10 @@ def test_site_links_point_at_the_pages_that_show_the_files():
     hooks = _load("aryl_docs_hooks", ROOT / "docs" / "_hooks" / "hooks.py")
     assert hooks._rewrite("docs/model.md#2-jobs", "index.md") == "model.md#2-jobs"
     assert hooks._rewrite("benchmarks/README.md", "index.md") == "benchmarks.md"
-    assert (hooks._rewrite("notebooks/01-quick-tour.ipynb", "index.md")
-            == "notebooks/01-quick-tour.ipynb")
+    assert (
+        hooks._rewrite("notebooks/01-quick-tour.ipynb", "index.md")
+        == "notebooks/01-quick-tour.ipynb"
+    )
     assert hooks._rewrite("../traces.md", "api/aryl.md") == "../traces.md"
     assert hooks._rewrite("../../README.md", "api/aryl.md") == "../index.md"
     assert hooks._rewrite("https://x.org/a.md", "index.md") == "https://x.org/a.md"
@@ -135,25 +143,49 @@ def test_site_links_point_at_the_pages_that_show_the_files():
 @in_checkout
 def test_sdist_holds_the_package_and_no_build_outputs(tmp_path):
     pytest.importorskip("scikit_build_core")
-    build = ("import sys; from scikit_build_core.build import build_sdist; "
-             "print(build_sdist(sys.argv[1]))")
-    name = subprocess.run([sys.executable, "-c", build, str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout.split()[-1]
+    build = (
+        "import sys; from scikit_build_core.build import build_sdist; "
+        "print(build_sdist(sys.argv[1]))"
+    )
+    name = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[-1]
     with tarfile.open(tmp_path / name) as sdist:
         members = [m.split("/", 1)[1] for m in sdist.getnames() if "/" in m]
-    assert {"pyproject.toml", "CMakeLists.txt", "LICENSE", "README.md",
-            "python/aryl/data/pollux/LICENSE", "python/aryl/data/README.md",
-            "cmake/FetchDeps.cmake"} <= set(members)
-    outputs = ("build/", "wheelhouse/", "dist/", "aryl-results/", ".venv/", "site/",
-               "benchmarks/results/")
+    assert {
+        "pyproject.toml",
+        "CMakeLists.txt",
+        "LICENSE",
+        "README.md",
+        "python/aryl/data/pollux/LICENSE",
+        "python/aryl/data/README.md",
+        "cmake/FetchDeps.cmake",
+    } <= set(members)
+    outputs = (
+        "build/",
+        "wheelhouse/",
+        "dist/",
+        "aryl-results/",
+        ".venv/",
+        "site/",
+        "benchmarks/results/",
+    )
     assert [m for m in members if m.startswith(outputs) or "__pycache__" in m] == []
     assert not any(m.endswith(".so") for m in members)
 
 
 def test_the_package_ships_its_data_with_the_licences():
     data = resources.files("aryl") / "data"
-    for name in ("README.md", "pollux/LICENSE", "itp_cluster04_jobs.csv.gz",
-                 "alibaba2018_cpu_load_5min.csv.gz"):
+    for name in (
+        "README.md",
+        "pollux/LICENSE",
+        "itp_cluster04_jobs.csv.gz",
+        "alibaba2018_cpu_load_5min.csv.gz",
+    ):
         assert (data / name).is_file(), name
     readme = (data / "README.md").read_text()
     assert "MIT" in readme and "CC-BY-4.0" in readme and "Apache-2.0" in readme
