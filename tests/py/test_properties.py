@@ -69,7 +69,7 @@ def test_reclaim(cluster, data):
              for p in ("aryl", "scf", "random", "exact")}
     running = {w.job for w in workers}
     count = Counter(w.job for w in workers)
-    for policy, plan in plans.items():
+    for plan in plans.values():
         assert len(plan.servers) == n == len(set(plan.servers)) and set(plan.servers) <= set(on_loan)
         assert set(plan.preempted) <= running and not set(plan.preempted) & set(plan.scaled_in)
         gone = set(plan.servers)

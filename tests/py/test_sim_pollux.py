@@ -20,7 +20,10 @@ def small_slice(n=24):
     return out
 
 
-def run(workload, cluster=sim.Cluster(4, 0, gpus_per_server=4), **config):
+SMALL_CLUSTER = sim.Cluster(4, 0, gpus_per_server=4)
+
+
+def run(workload, cluster=SMALL_CLUSTER, **config):
     return sim.simulate(workload, cluster, policy="tiresias", config={"audit": True, **config})
 
 
