@@ -60,10 +60,10 @@ def test_the_checker_finds_planted_dangling_references(check_refs, tmp_path):
         {
             "README.md": "See [the model](docs/model.md) and DESIGN.md §4.\n"
             "Data: `python/aryl/data/README.md`; https://x.org/a/b.md\n",
-            "docs/model.md": "Back to [README](../README.md); [gone](../docs/gone.md).\n",
+            "docs/model.md": "[README](../README.md), [gone](../docs/gone.md)\n",
             "python/aryl/data/README.md": "Licences: `pollux/LICENSE`.\n",
             "python/aryl/data/pollux/LICENSE": "Apache-2.0\n",
-            "cpp/core/src/sim/rounds.cpp": "// see src/sim/rounds.cpp and sim/missing.hpp\n",
+            "cpp/core/src/sim/rounds.cpp": "// src/sim/rounds.cpp, sim/missing.hpp\n",
             "python/aryl/x.py": '"""Reads ../shared/traces/README.md."""\n'
             "# the traces: /work/shared/traces/jobs.csv\n"
             "# output: aryl-results/summary.csv\n",
