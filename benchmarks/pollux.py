@@ -28,7 +28,7 @@ from _common import machine, table
 #: Published average JCT (s) per workload, Tiresias at relative job load 1.0.
 PUBLISHED = {1: 2473.65, 2: 5144.96, 3: 3876.26, 4: 3280.26, 5: 3501.01, 6: 3469.69,
              7: 5479.91, 8: 5079.71}
-ARTIFACT_WALL = 17.0  # s per workload, Tiresias, 2-core machine (shared/pollux/README.md)
+ARTIFACT_WALL = 17.0  # s per workload, Tiresias, 2-core machine (the artifact run here)
 
 
 XS, YS = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]

@@ -118,10 +118,10 @@ def schedule(
         If given, queued jobs with ``submit_time > now`` are not yet submitted and
         stay pending.
 
-    Queued jobs whose base demand can never be placed on ``servers`` (wider than
-    every usable server, or needing more workers than the usable servers of one
-    GPU type hold) do not block the epoch: they are reported in
-    ``Decision.unplaceable`` and the others are scheduled.
+        Queued jobs whose base demand can never be placed on ``servers`` (wider
+        than every usable server, or needing more workers than the usable servers
+        of one GPU type hold) do not block the epoch: they are reported in
+        ``Decision.unplaceable`` and the others are scheduled.
     placement
         ``"aryl"``: best fit, elastic jobs preferring on-loan inference servers and
         inelastic ones training servers, base and flexible workers on separate

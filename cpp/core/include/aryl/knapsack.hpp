@@ -1,5 +1,5 @@
 // The multiple-choice knapsack of elastic scaling (paper §5.2, phase 2 of
-// Algorithm 2; DESIGN.md §4.2): each elastic job is a group of items "w more
+// Algorithm 2): each elastic job is a group of items "w more
 // workers" (weight = GPUs, value = running-time reduction); take at most one item
 // per group, total weight <= capacity, maximise total value.
 #pragma once

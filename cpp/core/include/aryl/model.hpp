@@ -1,5 +1,5 @@
 // The cluster model shared by every kernel: servers, jobs and the placement of
-// workers (DESIGN.md §3). Indices, not ids, link the records; ids are kept as
+// workers (docs/model.md §1-2). Indices, not ids, link the records; ids are kept as
 // strings only so that error messages can name the offending record.
 #pragma once
 

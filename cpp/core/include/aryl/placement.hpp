@@ -1,4 +1,4 @@
-// Where workers go (paper §5.3; DESIGN.md §4.3): best fit with aryl's preferences.
+// Where workers go (paper §5.3): best fit with aryl's preferences.
 #pragma once
 
 #include <string_view>

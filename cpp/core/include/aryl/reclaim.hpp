@@ -1,4 +1,4 @@
-// Which on-loan inference servers to return (paper §4, Algorithm 1; DESIGN.md §4.1).
+// Which on-loan inference servers to return (paper §4, Algorithm 1).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Job scheduling at one epoch (paper §5, Algorithm 2; DESIGN.md §4.2-4.3): how many
+// Job scheduling at one epoch (paper §5, Algorithm 2): how many
 // workers each job gets and where they run.
 #pragma once
 
