@@ -6,6 +6,9 @@ prepared, validated state), building that state from dataclasses
 (`State.build`: conversion and validation), the whole `aryl.reclaim` call, and the
 plain-Python reference of the same heuristic (tests/reference/reclaim.py), in one
 run. The kernel's answer is checked against the reference's.
+Through the reusable state (`aryl.ClusterState`): building it from DataFrames or
+dataclasses once, then `state.reclaim(n)` (index arrays) and `state.reclaim(n).plan`
+(the friendly `ReclaimPlan`), each against the kernel on the same state.
 Quality: mean preempted jobs of aryl, scf, random and exact on the random small
 instances of the test suite.
 
@@ -59,6 +62,36 @@ def big_cluster(loaned: int = 1000, training: int = 300, jobs: int = 3000, seed:
     return servers, job_list, workers
 
 
+def state_speed() -> str:
+    """The reusable ``aryl.ClusterState``: built once, reclaim at near kernel cost."""
+    import pandas as pd
+
+    servers, jobs, workers = big_cluster()
+    frames = [pd.DataFrame([vars(r) for r in rs]) for rs in (servers, jobs, workers)]
+    state = aryl.ClusterState.from_frames(*frames)
+    build_frames = median_seconds(
+        lambda: aryl.ClusterState.from_frames(*frames), repeat=10
+    )
+    build_records = median_seconds(
+        lambda: aryl.ClusterState.from_records(servers, jobs, workers), repeat=5
+    )
+    rows = []
+    for n in (1, 10, 100, 300):
+        kernel = median_seconds(lambda: _core.reclaim(state._core, n, "aryl"))
+        via_state = median_seconds(lambda: state.reclaim(n))
+        with_plan = median_seconds(lambda: state.reclaim(n).plan)
+        assert state.reclaim(n).plan == aryl.reclaim(servers, jobs, workers, n)
+        rows.append((n, fmt_time(kernel), fmt_time(via_state),
+                     f"{via_state / kernel:.2f}×", fmt_time(with_plan),
+                     f"{with_plan / kernel:.2f}×"))
+    builds = [("DataFrames (servers, jobs, workers)", fmt_time(build_frames)),
+              ("dataclasses", fmt_time(build_records))]
+    header = ["servers reclaimed", "C++ kernel", "state.reclaim(n)", "vs kernel",
+              "state.reclaim(n).plan", "vs kernel"]
+    return (table(["state built from", "time"], builds) + "\n\n"
+            + table(header, rows))
+
+
 def speed() -> str:
     servers, jobs, workers = big_cluster()
     state = State.build(servers, jobs, workers)
@@ -105,5 +138,7 @@ if __name__ == "__main__":
     print(f"Machine: {machine()}\n")
     print("## Speed\n")
     print(speed())
+    print("\n### Through a reusable `aryl.ClusterState` (same cluster)\n")
+    print(state_speed())
     print("\n## Quality\n")
     print(quality())

@@ -17,10 +17,11 @@ from .packing import knapsack
 from .model import Job, Server, Worker
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
+from .state import ClusterState
 
 from ._version import __version__
 __all__ = [
-    "Decision", "Job", "ReclaimPlan", "Server", "Worker",
+    "ClusterState", "Decision", "Job", "ReclaimPlan", "Server", "Worker",
     "knapsack", "plot", "reclaim", "schedule", "sim", "traces", "__version__",
 ]
 
