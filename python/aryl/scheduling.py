@@ -439,20 +439,19 @@ def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any,
 
 def _rooms(state: Any, rows: np.ndarray) -> np.ndarray:
     """Workers that fit on the usable servers, per job row (``validation._room``)."""
-    import pandas as pd
+    from .state import TYPE_NAMES
 
     jobs = state._jobs
-    codes, types = pd.factorize(jobs["gpu_type"][rows])
     keys = (
         (jobs["gpus_per_worker"][rows] << 32)
-        | (codes.astype(np.int64) << 1)
+        | (jobs["type_code"][rows] << 1)
         | jobs["hetero"][rows].astype(np.int64)
     )
     unique, inverse = np.unique(keys, return_inverse=True)
     kinds = state._server_kinds()
     room = [
         validation._room(
-            kinds, int(k >> 32), types[(k >> 1) & 0x7FFFFFFF] or None, bool(k & 1), None
+            kinds, k >> 32, TYPE_NAMES[(k >> 1) & 0x7FFFFFFF] or None, bool(k & 1), None
         )
         for k in unique.tolist()
     ]

@@ -184,15 +184,47 @@ def _flag_column(
     )
 
 
-def _type_column(values: Any, what: str, ids: np.ndarray) -> List[Optional[str]]:
+def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
+    """GPU types as an object array of str, None where missing (None, NaN, NA)."""
     if values is None:
-        return [None] * len(ids)
-    values = values.tolist()
-    if all(type(v) is str for v in values):
-        return values
-    return [
-        _gpu_type(v, f"{_label(what, ids, i)}: gpu_type") for i, v in enumerate(values)
-    ]
+        return np.full(len(ids), None, dtype=object)
+    import pandas as pd
+
+    values = np.asarray(values, dtype=object)
+    missing = np.asarray(pd.isna(values), dtype=bool)
+    if pd.api.types.infer_dtype(values[~missing], skipna=False) not in ("string", "empty"):
+        for i, v in enumerate(values.tolist()):  # the first bad value, named as records do
+            _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
+    out = values.copy()
+    out[missing] = None
+    return out
+
+
+#: GPU type names by code ("" = any type), shared by every state so codes concatenate.
+TYPE_NAMES: List[str] = [""]
+_TYPE_CODES: Dict[str, int] = {"": 0}
+
+
+def _type_codes(types: np.ndarray) -> np.ndarray:
+    """Jobs' GPU types as codes into ``TYPE_NAMES`` (for vectorised grouping)."""
+    import pandas as pd
+
+    codes, names = pd.factorize(types)
+    for name in names:
+        if name not in _TYPE_CODES:
+            _TYPE_CODES[name] = len(TYPE_NAMES)
+            TYPE_NAMES.append(name)
+    table = np.asarray([_TYPE_CODES[name] for name in names], dtype=np.int64)
+    return table[codes] if len(names) else np.zeros(len(types), dtype=np.int64)
+
+
+def _keys(ids: np.ndarray) -> np.ndarray:
+    """The ids as the core's strings (``str(id)``; ids that print alike collide)."""
+    import pandas as pd
+
+    if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "empty"):
+        return ids
+    return _objects(map(str, ids.tolist()))
 
 
 def _ids(columns: Dict[str, Any], key: str = "id") -> np.ndarray:
@@ -201,7 +233,7 @@ def _ids(columns: Dict[str, Any], key: str = "id") -> np.ndarray:
 
 def _job_table(columns: Dict[str, Any], n: int) -> Table:
     ids = _ids(columns)
-    table: Table = {"id": ids, "key": _objects(map(str, ids))}
+    table: Table = {"id": ids, "key": _keys(ids)}
     for name in _INT["job"] + _REAL["job"] + _FLAG["job"]:
         values = columns.get(name)
         if values is None or (
@@ -217,7 +249,9 @@ def _job_table(columns: Dict[str, Any], n: int) -> Table:
         )
         table[name] = convert(values, name, "job", ids)
     types = _type_column(columns.get("gpu_type"), "job", ids)
-    table["gpu_type"] = _objects(t or "" for t in types)
+    types[types == None] = ""  # noqa: E711 - elementwise; the core's "any type"
+    table["gpu_type"] = types
+    table["type_code"] = _type_codes(types)
     return table
 
 
@@ -253,7 +287,7 @@ def _server_table(columns: Dict[str, Any], n: int) -> Table:
         )
     table: Table = {
         "id": ids,
-        "key": _objects(map(str, ids)),
+        "key": _keys(ids),
         "pool": inference.astype(np.int64),
     }
     gpus = columns.get("gpus", np.full(n, 8))
@@ -261,10 +295,10 @@ def _server_table(columns: Dict[str, Any], n: int) -> Table:
     on_loan = columns.get("on_loan", np.zeros(n, dtype=bool))
     table["on_loan"] = _flag_column(on_loan, "on_loan", "server", ids)
     types = _type_column(columns.get("gpu_type"), "server", ids)
-    table["gpu_type"] = _objects(
-        t if t is not None else DEFAULT_GPU_TYPE[POOLS[p]]
-        for t, p in zip(types, table["pool"].tolist())
-    )
+    missing = types == None  # noqa: E711 - elementwise
+    defaults = np.asarray([DEFAULT_GPU_TYPE[p] for p in POOLS], dtype=object)
+    types[missing] = defaults[table["pool"][missing]]
+    table["gpu_type"] = types
     return table
 
 
@@ -483,7 +517,9 @@ class ClusterState:
                 "on_loan": s["on_loan"],
             }
         )
-        jobs = pd.DataFrame({n: v for n, v in j.items() if n != "key"})
+        jobs = pd.DataFrame(
+            {n: v for n, v in j.items() if n not in ("key", "type_code")}
+        )
         jobs["gpu_type"] = [t or None for t in j["gpu_type"].tolist()]
         w = self._workers
         workers = pd.DataFrame(
@@ -686,7 +722,7 @@ class ClusterState:
             "on_loan": servers["on_loan"],
         }
         job_columns: Dict[str, Any] = {
-            n: v for n, v in jobs.items() if n not in ("id", "key")
+            n: v for n, v in jobs.items() if n not in ("id", "key", "type_code")
         }
         job_columns["id"] = jobs["key"].tolist()
         job_columns["gpu_type"] = jobs["gpu_type"].tolist()
