@@ -218,9 +218,12 @@ def _type_codes(types: np.ndarray) -> np.ndarray:
     return table[codes] if len(names) else np.zeros(len(types), dtype=np.int64)
 
 
-def _keys(ids: np.ndarray) -> np.ndarray:
+def _keys(ids: np.ndarray, raw: Any = None) -> np.ndarray:
     """The ids as the core's strings (``str(id)``; ids that print alike collide)."""
     import pandas as pd
+
+    if getattr(raw, "dtype", None) is not None and raw.dtype.kind in "iu":
+        return np.asarray(raw).astype(str).astype(object)  # in C, as str(int) prints
 
     if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "empty"):
         return ids
@@ -233,7 +236,7 @@ def _ids(columns: Dict[str, Any], key: str = "id") -> np.ndarray:
 
 def _job_table(columns: Dict[str, Any], n: int) -> Table:
     ids = _ids(columns)
-    table: Table = {"id": ids, "key": _keys(ids)}
+    table: Table = {"id": ids, "key": _keys(ids, columns["id"])}
     for name in _INT["job"] + _REAL["job"] + _FLAG["job"]:
         values = columns.get(name)
         if values is None or (
@@ -287,7 +290,7 @@ def _server_table(columns: Dict[str, Any], n: int) -> Table:
         )
     table: Table = {
         "id": ids,
-        "key": _keys(ids),
+        "key": _keys(ids, columns["id"]),
         "pool": inference.astype(np.int64),
     }
     gpus = columns.get("gpus", np.full(n, 8))
@@ -331,6 +334,10 @@ def _concat(a: Table, b: Table) -> Table:
     return {name: np.concatenate([a[name], b[name]]) for name in a}
 
 
+#: The empty tables and core state every new ClusterState starts from.
+_EMPTY: Dict[str, Any] = {}
+
+
 def _take(table: Table, rows: np.ndarray) -> Table:
     return {name: values[rows] for name, values in table.items()}
 
@@ -353,14 +360,16 @@ class ClusterState:
 
     def __init__(self) -> None:
         """An empty cluster; use the ``from_*`` constructors to fill one."""
-        self._servers = _empty("server")
-        self._jobs = _empty("job")
-        self._workers = _empty("worker")
+        if not _EMPTY:  # built once: tables are never changed in place
+            _EMPTY.update({what: _empty(what) for what in ("server", "job", "worker")})
+            _EMPTY["core"] = _core.ClusterState(
+                *self._core_columns(_EMPTY["server"], _EMPTY["job"], _EMPTY["worker"])
+            )
+        self._servers, self._jobs = _EMPTY["server"], _EMPTY["job"]
+        self._workers = _EMPTY["worker"]
         self._server_index: Dict[Any, int] = {}
         self._job_index: Dict[Any, int] = {}
-        self._core = _core.ClusterState(
-            *self._core_columns(self._servers, self._jobs, self._workers)
-        )
+        self._core = _EMPTY["core"]
         self.version = 0
         self._cache: Dict[str, Any] = {}
 
