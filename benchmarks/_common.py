@@ -15,17 +15,48 @@ sys.path.insert(0, str(ROOT / "tests"))  # tests/reference: the plain-Python ver
 sys.path.insert(0, str(ROOT / "tests" / "py"))  # tests/py/instances.py: random instances
 
 
-def median_seconds(fn: Callable[[], object], repeat: int = 50, min_total: float = 0.2) -> float:
-    """Median wall time of fn() over at least `repeat` calls (more if they are quick)."""
+def median_seconds(fn: Callable[[], object], repeat: int = 50, min_total: float = 0.2,
+                   clock: Callable[[], float] = time.perf_counter) -> float:
+    """Median time of fn() over at least `repeat` calls (more if they are quick).
+
+    Wall time by default; `clock=time.process_time` gives CPU time, which a machine
+    shared with other work inflates less.
+    """
     fn()  # warm-up
     times: List[float] = []
     while len(times) < repeat or sum(times) < min_total:
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
         if len(times) >= 10 * repeat:
             break
     return statistics.median(times)
+
+
+def cpu_seconds(fn: Callable[[], object], repeat: int = 50,
+                min_total: float = 0.2) -> float:
+    """Median CPU time of fn() (``median_seconds`` with ``time.process_time``)."""
+    return median_seconds(fn, repeat, min_total, clock=time.process_time)
+
+
+def paired_cpu_seconds(first: Callable[[], object], second: Callable[[], object],
+                       repeat: int = 30, min_total: float = 0.2) -> tuple:
+    """Median CPU times of first() and second(), called alternately.
+
+    Alternating keeps a ratio of the two honest on a machine whose load changes
+    during the run.
+    """
+    first(), second()  # warm-up
+    a: List[float] = []
+    b: List[float] = []
+    while len(a) < repeat or sum(a) + sum(b) < min_total:
+        for fn, times in ((first, a), (second, b)):
+            start = time.process_time()
+            fn()
+            times.append(time.process_time() - start)
+        if len(a) >= 20 * repeat:
+            break
+    return statistics.median(a), statistics.median(b)
 
 
 def machine() -> str:

@@ -6,6 +6,10 @@ prepared, validated state), building that state from dataclasses
 (`State.build`: conversion and validation), the whole `aryl.reclaim` call, and the
 plain-Python reference of the same heuristic (tests/reference/reclaim.py), in one
 run. The kernel's answer is checked against the reference's.
+Through the reusable state (`aryl.ClusterState`): building it from DataFrames or
+dataclasses once, then `state.reclaim(n)` (index arrays) and `state.reclaim(n).plan`
+(the friendly `ReclaimPlan`), each against the kernel on the same state, in CPU
+time (`time.process_time`: the machine is shared).
 Quality: mean preempted jobs of aryl, scf, random and exact on the random small
 instances of the test suite.
 
@@ -17,7 +21,8 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from _common import fmt_time, machine, median_seconds, table
+from _common import (cpu_seconds, fmt_time, machine, median_seconds,
+                     paired_cpu_seconds, table)
 from instances import random_loaned_cluster
 from reference.reclaim import aryl_reclaim
 
@@ -58,6 +63,39 @@ def big_cluster(loaned: int = 1000, training: int = 300, jobs: int = 3000, seed:
         job_list.append(job)
         workers += [aryl.Worker(job.id, servers[s].id) for s in where]
     return servers, job_list, workers
+
+
+def state_speed() -> str:
+    """The reusable ``aryl.ClusterState``: built once, reclaim at near kernel cost."""
+    import pandas as pd
+
+    servers, jobs, workers = big_cluster()
+    frames = [pd.DataFrame([vars(r) for r in rs]) for rs in (servers, jobs, workers)]
+    state = aryl.ClusterState.from_frames(*frames)
+    build_frames = cpu_seconds(
+        lambda: aryl.ClusterState.from_frames(*frames), repeat=10
+    )
+    build_records = cpu_seconds(
+        lambda: aryl.ClusterState.from_records(servers, jobs, workers), repeat=5
+    )
+    rows = []
+    for n in (1, 10, 100, 300):
+        kernel, via_state = paired_cpu_seconds(
+            lambda: _core.reclaim(state._core, n, "aryl"), lambda: state.reclaim(n),
+            repeat=200)
+        kernel_again, with_plan = paired_cpu_seconds(
+            lambda: _core.reclaim(state._core, n, "aryl"),
+            lambda: state.reclaim(n).plan, repeat=200)
+        assert state.reclaim(n).plan == aryl.reclaim(servers, jobs, workers, n)
+        rows.append((n, fmt_time(kernel), fmt_time(via_state),
+                     f"{via_state / kernel:.2f}×", fmt_time(with_plan),
+                     f"{with_plan / kernel_again:.2f}×"))
+    builds = [("DataFrames (servers, jobs, workers)", fmt_time(build_frames)),
+              ("dataclasses", fmt_time(build_records))]
+    header = ["servers reclaimed", "C++ kernel", "state.reclaim(n)", "vs kernel",
+              "state.reclaim(n).plan", "vs kernel"]
+    return (table(["state built from", "time"], builds) + "\n\n"
+            + table(header, rows))
 
 
 def speed() -> str:
@@ -106,5 +144,7 @@ if __name__ == "__main__":
     print(f"Machine: {machine()}\n")
     print("## Speed\n")
     print(speed())
+    print("\n### Through a reusable `aryl.ClusterState` (same cluster)\n")
+    print(state_speed())
     print("\n## Quality\n")
     print(quality())

@@ -4,7 +4,10 @@ An epoch: 2,000 queued jobs (sizes from the ITP trace's mix, ~6% elastic with
 [w, 2w] workers) on 500 empty 8-GPU servers (400 training, 100 on loan). Times the
 kernel (`aryl._core.schedule` on a prepared state), building that state from
 dataclasses, the whole `aryl.schedule` call, and the plain-Python reference of the
-same algorithm (tests/reference/schedule.py), checking they decide the same.
+same algorithm (tests/reference/schedule.py), checking they decide the same; then
+the same epoch through a reusable `aryl.ClusterState` built from DataFrames
+(`state.schedule()`: index arrays; `.decision`: the friendly `Decision`), in CPU
+time (`time.process_time`: the machine is shared).
 
 Run: python benchmarks/schedule.py
 """
@@ -15,7 +18,8 @@ import random
 from functools import partial
 
 import knapsack as knapsack_benchmark
-from _common import fmt_time, median_seconds, table
+from _common import (cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds,
+                     table)
 from reference.schedule import schedule as reference_schedule
 
 import aryl
@@ -35,6 +39,49 @@ def queued_jobs(n: int = 2000, seed: int = 2):
         jobs.append(aryl.Job(i, d, w, 2 * w if elastic else w, rng.uniform(600, 86400),
                              submit_time=float(i)))
     return jobs
+
+
+def state_epoch() -> str:
+    """The same epoch through a reusable ``aryl.ClusterState`` built from DataFrames."""
+    import pandas as pd
+
+    servers = [aryl.Server(f"t{i}", "training") for i in range(400)]
+    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(100)]
+    jobs = queued_jobs()
+    server_frame = pd.DataFrame([vars(s) for s in servers])
+    job_frame = pd.DataFrame([vars(j) for j in jobs])
+    more = pd.DataFrame([vars(j) for j in queued_jobs(3000, seed=3)])
+
+    def build(jobs_frame):
+        return aryl.ClusterState.from_frames(server_frame, jobs_frame)
+
+    builds = [
+        ("DataFrames: 500 servers + these 2,000 jobs",
+         cpu_seconds(lambda: build(job_frame), repeat=10)),
+        ("DataFrames: 500 servers + 3,000 jobs",
+         cpu_seconds(lambda: build(more), repeat=10)),
+        ("500 servers, then add_jobs(DataFrame of 3,000 jobs)",
+         cpu_seconds(lambda: build(None).add_jobs(more), repeat=10)),
+    ]
+    state = build(job_frame)
+    rows = []
+    for policy in aryl.scheduling.POLICIES:
+        kernel, whole = paired_cpu_seconds(
+            lambda: _core.schedule(state._core, policy),
+            lambda: state.schedule(policy=policy), repeat=20)
+        kernel_again, friendly = paired_cpu_seconds(
+            lambda: _core.schedule(state._core, policy),
+            lambda: state.schedule(policy=policy).decision, repeat=10)
+        expected = aryl.schedule(jobs, servers, policy=policy)
+        assert state.schedule(policy=policy).decision == expected
+        rows.append((policy, fmt_time(kernel), fmt_time(whole),
+                     f"{whole / kernel:.3f}×", fmt_time(friendly),
+                     f"{friendly / kernel_again:.2f}×"))
+    header = ["policy", "C++ kernel", "state.schedule()", "vs kernel",
+              "state.schedule().decision", "vs kernel"]
+    return (table(["state built from", "time"],
+                  [(what, fmt_time(t)) for what, t in builds])
+            + "\n\n" + table(header, rows))
 
 
 def epoch() -> str:
@@ -70,3 +117,5 @@ if __name__ == "__main__":
     knapsack_benchmark.main()
     print("\n## Scheduling epoch\n")
     print(epoch())
+    print("\n### Through a reusable `aryl.ClusterState` (same epoch)\n")
+    print(state_epoch())

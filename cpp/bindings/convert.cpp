@@ -136,7 +136,21 @@ std::vector<std::string> string_column(const py::dict& table, const char* what, 
     value_error(fmt::format("{} has {} values, expected {} (one per record)", name, n, *length));
   std::vector<std::string> out;
   out.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) out.push_back(str_arg(values[i], fmt::format("{}, row {}", name, i)));
+  PyObject* items = PySequence_Fast(raw.ptr(), "not a sequence");
+  if (items == nullptr) throw py::error_already_set();
+  const py::object owner = py::reinterpret_steal<py::object>(items);
+  for (std::size_t i = 0; i < n; ++i) {
+    PyObject* value = PySequence_Fast_GET_ITEM(items, static_cast<Py_ssize_t>(i));
+    Py_ssize_t size = 0;
+    // The common case without building the row's name; str_arg explains the others.
+    const char* data = PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &size) : nullptr;
+    if (data != nullptr) {
+      out.emplace_back(data, static_cast<std::size_t>(size));
+    } else {
+      PyErr_Clear();
+      out.push_back(str_arg(value, fmt::format("{}, row {}", name, i)));
+    }
+  }
   return out;
 }
 

@@ -32,6 +32,25 @@ std::vector<std::vector<KnapsackItem>> knapsack_groups(const py::handle& groups)
   return items;
 }
 
+// `value(i)` for i < n as a 1-d NumPy array (one allocation, no Python ints).
+template <typename T, typename F>
+py::array_t<T> column_of(std::size_t n, F&& value) {
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* data = out.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) data[i] = value(i);
+  return out;
+}
+
+py::array_t<int> int_array(const std::vector<int>& values) {
+  return column_of<int>(values.size(), [&](std::size_t i) { return values[i]; });
+}
+
+// One field of the decision's new workers, as a NumPy array.
+template <typename T>
+py::array_t<T> start_column(const Decision& d, T Worker::*field) {
+  return column_of<T>(d.start.size(), [&](std::size_t i) { return d.start[i].*field; });
+}
+
 }  // namespace
 
 void register_schedule(py::module_& m) {
@@ -69,7 +88,24 @@ void register_schedule(py::module_& m) {
                              })
       .def_readonly("stop", &Decision::stop)
       .def_readonly("allocation", &Decision::allocation)
-      .def_readonly("pending", &Decision::pending);
+      .def_readonly("pending", &Decision::pending)
+      // The same as NumPy arrays, for aryl.ClusterState (no per-row Python objects).
+      .def_property_readonly(
+          "start_job", [](const Decision& d) { return start_column(d, &Worker::job); })
+      .def_property_readonly("start_server",
+                             [](const Decision& d) {
+                               return start_column(d, &Worker::server);
+                             })
+      .def_property_readonly("start_flexible",
+                             [](const Decision& d) {
+                               return start_column(d, &Worker::flexible);
+                             })
+      .def_property_readonly("stop_array",
+                             [](const Decision& d) { return int_array(d.stop); })
+      .def_property_readonly("allocation_array",
+                             [](const Decision& d) { return int_array(d.allocation); })
+      .def_property_readonly("pending_array",
+                             [](const Decision& d) { return int_array(d.pending); });
   m.def(
       "schedule",
       [](const ClusterState& state, const py::object& policy, const py::object& placement,

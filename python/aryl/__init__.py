@@ -22,12 +22,13 @@ from .model import Job, Server, Worker
 from .packing import knapsack
 from .reclaiming import ReclaimPlan, reclaim
 from .scheduling import Decision, schedule
+from .state import ClusterState
 
 if TYPE_CHECKING:  # type checkers see the lazy subpackages as plain imports
     from . import plot, sim, traces
 
 __all__ = [
-    "Decision", "Job", "JobTable", "ReclaimPlan", "Server", "Worker",
+    "ClusterState", "Decision", "Job", "JobTable", "ReclaimPlan", "Server", "Worker",
     "knapsack", "plot", "reclaim", "schedule", "sim", "traces", "__version__",
 ]
 

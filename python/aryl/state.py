@@ -1,0 +1,871 @@
+"""A reusable, validated cluster state for live schedulers (README, "live scheduler").
+
+``aryl.schedule`` and ``aryl.reclaim`` take the whole cluster as records and
+convert it on every call. A scheduler that decides again and again on a cluster
+that changes a little at a time builds a ``ClusterState`` once instead, updates it
+as jobs arrive and finish, servers come and go and decisions are applied, and
+calls ``state.schedule(...)`` / ``state.reclaim(n)`` on it, which run the kernels
+without converting anything.
+
+The state is held as NumPy columns (servers, jobs, and workers by row index) plus
+the compiled core's copy of them. Every construction and every update is
+validated with the same rules and messages as the record API (``ValueError``
+naming the record) and is atomic: when it fails, the state is unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core
+from .model import (
+    DEFAULT_GPU_TYPE,
+    POOLS,
+    Job,
+    Records,
+    Server,
+    Worker,
+    _flag,
+    _gpu_type,
+    _integer,
+    _real,
+    as_records,
+)
+
+_INT = {
+    "job": ("gpus_per_worker", "min_workers", "max_workers", "reference_workers"),
+    "server": ("gpus",),
+    "worker": (),
+}
+_REAL = {
+    "job": ("duration", "submit_time", "estimated_duration"),
+    "server": (),
+    "worker": (),
+}
+_FLAG = {
+    "job": ("checkpoint", "hetero"),
+    "server": ("on_loan",),
+    "worker": ("flexible",),
+}
+_CLASS = {"job": Job, "server": Server, "worker": Worker}
+Table = Dict[str, np.ndarray]
+
+
+def _objects(values: Iterable[Any]) -> np.ndarray:
+    """A 1-d object array of ``values`` (tuples stay elements, not rows)."""
+    values = list(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _is_frame(records: Any) -> bool:
+    return hasattr(records, "columns") and hasattr(records, "to_numpy")
+
+
+def _raw_columns(data: Any, what: str) -> Tuple[Dict[str, Any], int]:
+    """A DataFrame or a mapping of equal-length columns as a dict of 1-d arrays."""
+    if _is_frame(data):
+        columns = {str(c): data[c].to_numpy() for c in data.columns}
+    elif isinstance(data, Mapping):
+        columns = {}
+        for name, values in data.items():
+            array = np.asarray(values)
+            if array.dtype.kind in "US":  # text: keep Python str objects
+                array = array.astype(object)
+            columns[name] = array
+    else:
+        raise ValueError(
+            f"{what}s must be a DataFrame or a mapping of columns, "
+            f"got {type(data).__name__}"
+        )
+    fields = [f.name for f in dataclasses.fields(_CLASS[what])]
+    unknown = sorted(set(columns) - set(fields), key=str)
+    if unknown:
+        raise ValueError(
+            f"{what}s: unknown field(s) {unknown}; expected some of {sorted(fields)}"
+        )
+    required = [
+        f.name
+        for f in dataclasses.fields(_CLASS[what])
+        if f.default is dataclasses.MISSING
+    ]
+    missing = [name for name in required if name not in columns]
+    if missing:
+        raise ValueError(f"{what}s: missing field(s) {missing}")
+    lengths = {name: (a.ndim, len(a) if a.ndim else 0) for name, a in columns.items()}
+    n = lengths[required[0]][1]
+    for name, (ndim, length) in lengths.items():
+        if ndim != 1 or length != n:
+            raise ValueError(
+                f"{what}s: column {name!r} must be one-dimensional with {n} "
+                f"values (one per record)"
+            )
+    return columns, n
+
+
+def _records_columns(records: Records, what: str) -> Dict[str, Any]:
+    """Dataclasses or dicts (checked one by one, as by the record API) as columns."""
+    cls = _CLASS[what]
+    items = as_records(records, cls, what)
+    return {
+        f.name: _objects(getattr(r, f.name) for r in items)
+        for f in dataclasses.fields(cls)
+    }
+
+
+def _label(what: str, ids: np.ndarray, row: int) -> str:
+    return f"{what} {ids[row]!r}" if what != "worker" else f"worker {row}"
+
+
+def _plain(values: np.ndarray, *types: type) -> np.ndarray:
+    """An object column whose values all have one of ``types`` exactly, as numbers."""
+    if values.dtype.kind == "O" and len(values):
+        items = values.tolist()
+        if all(type(v) in types for v in items):
+            return np.asarray(items)
+    return values
+
+
+def _int_column(
+    values: np.ndarray, name: str, what: str, ids: np.ndarray
+) -> np.ndarray:
+    values = _plain(values, int)
+    kind = values.dtype.kind
+    if kind in "iu":
+        return values.astype(np.int64)
+    if kind == "f":
+        bad = ~np.isfinite(values) | (values != np.round(values))
+        if not bad.any():
+            return values.astype(np.int64)
+    elif kind != "O":
+        bad = np.ones(len(values), dtype=bool)
+    else:
+        return np.array(
+            [
+                _integer(v, f"{_label(what, ids, i)}: {name}")
+                for i, v in enumerate(values)
+            ],
+            dtype=np.int64,
+        )
+    row = int(np.flatnonzero(bad)[0])
+    value = values.tolist()[row]  # a Python number, printed as the record API does
+    raise ValueError(f"{_label(what, ids, row)}: {name} must be an integer, got {value!r}")
+
+
+def _real_column(
+    values: np.ndarray, name: str, what: str, ids: np.ndarray
+) -> np.ndarray:
+    values = _plain(values, float, int)
+    if values.dtype.kind in "iuf":
+        return values.astype(np.float64)
+    return np.array(
+        [_real(v, f"{_label(what, ids, i)}: {name}") for i, v in enumerate(values)],
+        dtype=np.float64,
+    )
+
+
+def _flag_column(
+    values: np.ndarray, name: str, what: str, ids: np.ndarray
+) -> np.ndarray:
+    values = _plain(values, bool)
+    if values.dtype.kind == "b":
+        return values.astype(bool)
+    if values.dtype.kind in "iu" and np.isin(values, (0, 1)).all():
+        return values.astype(bool)
+    return np.array(
+        [_flag(v, f"{_label(what, ids, i)}: {name}") for i, v in enumerate(values)],
+        dtype=bool,
+    )
+
+
+def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
+    """GPU types as an object array of str, None where missing (None, NaN, NA)."""
+    if values is None:
+        return np.full(len(ids), None, dtype=object)
+    import pandas as pd
+
+    values = np.asarray(values, dtype=object)
+    missing = np.asarray(pd.isna(values), dtype=bool)
+    if pd.api.types.infer_dtype(values[~missing], skipna=False) not in ("string", "empty"):
+        for i, v in enumerate(values.tolist()):  # the first bad value, named as records do
+            _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
+    out = values.copy()
+    out[missing] = None
+    return out
+
+
+#: GPU type names by code ("" = any type), shared by every state so codes concatenate.
+TYPE_NAMES: List[str] = [""]
+_TYPE_CODES: Dict[str, int] = {"": 0}
+
+
+def _type_codes(types: np.ndarray) -> np.ndarray:
+    """Jobs' GPU types as codes into ``TYPE_NAMES`` (for vectorised grouping)."""
+    import pandas as pd
+
+    codes, names = pd.factorize(types)
+    for name in names:
+        if name not in _TYPE_CODES:
+            _TYPE_CODES[name] = len(TYPE_NAMES)
+            TYPE_NAMES.append(name)
+    table = np.asarray([_TYPE_CODES[name] for name in names], dtype=np.int64)
+    return table[codes] if len(names) else np.zeros(len(types), dtype=np.int64)
+
+
+def _keys(ids: np.ndarray, raw: Any = None) -> np.ndarray:
+    """The ids as the core's strings (``str(id)``; ids that print alike collide)."""
+    import pandas as pd
+
+    if getattr(raw, "dtype", None) is not None and raw.dtype.kind in "iu":
+        return np.asarray(raw).astype(str).astype(object)  # in C, as str(int) prints
+
+    if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "empty"):
+        return ids
+    return _objects(map(str, ids.tolist()))
+
+
+def _ids(columns: Dict[str, Any], key: str = "id") -> np.ndarray:
+    return _objects(np.asarray(columns[key]).tolist())
+
+
+def _job_table(columns: Dict[str, Any], n: int) -> Table:
+    ids = _ids(columns)
+    table: Table = {"id": ids, "key": _keys(ids, columns["id"])}
+    for name in _INT["job"] + _REAL["job"] + _FLAG["job"]:
+        values = columns.get(name)
+        if values is None or (
+            values.dtype.kind == "O" and any(v is None for v in values)
+        ):
+            values = _defaults(name, values, table, n)
+        convert = (
+            _int_column
+            if name in _INT["job"]
+            else _real_column
+            if name in _REAL["job"]
+            else _flag_column
+        )
+        table[name] = convert(values, name, "job", ids)
+    types = _type_column(columns.get("gpu_type"), "job", ids)
+    types[types == None] = ""  # noqa: E711 - elementwise; the core's "any type"
+    table["gpu_type"] = types
+    table["type_code"] = _type_codes(types)
+    return table
+
+
+def _defaults(
+    name: str, values: Optional[np.ndarray], table: Table, n: int
+) -> np.ndarray:
+    """A job column with its dataclass default where it is missing (None)."""
+    fallback = {"estimated_duration": "duration", "reference_workers": "max_workers"}
+    if name in fallback:
+        default = table[fallback[name]]
+    else:
+        default = np.full(
+            n, {"checkpoint": True, "hetero": False, "submit_time": 0.0}[name]
+        )
+    if values is None:
+        return np.asarray(default)
+    return _objects(
+        d if v is None else v for v, d in zip(values.tolist(), default.tolist())
+    )
+
+
+def _server_table(columns: Dict[str, Any], n: int) -> Table:
+    ids = _ids(columns)
+    pool = columns.get("pool", np.full(n, "training", dtype=object))
+    training = np.asarray(pool == "training", dtype=bool).reshape(n)
+    inference = np.asarray(pool == "inference", dtype=bool).reshape(n)
+    bad = ~(training | inference)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"server {ids[row]!r}: pool must be 'training' or 'inference', "
+            f"got {np.asarray(pool).tolist()[row]!r}"
+        )
+    table: Table = {
+        "id": ids,
+        "key": _keys(ids, columns["id"]),
+        "pool": inference.astype(np.int64),
+    }
+    gpus = columns.get("gpus", np.full(n, 8))
+    table["gpus"] = _int_column(gpus, "gpus", "server", ids)
+    on_loan = columns.get("on_loan", np.zeros(n, dtype=bool))
+    table["on_loan"] = _flag_column(on_loan, "on_loan", "server", ids)
+    types = _type_column(columns.get("gpu_type"), "server", ids)
+    missing = types == None  # noqa: E711 - elementwise
+    defaults = np.asarray([DEFAULT_GPU_TYPE[p] for p in POOLS], dtype=object)
+    types[missing] = defaults[table["pool"][missing]]
+    table["gpu_type"] = types
+    return table
+
+
+def _index(ids: np.ndarray, what: str) -> Dict[Any, int]:
+    """Id -> row; a duplicate is a ValueError (as in the record API)."""
+    index = dict(zip(ids.tolist(), range(len(ids))))
+    if len(index) != len(ids):
+        seen: set = set()
+        for id_ in ids.tolist():
+            if id_ in seen:
+                raise ValueError(f"duplicate {what} id {id_!r}")
+            seen.add(id_)
+    return index
+
+
+def _empty(what: str) -> Table:
+    """An empty table of ``what`` (a state with no jobs, say)."""
+    if what == "worker":
+        return {
+            "job": np.zeros(0, np.int64),
+            "server": np.zeros(0, np.int64),
+            "flexible": np.zeros(0, bool),
+        }
+    names = [f.name for f in dataclasses.fields(_CLASS[what]) if f.name != "gpu_type"]
+    columns = {name: np.zeros(0) for name in names}
+    return (_job_table if what == "job" else _server_table)(columns, 0)
+
+
+def _concat(a: Table, b: Table) -> Table:
+    return {name: np.concatenate([a[name], b[name]]) for name in a}
+
+
+#: The empty tables and core state every new ClusterState starts from.
+_EMPTY: Dict[str, Any] = {}
+
+
+def _take(table: Table, rows: np.ndarray) -> Table:
+    return {name: values[rows] for name, values in table.items()}
+
+
+class ClusterState:
+    """Servers, jobs and the placement of their workers, validated once and kept.
+
+    Build it with one constructor per input kind: ``from_records`` (``aryl.Server``,
+    ``aryl.Job``, ``aryl.Worker`` or dicts), ``from_frames`` (pandas DataFrames) or
+    ``from_columns`` (mappings of column name to NumPy arrays or lists; the same
+    column names as the dataclasses' fields). Update it in place with
+    ``add_jobs`` / ``remove_jobs``, ``add_servers`` / ``remove_servers``,
+    ``set_on_loan``, ``Decision.apply(state)`` and ``ReclaimPlan.apply(state)`` (or
+    the faster ``apply`` of the results of ``schedule`` and ``reclaim``). Each
+    update is validated and atomic: a bad one raises ``ValueError`` and leaves the
+    state as it was. An update costs about one rebuild of the compiled copy
+    (linear in the cluster's size, ~1 ms for 3,000 jobs); ``schedule`` and
+    ``reclaim`` cost the kernel plus little.
+    """
+
+    def __init__(self) -> None:
+        """An empty cluster; use the ``from_*`` constructors to fill one."""
+        if not _EMPTY:  # built once: tables are never changed in place
+            _EMPTY.update({what: _empty(what) for what in ("server", "job", "worker")})
+            _EMPTY["core"] = _core.ClusterState(
+                *self._core_columns(_EMPTY["server"], _EMPTY["job"], _EMPTY["worker"])
+            )
+        self._servers, self._jobs = _EMPTY["server"], _EMPTY["job"]
+        self._workers = _EMPTY["worker"]
+        self._server_index: Dict[Any, int] = {}
+        self._job_index: Dict[Any, int] = {}
+        self._core = _EMPTY["core"]
+        self.version = 0
+        self._cache: Dict[str, Any] = {}
+
+    # ----------------------------------------------------------- construction
+
+    @classmethod
+    def from_records(
+        cls, servers: Records, jobs: Records = (), workers: Records = ()
+    ) -> "ClusterState":
+        """From lists of ``aryl.Server`` / ``aryl.Job`` / ``aryl.Worker`` or dicts."""
+        return cls._build(
+            _records_columns(servers, "server"),
+            _records_columns(jobs, "job"),
+            _records_columns(workers, "worker"),
+        )
+
+    @classmethod
+    def from_frames(
+        cls, servers: Any, jobs: Any = None, workers: Any = None
+    ) -> "ClusterState":
+        """From pandas DataFrames whose columns are the dataclasses' fields.
+
+        Optional fields may be left out (their defaults apply); a missing value of
+        ``gpu_type`` means any type (jobs) or the pool's default (servers).
+        """
+        for frame, what in ((servers, "server"), (jobs, "job"), (workers, "worker")):
+            if frame is not None and not _is_frame(frame):
+                raise ValueError(
+                    f"{what}s must be a DataFrame, got {type(frame).__name__}"
+                )
+        return cls.from_columns(servers, jobs, workers)
+
+    @classmethod
+    def from_columns(
+        cls, servers: Any, jobs: Any = None, workers: Any = None
+    ) -> "ClusterState":
+        """From mappings of field name to a column (NumPy array, list) or DataFrames."""
+        columns = [
+            _raw_columns(data, what)[0] if data is not None else None
+            for data, what in ((servers, "server"), (jobs, "job"), (workers, "worker"))
+        ]
+        return cls._build(*columns)
+
+    @classmethod
+    def _build(
+        cls, servers: Optional[dict], jobs: Optional[dict], workers: Optional[dict]
+    ) -> "ClusterState":
+        state = cls()
+        server_table = (
+            _server_table(servers, len(servers["id"])) if servers else state._servers
+        )
+        job_table = (
+            _job_table(jobs, len(jobs["id"]))
+            if jobs and len(jobs["id"])
+            else state._jobs
+        )
+        server_index = _index(server_table["id"], "server")
+        job_index = _index(job_table["id"], "job")
+        worker_table = (
+            _worker_table(workers, job_table, job_index, server_index)
+            if workers
+            else state._workers
+        )
+        state._commit(server_table, job_table, worker_table, server_index, job_index)
+        return state
+
+    # ----------------------------------------------------------------- views
+
+    @property
+    def n_servers(self) -> int:
+        """Number of servers (training and inference)."""
+        return len(self._servers["id"])
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs (queued and running)."""
+        return len(self._jobs["id"])
+
+    @property
+    def n_workers(self) -> int:
+        """Number of workers placed."""
+        return len(self._workers["job"])
+
+    @property
+    def job_ids(self) -> List[Any]:
+        """Job ids in row order (the order the index arrays of results refer to)."""
+        return self._jobs["id"].tolist()
+
+    @property
+    def server_ids(self) -> List[Any]:
+        """Server ids in row order."""
+        return self._servers["id"].tolist()
+
+    def servers(self) -> List[Server]:
+        """The servers as ``aryl.Server`` records (built on each call)."""
+        t = self._servers
+        return [
+            Server(i, POOLS[p], g, ty, bool(o))
+            for i, p, g, ty, o in zip(
+                t["id"].tolist(),
+                t["pool"].tolist(),
+                t["gpus"].tolist(),
+                t["gpu_type"].tolist(),
+                t["on_loan"].tolist(),
+            )
+        ]
+
+    def jobs(self) -> List[Job]:
+        """The jobs as ``aryl.Job`` records (built on each call)."""
+        t = self._jobs
+        names = (
+            "gpus_per_worker",
+            "min_workers",
+            "max_workers",
+            "duration",
+            "submit_time",
+            "estimated_duration",
+            "gpu_type",
+            "checkpoint",
+            "hetero",
+            "reference_workers",
+        )
+        rows = zip(t["id"].tolist(), *(t[n].tolist() for n in names))
+        return [Job(r[0], *r[1:7], r[7] or None, *r[8:]) for r in rows]
+
+    def workers(self) -> List[Worker]:
+        """The workers as ``aryl.Worker`` records, ``gpus`` filled in."""
+        return self._worker_records(np.arange(self.n_workers))
+
+    def _worker_records(self, rows: np.ndarray) -> List[Worker]:
+        w = self._workers
+        jobs, servers = w["job"][rows], w["server"][rows]
+        return [
+            Worker(j, s, g, bool(f))
+            for j, s, g, f in zip(
+                self._jobs["id"][jobs].tolist(),
+                self._servers["id"][servers].tolist(),
+                self._jobs["gpus_per_worker"][jobs].tolist(),
+                w["flexible"][rows].tolist(),
+            )
+        ]
+
+    def frames(self) -> Dict[str, Any]:
+        """The state as three pandas DataFrames (``servers``, ``jobs``, ``workers``)."""
+        import pandas as pd
+
+        s, j = self._servers, self._jobs
+        servers = pd.DataFrame(
+            {
+                "id": s["id"],
+                "pool": np.asarray(POOLS)[s["pool"]],
+                "gpus": s["gpus"],
+                "gpu_type": s["gpu_type"],
+                "on_loan": s["on_loan"],
+            }
+        )
+        jobs = pd.DataFrame(
+            {n: v for n, v in j.items() if n not in ("key", "type_code")}
+        )
+        jobs["gpu_type"] = [t or None for t in j["gpu_type"].tolist()]
+        w = self._workers
+        workers = pd.DataFrame(
+            {
+                "job": j["id"][w["job"]],
+                "server": s["id"][w["server"]],
+                "gpus": j["gpus_per_worker"][w["job"]],
+                "flexible": w["flexible"],
+            }
+        )
+        return {"servers": servers, "jobs": jobs, "workers": workers}
+
+    def __repr__(self) -> str:
+        on_loan = int(self._servers["on_loan"].sum())
+        return (
+            f"ClusterState({self.n_servers} servers ({on_loan} on loan), "
+            f"{self.n_jobs} jobs, {self.n_workers} workers)"
+        )
+
+    # --------------------------------------------------------------- updates
+
+    def add_jobs(self, jobs: Any) -> None:
+        """Add jobs (records, dicts, a DataFrame or columns); they start queued."""
+        columns = _any_columns(jobs, "job")
+        if not len(columns["id"]):
+            return
+        table = _job_table(columns, len(columns["id"]))
+        merged = _concat(self._jobs, table)
+        self._commit(
+            self._servers,
+            merged,
+            self._workers,
+            self._server_index,
+            _index(merged["id"], "job"),
+        )
+
+    def remove_jobs(self, ids: Iterable[Any]) -> None:
+        """Remove jobs (finished or cancelled) by id, with all their workers."""
+        rows = self._rows(ids, self._job_index, "job")
+        keep = np.ones(self.n_jobs, dtype=bool)
+        keep[rows] = False
+        workers = _take(self._workers, np.flatnonzero(keep[self._workers["job"]]))
+        workers["job"] = (np.cumsum(keep) - 1)[workers["job"]]
+        jobs = _take(self._jobs, np.flatnonzero(keep))
+        self._commit(
+            self._servers, jobs, workers, self._server_index, _index(jobs["id"], "job")
+        )
+
+    def add_servers(self, servers: Any) -> None:
+        """Add servers (records, dicts, a DataFrame or columns)."""
+        columns = _any_columns(servers, "server")
+        if not len(columns["id"]):
+            return
+        merged = _concat(self._servers, _server_table(columns, len(columns["id"])))
+        self._commit(
+            merged,
+            self._jobs,
+            self._workers,
+            _index(merged["id"], "server"),
+            self._job_index,
+        )
+
+    def remove_servers(self, ids: Iterable[Any]) -> None:
+        """Remove servers by id; a server that still hosts workers is a ValueError."""
+        rows = self._rows(ids, self._server_index, "server")
+        keep = np.ones(self.n_servers, dtype=bool)
+        keep[rows] = False
+        busy = ~keep[self._workers["server"]]
+        if busy.any():
+            w = int(np.flatnonzero(busy)[0])
+            raise ValueError(
+                f"server {self._servers['id'][self._workers['server'][w]]!r} still "
+                f"hosts a worker of job {self._jobs['id'][self._workers['job'][w]]!r}; "
+                "stop it first"
+            )
+        workers = dict(self._workers)
+        workers["server"] = (np.cumsum(keep) - 1)[workers["server"]]
+        servers = _take(self._servers, np.flatnonzero(keep))
+        self._commit(
+            servers,
+            self._jobs,
+            workers,
+            _index(servers["id"], "server"),
+            self._job_index,
+        )
+
+    def set_on_loan(self, ids: Iterable[Any], on_loan: bool = True) -> None:
+        """Lend inference servers to training (or take them back, when idle)."""
+        if not isinstance(on_loan, (bool, np.bool_)):
+            raise TypeError(f"on_loan must be True or False, got {on_loan!r}")
+        rows = self._rows(ids, self._server_index, "server")
+        servers = dict(self._servers)
+        servers["on_loan"] = servers["on_loan"].copy()
+        servers["on_loan"][rows] = bool(on_loan)
+        self._commit(
+            servers, self._jobs, self._workers, self._server_index, self._job_index
+        )
+
+    def _apply_workers(self, stop: Sequence[Worker], start: Sequence[Worker]) -> None:
+        """Remove ``stop`` (matched by value) and add ``start``: ``Decision.apply``."""
+        rows = self._match_workers(stop)
+        keep = np.ones(self.n_workers, dtype=bool)
+        keep[rows] = False
+        new = _worker_table(
+            _records_columns(start, "worker"),
+            self._jobs,
+            self._job_index,
+            self._server_index,
+        )
+        self._commit_workers(_concat(_take(self._workers, np.flatnonzero(keep)), new))
+
+    def _apply_indices(self, stop: np.ndarray, start: Table) -> None:
+        """Remove worker rows ``stop`` and append the worker table ``start``."""
+        keep = np.ones(self.n_workers, dtype=bool)
+        keep[stop] = False
+        self._commit_workers(_concat(_take(self._workers, np.flatnonzero(keep)), start))
+
+    def _apply_reclaim(
+        self, servers: np.ndarray, preempted: np.ndarray, scaled_in: Mapping[int, int]
+    ) -> None:
+        """Return ``servers`` (rows) and drop the workers the plan stops."""
+        w = self._workers
+        returned = np.zeros(self.n_servers, dtype=bool)
+        returned[servers] = True
+        hit = np.zeros(self.n_jobs, dtype=bool)
+        hit[preempted] = True
+        on_returned = returned[w["server"]]
+        drop = hit[w["job"]] | on_returned
+        lost = np.bincount(
+            w["job"][on_returned & ~hit[w["job"]]], minlength=self.n_jobs
+        )
+        expected = np.zeros(self.n_jobs, dtype=np.int64)
+        for job, count in scaled_in.items():
+            expected[job] = count
+        wrong = np.flatnonzero(lost != expected)
+        if len(wrong):
+            j = int(wrong[0])
+            raise ValueError(
+                f"the plan does not match the state: job {self._jobs['id'][j]!r} has "
+                f"{lost[j]} workers on the returned servers, the plan scales it in by "
+                f"{expected[j]}; compute the plan on this state"
+            )
+        servers_table = dict(self._servers)
+        servers_table["on_loan"] = servers_table["on_loan"] & ~returned
+        workers = _take(w, np.flatnonzero(~drop))
+        self._commit(
+            servers_table, self._jobs, workers, self._server_index, self._job_index
+        )
+
+    # -------------------------------------------------------------- helpers
+
+    def _rows(self, ids: Iterable[Any], index: Dict[Any, int], what: str) -> np.ndarray:
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise ValueError(f"{what} ids must be a list of ids, got {ids!r}")
+        rows = []
+        for id_ in ids:
+            if id_ not in index:
+                raise ValueError(f"unknown {what} {id_!r}")
+            rows.append(index[id_])
+        if len(set(rows)) != len(rows):
+            raise ValueError(f"{what} ids must not repeat, got {list(ids)!r}")
+        return np.asarray(rows, dtype=np.int64)
+
+    def _match_workers(self, stop: Sequence[Worker]) -> np.ndarray:
+        """Rows of the workers equal to ``stop`` (job, server, flexible, gpus)."""
+        if not stop:
+            return np.zeros(0, dtype=np.int64)
+        free: Dict[tuple, List[int]] = {}
+        for row, worker in enumerate(self.workers()):
+            free.setdefault((worker.job, worker.server, worker.flexible), []).append(
+                row
+            )
+        rows = []
+        for worker in as_records(stop, Worker, "worker"):
+            job = self._job_index.get(worker.job)
+            if (
+                worker.gpus is not None
+                and job is not None
+                and worker.gpus != self._jobs["gpus_per_worker"][job]
+            ):
+                raise ValueError(f"no worker {worker!r} in the state to stop")
+            matches = free.get((worker.job, worker.server, worker.flexible))
+            if not matches:
+                raise ValueError(f"no worker {worker!r} in the state to stop")
+            rows.append(matches.pop(0))
+        return np.asarray(rows, dtype=np.int64)
+
+    def _commit_workers(self, workers: Table) -> None:
+        self._commit(
+            self._servers, self._jobs, workers, self._server_index, self._job_index
+        )
+
+    @staticmethod
+    def _core_columns(servers: Table, jobs: Table, workers: Table) -> tuple:
+        server_columns = {
+            "id": servers["key"].tolist(),
+            "pool": servers["pool"],
+            "gpus": servers["gpus"],
+            "gpu_type": servers["gpu_type"].tolist(),
+            "on_loan": servers["on_loan"],
+        }
+        job_columns: Dict[str, Any] = {
+            n: v for n, v in jobs.items() if n not in ("id", "key", "type_code")
+        }
+        job_columns["id"] = jobs["key"].tolist()
+        job_columns["gpu_type"] = jobs["gpu_type"].tolist()
+        return server_columns, job_columns, workers
+
+    def _commit(
+        self,
+        servers: Table,
+        jobs: Table,
+        workers: Table,
+        server_index: Dict[Any, int],
+        job_index: Dict[Any, int],
+    ) -> None:
+        """Validate the new tables in the core; replace the state only if they pass."""
+        core = _core.ClusterState(*self._core_columns(servers, jobs, workers))
+        self._servers, self._jobs, self._workers = servers, jobs, workers
+        self._server_index, self._job_index = server_index, job_index
+        self._core = core
+        self.version += 1
+        self._cache = {}
+
+    def _sub_core(self, jobs: np.ndarray) -> Any:
+        """The core state restricted to job rows ``jobs`` (only queued ones dropped)."""
+        keep = np.zeros(self.n_jobs, dtype=bool)
+        keep[jobs] = True
+        workers = dict(self._workers)
+        workers["job"] = (np.cumsum(keep) - 1)[workers["job"]]
+        return _core.ClusterState(
+            *self._core_columns(self._servers, _take(self._jobs, jobs), workers)
+        )
+
+    def _server_kinds(self) -> Counter:
+        """Servers by (pool, gpu_type, gpus, on_loan), as ``validation._room`` takes."""
+        if "kinds" not in self._cache:
+            s = self._servers
+            self._cache["kinds"] = Counter(
+                zip(
+                    np.asarray(POOLS, dtype=object)[s["pool"]].tolist(),
+                    s["gpu_type"].tolist(),
+                    s["gpus"].tolist(),
+                    s["on_loan"].tolist(),
+                )
+            )
+        return self._cache["kinds"]
+
+    # --------------------------------------------------------------- kernels
+
+    def schedule(
+        self,
+        policy: str = "aryl",
+        now: Optional[float] = None,
+        placement: str = "aryl",
+        backfill: bool = False,
+        remaining: Optional[Mapping[Any, float]] = None,
+        gpu_speed: Optional[Mapping[str, float]] = None,
+        hetero_efficiency: float = 0.7,
+        throughput: Optional[Mapping[Any, Sequence[float]]] = None,
+    ) -> Any:
+        """One scheduling epoch on this state, as ``aryl.schedule`` (same arguments).
+
+        Returns a ``ScheduleResult``: index arrays into this state's rows, its
+        ``decision`` (an ``aryl.Decision``, built on first access) and ``apply()``.
+        """
+        from .scheduling import schedule_state
+
+        return schedule_state(
+            self,
+            policy,
+            now,
+            placement,
+            backfill,
+            remaining,
+            gpu_speed,
+            hetero_efficiency,
+            throughput,
+        )
+
+    def reclaim(self, n: int, policy: str = "aryl", seed: int = 0) -> Any:
+        """Choose ``n`` on-loan servers to return, as ``aryl.reclaim`` (same arguments).
+
+        Returns a ``ReclaimResult``: index arrays into this state's rows, its
+        ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
+        """
+        from .reclaiming import reclaim_state
+
+        return reclaim_state(self, n, policy, seed)
+
+
+def _any_columns(data: Any, what: str) -> Dict[str, Any]:
+    """Records, dicts, a DataFrame or a mapping of columns, as raw columns."""
+    if _is_frame(data) or isinstance(data, Mapping):
+        return _raw_columns(data, what)[0]
+    return _records_columns(data, what)
+
+
+def _worker_table(
+    columns: Dict[str, Any],
+    jobs: Table,
+    job_index: Dict[Any, int],
+    server_index: Dict[Any, int],
+) -> Table:
+    """Workers by row index, checked as the record API checks them."""
+    job_ids = np.asarray(columns["job"]).tolist()
+    server_ids = np.asarray(columns["server"]).tolist()
+    n = len(job_ids)
+    rows = _objects(range(n))
+    job_rows = [job_index.get(j, -1) for j in job_ids]
+    server_rows = [server_index.get(s, -1) for s in server_ids]
+    for i, (j, s) in enumerate(zip(job_rows, server_rows)):
+        if j < 0:
+            raise ValueError(f"worker {i}: unknown job {job_ids[i]!r}")
+        if s < 0:
+            raise ValueError(f"worker {i}: unknown server {server_ids[i]!r}")
+    job = np.asarray(job_rows, dtype=np.int64)
+    table: Table = {"job": job, "server": np.asarray(server_rows, dtype=np.int64)}
+    flexible = columns.get("flexible")
+    table["flexible"] = (
+        np.zeros(n, dtype=bool)
+        if flexible is None
+        else _flag_column(np.asarray(flexible), "flexible", "worker", rows)
+    )
+    gpus = columns.get("gpus")
+    if gpus is not None:
+        _check_worker_gpus(np.asarray(gpus), jobs["gpus_per_worker"][job], job_ids)
+    return table
+
+
+def _check_worker_gpus(gpus: np.ndarray, expected: np.ndarray, job_ids: list) -> None:
+    for i, (given, want) in enumerate(zip(gpus.tolist(), expected.tolist())):
+        if given is None or (isinstance(given, float) and math.isnan(given)):
+            continue
+        given = _integer(given, f"worker of job {job_ids[i]!r}: gpus")
+        if given != want:
+            raise ValueError(
+                f"worker {i} of job {job_ids[i]!r} has {given} GPUs but the "
+                f"job's gpus_per_worker is {want}"
+            )
