@@ -4,7 +4,9 @@ Both get the very same input: ``aryl.sim.simulate`` is run with ``_core.simulate
 wrapped, and the reference replays the arguments the wrapper saw. Every job must
 start and finish at exactly the same time (the reference repeats the engine's
 float operations in the same order, so equality is exact), with the same
-preemptions and scaling operations; the reclaim and epoch counts must agree too.
+preemptions and scaling operations, on the same pools (training, loaned, mixed
+GPU types: placement shows there even where it does not change a finish time);
+the reclaim and epoch counts must agree too.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def run_both(jobs, cluster, **kwargs):
 
 
 def assert_same(result, outcome, what: str) -> None:
-    """Same start, finish, preemptions and scaling per job; same totals."""
+    """Same start, finish, preemptions, scaling and pools per job; same totals."""
     frame = result.jobs
     for column in ("start_time", "finish_time"):
         ours = np.asarray(getattr(outcome, column))
@@ -49,7 +51,8 @@ def assert_same(result, outcome, what: str) -> None:
             raise AssertionError(f"{what}: job {frame['id'][j]} {column}: engine "
                                  f"{theirs[j]!r}, reference {ours[j]!r} "
                                  f"({int((~same).sum())} jobs differ)")
-    for column in ("preemptions", "scaling_ops"):
+    for column in ("preemptions", "scaling_ops", "ran_on_training", "ran_on_inference",
+                   "ran_mixed"):
         assert list(frame[column]) == getattr(outcome, column), f"{what}: {column}"
     assert np.allclose(frame["work_lost"], outcome.work_lost, rtol=1e-12), what
     for key in ("reclaims", "servers_reclaimed", "collateral_gpus", "epochs_run"):
@@ -57,10 +60,13 @@ def assert_same(result, outcome, what: str) -> None:
     assert result.totals["end_time"] == outcome.end_time, what
 
 
-def random_jobs(rng: random.Random, n: int, span: float, servers, types=("V100", "T4")):
+def random_jobs(rng: random.Random, n: int, span: float, servers, grid: bool = False,
+                types=("V100", "T4")):
     """Mixed jobs: elastic or not, pinned or any type, some hetero, some without
     checkpoint, some mispredicted, some measured below max_workers. Each fits the
-    training servers at max_workers, so that every policy can run it."""
+    training servers at max_workers, so that every policy can run it. On the
+    ``grid`` submit times and durations are whole minutes, so that arrivals,
+    completions, loan decisions and epochs often fall on the same instant."""
     jobs = []
     for i in range(n):
         d = rng.choice([1, 1, 2, 4, 8])
@@ -68,9 +74,12 @@ def random_jobs(rng: random.Random, n: int, span: float, servers, types=("V100",
         low = min(slots, rng.choice([1, 1, 2, 3]))
         high = min(slots, low + rng.choice([0, 0, 1, 2, 4]))
         duration = float(rng.choice([60, 300, 1800, 3600, 14400])) * rng.uniform(0.5, 2)
+        submit = round(rng.uniform(0, span), 1)
+        if grid:
+            duration, submit = 60.0 * max(1, round(duration / 60)), 60.0 * round(submit / 60)
         estimate = duration * rng.choice([1.0, 1.0, 0.5, 1.7])
         jobs.append(aryl.Job(
-            f"j{i}", d, low, high, duration, submit_time=round(rng.uniform(0, span), 1),
+            f"j{i}", d, low, high, duration, submit_time=submit,
             estimated_duration=estimate,
             gpu_type=rng.choice([None, None, types[0]]) if d <= 4 else types[0],
             checkpoint=rng.random() < 0.8, hetero=rng.random() < 0.15,
@@ -117,12 +126,14 @@ def test_random_traces_with_loaning(policy, seed):
     {"policy": "aryl", "config": {"prediction_error": (0.5, 0.4)}},
     {"policy": "afs", "config": {"schedule_interval": 37.0, "loan_interval": 120.0}},
     {"policy": "aryl", "throughput": True},
+    {"policy": "aryl", "config": {"gpu_speed": {"T4": 1.0}}},  # pool preference decides
+    {"policy": "gandiva", "config": {"gpu_speed": {"T4": 1.0}, "placement": "bfd"}},
 ])
 def test_configuration_grid(variant):
     rng = random.Random(7)
     span = 4 * 3600.0
     servers = cluster(rng, 3, 6)
-    jobs = random_jobs(rng, 80, span, servers)
+    jobs = random_jobs(rng, 80, span, servers, grid=True)
     variant = dict(variant)
     if variant.pop("throughput", False):  # own curves, concave, for a third of the jobs
         variant["throughput"] = {j.id: [w ** 0.8 for w in range(1, j.max_workers + 1)]
@@ -131,6 +142,24 @@ def test_configuration_grid(variant):
                                inference_load=random_load(rng, span, 600.0), seed=3,
                                **variant)
     assert_same(result, outcome, str(variant))
+
+
+@pytest.mark.parametrize("policy, reclaim", [("aryl", "aryl"), ("afs", "scf")])
+def test_same_gpu_type_and_a_swinging_load(policy, reclaim):
+    # Loaned servers as fast as training ones and a load that lends and reclaims
+    # most of them: where workers go (pool preference, base and flexible apart)
+    # decides what a reclaim preempts, so placement shows in every column.
+    rng = random.Random(0)
+    span = 4 * 3600.0
+    servers = [aryl.Server(f"t{i}", "training", 8, "V100") for i in range(3)]
+    servers += [aryl.Server(f"i{i}", "inference", 8, "V100") for i in range(8)]
+    jobs = random_jobs(rng, 100, span, servers, grid=True)
+    times = np.arange(0.0, span, 600.0)
+    load = np.c_[times, [rng.choice([0.1, 0.2, 0.9]) for _ in times]]
+    result, outcome = run_both(jobs, servers, policy=policy, reclaim=reclaim,
+                               inference_load=load, config={"lend_hold": 600.0}, seed=3)
+    assert_same(result, outcome, f"{policy}/{reclaim}")
+    assert sum(outcome.preemptions) > 0 and sum(outcome.ran_on_inference) > 0
 
 
 @pytest.mark.parametrize("start, policy", [(0, "aryl"), (3000, "aryl"), (3000, "fifo"),

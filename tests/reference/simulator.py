@@ -743,6 +743,9 @@ class Outcome:
     preemptions: List[int]
     scaling_ops: List[int]
     work_lost: List[float]
+    ran_on_training: List[bool]
+    ran_on_inference: List[bool]
+    ran_mixed: List[bool]
     reclaims: int
     servers_reclaimed: int
     collateral_gpus: int
@@ -785,7 +788,7 @@ class Simulator:
         self.unfinished = len(jobs)
         n = len(jobs)
         self.out = Outcome([math.nan] * n, [math.nan] * n, [0] * n, [0] * n, [0.0] * n,
-                           0, 0, 0, 0, 0.0)
+                           [False] * n, [False] * n, [False] * n, 0, 0, 0, 0, 0.0)
 
     # events
     def push(self, time: float, kind: int, job: int = -1, version: int = 0) -> None:
@@ -839,6 +842,7 @@ class Simulator:
         for s, _ in workers:
             total += self.speed[s]
             mixed |= self.servers[s].gpu_type != first
+        self.out.ran_mixed[j] |= mixed
         mean = total / len(workers) * (self.config["hetero_efficiency"] if mixed else 1.0)
         return throughput(self.curves[j], len(workers)) * mean
 
@@ -846,6 +850,10 @@ class Simulator:
         """Job j takes one worker on server s."""
         self.workers[j].append((s, flexible))
         self.used[s] += self.jobs[j].gpus_per_worker
+        if self.servers[s].pool == "training":
+            self.out.ran_on_training[j] = True
+        else:
+            self.out.ran_on_inference[j] = True
 
     def remove_worker(self, j: int, k: int) -> None:
         """Job j leaves its k-th worker."""
