@@ -6,9 +6,9 @@ Work: the first day of arrivals of the paper-scale synthetic trace
 inference 8-GPU servers, aryl policy, capacity loaning driven by the trace's own
 load series, aryl reclaiming. Both run until every one of those jobs finishes.
 The engine is timed as the ``_core.simulate`` call alone (median of three runs)
-and as the whole ``aryl.sim.simulate``; the reference (tests/reference/simulator.py) replays the
-very arguments ``_core.simulate`` got, and the script checks that every job
-starts and finishes at the same time in both.
+and as the whole ``aryl.sim.simulate``; the reference
+(tests/reference/simulator.py) replays the very arguments ``_core.simulate`` got,
+and the script checks that every job starts and finishes at the same time in both.
 
 Run: python benchmarks/reference_ratio.py [--hours H]   (H: arrivals kept, default 24)
 """
@@ -57,8 +57,8 @@ def main() -> None:
     real = _core.simulate
     with mock.patch.object(_core, "simulate", side_effect=timed):
         start = time.perf_counter()
-        result = sim.simulate(jobs, sim.Cluster(443, 520), policy="aryl", reclaim="aryl",
-                              inference_load=load, seed=0)
+        result = sim.simulate(jobs, sim.Cluster(443, 520), policy="aryl",
+                              reclaim="aryl", inference_load=load, seed=0)
         whole = time.perf_counter() - start
     args, first = calls[0]
     engine_times = [first]
@@ -77,11 +77,13 @@ def main() -> None:
         for c in ("start_time", "finish_time"))
     print(f"Machine: {machine()}\n")
     print(f"{len(jobs)} jobs (first {hours:g} h of arrivals), 443 + 520 servers, "
-          f"{result.totals['epochs_run']} epochs run, {result.totals['reclaims']} reclaims, "
+          f"{result.totals['epochs_run']} epochs run, "
+          f"{result.totals['reclaims']} reclaims, "
           f"{int(result.jobs['preemptions'].sum())} preemptions; same start and finish "
           f"for every job: {same}\n")
-    print(table(["C++ engine (_core.simulate, median of 3)", "aryl.sim.simulate (whole call)",
-                 "plain-Python reference", "ratio (reference / engine)"],
+    print(table(["C++ engine (_core.simulate, median of 3)",
+                 "aryl.sim.simulate (whole call)", "plain-Python reference",
+                 "ratio (reference / engine)"],
                 [(f"{engine:.3f} s", f"{whole:.3f} s", f"{python:.1f} s",
                   f"{python / engine:.0f}x")]))
 

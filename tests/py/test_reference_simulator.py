@@ -27,7 +27,7 @@ POLICIES = ("aryl", "fifo", "sjf", "gandiva", "afs")
 
 
 def engine_run(jobs, cluster, **kwargs):
-    """The C++ result and the arguments ``aryl.sim.simulate`` gave ``_core.simulate``."""
+    """The C++ result and the arguments ``aryl.sim.simulate`` gave the engine."""
     with mock.patch.object(_core, "simulate", wraps=_core.simulate) as spy:
         result = sim.simulate(jobs, cluster, **kwargs)
     return result, spy.call_args.args[:6]
@@ -76,7 +76,8 @@ def random_jobs(rng: random.Random, n: int, span: float, servers, grid: bool = F
         duration = float(rng.choice([60, 300, 1800, 3600, 14400])) * rng.uniform(0.5, 2)
         submit = round(rng.uniform(0, span), 1)
         if grid:
-            duration, submit = 60.0 * max(1, round(duration / 60)), 60.0 * round(submit / 60)
+            duration = 60.0 * max(1, round(duration / 60))
+            submit = 60.0 * round(submit / 60)
         estimate = duration * rng.choice([1.0, 1.0, 0.5, 1.7])
         jobs.append(aryl.Job(
             f"j{i}", d, low, high, duration, submit_time=submit,
@@ -97,7 +98,8 @@ def cluster(rng: random.Random, training: int, inference: int):
     """Training V100 servers (some with 4 GPUs) and T4 inference servers."""
     servers = [aryl.Server(f"t{i}", "training", rng.choice([8, 8, 4]), "V100")
                for i in range(training)]
-    return servers + [aryl.Server(f"i{i}", "inference", 8, "T4") for i in range(inference)]
+    return servers + [aryl.Server(f"i{i}", "inference", 8, "T4")
+                      for i in range(inference)]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -189,8 +191,9 @@ def test_handing_the_kernel_every_queued_job_changes_nothing(policy):
                               inference_load=random_load(rng, span), seed=0)
     outcome = reference.simulate(*args, full_queue=True)
     for column in ("start_time", "finish_time"):
-        assert np.array_equal(result.jobs[column].to_numpy(),
-                              np.asarray(getattr(outcome, column)), equal_nan=True), column
+        ours = np.asarray(getattr(outcome, column))
+        theirs = result.jobs[column].to_numpy()
+        assert np.array_equal(theirs, ours, equal_nan=True), column
     assert list(result.jobs["preemptions"]) == outcome.preemptions
 
 

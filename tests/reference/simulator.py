@@ -69,7 +69,7 @@ class Job:
     @property
     def reference(self) -> int:
         """Workers at which ``duration`` was measured."""
-        return self.reference_workers if self.reference_workers > 0 else self.max_workers
+        return self.reference_workers or self.max_workers
 
 
 def scales_elastic_jobs(policy: str) -> bool:
@@ -165,7 +165,7 @@ class Placer:
         self.fixed = [0] * len(servers)
         self.flexible = [0] * len(servers)
         self.pinned = [-1] * len(jobs)
-        self.required = [-1 if not j.gpu_type else types.get(j.gpu_type, -2) for j in jobs]
+        self.required = [types.get(j.gpu_type, -2) if j.gpu_type else -1 for j in jobs]
 
     def job_type(self, j: int) -> int:
         """The type the job is held to: required, else pinned, else -1."""
@@ -350,12 +350,14 @@ class Epoch:
     def time_with(self, j: int, extra: int, t: int) -> float:
         """Estimated running time on the base workers plus ``extra`` of type t."""
         workers = self.fixed[j] + extra
-        speed = self.base_speed[j] + (extra * self.placer.type_speed[t] if extra > 0 else 0.0)
+        more = extra * self.placer.type_speed[t] if extra > 0 else 0.0
+        speed = self.base_speed[j] + more
         speed /= workers
         first = self.base_type[j]
         if first == -2 or (extra > 0 and first >= 0 and first != t):
             speed *= self.efficiency
-        return running_time(self.jobs[j], workers, self.remaining[j], self.curve(j), speed)
+        return running_time(self.jobs[j], workers, self.remaining[j], self.curve(j),
+                            speed)
 
     def find_flexible_type(self, j: int) -> int:
         """The type job j's extra workers use (hetero: the one finishing soonest)."""
@@ -453,10 +455,10 @@ class Epoch:
 
     def fastest_type(self, j: int) -> int:
         """The fastest type the job may use that has usable GPUs (-1: none)."""
-        best = -1
+        best, speed = -1, self.placer.type_speed
         for t in range(self.placer.n_types):
             if (self.placer.may_use(j, t) and self.placer.type_capacity[t] > 0
-                    and (best < 0 or self.placer.type_speed[t] > self.placer.type_speed[best])):
+                    and (best < 0 or speed[t] > speed[best])):
                 best = t
         return best
 
@@ -496,7 +498,8 @@ class Epoch:
 
     def grow(self) -> None:
         """Phase 2: targets of extra workers, kept in place or placed anew."""
-        jobs = [j for j in range(len(self.jobs)) if self.jobs[j].elastic and self.fixed[j] > 0]
+        jobs = [j for j, job in enumerate(self.jobs)
+                if job.elastic and self.fixed[j] > 0]
         if self.policy == "aryl":
             target = self.knapsack_targets(jobs)
         elif self.policy == "gandiva":
@@ -525,8 +528,9 @@ class Epoch:
             for j in group_jobs:
                 job = self.jobs[j]
                 base_time = self.time_with(j, 0, t)
-                groups.append([(w * job.gpus_per_worker, base_time - self.time_with(j, w, t))
-                               for w in range(1, job.max_workers - self.fixed[j] + 1)])
+                groups.append([
+                    (w * job.gpus_per_worker, base_time - self.time_with(j, w, t))
+                    for w in range(1, job.max_workers - self.fixed[j] + 1)])
             choice = knapsack_same_width(groups, self.placer.type_free[t])
             for j, c in zip(group_jobs, choice):
                 target[j] = c + 1
@@ -538,7 +542,8 @@ class Epoch:
         for j in jobs:
             self.flexible_type[j] = self.find_flexible_type(j)
             grow = not self.pending and self.flexible_type[j] >= 0
-            target[j] = self.jobs[j].max_workers - self.fixed[j] if grow else self.released[j]
+            full = self.jobs[j].max_workers - self.fixed[j]
+            target[j] = full if grow else self.released[j]
         return target
 
     def afs_gain(self, j: int) -> float:
@@ -559,7 +564,8 @@ class Epoch:
         self.keep_flexible([0] * len(self.jobs))
         while heap:
             negative_gain, j = heapq.heappop(heap)
-            if not (-negative_gain > 0.0) or self.fixed[j] + self.extra[j] >= self.jobs[j].max_workers:
+            full = self.fixed[j] + self.extra[j] >= self.jobs[j].max_workers
+            if not (-negative_gain > 0.0) or full:
                 continue
             if not self.placer.place(j, 1, True, self.start, self.flexible_type[j]):
                 continue
@@ -606,7 +612,7 @@ class ReclaimPlan:
 
 
 def reclaim(servers, jobs, workers, n: int, policy: str, seed: int) -> ReclaimPlan:
-    """Returns n on-loan servers under the policy; workers are (job, server, flexible)."""
+    """Returns n on-loan servers under the policy; workers: (job, server, flexible)."""
     candidates = [s for s, server in enumerate(servers) if server.on_loan]
     jobs_on: Dict[int, Dict[int, int]] = {s: {} for s in candidates}
     for j, s, _ in workers:
@@ -645,7 +651,7 @@ def give_back(servers, jobs, workers, jobs_on, order: List[int]) -> ReclaimPlan:
             else:
                 alive[j] = False
                 plan.preempted.append(j)
-    plan.scaled_in = [(j, scaled[j]) for j in range(len(jobs)) if alive[j] and scaled[j] > 0]
+    plan.scaled_in = [(j, k) for j, k in enumerate(scaled) if alive[j] and k > 0]
     gone = set(order)
     for j, s, _ in workers:
         if not alive[j] and s not in gone:
@@ -663,7 +669,7 @@ class Lender:
                  headroom: float, hold: float):
         self.times, self.loads = list(times), list(loads)
         self.headroom, self.hold = headroom, hold
-        self.servers = [s for s, server in enumerate(servers) if server.pool == "inference"]
+        self.servers = [s for s, x in enumerate(servers) if x.pool == "inference"]
 
     def active(self) -> bool:
         """A load series and inference servers to lend."""
@@ -756,19 +762,22 @@ class Outcome:
 class Simulator:
     """The event loop and its handlers, as aryl::sim::Engine (fixed duration)."""
 
-    def __init__(self, servers: List[Server], jobs: List[Job], curves: List[List[float]],
-                 load_time: List[float], load: List[float], config: dict,
+    def __init__(self, servers: List[Server], jobs: List[Job],
+                 curves: List[List[float]], load_time: List[float], load: List[float],
+                 config: dict,
                  full_queue: bool = False):
         self.servers, self.jobs, self.config = servers, jobs, config
         # Hand every queued job to the kernel, not only those that could fit: the
         # documented rule the engine's shortcut must not change (docs/model.md §5).
         self.full_queue = full_queue
         self.policy = config["policy"]
-        self.lender = Lender(servers, load_time, load, config["headroom"], config["lend_hold"])
+        self.lender = Lender(servers, load_time, load, config["headroom"],
+                             config["lend_hold"])
         speeds = config["gpu_speed"]
         self.speed = [speeds.get(s.gpu_type, 1.0) for s in servers]
         given = curves or [[] for _ in jobs]
-        self.curves = [throughput_curve(job, c, config["scaling"]) for job, c in zip(jobs, given)]
+        self.curves = [throughput_curve(job, c, config["scaling"])
+                       for job, c in zip(jobs, given)]
         self.linear = config["scaling"] == "linear" and not any(given)
         self.state = [Progress(job.duration * throughput(c, job.reference))
                       for job, c in zip(jobs, self.curves)]
@@ -843,7 +852,8 @@ class Simulator:
             total += self.speed[s]
             mixed |= self.servers[s].gpu_type != first
         self.out.ran_mixed[j] |= mixed
-        mean = total / len(workers) * (self.config["hetero_efficiency"] if mixed else 1.0)
+        factor = self.config["hetero_efficiency"] if mixed else 1.0
+        mean = total / len(workers) * factor
         return throughput(self.curves[j], len(workers)) * mean
 
     def add_worker(self, j: int, s: int, flexible: bool) -> None:
@@ -972,7 +982,8 @@ class Simulator:
                     "backfill": self.config["backfill"], "speed": self.speed,
                     "hetero_efficiency": self.config["hetero_efficiency"],
                     "remaining": [self.state[j].remaining_fraction() for j in job_of],
-                    "throughput": [] if self.linear else [self.curves[j] for j in job_of],
+                    "throughput": [] if self.linear
+                    else [self.curves[j] for j in job_of],
                 }
                 start, stop = Epoch(servers, jobs, workers, options).run()
                 self.apply(start, stop, workers, job_of)
@@ -1046,7 +1057,8 @@ class Simulator:
                 return key
         return none
 
-    def apply(self, start: list, stop: List[int], workers: list, job_of: List[int]) -> None:
+    def apply(self, start: list, stop: List[int], workers: list,
+              job_of: List[int]) -> None:
         """Carries out a decision: stops, then starts, then new rates."""
         position, seen = [], [0] * len(job_of)
         for j, _, _ in workers:
@@ -1086,13 +1098,15 @@ class Simulator:
             self.set_rate(j)
 
 
-def from_columns(server_columns: dict, job_columns: dict) -> Tuple[List[Server], List[Job]]:
+def from_columns(server_columns: dict,
+                 job_columns: dict) -> Tuple[List[Server], List[Job]]:
     """Servers and jobs from the columns ``aryl._core.simulate`` takes."""
     pools = ("training", "inference")
     servers = [Server(pools[p], g, t) for p, g, t in zip(
         server_columns["pool"], server_columns["gpus"], server_columns["gpu_type"])]
-    names = ("gpus_per_worker", "min_workers", "max_workers", "duration", "submit_time",
-             "estimated_duration", "gpu_type", "checkpoint", "hetero", "reference_workers")
+    names = ("gpus_per_worker", "min_workers", "max_workers", "duration",
+             "submit_time", "estimated_duration", "gpu_type", "checkpoint", "hetero",
+             "reference_workers")
     jobs = [Job(*values) for values in zip(*(job_columns[n] for n in names))]
     return servers, jobs
 
