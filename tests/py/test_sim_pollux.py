@@ -20,10 +20,10 @@ def small_slice(n=24):
     return out
 
 
-NODES = sim.Cluster(4, 0, gpus_per_server=4)
+SMALL_NODES = sim.Cluster(4, 0, gpus_per_server=4)
 
 
-def run(workload, cluster=NODES, **config):
+def run(workload, cluster=SMALL_NODES, **config):
     return sim.simulate(workload, cluster, policy="tiresias", config={"audit": True, **config})
 
 
