@@ -16,6 +16,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Optional, Sequence, Union
 
+import numpy as np
+
 from . import _core
 
 Id = Hashable
@@ -25,19 +27,27 @@ DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
 POOLS = ("training", "inference")
 
 
+def _received(value: Any) -> str:
+    """``'4' (str)``: a value and its type, for error messages."""
+    return f"{value!r} ({type(value).__name__})"
+
+
 def _integer(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
+    """An int (or NumPy int, or a float without a fraction, as DataFrames give them);
+    not a bool, a str or a float with a fraction."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be an integer, got {_received(value)}")
     if isinstance(value, numbers.Integral):
         return int(value)
     if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
+        raise ValueError(f"{what} must be an integer, got {_received(value)}")
     return int(value)
 
 
 def _real(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be a number, got {value!r}")
+    """A real number (int or float, NumPy's too), not a bool or a str."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a number, got {_received(value)}")
     return float(value)
 
 
@@ -51,13 +61,27 @@ def _gpu_type(value: Any, what: str) -> Optional[str]:
 
     if value is pd.NA:
         return None
-    raise ValueError(f"{what} must be a str or None, got {value!r}")
+    raise ValueError(f"{what} must be a str or None, got {_received(value)}")
 
 
 def _flag(value: Any, what: str) -> bool:
-    if isinstance(value, (bool, numbers.Integral)) and value in (0, 1):
+    """A bool (Python's or NumPy's): not 0/1, not a str such as 'yes'."""
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{what} must be True or False, got {value!r}")
+    raise ValueError(f"{what} must be True or False, got {_received(value)}")
+
+
+def _id(value: Any, what: str) -> Id:
+    """A record id: any hashable value but None (ints and strs in practice)."""
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(
+            f"{what} must be hashable (an int or a str), got " f"{_received(value)}"
+        ) from None
+    if value is None:
+        raise ValueError(f"{what} must be an int or a str, got None")
+    return value
 
 
 @dataclass(frozen=True)
@@ -76,9 +100,13 @@ class Server:
     on_loan: bool = False
 
     def __post_init__(self) -> None:
+        _id(self.id, "server id")
         what = f"server {self.id!r}"
-        if self.pool not in POOLS:
-            raise ValueError(f"{what}: pool must be 'training' or 'inference', got {self.pool!r}")
+        if not isinstance(self.pool, str) or self.pool not in POOLS:
+            raise ValueError(
+                f"{what}: pool must be 'training' or 'inference', got "
+                f"{_received(self.pool)}"
+            )
         object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
         object.__setattr__(self, "on_loan", _flag(self.on_loan, f"{what}: on_loan"))
         object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
@@ -114,6 +142,7 @@ class Job:
     reference_workers: Optional[int] = None
 
     def __post_init__(self) -> None:
+        _id(self.id, "job id")
         what = f"job {self.id!r}"
         for name in ("gpus_per_worker", "min_workers", "max_workers"):
             object.__setattr__(self, name, _integer(getattr(self, name), f"{what}: {name}"))
@@ -156,6 +185,8 @@ class Worker:
     flexible: bool = False
 
     def __post_init__(self) -> None:
+        _id(self.job, "worker: job")
+        _id(self.server, "worker: server")
         what = f"worker of job {self.job!r} on server {self.server!r}"
         if self.gpus is not None:
             object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
