@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator, PercentFormatter
+from matplotlib.ticker import MaxNLocator, NullLocator, PercentFormatter
 
 from ._display import RATIO_KEYS
 from .sim.result import Result
@@ -345,7 +345,7 @@ def usage_grid(
     matplotlib.figure.Figure
         One axes per run, all sharing both axes (GPUs used by training against time):
         used on training servers and on loaned servers stacked, the training capacity
-        dashed, training plus loaned capacity dotted; one legend for all.
+        dashed; one legend for all (servers on loan: ``usage`` of one run).
     """
     runs = _named(results)
     rows = max(1, math.ceil(len(runs) / columns))
@@ -360,6 +360,11 @@ def usage_grid(
     unit, scale = _time_unit(span)
     for ax, (name, result), (t, cols, _) in zip(axes, runs, series):
         _usage_panel(ax, name, result, t / scale, cols)
+    # One y range for all (shared): the busiest run's use or the training capacity.
+    peak = max([float(np.max(c["training_gpus_used"] + c["loaned_gpus_used"], initial=0))
+                for _, c, _ in series]
+               + [float(r.capacity.get("training_gpus", 0)) for _, r in runs] + [1.0])
+    axes[0].set_ylim(0, peak * 1.08)
     for ax in axes[len(runs) :]:
         ax.set_visible(False)
     for ax in axes[(rows - 1) * columns :]:
@@ -382,9 +387,8 @@ def usage_grid(
 def _usage_panel(
     ax: "Axes", name: str, result: Result, x: np.ndarray, cols: Dict[str, np.ndarray]
 ) -> None:
-    """One run of ``usage_grid``: stacked use, training and loaned capacity."""
+    """One run of ``usage_grid``: stacked use and the training capacity."""
     cap = result.capacity
-    per_server = int(cap.get("max_inference_server_gpus", 0) or 0)
     ax.set_title(name, fontsize="medium")
     ax.grid(True, alpha=0.3)
     if not len(x):
@@ -393,42 +397,13 @@ def _usage_panel(
         )
         return
     train, loaned = cols["training_gpus_used"], cols["loaned_gpus_used"]
-    ax.fill_between(
-        x,
-        train,
-        step="post",
-        color="tab:blue",
-        alpha=0.55,
-        label="used on training servers",
-    )
-    ax.fill_between(
-        x,
-        train,
-        train + loaned,
-        step="post",
-        color="tab:orange",
-        alpha=0.7,
-        label="used on loaned servers",
-    )
-    ax.axhline(
-        cap["training_gpus"],
-        color="tab:blue",
-        linestyle="--",
-        linewidth=1,
-        label="training capacity",
-    )
-    if per_server:
-        ax.step(
-            x,
-            cap["training_gpus"] + cols["on_loan"] * per_server,
-            where="post",
-            color="tab:orange",
-            linestyle=":",
-            linewidth=1,
-            label="training + loaned capacity",
-        )
+    ax.fill_between(x, train, step="post", color="tab:blue", alpha=0.55,
+                    label="used on training servers")
+    ax.fill_between(x, train, train + loaned, step="post", color="tab:orange", alpha=0.7,
+                    label="used on loaned servers")
+    ax.axhline(cap["training_gpus"], color="tab:blue", linestyle="--", linewidth=1,
+               label="training capacity")
     ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
-    ax.set_ylim(bottom=0)
 
 
 def preemptions(results: Results) -> Figure:
@@ -494,7 +469,8 @@ def preemptions(results: Results) -> Figure:
         ),
     ):
         ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-        top = max(0.05, float(np.nanmax(np.r_[values, 0.0])))
+        ax.xaxis.set_major_locator(MaxNLocator(4))  # few ticks: labels stay apart
+        top = float(np.nanmax(np.r_[values, 0.0])) or 0.01  # all zero: a 0-1% axis
         ax.set_xlim(0, top * 1.45)  # room for the labels
         ax.set_title(title)
         ax.set_xlabel(label)
