@@ -361,8 +361,8 @@ def usage_grid(
     for ax, (name, result), (t, cols, _) in zip(axes, runs, series):
         _usage_panel(ax, name, result, t / scale, cols)
     # One y range for all (shared): the busiest run's use or the training capacity.
-    peak = max([float(np.max(c["training_gpus_used"] + c["loaned_gpus_used"], initial=0))
-                for _, c, _ in series]
+    used = [c["training_gpus_used"] + c["loaned_gpus_used"] for _, c, _ in series]
+    peak = max([float(np.max(u, initial=0)) for u in used]
                + [float(r.capacity.get("training_gpus", 0)) for _, r in runs] + [1.0])
     axes[0].set_ylim(0, peak * 1.08)
     for ax in axes[len(runs) :]:
@@ -399,8 +399,8 @@ def _usage_panel(
     train, loaned = cols["training_gpus_used"], cols["loaned_gpus_used"]
     ax.fill_between(x, train, step="post", color="tab:blue", alpha=0.55,
                     label="used on training servers")
-    ax.fill_between(x, train, train + loaned, step="post", color="tab:orange", alpha=0.7,
-                    label="used on loaned servers")
+    ax.fill_between(x, train, train + loaned, step="post", color="tab:orange",
+                    alpha=0.7, label="used on loaned servers")
     ax.axhline(cap["training_gpus"], color="tab:blue", linestyle="--", linewidth=1,
                label="training capacity")
     ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)

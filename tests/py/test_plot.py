@@ -311,10 +311,12 @@ def test_usage_grid_one_panel_per_run(runs):
     assert len(fig.axes) == 4 and not fig.axes[3].get_visible()  # 2 x 2, one spare
     assert panels[0].get_shared_y_axes().joined(panels[0], panels[2])
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["used on training servers", "used on loaned servers", "training capacity"]
+    assert labels == ["used on training servers", "used on loaned servers",
+                      "training capacity"]
     peak = max((r.timeline["training_gpus_used"] + r.timeline["loaned_gpus_used"]).max()
                for r in runs.values())
-    assert panels[0].get_ylim()[1] >= peak and panels[2].get_ylim() == panels[0].get_ylim()
+    assert panels[0].get_ylim()[1] >= peak
+    assert panels[2].get_ylim() == panels[0].get_ylim()
     assert fig.get_suptitle().startswith("GPUs used by training jobs")
 
 
