@@ -32,22 +32,25 @@ def _received(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-def _integer(value: Any, what: str) -> int:
+def _integer(value: Any, what: str, typed: bool = False) -> int:
     """An int (or NumPy int, or a float without a fraction, as DataFrames give them);
-    not a bool, a str or a float with a fraction."""
+    not a bool, a str or a float with a fraction. ``typed``: the message names the
+    type received too."""
+    got = _received(value) if typed else repr(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be an integer, got {_received(value)}")
+        raise ValueError(f"{what} must be an integer, got {got}")
     if isinstance(value, numbers.Integral):
         return int(value)
     if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{what} must be an integer, got {_received(value)}")
+        raise ValueError(f"{what} must be an integer, got {got}")
     return int(value)
 
 
-def _real(value: Any, what: str) -> float:
+def _real(value: Any, what: str, typed: bool = False) -> float:
     """A real number (int or float, NumPy's too), not a bool or a str."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be a number, got {_received(value)}")
+        got = _received(value) if typed else repr(value)
+        raise ValueError(f"{what} must be a number, got {got}")
     return float(value)
 
 
@@ -107,7 +110,7 @@ class Server:
                 f"{what}: pool must be 'training' or 'inference', got "
                 f"{_received(self.pool)}"
             )
-        object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
+        object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus", True))
         object.__setattr__(self, "on_loan", _flag(self.on_loan, f"{what}: on_loan"))
         object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
         if self.gpu_type is None:
@@ -145,15 +148,17 @@ class Job:
         _id(self.id, "job id")
         what = f"job {self.id!r}"
         for name in ("gpus_per_worker", "min_workers", "max_workers"):
-            object.__setattr__(self, name, _integer(getattr(self, name), f"{what}: {name}"))
+            value = _integer(getattr(self, name), f"{what}: {name}", True)
+            object.__setattr__(self, name, value)
         for name in ("duration", "submit_time"):
-            object.__setattr__(self, name, _real(getattr(self, name), f"{what}: {name}"))
+            value = _real(getattr(self, name), f"{what}: {name}", True)
+            object.__setattr__(self, name, value)
         if self.estimated_duration is None:
             object.__setattr__(self, "estimated_duration", self.duration)
         object.__setattr__(
             self,
             "estimated_duration",
-            _real(self.estimated_duration, f"{what}: estimated_duration"),
+            _real(self.estimated_duration, f"{what}: estimated_duration", True),
         )
         for name in ("checkpoint", "hetero"):
             object.__setattr__(self, name, _flag(getattr(self, name), f"{what}: {name}"))
@@ -162,7 +167,7 @@ class Job:
             object.__setattr__(self, "reference_workers", self.max_workers)
         object.__setattr__(
             self, "reference_workers",
-            _integer(self.reference_workers, f"{what}: reference_workers"),
+            _integer(self.reference_workers, f"{what}: reference_workers", True),
         )
 
     @property
@@ -189,7 +194,7 @@ class Worker:
         _id(self.server, "worker: server")
         what = f"worker of job {self.job!r} on server {self.server!r}"
         if self.gpus is not None:
-            object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
+            object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus", True))
         object.__setattr__(self, "flexible", _flag(self.flexible, f"{what}: flexible"))
 
 
