@@ -45,7 +45,8 @@ def _number(kind: Callable[[str], float], what: str, low: Optional[float] = None
         outside = (low is not None and (value < low or (low_open and value == low))) or \
             (high is not None and value > high)
         if (kind is not int and not math.isfinite(value)) or outside:
-            raise argparse.ArgumentTypeError(f"{what} must be in {bounds}, got {text!r}")
+            message = f"{what} must be in {bounds}, got {text!r}"
+            raise argparse.ArgumentTypeError(message)
         return value
 
     parse.__name__ = what
