@@ -224,13 +224,8 @@ def _real_column(series: pd.Series) -> Union[np.ndarray, None]:
 
 
 def _flag_column(series: pd.Series) -> Union[np.ndarray, None]:
-    kind = series.dtype.kind
-    if kind == "b":
+    if series.dtype.kind == "b":  # 0/1 are not flags: the record path says so
         return series.to_numpy(dtype=bool)
-    if kind in "iu":
-        values = series.to_numpy()
-        if np.isin(values, (0, 1)).all():
-            return values.astype(bool)
     return None
 
 

@@ -28,6 +28,8 @@ from typing import (
     get_args,
 )
 
+import numpy as np
+
 from . import _core
 from .typing import Id, Pool
 
@@ -39,19 +41,30 @@ DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
 POOLS = get_args(Pool)
 
 
-def _integer(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
+def _received(value: Any) -> str:
+    """``'4' (str)``: a value and its type, for error messages."""
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _integer(value: Any, what: str, typed: bool = False) -> int:
+    """An int (or NumPy int, or a float without a fraction, as DataFrames give them);
+    not a bool, a str or a float with a fraction. ``typed``: the message names the
+    type received too."""
+    got = _received(value) if typed else repr(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be an integer, got {got}")
     if isinstance(value, numbers.Integral):
         return int(value)
     if not math.isfinite(value) or value != int(float(value)):
-        raise ValueError(f"{what} must be an integer, got {value!r}")
+        raise ValueError(f"{what} must be an integer, got {got}")
     return int(float(value))
 
 
-def _real(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be a number, got {value!r}")
+def _real(value: Any, what: str, typed: bool = False) -> float:
+    """A real number (int or float, NumPy's too), not a bool or a str."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        got = _received(value) if typed else repr(value)
+        raise ValueError(f"{what} must be a number, got {got}")
     return float(value)
 
 
@@ -65,13 +78,27 @@ def _gpu_type(value: Any, what: str) -> Optional[str]:
 
     if value is pd.NA:
         return None
-    raise ValueError(f"{what} must be a str or None, got {value!r}")
+    raise ValueError(f"{what} must be a str or None, got {_received(value)}")
 
 
 def _flag(value: Any, what: str) -> bool:
-    if isinstance(value, (bool, numbers.Integral)) and value in (0, 1):
+    """A bool (Python's or NumPy's): not 0/1, not a str such as 'yes'."""
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{what} must be True or False, got {value!r}")
+    raise ValueError(f"{what} must be True or False, got {_received(value)}")
+
+
+def _id(value: Any, what: str) -> Id:
+    """A record id: any hashable value but None (ints and strs in practice)."""
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(
+            f"{what} must be hashable (an int or a str), got " f"{_received(value)}"
+        ) from None
+    if value is None:
+        raise ValueError(f"{what} must be an int or a str, got None")
+    return value
 
 
 @dataclass(frozen=True)
@@ -91,10 +118,14 @@ class Server:
     on_loan: bool = False
 
     def __post_init__(self) -> None:
+        _id(self.id, "server id")
         what = f"server {self.id!r}"
-        if self.pool not in POOLS:
-            raise ValueError(f"{what}: pool must be 'training' or 'inference', got {self.pool!r}")
-        object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
+        if not isinstance(self.pool, str) or self.pool not in POOLS:
+            raise ValueError(
+                f"{what}: pool must be 'training' or 'inference', got "
+                f"{_received(self.pool)}"
+            )
+        object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus", True))
         object.__setattr__(self, "on_loan", _flag(self.on_loan, f"{what}: on_loan"))
         object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
         if self.gpu_type is None:
@@ -131,17 +162,20 @@ class Job:
     reference_workers: int = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        _id(self.id, "job id")
         what = f"job {self.id!r}"
         for name in ("gpus_per_worker", "min_workers", "max_workers"):
-            object.__setattr__(self, name, _integer(getattr(self, name), f"{what}: {name}"))
+            value = _integer(getattr(self, name), f"{what}: {name}", True)
+            object.__setattr__(self, name, value)
         for name in ("duration", "submit_time"):
-            object.__setattr__(self, name, _real(getattr(self, name), f"{what}: {name}"))
+            value = _real(getattr(self, name), f"{what}: {name}", True)
+            object.__setattr__(self, name, value)
         if self.estimated_duration is None:
             object.__setattr__(self, "estimated_duration", self.duration)
         object.__setattr__(
             self,
             "estimated_duration",
-            _real(self.estimated_duration, f"{what}: estimated_duration"),
+            _real(self.estimated_duration, f"{what}: estimated_duration", True),
         )
         for name in ("checkpoint", "hetero"):
             object.__setattr__(self, name, _flag(getattr(self, name), f"{what}: {name}"))
@@ -150,7 +184,7 @@ class Job:
             object.__setattr__(self, "reference_workers", self.max_workers)
         object.__setattr__(
             self, "reference_workers",
-            _integer(self.reference_workers, f"{what}: reference_workers"),
+            _integer(self.reference_workers, f"{what}: reference_workers", True),
         )
 
     @property
@@ -173,9 +207,11 @@ class Worker:
     flexible: bool = False
 
     def __post_init__(self) -> None:
+        _id(self.job, "worker: job")
+        _id(self.server, "worker: server")
         what = f"worker of job {self.job!r} on server {self.server!r}"
         if self.gpus is not None:
-            object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus"))
+            object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus", True))
         object.__setattr__(self, "flexible", _flag(self.flexible, f"{what}: flexible"))
 
 

@@ -1,9 +1,12 @@
-"""Figures of simulated runs: JCT / queuing CDFs, GPU usage over time, preemptions.
+"""Figures of simulated runs: JCT / queuing CDFs, GPU usage over time, preemptions,
+speed-ups.
 
-Every function takes ``aryl.sim.Result`` objects and returns a
-``matplotlib.figure.Figure`` built with the object-oriented API (no pyplot, no
-global state, nothing shown), so it works headless with any backend; save it
-with ``fig.savefig(...)``. ``save_all`` writes the standard set of PNGs. In a
+Every function takes ``aryl.sim.Result`` objects (``speedups``: the table of
+``aryl.sim.speedups``) and returns a ``matplotlib.figure.Figure`` built with the
+object-oriented API (no pyplot, no global state, nothing shown), so it works
+headless with any backend; save it with ``fig.savefig(...)``. ``save_all`` writes
+the standard set as PNG, SVG and/or PDF. Usage over time is averaged over hourly
+windows by default (``window``), so that months of 60-s steps stay readable. In a
 notebook the returned figure displays itself inline (``NotebookFigure``), no
 ``%matplotlib`` needed. ``sweep`` plots a metric of an ``aryl.sim.sweep`` table.
 """
@@ -12,21 +15,30 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator, PercentFormatter
+from matplotlib.ticker import MaxNLocator, NullLocator, PercentFormatter
 
 from ._display import RATIO_KEYS
 from .sim.result import Result
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    from matplotlib.axes import Axes
 
-__all__ = ["NotebookFigure", "cdf", "preemptions", "save_all", "sweep", "usage"]
+__all__ = [
+    "NotebookFigure",
+    "cdf",
+    "preemptions",
+    "save_all",
+    "speedups",
+    "sweep",
+    "usage",
+    "usage_grid",
+]
 
 #: A single ``Result``, a sequence of them (named by their ``.label``) or a
 #: mapping name -> ``Result``.
@@ -47,6 +59,19 @@ _TIME_TICKS = (
 
 _DPI = 120
 _LINESTYLES = ("-", "--", ":", "-.")
+
+#: Usage is averaged over windows of this many seconds by default (an hour).
+DEFAULT_WINDOW = 3600.0
+#: A run shorter than this many windows is drawn at its own resolution.
+_MIN_WINDOWS = 12
+#: The figure formats ``save_all`` can write.
+FORMATS = ("png", "svg", "pdf")
+_USAGE_COLUMNS = (
+    "training_gpus_used",
+    "loaned_gpus_used",
+    "on_loan",
+    "inference_needed",
+)
 
 
 class NotebookFigure(Figure):
@@ -139,7 +164,11 @@ def cdf(results: Results, metric: str = "jct") -> Figure:
     return fig
 
 
-def usage(result: Result, label: Optional[str] = None) -> Figure:
+def usage(
+    result: Result,
+    label: Optional[str] = None,
+    window: Optional[float] = DEFAULT_WINDOW,
+) -> Figure:
     """GPU usage and loaned servers over time, in two panels sharing the x axis.
 
     Parameters
@@ -148,6 +177,10 @@ def usage(result: Result, label: Optional[str] = None) -> Figure:
         One simulated run.
     label
         Name for the title (default: ``result.label``).
+    window
+        Seconds to average over (default an hour): each window shows the time-weighted
+        mean of every series. ``None`` or 0, or a run shorter than 12 windows, draws
+        every scheduling step.
 
     Returns
     -------
@@ -169,33 +202,12 @@ def usage(result: Result, label: Optional[str] = None) -> Figure:
     one are left out: the steps are the same). A one-row timeline with nothing
     to hold until is drawn as a point.
     """
-    tl = result.timeline
     name = label if label is not None else (result.label or "simulation")
     cap = result.capacity
     per_server = int(cap.get("max_inference_server_gpus", 0) or 0)
     inference_servers = cap.get("inference_gpus", 0) // per_server if per_server else 0
-    t = tl["t"].to_numpy(dtype=float)
-    columns = {k: tl[k].to_numpy(dtype=float)
-               for k in ("training_gpus_used", "loaned_gpus_used", "on_loan", "inference_needed")}
-    end = float(result.totals.get("end_time", 0.0) or 0.0) if result.totals else 0.0
-    if len(t) and end > t[-1]:
-        # The last row holds until the end of the run: draw it up to there.
-        t = np.r_[t, end]
-        columns = {k: np.r_[v, v[-1]] for k, v in columns.items()}
-    if len(t) > 2:
-        # A step drawn "post" is the same without rows that repeat the previous row: drop
-        # them (months of 60-s epochs are mostly repeats; drawing them took seconds a plot).
-        stacked = np.vstack(list(columns.values()))
-        keep = np.r_[True, (np.diff(stacked, axis=1) != 0).any(axis=0)]
-        keep[-1] = True
-        t, columns = t[keep], {k: v[keep] for k, v in columns.items()}
-    span = float(t.max() - t.min()) if len(t) else 0.0
-    if span > 3 * 86400:
-        unit, scale = "days", 86400.0
-    elif span >= 3600:
-        unit, scale = "hours", 3600.0
-    else:
-        unit, scale = "minutes", 60.0
+    t, columns, averaged = _usage_series(result, window)
+    unit, scale = _time_unit(float(t.max() - t.min()) if len(t) else 0.0)
     x = t / scale
 
     fig = NotebookFigure(figsize=(10, 6.5), layout="constrained")
@@ -242,12 +254,160 @@ def usage(result: Result, label: Optional[str] = None) -> Figure:
                       borderaxespad=0)
     top.set_title("GPUs used by training jobs")
     bottom.set_title("Inference servers")
-    fig.suptitle(f"GPU usage over time: {name}")
+    fig.suptitle(
+        f"GPU usage over time: {name}"
+        + (f" ({_duration(averaged)} means)" if averaged else "")
+    )
     return fig
 
 
+def _usage_series(
+    result: Result, window: Optional[float]
+) -> Tuple[np.ndarray, Dict[str, np.ndarray], float]:
+    """(times, usage columns, window averaged over or 0) of a run as post-steps: the
+    last row held until the run's end, repeated rows dropped, or window means."""
+    tl = result.timeline
+    t = tl["t"].to_numpy(dtype=float)
+    columns = {k: tl[k].to_numpy(dtype=float) for k in _USAGE_COLUMNS}
+    end = float(result.totals.get("end_time", 0.0) or 0.0) if result.totals else 0.0
+    if len(t) and end > t[-1]:
+        # The last row holds until the end of the run: draw it up to there.
+        t = np.r_[t, end]
+        columns = {k: np.r_[v, v[-1]] for k, v in columns.items()}
+    if window and len(t) > 1 and t[-1] - t[0] >= _MIN_WINDOWS * window:
+        edges, means = _window_means(t, columns, float(window))
+        return edges, means, float(window)
+    if len(t) > 2:
+        # A step drawn "post" is the same without rows that repeat the previous row:
+        # drop them (months of 60-s epochs are mostly repeats; drawing them was slow).
+        stacked = np.vstack(list(columns.values()))
+        keep = np.r_[True, (np.diff(stacked, axis=1) != 0).any(axis=0)]
+        keep[-1] = True
+        t, columns = t[keep], {k: v[keep] for k, v in columns.items()}
+    return t, columns, 0.0
+
+
+def _window_means(
+    t: np.ndarray, columns: Dict[str, np.ndarray], window: float
+) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
+    """Time-weighted means of step series over consecutive windows from ``t[0]``.
+
+    Each value holds from its time to the next; the integral of a step function is
+    piecewise linear, so interpolating it at the window edges is exact. The last
+    window ends at ``t[-1]`` and may be shorter; the last mean is repeated at the end
+    so that a post-step draws it.
+    """
+    edges = np.arange(t[0], t[-1], window)
+    edges = np.r_[edges, t[-1]] if edges[-1] < t[-1] else edges
+    means = {}
+    for key, values in columns.items():
+        integral = np.r_[0.0, np.cumsum(values[:-1] * np.diff(t))]
+        at_edges = np.interp(edges, t, integral)
+        mean = np.diff(at_edges) / np.diff(edges)
+        means[key] = np.r_[mean, mean[-1]]
+    return edges, means
+
+
+def _time_unit(span: float) -> Tuple[str, float]:
+    """Days beyond three days, hours from an hour, else minutes."""
+    if span > 3 * 86400:
+        return "days", 86400.0
+    if span >= 3600:
+        return "hours", 3600.0
+    return "minutes", 60.0
+
+
+def _duration(seconds: float) -> str:
+    """``1-h``, ``30-min``, ``1-d``, ``600-s``: a window's length, as an adjective."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}-{unit}"
+    return f"{seconds:g}-s"
+
+
+def usage_grid(
+    results: Results, window: Optional[float] = DEFAULT_WINDOW, columns: int = 2
+) -> Figure:
+    """GPUs used by training over time, one panel per run, in one figure.
+
+    Parameters
+    ----------
+    results
+        A mapping name -> ``Result``, a sequence of ``Result`` (named by ``.label``)
+        or a single ``Result``.
+    window
+        Seconds to average over (default an hour), as in ``usage``.
+    columns
+        Panels per row.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per run, all sharing both axes (GPUs used by training against time):
+        used on training servers and on loaned servers stacked, the training capacity
+        dashed; one legend for all (servers on loan: ``usage`` of one run).
+    """
+    runs = _named(results)
+    rows = max(1, math.ceil(len(runs) / columns))
+    fig = NotebookFigure(
+        figsize=(6.2 * columns, 2.3 * rows + 1.0), layout="constrained"
+    )
+    axes = np.atleast_1d(
+        fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False)
+    ).ravel()
+    series = [_usage_series(r, window) for _, r in runs]
+    span = max((float(t[-1] - t[0]) for t, _, _ in series if len(t)), default=0.0)
+    unit, scale = _time_unit(span)
+    for ax, (name, result), (t, cols, _) in zip(axes, runs, series):
+        _usage_panel(ax, name, result, t / scale, cols)
+    # One y range for all (shared): the busiest run's use or the training capacity.
+    used = [c["training_gpus_used"] + c["loaned_gpus_used"] for _, c, _ in series]
+    peak = max([float(np.max(u, initial=0)) for u in used]
+               + [float(r.capacity.get("training_gpus", 0)) for _, r in runs] + [1.0])
+    axes[0].set_ylim(0, peak * 1.08)
+    for ax in axes[len(runs) :]:
+        ax.set_visible(False)
+    for ax in axes[(rows - 1) * columns :]:
+        ax.set_xlabel(f"time since start ({unit})")
+    for ax in axes[::columns]:
+        ax.set_ylabel("GPUs used")
+    averaged = max((w for _, _, w in series), default=0.0)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles, labels, loc="outside lower center", ncol=4, fontsize="small"
+        )
+    fig.suptitle(
+        "GPUs used by training jobs"
+        + (f" ({_duration(averaged)} means)" if averaged else "")
+    )
+    return fig
+
+
+def _usage_panel(
+    ax: "Axes", name: str, result: Result, x: np.ndarray, cols: Dict[str, np.ndarray]
+) -> None:
+    """One run of ``usage_grid``: stacked use and the training capacity."""
+    cap = result.capacity
+    ax.set_title(name, fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    if not len(x):
+        ax.text(
+            0.5, 0.5, "empty timeline", transform=ax.transAxes, ha="center", va="center"
+        )
+        return
+    train, loaned = cols["training_gpus_used"], cols["loaned_gpus_used"]
+    ax.fill_between(x, train, step="post", color="tab:blue", alpha=0.55,
+                    label="used on training servers")
+    ax.fill_between(x, train, train + loaned, step="post", color="tab:orange",
+                    alpha=0.7, label="used on loaned servers")
+    ax.axhline(cap["training_gpus"], color="tab:blue", linestyle="--", linewidth=1,
+               label="training capacity")
+    ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
+
+
 def preemptions(results: Results) -> Figure:
-    """Preemption ratio and collateral damage per run, as grouped bars.
+    """Preemption ratio and collateral damage per run, one metric per axes.
 
     Meant for runs of the same trace that differ in reclaim policy.
 
@@ -260,12 +420,13 @@ def preemptions(results: Results) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        One axes with two bars per run, labelled with their values:
-        *preemption ratio* (preemptions / jobs; a job preempted twice counts
-        twice, so it can pass 100%) and *collateral damage* (GPUs freed on
-        servers that were kept, because a preempted job also ran there, per GPU
-        reclaimed; see ``Result.summary``). The collateral-damage bar of a run
-        that reclaimed nothing is labelled "no reclaims".
+        Two axes side by side sharing the run names (one horizontal bar per run,
+        first run on top, labelled with its value). Left: the *preemption ratio*
+        (preemptions / jobs; a job preempted twice counts twice, so it can pass
+        100%), labelled with the number of preemptions too. Right: the *collateral
+        damage* (GPUs freed on servers that were kept, because a preempted job also
+        ran there, per GPU reclaimed; see ``Result.summary``); a run that reclaimed
+        nothing is labelled "no reclaims".
     """
     runs = _named(results)
     names = [n for n, _ in runs]
@@ -275,28 +436,103 @@ def preemptions(results: Results) -> Figure:
     counts = [int(r.jobs["preemptions"].sum()) for _, r in runs]
     reclaimed = [bool((r.totals or {}).get("reclaims", 1)) for _, r in runs]
 
-    fig = NotebookFigure(figsize=(max(7.0, 1.3 * len(runs) + 3), 5.0), layout="constrained")
-    ax = fig.add_subplot()
-    x = np.arange(len(runs))
-    width = 0.38
-    a = ax.bar(x - width / 2, ratio, width, color="tab:red", label="preemption ratio (preemptions / jobs)")
-    b = ax.bar(x + width / 2, damage, width, color="tab:purple",
-               label="collateral damage (GPUs lost on kept servers / GPUs reclaimed)")
-    ax.bar_label(a, labels=[f"{v:.1%}\n({c:,})" for v, c in zip(ratio, counts)], fontsize="small", padding=2)
-    ax.bar_label(b, labels=[f"{v:.1%}" if any_ else "no\nreclaims" for v, any_ in zip(damage, reclaimed)],
-                 fontsize="small", padding=2)
-    ax.set_xticks(x, names)
-    if sum(len(n) for n in names) > 60:
-        ax.tick_params(axis="x", labelrotation=20)
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    top = max(0.05, float(np.nanmax(np.r_[ratio, damage], initial=0.0)))
-    ax.set_ylim(0, top * 1.35)
-    ax.set_ylabel("share (%)")
-    fig.suptitle("Preemptions per run (red bar labels: ratio and number of preemptions)")
-    ax.grid(True, axis="y", alpha=0.3)
-    # Above the axes, clear of the bars and of long (rotated) run names.
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.01), fontsize="small",
-              ncol=2 if len(runs) >= 5 else 1, borderaxespad=0)
+    fig = NotebookFigure(
+        figsize=(11.0, max(2.8, 0.38 * len(runs) + 1.6)), layout="constrained"
+    )
+    left, right = fig.subplots(1, 2, sharey=True)
+    y = np.arange(len(runs))
+    bars = left.barh(y, ratio, color="tab:red")
+    left.bar_label(
+        bars,
+        labels=[f"{v:.1%} ({c:,})" for v, c in zip(ratio, counts)],
+        fontsize="small",
+        padding=3,
+    )
+    bars = right.barh(y, np.nan_to_num(damage), color="tab:purple")
+    right.bar_label(
+        bars,
+        labels=[
+            f"{v:.1%}" if any_ else "no reclaims" for v, any_ in zip(damage, reclaimed)
+        ],
+        fontsize="small",
+        padding=3,
+    )
+    left.set_yticks(y, names)
+    left.invert_yaxis()
+    for ax, values, title, label in (
+        (left, ratio, "Preemption ratio", "preemptions / jobs (labels: ratio (count))"),
+        (
+            right,
+            damage,
+            "Collateral damage",
+            "GPUs lost on kept servers / GPUs reclaimed",
+        ),
+    ):
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.xaxis.set_major_locator(MaxNLocator(4))  # few ticks: labels stay apart
+        top = float(np.nanmax(np.r_[values, 0.0])) or 0.01  # all zero: a 0-1% axis
+        ax.set_xlim(0, top * 1.45)  # room for the labels
+        ax.set_title(title)
+        ax.set_xlabel(label)
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.suptitle("Preemptions per run")
+    return fig
+
+
+def speedups(table: "pd.DataFrame", baseline: Optional[str] = None) -> Figure:
+    """The headline comparison: mean-JCT and mean-queuing speed-ups per row.
+
+    Parameters
+    ----------
+    table
+        ``aryl.sim.speedups``' table: one row per run (its index names the rows),
+        with columns ``speed-up JCT`` and ``speed-up queue``.
+    baseline
+        The row speed-ups are measured against, for the axis label (default: the
+        first row).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes side by side sharing the row names, one metric each, as horizontal
+        bars labelled ``1.19x``, with a line at 1x (no change); bars beyond 1x (better
+        than the baseline) are green, the others grey. A row without a value (a mean
+        of 0) is labelled "n/a".
+    """
+    missing = [c for c in ("speed-up JCT", "speed-up queue") if c not in table.columns]
+    if missing:
+        raise ValueError(f"speedups needs aryl.sim.speedups' table; missing {missing}")
+    names = [str(n) for n in table.index]
+    base = baseline if baseline is not None else (names[0] if names else "baseline")
+    fig = NotebookFigure(
+        figsize=(11.0, max(2.8, 0.38 * len(names) + 1.8)), layout="constrained"
+    )
+    left, right = fig.subplots(1, 2, sharey=True)
+    y = np.arange(len(names))
+    for ax, column, title in (
+        (left, "speed-up JCT", "Mean job completion time"),
+        (right, "speed-up queue", "Mean queuing time"),
+    ):
+        values = table[column].to_numpy(dtype=float)
+        colors = [
+            "tab:green" if v > 1 else "0.6" for v in np.nan_to_num(values, nan=1.0)
+        ]
+        bars = ax.barh(y, np.nan_to_num(values), color=colors)
+        ax.bar_label(
+            bars,
+            labels=["n/a" if math.isnan(v) else f"{v:.2f}x" for v in values],
+            fontsize="small",
+            padding=3,
+        )
+        ax.axvline(1.0, color="0.2", linewidth=1)
+        top = float(np.nanmax(np.r_[values, 1.0]))
+        ax.set_xlim(0, top * 1.2)
+        ax.set_title(f"{title}: speed-up")
+        ax.set_xlabel(f"{base} mean / row mean (higher is better)")
+        ax.grid(True, axis="x", alpha=0.3)
+    left.set_yticks(y, names)
+    left.invert_yaxis()
+    fig.suptitle(f"Speed-ups over {base}")
     return fig
 
 
@@ -333,7 +569,7 @@ def sweep(frame: "pd.DataFrame", x: str, y: str = "queuing_mean", by: Optional[s
     groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=True, dropna=False))
     for i, (value, part) in enumerate(groups):
         stats = part.groupby(x, sort=True)[y].agg(["mean", "min", "max"]) / scale
-        label = None if by is None else f"{by} = {value}"
+        label = None if by is None else f"{by} = {value!s}"
         ax.plot(stats.index, stats["mean"], marker="o", linewidth=1.8, label=label,
                 linestyle=_LINESTYLES[i % len(_LINESTYLES)])
         if (stats["max"] > stats["min"]).any():
@@ -353,9 +589,15 @@ def sweep(frame: "pd.DataFrame", x: str, y: str = "queuing_mean", by: Optional[s
     return fig
 
 
-def save_all(results: Results, directory: Union[str, Path],
-             metadata: Optional[Mapping[str, str]] = None) -> List[Path]:
-    """Write the standard figures of several runs as PNGs.
+def save_all(
+    results: Results,
+    directory: Union[str, Path],
+    metadata: Optional[Mapping[str, str]] = None,
+    formats: Sequence[str] = ("png",),
+    window: Optional[float] = DEFAULT_WINDOW,
+    headline: Optional["pd.DataFrame"] = None,
+) -> List[Path]:
+    """Write the standard figures of one or several runs.
 
     Parameters
     ----------
@@ -365,49 +607,74 @@ def save_all(results: Results, directory: Union[str, Path],
     directory
         Where to write; created (with its parents) if missing.
     metadata
-        PNG text chunks written into every file (``Software``, ``Description``, ...:
-        the CLI records the command, inputs, parameters and version there).
+        Text written into every file (``Software``, ``Description``: the CLI
+        records the command, inputs, parameters and version there): PNG text
+        chunks; in SVG and PDF as ``Creator`` and ``Description`` / ``Subject``.
+    formats
+        File formats, each figure in each: ``"png"``, ``"svg"``, ``"pdf"``.
+    window
+        Seconds the usage figures average over (default an hour; see ``usage``).
+    headline
+        ``aryl.sim.speedups``' table of the runs: adds ``speedups``' figure.
 
     Returns
     -------
     list of pathlib.Path
-        ``jct_cdf.png``, ``queuing_cdf.png``, ``preemptions.png`` and one
-        ``usage_<name>.png`` per run, in that order. Names are made
-        filename-safe (characters other than letters, digits, ``.``, ``_`` and
-        ``-`` become ``_``) and unique (``_2``, ``_3``, ... on a clash).
+        Per format, in this order: ``jct_cdf``, ``queuing_cdf``, ``preemptions``,
+        ``speedups`` (with ``headline``) and ``usage``: for one run its two-panel
+        ``usage`` figure, for several one ``usage_grid`` figure.
 
     Notes
     -----
-    Figures are rendered at 120 dpi and released after saving; nothing is
+    PNGs are rendered at 120 dpi; figures are released after saving; nothing is
     left open in pyplot.
     """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ValueError(
+            f"unknown figure format(s) {unknown}; expected some of {FORMATS}"
+        )
     runs = _named(results)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     mapping = dict(runs)
     paths: List[Path] = []
 
-    def write(filename: str, fig: Figure) -> None:
-        path = out / filename
+    def write(stem: str, fig: Figure) -> None:
         try:
-            fig.savefig(path, dpi=_DPI, metadata=dict(metadata or {}))
+            for fmt in formats:
+                path = out / f"{stem}.{fmt}"
+                fig.savefig(
+                    path,
+                    dpi=_DPI,
+                    format=fmt,
+                    metadata=_file_metadata(fmt, metadata or {}),
+                )
+                paths.append(path)
         finally:
             fig.clear()
-        paths.append(path)
 
-    write("jct_cdf.png", cdf(mapping, "jct"))
-    write("queuing_cdf.png", cdf(mapping, "queuing_time"))
-    write("preemptions.png", preemptions(mapping))
-    taken: set = set()
-    for name, result in runs:
-        base = stem = _safe(name)
-        k = 1
-        while stem in taken:
-            k += 1
-            stem = f"{base}_{k}"
-        taken.add(stem)
-        write(f"usage_{stem}.png", usage(result, label=name))
-    return paths
+    write("jct_cdf", cdf(mapping, "jct"))
+    write("queuing_cdf", cdf(mapping, "queuing_time"))
+    write("preemptions", preemptions(mapping))
+    if headline is not None:
+        write("speedups", speedups(headline))
+    if len(runs) == 1:
+        write("usage", usage(runs[0][1], label=runs[0][0], window=window))
+    else:
+        write("usage", usage_grid(mapping, window=window))
+    return sorted(paths, key=lambda p: formats.index(p.suffix[1:]))
+
+
+def _file_metadata(fmt: str, metadata: Mapping[str, str]) -> Dict[str, str]:
+    """``metadata`` under the keys each format accepts (SVG and PDF have fixed ones)."""
+    if fmt == "png":
+        return dict(metadata)
+    keys = {
+        "svg": {"Software": "Creator", "Description": "Description"},
+        "pdf": {"Software": "Creator", "Description": "Subject"},
+    }[fmt]
+    return {keys[k]: v for k, v in metadata.items() if k in keys}
 
 
 def _named(results: Results) -> List[Tuple[str, Result]]:
@@ -429,8 +696,3 @@ def _named(results: Results) -> List[Tuple[str, Result]]:
             name = f"{name} ({used[name]})"
         named.append((name, result))
     return named
-
-
-def _safe(name: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
-    return stem or "run"

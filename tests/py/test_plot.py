@@ -200,48 +200,155 @@ def test_usage_without_inference_servers():
     assert "inference servers" not in " ".join(legend_texts(fig.axes[1]))
 
 
-def test_preemptions_two_bars_per_run(runs):
+def test_preemptions_one_metric_per_axes(runs):
     chosen = {"aryl": runs["aryl"], "scf": runs["scf"], "short": runs["short"]}
     fig = plot.preemptions(chosen)
     assert isinstance(fig, Figure)
-    (ax,) = fig.axes
-    assert len(ax.patches) == 6
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["aryl", "scf", "short"]
-    ratio, damage = ax.containers
+    left, right = fig.axes
+    assert left.get_shared_y_axes().joined(left, right)
+    assert [t.get_text() for t in left.get_yticklabels()] == ["aryl", "scf", "short"]
     expected = [r.summary() for r in chosen.values()]
-    assert [b.get_height() for b in ratio] == pytest.approx([s["preemption_ratio"] for s in expected])
-    assert [b.get_height() for b in damage] == pytest.approx([s["collateral_damage"] for s in expected])
-    texts = legend_texts(ax)
-    assert texts[0].startswith("preemption ratio") and texts[1].startswith("collateral damage")
-    assert ax.get_ylabel() and fig.get_suptitle()
-    bar_texts = [t.get_text() for t in ax.texts]
-    assert bar_texts[:3] == [f"{s['preemption_ratio']:.1%}\n({int(r.jobs['preemptions'].sum()):,})"
-                             for s, r in zip(expected, chosen.values())]
+    (ratio,), (damage,) = left.containers, right.containers
+    assert [b.get_width() for b in ratio] == pytest.approx(
+        [s["preemption_ratio"] for s in expected]
+    )
+    assert [b.get_width() for b in damage] == pytest.approx(
+        [s["collateral_damage"] for s in expected]
+    )
+    assert (
+        left.get_title() == "Preemption ratio"
+        and right.get_title() == "Collateral damage"
+    )
+    assert (
+        "preemptions / jobs" in left.get_xlabel() and "reclaimed" in right.get_xlabel()
+    )
+    assert [t.get_text() for t in left.texts] == [
+        f"{s['preemption_ratio']:.1%} ({int(r.jobs['preemptions'].sum()):,})"
+        for s, r in zip(expected, chosen.values())
+    ]
     assert chosen["short"].totals["reclaims"] == 0     # stopped before the load rose
-    assert bar_texts[3:] == [f"{expected[0]['collateral_damage']:.1%}",
-                             f"{expected[1]['collateral_damage']:.1%}", "no\nreclaims"]
+    assert [t.get_text() for t in right.texts] == [
+        f"{expected[0]['collateral_damage']:.1%}",
+        f"{expected[1]['collateral_damage']:.1%}",
+        "no reclaims",
+    ]
+    for ax in (left, right):  # every bar and its label inside the axes
+        assert ax.get_xlim()[1] > 1.3 * max(b.get_width() for b in ax.containers[0])
 
 
-def test_save_all_writes_pngs(runs, tmp_path):
+def test_speedups_headline_figure(runs):
+    table = sim.speedups(
+        {name: r.summary() for name, r in runs.items()}, baseline="scf"
+    )
+    fig = plot.speedups(table, baseline="scf")
+    left, right = fig.axes
+    assert [t.get_text() for t in left.get_yticklabels()] == list(table.index)
+    for ax, column in ((left, "speed-up JCT"), (right, "speed-up queue")):
+        widths = [b.get_width() for b in ax.containers[0]]
+        assert widths == pytest.approx(table[column].fillna(0).tolist())
+        labels = [t.get_text() for t in ax.texts]
+        assert labels == ["n/a" if np.isnan(v) else f"{v:.2f}x" for v in table[column]]
+        assert ax.get_lines()[0].get_xdata()[0] == 1.0  # the no-change line
+    assert labels[list(table.index).index("scf")] == "1.00x"
+    assert "scf" in fig.get_suptitle()
+    with pytest.raises(ValueError, match="speed-up JCT"):
+        plot.speedups(table.drop(columns=["speed-up JCT"]))
+
+
+def step_series(t, v, end):
+    """A made-up timeline: v[i] holds from t[i] until t[i+1] (the last until end)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "t": t,
+            "training_gpus_used": v,
+            "loaned_gpus_used": v,
+            "on_loan": v,
+            "inference_needed": v,
+        }
+    )
+    return frame, {"end_time": end}
+
+
+def test_usage_window_means_are_exact_time_weighted_means(runs):
+    rng = np.random.default_rng(3)
+    t = np.r_[0.0, np.cumsum(rng.integers(60, 900, size=400))].astype(float)
+    values = rng.integers(0, 16, size=len(t)).astype(float)
+    end = t[-1] + 500.0
+    timeline, totals = step_series(t, values, end)
+    base = runs["aryl"]
+    result = sim.Result(base.jobs, timeline, totals, base.capacity, "made up")
+    window = 3600.0
+    top, _ = plot.usage(result, window=window).axes
+    line = next(
+        ln for ln in top.get_lines() if ln.get_label() == "used on training servers"
+    )
+    xs, ys = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    unit = 86400.0 if end > 3 * 86400 else 3600.0
+    edges = np.r_[np.arange(0.0, end, window), end]
+    assert xs * unit == pytest.approx(edges)
+    # Brute force: sample the step function every second and average each window.
+    seconds = np.arange(0.0, end)
+    sampled = values[np.searchsorted(t, seconds, side="right") - 1]
+    expected = [sampled[int(a) : int(b)].mean() for a, b in zip(edges[:-1], edges[1:])]
+    assert ys[:-1] == pytest.approx(expected) and ys[-1] == ys[-2]
+    assert "1-h means" in top.figure.get_suptitle()
+    # raw: every step kept
+    raw_top, _ = plot.usage(result, window=None).axes
+    raw = next(
+        ln for ln in raw_top.get_lines() if ln.get_label() == "used on training servers"
+    )
+    assert (
+        len(raw.get_xdata()) > len(xs) and "means" not in raw_top.figure.get_suptitle()
+    )
+
+
+def test_usage_grid_one_panel_per_run(runs):
+    fig = plot.usage_grid(runs, window=600)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["aryl", "scf", "short"]
+    assert len(fig.axes) == 4 and not fig.axes[3].get_visible()  # 2 x 2, one spare
+    assert panels[0].get_shared_y_axes().joined(panels[0], panels[2])
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["used on training servers", "used on loaned servers",
+                      "training capacity"]
+    peak = max((r.timeline["training_gpus_used"] + r.timeline["loaned_gpus_used"]).max()
+               for r in runs.values())
+    assert panels[0].get_ylim()[1] >= peak
+    assert panels[2].get_ylim() == panels[0].get_ylim()
+    assert fig.get_suptitle().startswith("GPUs used by training jobs")
+
+
+def test_save_all_writes_each_figure_in_each_format(runs, tmp_path):
     target = tmp_path / "new" / "dir"
     chosen = [runs["aryl"], runs["scf"], runs["short"]]
-    paths = plot.save_all(chosen, target)
-    names = [p.name for p in paths]
-    assert names == ["jct_cdf.png", "queuing_cdf.png", "preemptions.png", "usage_reclaim_aryl.png",
-                     "usage_reclaim_scf.png", "usage_horizon_50_s.png"]
-    assert sorted(p.name for p in target.iterdir()) == sorted(names)
+    table = sim.speedups({r.label: r.summary() for r in chosen})
+    paths = plot.save_all(
+        chosen,
+        target,
+        formats=("png", "svg", "pdf"),
+        headline=table,
+        metadata={"Software": "aryl test", "Description": "made by a test"},
+    )
+    stems = ["jct_cdf", "queuing_cdf", "preemptions", "speedups", "usage"]
+    assert [p.name for p in paths] == [
+        f"{s}.{f}" for f in ("png", "svg", "pdf") for s in stems
+    ]
+    assert sorted(p.name for p in target.iterdir()) == sorted(p.name for p in paths)
     for p in paths:
-        assert p.parent == target
         data = p.read_bytes()
-        assert data[:8] == PNG_MAGIC and len(data) > 1000
-        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-        assert width > 500 and height > 400
-
-
-def test_save_all_filename_safe_and_unique(runs, tmp_path):
-    chosen = {"a/b c": runs["aryl"], "a?b c": runs["scf"], "a_b_c_2": runs["aryl"], "..": runs["short"]}
-    paths = plot.save_all(chosen, str(tmp_path))
-    assert [p.name for p in paths[3:]] == ["usage_a_b_c.png", "usage_a_b_c_2.png", "usage_a_b_c_2_2.png",
-                                           "usage_run.png"]
-    assert len(set(paths)) == len(paths)
-    assert all(p.exists() for p in paths)
+        if p.suffix == ".png":
+            assert data[:8] == PNG_MAGIC
+            width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(
+                data[20:24], "big"
+            )
+            assert width > 500 and height > 300
+        elif p.suffix == ".svg":
+            assert b"<svg" in data[:2000] and b"made by a test" in data
+        else:
+            assert data[:5] == b"%PDF-"
+    single = plot.save_all(runs["aryl"], tmp_path / "one")
+    assert [p.name for p in single] == [f"{s}.png" for s in stems if s != "speedups"]
+    with pytest.raises(ValueError, match="figure format"):
+        plot.save_all(chosen, tmp_path, formats=("gif",))
