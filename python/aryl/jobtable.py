@@ -196,6 +196,8 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
     if gpu_type is None:
         return None
     columns["gpu_type"] = gpu_type
+    if frame["id"].isna().any():  # the record path names the bad id
+        return None
     columns["id"] = _array("id", frame["id"].tolist())
     n = len(frame)
     columns.setdefault("submit_time", np.zeros(n))
