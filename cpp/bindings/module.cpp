@@ -8,4 +8,5 @@ PYBIND11_MODULE(_core, m) {
   aryl::bindings::register_schedule(m);
   aryl::bindings::register_goodput(m);
   aryl::bindings::register_tiresias(m);
+  aryl::bindings::register_pollux(m);
 }

@@ -80,6 +80,8 @@ def schedule(
     gpu_speed: Optional[Mapping[str, float]] = None,
     hetero_efficiency: float = 0.7,
     throughput: Optional[Mapping[Any, Sequence[float]]] = None,
+    agents: Optional[Mapping[Any, Any]] = None,
+    seed: int = 0,
 ) -> Decision:
     """Decide how many workers each job gets and where they run.
 
@@ -139,6 +141,15 @@ def schedule(
     throughput
         Optional per-job throughput curves: job id -> throughput with
         1..max_workers workers (e.g. from ``aryl.agents``); default linear.
+    agents, seed
+        Policy ``"pollux"`` (Qiao et al., OSDI'21, as its artifact schedules): one
+        round of the genetic search over replicas per server (population 100, 100
+        generations, seeded), maximising the power mean of the jobs' speedups
+        over their fair share with a restart penalty. It needs ``agents`` (job id
+        -> ``aryl.agents.PolluxAgent``, whose fitted goodput model gives the
+        speedups), ``now``, and one-GPU workers; ``min_workers`` is no guarantee
+        (Pollux may stop a job), ``max_workers`` caps its replicas beside the
+        agent's ``max_replicas``; the other options do not apply.
 
     Returns
     -------
@@ -151,6 +162,10 @@ def schedule(
     ValueError
         On bad input, naming the record; nothing is decided.
     """
+    if policy == "pollux":
+        from .pollux_schedule import schedule_pollux
+
+        return schedule_pollux(jobs, servers, workers, now, agents, validation.seed(seed))
     validation.text(policy, "policy", POLICIES)
     validation.text(placement, "placement", PLACEMENTS)
     backfill = validation.flag(backfill, "backfill")
