@@ -30,13 +30,13 @@ constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
 
 using State = std::vector<int>;
 
-struct StateHash {
-  std::size_t operator()(const State& s) const {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (int v : s) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
-    return static_cast<std::size_t>(h);
-  }
-};
+// Duplicates are told apart by a 64-bit hash (FNV-1a): a collision would only
+// drop one child, and keeping hashes instead of states saves a copy per child.
+std::uint64_t state_hash(const State& s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (int v : s) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
+  return h;
+}
 
 struct Individual {
   State state;
@@ -118,7 +118,8 @@ class Search {
       if (rng_.uniform() < kMutateRow)
         for (int n = 0; n < nodes_; ++n)
           if (rng_.uniform() < kThinElement) s[idx(j, n)] = 0;
-    std::vector<int> free(gpus_);
+    std::vector<int>& free = free_;
+    free = gpus_;
     for (int j = 0; j < jobs_; ++j)
       for (int n = 0; n < nodes_; ++n) free[static_cast<std::size_t>(n)] -= s[idx(j, n)];
     const auto open = [&](int n) { return free[static_cast<std::size_t>(n)] >= 1; };
@@ -180,7 +181,8 @@ class Search {
       used += s[idx(j, n)] > 0;
     }
     if (replicas <= cap && used <= max_nodes_) return;  // the shuffle would change nothing
-    std::vector<int> visit(static_cast<std::size_t>(nodes_));
+    std::vector<int>& visit = visit_;
+    visit.resize(static_cast<std::size_t>(nodes_));
     std::iota(visit.begin(), visit.end(), 0);
     rng_.shuffle(visit);
     int kept = 0, kept_nodes = 0;
@@ -202,6 +204,7 @@ class Search {
   std::vector<int> caps_;
   std::vector<PolluxSpeedups> speedups_;
   std::vector<double> penalty_;
+  std::vector<int> free_, visit_;  // scratch of mutate() and cap_job()
 };
 
 void check_nodes(const std::vector<int>& node_gpus) {
@@ -383,10 +386,10 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(const std::vector<PolluxJob
     }
   }
   std::vector<Individual> population;
-  std::unordered_set<State, StateHash> seen;
+  std::unordered_set<std::uint64_t> seen;
   const auto admit = [&](State s, std::vector<Individual>& into) {
     search.repair(s);
-    if (!seen.insert(s).second) return;
+    if (!seen.insert(state_hash(s)).second) return;
     const double value = search.evaluate(s);
     into.push_back({std::move(s), value});
   };
@@ -401,6 +404,7 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(const std::vector<PolluxJob
   const auto better = [](const Individual& a, const Individual& b) { return a.value > b.value; };
   for (int g = 0; g < options_.generations; ++g) {
     std::vector<Individual> children;
+    children.reserve(size);
     for (std::size_t tries = 0; children.size() < size && tries < size; ++tries) {
       auto [c, d] = search.crossover(pick(), pick());
       search.mutate(c);
@@ -411,7 +415,8 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(const std::vector<PolluxJob
     for (Individual& child : children) population.push_back(std::move(child));
     std::stable_sort(population.begin(), population.end(), better);
     if (population.size() > size) {
-      for (std::size_t i = size; i < population.size(); ++i) seen.erase(population[i].state);
+      for (std::size_t i = size; i < population.size(); ++i)
+        seen.erase(state_hash(population[i].state));
       population.resize(size);
     }
   }
