@@ -1,4 +1,4 @@
-"""The Pollux artifact's eight workloads under Tiresias, beside its published numbers.
+"""The Pollux artifact's eight workloads under Tiresias and Pollux, beside its published numbers.
 
 Each workload (160 jobs submitted over 8 hours, embedded in aryl) runs on the
 artifact's cluster (16 nodes x 4 GPUs) with 60-s rounds and the 30-s restart on
@@ -16,7 +16,12 @@ that costs, a second run per workload adds the artifact's triangulated values at
 every such (nodes, replicas, local batch) the workload can query to the
 applications' scalability tables (needs scipy; the column is skipped without it).
 
-Run: python benchmarks/pollux.py
+Then the Pollux policy (policy="pollux": the genetic search, 100 x 100 per round,
+seed 0) on the same workloads next to the artifact's published Pollux runs
+(simulator/results-jobload/pollux-1.0; its search is random, so those are one
+draw), with the wall time of each run next to the artifact's ~31 minutes.
+
+Run: python benchmarks/pollux.py [--pollux-only] [--workloads 6]
 """
 
 from __future__ import annotations
@@ -28,7 +33,11 @@ from _common import machine, table
 #: Published average JCT (s) per workload, Tiresias at relative job load 1.0.
 PUBLISHED = {1: 2473.65, 2: 5144.96, 3: 3876.26, 4: 3280.26, 5: 3501.01, 6: 3469.69,
              7: 5479.91, 8: 5079.71}
-ARTIFACT_WALL = 17.0  # s per workload, Tiresias, 2-core machine (the artifact run here)
+ARTIFACT_WALL = 17.0  # s per workload, Tiresias, 2-core machine (shared/pollux/README.md)
+#: Published average JCT (s) per workload, Pollux at relative job load 1.0.
+PUBLISHED_POLLUX = {1: 2088.77, 2: 3322.94, 3: 2188.49, 4: 2720.98, 5: 2673.70, 6: 2446.13,
+                    7: 3616.14, 8: 2951.91}
+ARTIFACT_POLLUX_WALL = 31 * 60.0  # s per workload, Pollux, 2-core machine
 
 
 XS, YS = ["num_nodes", "num_replicas", "local_bsz"], ["step_time", "sync_time"]
@@ -70,7 +79,7 @@ def triangulated(app, workloads):
                              app.max_local_bsz_override)
 
 
-def mean_jct(workload, applications=None):
+def mean_jct(workload, applications=None, policy="tiresias"):
     import aryl.sim as sim
 
     if applications is not None:
@@ -78,7 +87,7 @@ def mean_jct(workload, applications=None):
         workload.attrs = {**workload.attrs, "applications": {
             a: applications[a] for a in workload.attrs["applications"]}}
     start = time.perf_counter()
-    result = sim.simulate(workload, sim.Cluster(16, 0, gpus_per_server=4), policy="tiresias")
+    result = sim.simulate(workload, sim.Cluster(16, 0, gpus_per_server=4), policy=policy)
     wall = time.perf_counter() - start
     result.check()
     s = result.summary()
@@ -86,10 +95,39 @@ def mean_jct(workload, applications=None):
     return s["jct_mean"], wall
 
 
+def pollux(workloads) -> None:
+    """The Pollux policy on each workload beside the published Pollux averages."""
+    rows, ours, pub, walls = [], [], [], []
+    for n, workload in workloads.items():
+        jct, wall = mean_jct(workload, policy="pollux")
+        ours.append(jct)
+        pub.append(PUBLISHED_POLLUX[n])
+        walls.append(wall)
+        rows.append([f"workload-{n}", f"{jct:.2f}", f"{PUBLISHED_POLLUX[n]:.2f}",
+                     f"{(jct / PUBLISHED_POLLUX[n] - 1):+.2%}", f"{wall:.1f} s",
+                     f"{ARTIFACT_POLLUX_WALL / wall:.0f}x"])
+    mean, mean_pub = sum(ours) / len(ours), sum(pub) / len(pub)
+    rows.append(["mean", f"{mean:.2f}", f"{mean_pub:.2f}", f"{(mean / mean_pub - 1):+.2%}",
+                 f"{sum(walls) / len(walls):.1f} s", ""])
+    print("\nPollux (genetic search 100 x 100, seed 0), 16 nodes x 4 GPUs\n")
+    print(table(["workload", "aryl mean JCT (s)", "published Pollux (s)", "difference",
+                 "aryl wall time", "vs the artifact's ~31 min"], rows))
+
+
 def main() -> None:
+    import argparse
+
     from aryl import traces
 
-    workloads = {n: traces.pollux_workload(n) for n in PUBLISHED}
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pollux-only", action="store_true")
+    parser.add_argument("--workloads", type=int, nargs="*", default=list(PUBLISHED))
+    args = parser.parse_args()
+    workloads = {n: traces.pollux_workload(n) for n in args.workloads}
+    if args.pollux_only:
+        print(f"Machine: {machine()}")
+        pollux(workloads)
+        return
     try:
         from aryl.traces.pollux import pollux_applications
         swapped = {name: triangulated(app, workloads.values())
@@ -97,7 +135,8 @@ def main() -> None:
     except ImportError:  # no scipy
         swapped = None
     rows, ours, theirs, walls = [], [], [], []
-    for n, published in PUBLISHED.items():
+    for n in workloads:
+        published = PUBLISHED[n]
         jct, wall = mean_jct(workloads[n])
         ours.append(jct)
         walls.append(wall)
@@ -107,7 +146,7 @@ def main() -> None:
             theirs.append(tri)
             row += [f"{tri:.2f}", f"{(tri / published - 1):+.3%}"]
         rows.append(row + [f"{wall * 1000:.0f} ms", f"~{ARTIFACT_WALL:.0f} s"])
-    pub = sum(PUBLISHED.values()) / len(PUBLISHED)
+    pub = sum(PUBLISHED[n] for n in workloads) / len(workloads)
     mean = sum(ours) / len(ours)
     row = ["mean", f"{mean:.2f}", f"{pub:.2f}", f"{(mean / pub - 1):+.2%}"]
     if swapped is not None:
@@ -120,6 +159,7 @@ def main() -> None:
     print(f"Machine: {machine()}\n")
     print("Tiresias on the Pollux artifact's workloads, 16 nodes x 4 GPUs\n")
     print(table(header + ["aryl wall time", "artifact wall time"], rows))
+    pollux(workloads)
 
 
 if __name__ == "__main__":

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m) {
   aryl::bindings::register_sim(m);
   aryl::bindings::register_schedule(m);
   aryl::bindings::register_tiresias(m);
+  aryl::bindings::register_pollux(m);
 }

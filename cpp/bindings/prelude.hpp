@@ -102,5 +102,6 @@ void register_sim(py::module_& m);
 void register_schedule(py::module_& m);
 void register_goodput(py::module_& m);
 void register_tiresias(py::module_& m);
+void register_pollux(py::module_& m);
 
 }  // namespace aryl::bindings

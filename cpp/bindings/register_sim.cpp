@@ -17,6 +17,8 @@ sim::Config config_from(const py::dict& c) {
   const std::string policy = text("policy");
   if (policy == "tiresias")
     config.allocator = sim::Allocator::tiresias;  // the kernel's policy is then unused
+  else if (policy == "pollux")
+    config.allocator = sim::Allocator::pollux;
   else
     config.policy = parse_allocation_policy(policy);
   config.placement = parse_placement_policy(text("placement"));
@@ -31,6 +33,13 @@ sim::Config config_from(const py::dict& c) {
   config.restart_overhead = real("restart_overhead");
   if (c.contains("reallocation_overhead")) config.reallocation_overhead = real("reallocation_overhead");
   if (c.contains("tiresias_threshold")) config.tiresias_threshold = real("tiresias_threshold");
+  const auto count = [&](const char* key, long long lo) {
+    return static_cast<int>(
+        int_arg(item(c, "config", key), fmt::format("config '{}'", key), lo, 1'000'000));
+  };
+  if (c.contains("pollux_population")) config.pollux_population = count("pollux_population", 2);
+  if (c.contains("pollux_generations"))
+    config.pollux_generations = count("pollux_generations", 0);
   config.headroom = real("headroom");
   config.lend_hold = real("lend_hold");
   config.hetero_efficiency = real("hetero_efficiency");

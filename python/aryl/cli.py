@@ -406,8 +406,8 @@ def simulate(args: argparse.Namespace) -> int:
     out = output_directory(args.out)
     if args.pollux_workload is not None:
         return _simulate_pollux(args, out)
-    if args.policy == "tiresias":
-        raise ValueError("--policy tiresias runs a Pollux workload: add --pollux-workload FILE|N")
+    if args.policy in ("tiresias", "pollux"):
+        raise ValueError(f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N")
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
@@ -995,9 +995,10 @@ def _parser() -> argparse.ArgumentParser:
                        "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.")
     _trace_arguments(p, "aryl-results/simulate")
     _plot_arguments(p)
-    p.add_argument("--policy", choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias"],
+    p.add_argument("--policy",
+                   choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"],
                    help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
-                        "tiresias for --pollux-workload)")
+                        "tiresias or pollux for --pollux-workload, default tiresias)")
     p.add_argument("--reclaim", choices=["aryl", "scf", "random"], default="aryl",
                    help="which loaned servers to return (default aryl)")
     p.add_argument("--scenario", choices=["baseline", "basic", "advanced", "ideal"], default="basic",

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core, validation
 from .model import Job, Records, Server, State, Worker, as_records
-from .typing import AllocationPolicy, Placement
+from .typing import AllocationPolicy, Placement, SchedulePolicy
 
 POLICIES = get_args(AllocationPolicy)
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100.
@@ -31,7 +31,7 @@ class Decision:
     of the epoch, are not in ``pending``, and have allocation 0.
     """
 
-    policy: AllocationPolicy
+    policy: SchedulePolicy
     start: List[Worker] = field(default_factory=list)
     stop: List[Worker] = field(default_factory=list)
     allocation: Dict[Any, int] = field(default_factory=dict)
@@ -83,7 +83,7 @@ def schedule(
     jobs: Records,
     servers: Records,
     workers: Optional[Records] = None,
-    policy: AllocationPolicy = "aryl",
+    policy: SchedulePolicy = "aryl",
     now: Optional[float] = None,
     placement: Placement = "aryl",
     backfill: bool = False,
@@ -91,6 +91,8 @@ def schedule(
     gpu_speed: Optional[Mapping[str, float]] = None,
     hetero_efficiency: float = 0.7,
     throughput: Optional[Mapping[Any, Sequence[float]]] = None,
+    agents: Optional[Mapping[Any, Any]] = None,
+    seed: int = 0,
 ) -> Decision:
     """Decide how many workers each job gets and where they run.
 
@@ -150,6 +152,15 @@ def schedule(
     throughput
         Optional per-job throughput curves: job id -> throughput with
         1..max_workers workers (e.g. from ``aryl.agents``); default linear.
+    agents, seed
+        Policy ``"pollux"`` (Qiao et al., OSDI'21, as its artifact schedules): one
+        round of the genetic search over replicas per server (population 100, 100
+        generations, seeded), maximising the power mean of the jobs' speedups
+        over their fair share with a restart penalty. It needs ``agents`` (job id
+        -> ``aryl.agents.PolluxAgent``, whose fitted goodput model gives the
+        speedups), ``now``, and one-GPU workers; ``min_workers`` is no guarantee
+        (Pollux may stop a job), ``max_workers`` caps its replicas beside the
+        agent's ``max_replicas``; the other options do not apply.
 
     Returns
     -------
@@ -162,6 +173,10 @@ def schedule(
     ValueError
         On bad input, naming the record; nothing is decided.
     """
+    if policy == "pollux":
+        from .pollux_schedule import schedule_pollux
+
+        return schedule_pollux(jobs, servers, workers, now, agents, validation.seed(seed))
     validation.text(policy, "policy", POLICIES)
     validation.text(placement, "placement", PLACEMENTS)
     backfill = validation.flag(backfill, "backfill")

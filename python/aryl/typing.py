@@ -22,8 +22,10 @@ Id = Hashable
 
 #: Allocation policies of ``aryl.schedule`` and ``aryl.sim.simulate``.
 AllocationPolicy = Literal["aryl", "fifo", "sjf", "gandiva", "afs"]
+#: Policies of ``aryl.schedule``: the kernel's, or Pollux's genetic search.
+SchedulePolicy = Union[AllocationPolicy, Literal["pollux"]]
 #: Allocation policies of goodput-driven (Pollux workload) simulations.
-GoodputPolicy = Literal["tiresias"]
+GoodputPolicy = Literal["tiresias", "pollux"]
 #: Any allocation policy ``aryl.sim.simulate`` accepts.
 SimulationPolicy = Union[AllocationPolicy, GoodputPolicy]
 #: Worker placement: aryl's loan-aware best fit, or plain best fit (``"bfd"``).
@@ -43,6 +45,6 @@ SweepEngine = Literal["auto", "ray", "processes", "threads", "serial"]
 
 __all__ = [
     "AllocationPolicy", "GoodputPolicy", "Id", "Placement", "Pool", "ReclaimPolicy",
-    "Scaling", "ScenarioName", "SimulationPolicy", "SimulationReclaimPolicy",
+    "Scaling", "ScenarioName", "SchedulePolicy", "SimulationPolicy", "SimulationReclaimPolicy",
     "SweepEngine",
 ]

@@ -107,6 +107,8 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     real(config.hetero_efficiency, "hetero_efficiency", 1e-9, 1.0)
     gpu_speeds(config.gpu_speed)
     real(config.horizon, "horizon", 0.0, finite=False)
+    integer(config.pollux_population, "pollux_population", 2, 1_000_000)
+    integer(config.pollux_generations, "pollux_generations", 0, 1_000_000)
     error = config.prediction_error
     if error is not None:
         if isinstance(error, (str, bytes)) or not isinstance(error, Sequence) or len(error) != 2:

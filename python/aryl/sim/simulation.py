@@ -71,7 +71,10 @@ class Config:
     without progress after every (re)allocation, first start included (30 s, the
     Pollux artifact's; ``restart_overhead`` is not used by them);
     ``tiresias_threshold`` the GPU-seconds of executed time after which Tiresias
-    demotes a job to its second queue (16 GPU-hours, the artifact's).
+    demotes a job to its second queue (16 GPU-hours, the artifact's);
+    ``pollux_population`` and ``pollux_generations`` size the Pollux policy's
+    genetic search per round (100 x 100, the artifact's; the paper says 250
+    generations).
     """
 
     placement: Placement = "aryl"
@@ -91,12 +94,21 @@ class Config:
     audit: bool = False
     reallocation_overhead: float = 30.0
     tiresias_threshold: float = 16 * 3600.0
+    pollux_population: int = 100
+    pollux_generations: int = 100
 
 
 #: Allocation policies of goodput-driven (Pollux workload) runs.
 GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Reclaim policies the simulator runs.
 RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
+
+#: Under policy "pollux", applications whose jobs keep a fixed global batch on one
+#: replica (the artifact's ncf: 32,768); the others choose their batch.
+POLLUX_FIXED_BATCH = {"ncf": 32768.0}
+
+#: The most replicas a Pollux job may get (the artifact's simulator's cap).
+POLLUX_MAX_REPLICAS = 64
 
 
 @dataclass
@@ -141,15 +153,19 @@ def simulate(
         epoch, each running the user's ``num_replicas`` one-GPU replicas at the
         user's ``batch_size``, in rounds of ``schedule_interval`` as the Pollux
         artifact runs them (first round at ``schedule_interval``); ``policy`` must
-        then be ``"tiresias"`` and the cluster a node cluster such as
-        ``Cluster(16, 0, gpus_per_server=4)``.
+        then be ``"tiresias"`` or ``"pollux"`` and the cluster a node cluster such
+        as ``Cluster(16, 0, gpus_per_server=4)``. Under ``"pollux"`` the jobs
+        ignore the user's replicas and batch: each round a genetic search gives
+        them replicas per node, and each job profiles its steps, fits its goodput
+        model and chooses its batch (ncf keeps 32,768 on one replica, as in the
+        artifact).
     cluster
         A ``Cluster`` or a list of ``Server``s: training servers plus inference
         servers that can be lent (their ``on_loan`` flag is ignored: the
         simulator lends and reclaims them).
     policy, reclaim
         Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``; for a
-        Pollux workload ``tiresias``) and reclaim policy (``aryl``, ``scf``, ``random``).
+        Pollux workload ``tiresias`` or ``pollux``) and reclaim policy (``aryl``, ``scf``, ``random``).
     inference_load
         ``(time_s, load)`` rows (a DataFrame with those columns, or an array of
         pairs): the fraction of inference capacity needed from that time on. Without
@@ -288,16 +304,24 @@ def _simulate_pollux(workload: pd.DataFrame, cluster: Union[Cluster, Records], p
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
     replicas = workload["num_replicas"].astype(int).tolist()
-    # duration is not used by goodput-driven jobs (their applications decide).
-    jobs = [Job(str(name), 1, r, r, 1.0, float(t))
-            for name, r, t in zip(workload["name"], replicas, workload["time"])]
+    batch = workload["batch_size"].astype(float).tolist()
+    if policy == "pollux":  # the policy decides replicas; jobs choose their batch
+        fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
+        batch = [f or 0.0 for f in fixed]
+        caps = [1 if f else POLLUX_MAX_REPLICAS for f in fixed]
+        jobs = [Job(str(name), 1, 1, cap, 1.0, float(t))
+                for name, cap, t in zip(workload["name"], caps, workload["time"])]
+    else:
+        # duration is not used by goodput-driven jobs (their applications decide).
+        jobs = [Job(str(name), 1, r, r, 1.0, float(t))
+                for name, r, t in zip(workload["name"], replicas, workload["time"])]
     State.build(servers, jobs, [])  # validates ids and records
     raw = _core.simulate(
         server_columns(servers), job_columns(jobs), [], [], [],
         _core_config(config, policy, "aryl", 0), progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
-        job_batch_size=workload["batch_size"].astype(float).tolist(),
+        job_batch_size=batch,
     )
     ids = np.empty(len(jobs), dtype=object)
     ids[:] = [j.id for j in jobs]
@@ -365,6 +389,8 @@ def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> Dict[s
         "horizon": float(config.horizon), "seed": int(seed), "audit": bool(config.audit),
         "reallocation_overhead": float(config.reallocation_overhead),
         "tiresias_threshold": float(config.tiresias_threshold),
+        "pollux_population": int(config.pollux_population),
+        "pollux_generations": int(config.pollux_generations),
     }
 
 

@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../index.hpp"
+#include "aryl/pollux.hpp"
 #include "accounting.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "events.hpp"
@@ -75,6 +77,8 @@ class Engine {
   void reallocate(int j, const std::vector<int>& allocation);
   // the Tiresias allocation of a round (preemptive.cpp)
   void tiresias_allocate(double interval);
+  // the Pollux allocation of a round (pollux_round.cpp)
+  void pollux_allocate(double interval);
   // invariants (audit.cpp)
   void audit();
 
@@ -112,6 +116,11 @@ class Engine {
   // holding an allocation), and the jobs arrived since the last round
   std::vector<int> queue0_, queue1_, arrived_;
   std::vector<double> executed_;
+  // Pollux: the policy (its population carries over rounds), each job's
+  // attained service (GPU-s held) and reallocations after its first start
+  std::optional<PolluxPolicy> pollux_;
+  std::vector<double> attained_;
+  std::vector<int> restarts_;
 };
 
 }  // namespace aryl::sim

@@ -8,17 +8,23 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "aryl/application.hpp"
+#include "aryl/pollux_job.hpp"
 
 namespace aryl::sim {
 
 class GoodputJob {
  public:
   // `batch_size` is the user's global batch (kept on every placement, as the
-  // artifact's Tiresias and Optimus jobs do).
-  GoodputJob(const Application& app, double batch_size);
+  // artifact's Tiresias and Optimus jobs do). A learning job (a Pollux job)
+  // also profiles every step it runs, refits its goodput model on each new
+  // profile, and re-chooses its batch from that model on every reallocation and
+  // after every stretch and epoch (batch_size <= 0: adaptively; > 0: that fixed
+  // batch, as the artifact's ncf).
+  GoodputJob(const Application& app, double batch_size, bool learning = false);
 
   // A new placement (GPUs per node, zeros allowed): the batch is re-chosen for
   // it and `restart` seconds pass without progress. An empty placement stops
@@ -42,6 +48,10 @@ class GoodputJob {
   [[nodiscard]] const std::vector<int>& placement() const { return placement_; }
   // True progress per second now (0 without a placement).
   [[nodiscard]] double rate() const;
+  // What a learning job knows of itself (nullptr for a non-learning job).
+  [[nodiscard]] const PolluxJobModel* learner() const {
+    return learner_ ? &*learner_ : nullptr;
+  }
 
  private:
   const Application* app_;
@@ -51,6 +61,10 @@ class GoodputJob {
   int atomic_bsz_ = 0, accum_steps_ = 0, epoch_ = 0;
   double progress_ = 0.0, restart_left_ = 0.0;
   bool completed_ = false;
+  std::optional<PolluxJobModel> learner_;
+
+  void choose_batch();
+  void observe();
 };
 
 }  // namespace aryl::sim

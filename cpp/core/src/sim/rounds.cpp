@@ -17,24 +17,33 @@ namespace aryl::sim {
 
 void Engine::check_goodput_inputs() const {
   const int apps = static_cast<int>(applications_.size());
+  const bool pollux = config_.allocator == Allocator::pollux;
   for (const SimJob& j : jobs_) {
     if (j.application < 0 || j.application >= apps)
       throw std::invalid_argument(fmt::format(
           "job '{}': application index {} is not one of the {} applications (a run's jobs are "
           "either all goodput-driven or all fixed-duration)",
           j.job.id, j.application, apps));
-    if (!(j.batch_size > 0.0) || !std::isfinite(j.batch_size))
+    if (pollux && (!(j.batch_size >= 0.0) || !std::isfinite(j.batch_size)))
+      throw std::invalid_argument(fmt::format(
+          "job '{}': batch_size must be finite and >= 0 (0: the job chooses), got {}", j.job.id,
+          j.batch_size));
+    if (!pollux && (!(j.batch_size > 0.0) || !std::isfinite(j.batch_size)))
       throw std::invalid_argument(
           fmt::format("job '{}': batch_size must be finite and > 0, got {}", j.job.id, j.batch_size));
-    if (j.job.gpus_per_worker != 1 || j.job.elastic())
+    if (pollux && j.job.gpus_per_worker != 1)
+      throw std::invalid_argument(fmt::format(
+          "job '{}': a goodput-driven job runs one-GPU replicas (gpus_per_worker = 1)",
+          j.job.id));
+    if (!pollux && (j.job.gpus_per_worker != 1 || j.job.elastic()))
       throw std::invalid_argument(fmt::format(
           "job '{}': a goodput-driven job runs a fixed number of one-GPU replicas "
           "(gpus_per_worker = 1, min_workers = max_workers)",
           j.job.id));
   }
-  if (config_.allocator != Allocator::tiresias)
+  if (config_.allocator != Allocator::tiresias && !pollux)
     throw std::invalid_argument(
-        "goodput-driven jobs need an allocator for them: policy 'tiresias' (so far)");
+        "goodput-driven jobs need an allocator for them: policy 'tiresias' or 'pollux'");
   if (lender_.active())
     throw std::invalid_argument("goodput-driven runs do not lend inference servers (no load)");
   if (!(config_.reallocation_overhead >= 0.0) || !(config_.tiresias_threshold >= 0.0))
@@ -46,7 +55,10 @@ void Engine::on_round() {
   step_goodput(last_round_, interval);
   last_round_ = now();
   dirty_ = false;
-  tiresias_allocate(interval);
+  if (config_.allocator == Allocator::pollux)
+    pollux_allocate(interval);
+  else
+    tiresias_allocate(interval);
   ++accounting_.result().epochs_run;
 }
 

@@ -25,6 +25,16 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   if (goodput_run_) {
     check_goodput_inputs();
     executed_.assign(jobs.size(), 0.0);
+    attained_.assign(jobs.size(), 0.0);
+    restarts_.assign(jobs.size(), -1);
+    if (config.allocator == Allocator::pollux) {
+      PolluxOptions options;
+      options.population = config.pollux_population;
+      options.generations = config.pollux_generations;
+      options.restart_delay = config.reallocation_overhead;
+      options.seed = config.seed;
+      pollux_.emplace(options);
+    }
   }
   for (const Server& s : servers)
     speed_.push_back(config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
@@ -40,7 +50,8 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     linear &= jobs[j].throughput.empty();
     state_[j].work = job.duration * throughput(curves_.back(), job.reference());
     if (goodput_run_) {
-      goodput_.emplace_back(applications[at(jobs[j].application)], jobs[j].batch_size);
+      goodput_.emplace_back(applications[at(jobs[j].application)], jobs[j].batch_size,
+                            config.allocator == Allocator::pollux);
       state_[j].work = goodput_.back().total();
     }
     events_.push(job.submit_time, Kind::arrival, static_cast<int>(j));

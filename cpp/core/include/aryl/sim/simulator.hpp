@@ -29,11 +29,14 @@ enum class Scaling {
 };
 
 // Who allocates GPUs at each scheduling epoch: the schedule() kernel under
-// Config::policy, or the Tiresias round (the Pollux artifact's baseline:
-// two-queue least attained service, preemptive, the user's replica count).
+// Config::policy, the Tiresias round (the Pollux artifact's baseline:
+// two-queue least attained service, preemptive, the user's replica count), or
+// the Pollux policy (aryl/pollux.hpp: a genetic search over replicas per node
+// for goodput-driven jobs that learn their goodput model and choose their batch).
 enum class Allocator {
   kernel,
   tiresias,
+  pollux,
 };
 
 struct Config {
@@ -50,6 +53,8 @@ struct Config {
   // first start included (the Pollux artifact's 30 s).
   double reallocation_overhead = 30.0;
   double tiresias_threshold = 16 * 3600.0;  // GPU-s of executed time before demotion
+  int pollux_population = 100;   // the Pollux search's population per round
+  int pollux_generations = 100;  // its generations per round (the paper: 250)
   double headroom = 0.0;            // inference keeps ceil(load x (1 + headroom) x N) servers
   // A server is lent only once the load has left it spare for this long (s);
   // reclaiming stays immediate. Damps lending back and forth on load noise.
@@ -69,7 +74,9 @@ struct Config {
 // A goodput-driven job (`application` >= 0, an index into simulate()'s
 // applications) ignores `duration` and `throughput`: it runs the user's
 // job.max_workers replicas (one GPU each) at global batch `batch_size` and
-// completes when its progress passes its application's last epoch.
+// completes when its progress passes its application's last epoch. Under
+// Allocator::pollux it runs what the policy gives it, at most job.max_workers
+// replicas, and chooses its batch (batch_size 0) or keeps batch_size (> 0).
 struct SimJob {
   Job job;
   std::vector<double> throughput;
@@ -119,8 +126,7 @@ inline constexpr double max_steps = 5'000'000;
 // With goodput-driven jobs (all of the trace's, indexing `applications`) the
 // run is round-based, as the Pollux artifact's: the first round is at
 // schedule_interval; each round first advances every running job over the last
-// interval, then allocates (Allocator::tiresias, the only allocator for them so
-// far). Their work columns count M0-equivalent steps.
+// interval, then allocates (Allocator::tiresias or Allocator::pollux). Their work columns count M0-equivalent steps.
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
                 const std::vector<LoadPoint>& load, const Config& config,
                 const Progress& progress = {},

@@ -1,0 +1,176 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "aryl/goodput.hpp"
+#include "aryl/pollux.hpp"
+#include "aryl/rng.hpp"
+
+using namespace aryl;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const PerfParams params{0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 1.0};
+
+GoodputModel model(double sqr, double var) { return {params, {sqr, var}, {100, 4000, 1, 100}}; }
+
+// A random round: jobs with and without models, some holding a valid allocation.
+std::vector<PolluxJob> random_jobs(Rng& rng, const std::vector<int>& node_gpus, int count) {
+  std::vector<PolluxJob> jobs;
+  std::vector<int> free = node_gpus;
+  for (int j = 0; j < count; ++j) {
+    PolluxJob job;
+    job.key = 10 * j + 3;
+    if (rng.uniform() < 0.7) job.model = model(1.0, 1.0 + 20.0 * rng.uniform());
+    job.max_replicas = 1 + static_cast<int>(rng.below(24));
+    job.attained_service = static_cast<double>(rng.below(5)) * 1000.0;
+    job.submit_time = static_cast<double>(rng.below(1000));
+    job.age = static_cast<double>(rng.below(3000));
+    job.num_restarts = static_cast<int>(rng.below(4));
+    const auto n = static_cast<std::size_t>(rng.below(node_gpus.size()));
+    if (rng.uniform() < 0.5 && free[n] > 0) {  // one node: never distributed
+      job.current.assign(node_gpus.size(), 0);
+      job.current[n] = std::min(free[n], job.max_replicas);
+      free[n] -= job.current[n];
+    }
+    jobs.push_back(job);
+  }
+  return jobs;
+}
+
+}  // namespace
+
+TEST_CASE("every allocation the search returns is valid", "[pollux]") {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    Rng rng(seed);
+    const std::vector<int> node_gpus = {4, 4, 4, 4, 2, 4, 4, 0, 4, 4};
+    PolluxOptions options;
+    options.population = 30;
+    options.generations = 15;
+    options.max_nodes_per_job = 3;  // binds: caps reach 24 replicas
+    options.seed = seed;
+    PolluxPolicy policy(options);
+    std::vector<PolluxJob> jobs = random_jobs(rng, node_gpus, 4 + static_cast<int>(seed) * 3);
+    for (int round = 0; round < 3; ++round) {
+      const auto out = policy.optimize(jobs, node_gpus);
+      REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, out, 3));
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        jobs[j].current = out[j];
+        CHECK(out[j][7] == 0);  // the node without GPUs
+      }
+      if (jobs.size() > 2) jobs.erase(jobs.begin() + 1);  // a job completes
+    }
+  }
+}
+
+TEST_CASE("the search is deterministic for a seed", "[pollux]") {
+  const std::vector<int> node_gpus(6, 4);
+  const auto run = [&](std::uint64_t seed) {
+    Rng rng(42);
+    std::vector<PolluxJob> jobs = random_jobs(rng, node_gpus, 9);
+    PolluxOptions options;
+    options.population = 20;
+    options.generations = 10;
+    options.seed = seed;
+    PolluxPolicy policy(options);
+    std::vector<std::vector<std::vector<int>>> rounds;
+    for (int r = 0; r < 3; ++r) {
+      rounds.push_back(policy.optimize(jobs, node_gpus));
+      for (std::size_t j = 0; j < jobs.size(); ++j) jobs[j].current = rounds.back()[j];
+    }
+    return rounds;
+  };
+  CHECK(run(7) == run(7));
+  CHECK(run(0) == run(0));
+}
+
+TEST_CASE("the objective by hand", "[pollux]") {
+  // 2 nodes x 2 GPUs, 2 jobs without a model: fair share 2 replicas, speedup =
+  // replicas / 2, scaled by nodes / GPUs = 1/2.
+  const std::vector<int> node_gpus = {2, 2};
+  PolluxJob a, b;
+  a.key = 1;
+  a.max_replicas = 4;
+  a.current = {2, 0};
+  a.age = 120;
+  b.key = 2;
+  b.max_replicas = 4;
+  b.age = 60;  // changes (starts): x max(60 - 0, 0) / (60 + 30) = 2/3
+  const double sa = 1.0 * 0.5, sb = 0.5 * 0.5 * (2.0 / 3.0);
+  const double expected = 2.0 / (1.0 / (sa + 1e-3) + 1.0 / (sb + 1e-3));
+  CHECK(pollux_objective({a, b}, node_gpus, {{2, 0}, {0, 1}}) == Approx(expected));
+  // Restarts count against the penalty: 3 restarts at age 60 leave nothing.
+  b.num_restarts = 3;
+  const double zero = 2.0 / (1.0 / (sa + 1e-3) + 1.0 / 1e-3);
+  CHECK(pollux_objective({a, b}, node_gpus, {{2, 0}, {0, 1}}) == Approx(zero));
+}
+
+TEST_CASE("speedups come from the fitted model against the fair share", "[pollux]") {
+  const GoodputModel m = model(1.0, 9.0);
+  PolluxSpeedups speedups(m, 4, 4, 16);
+  const double base = m.optimize(1, 4).goodput;
+  CHECK(speedups(2, 8) == Approx(m.optimize(2, 8).goodput / base));
+  CHECK(speedups(2, 8) == speedups(2, 8));  // cached
+  CHECK(speedups(1, 4) == Approx(1.0));
+  CHECK(speedups(0, 0) == 0.0);
+  PolluxSpeedups none(std::nullopt, 4, 4, 16);
+  CHECK(none(3, 6) == Approx(1.5));
+}
+
+TEST_CASE("the search finds the brute-force optimum on a tiny instance", "[pollux]") {
+  const std::vector<int> node_gpus = {2, 2};
+  std::vector<PolluxJob> jobs(3);
+  for (int j = 0; j < 3; ++j) {
+    jobs[j].key = j;
+    jobs[j].max_replicas = 3;
+    jobs[j].age = 600.0 * (j + 1);
+    jobs[j].attained_service = j;
+  }
+  jobs[0].model = model(1.0, 4.0);
+  jobs[1].model = model(1.0, 40.0);
+  jobs[0].current = {2, 0};
+  double best = -1.0;
+  std::vector<std::vector<int>> alloc(3, std::vector<int>(2, 0));
+  std::function<void(std::size_t)> walk = [&](std::size_t cell) {
+    if (cell == 6) {
+      try {
+        check_pollux_allocation(jobs, node_gpus, alloc);
+        best = std::max(best, pollux_objective(jobs, node_gpus, alloc));
+      } catch (const std::invalid_argument&) {
+      }
+      return;
+    }
+    for (int v = 0; v <= 2; ++v) {
+      alloc[cell / 2][cell % 2] = v;
+      walk(cell + 1);
+    }
+  };
+  walk(0);
+  PolluxPolicy policy;
+  const auto out = policy.optimize(jobs, node_gpus);
+  CHECK(pollux_objective(jobs, node_gpus, out) == Approx(best));
+  CHECK(policy.last_objective() == Approx(best));
+}
+
+TEST_CASE("bad inputs are refused", "[pollux]") {
+  PolluxPolicy policy;
+  PolluxJob job;
+  job.max_replicas = 2;
+  CHECK_THROWS_WITH(policy.optimize({job}, {4, -1}), Contains("node 1"));
+  CHECK_THROWS_WITH(policy.optimize({job, job}, {4}), Contains("duplicate key"));
+  job.current = {1, 0, 0};
+  CHECK_THROWS_WITH(policy.optimize({job}, {4, 4}), Contains("entries"));
+  job.current = {3, 0};
+  CHECK_THROWS_WITH(policy.optimize({job}, {4, 4}), Contains("caps"));
+  job.current = {};
+  job.age = -1.0;
+  CHECK_THROWS_WITH(policy.optimize({job}, {4}), Contains("age"));
+  PolluxOptions options;
+  options.population = 1;
+  CHECK_THROWS_WITH(PolluxPolicy(options), Contains("population"));
+  CHECK(policy.optimize({}, {4}).empty());
+}
