@@ -47,7 +47,8 @@ def small_runs():
               ("afs", "random", "ideal", {}), ("fifo", "aryl", "basic", {}),
               ("aryl", "random", "advanced", {"gpu_speed": {"T4": 1.0}}),
               ("aryl", "scf", "ideal", {"placement": "bfd"}),
-              ("sjf", "aryl", "basic", {}), ("fifo", "aryl", "basic", {"backfill": True}),
+              ("sjf", "aryl", "basic", {}),
+              ("fifo", "aryl", "basic", {"backfill": True}),
               ("aryl", "aryl", "basic", {"scaling": "imperfect"})]
     for seed, (policy, reclaim, name, extra) in enumerate(combos):
         def thunk(seed=seed, policy=policy, reclaim=reclaim, name=name, extra=extra):
@@ -81,8 +82,9 @@ def large_runs():
         jobs = sim.scenario(jobs, "basic", seed=0)
         until = max(j.submit_time for j in jobs) + 60 * 86400
         config = {"gpu_speed": speed} if speed else None
+        load = traces.extend_load(load, until)
         return sim.simulate(jobs, sim.Cluster(48, 48), policy=policy, reclaim=reclaim,
-                            inference_load=traces.extend_load(load, until), config=config)
+                            inference_load=load, config=config)
 
     def paper():
         frame, load = traces.synthetic(days=15, jobs=50_000, seed=0)
@@ -98,8 +100,8 @@ def large_runs():
 def record_of(result) -> dict:
     """Every job's start and finish and the summary, exactly."""
     jobs = result.jobs
-    return {"jobs": [[str(i), exact(float(s)), exact(float(f))]
-                     for i, s, f in zip(jobs["id"], jobs["start_time"], jobs["finish_time"])],
+    rows = zip(jobs["id"], jobs["start_time"], jobs["finish_time"])
+    return {"jobs": [[str(i), exact(float(s)), exact(float(f))] for i, s, f in rows],
             "summary": {k: exact(v) for k, v in result.summary().items()}}
 
 

@@ -21,7 +21,8 @@ RUNS = {  # name: (policy, reclaim, scenario, config overrides)
     "gandiva-scf-advanced": ("gandiva", "scf", "advanced", {}),
     "afs-random-ideal": ("afs", "random", "ideal", {}),
     "fifo-basic": ("fifo", "aryl", "basic", {}),
-    "aryl-random-advanced-t4": ("aryl", "random", "advanced", {"gpu_speed": {"T4": 1.0}}),
+    "aryl-random-advanced-t4": ("aryl", "random", "advanced",
+                                {"gpu_speed": {"T4": 1.0}}),
     "aryl-scf-ideal-bfd": ("aryl", "scf", "ideal", {"placement": "bfd"}),
 }
 
@@ -35,8 +36,9 @@ def run(seed, name):
     result = sim.simulate(jobs, sim.Cluster(8, 6), policy=policy, reclaim=reclaim,
                           inference_load=load, config={**config, **extra}, seed=seed)
     exact = lambda v: "" if math.isnan(v) else float.hex(float(v))  # noqa: E731
-    return [[str(i), exact(s), exact(f)] for i, s, f in
-            zip(result.jobs["id"], result.jobs["start_time"], result.jobs["finish_time"])]
+    jobs = result.jobs
+    return [[str(i), exact(s), exact(f)]
+            for i, s, f in zip(jobs["id"], jobs["start_time"], jobs["finish_time"])]
 
 
 @pytest.mark.parametrize("seed,name", list(enumerate(RUNS)))
