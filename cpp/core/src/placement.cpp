@@ -55,11 +55,9 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy, const std::vec
     total_free_ += usable ? s.gpus : 0;
     type_free_[at(type)] += usable ? s.gpus : 0;
     type_capacity_[at(type)] += usable ? s.gpus : 0;
-    if (usable) ++servers_by_free_[at(type)][s.gpus];
   }
   fixed_.assign(state.servers.size(), 0);
   flexible_.assign(state.servers.size(), 0);
-  build_index(state);
   pinned_.assign(state.jobs.size(), -1);
   for (const Job& j : state.jobs) {
     if (j.gpu_type.empty()) {
@@ -82,8 +80,12 @@ bool Placer::may_use(int job, int type) const {
   return required == -1 || required == type;
 }
 
-// Every usable server in its bucket of the best-fit index (see placement.hpp).
+// Every usable server in its bucket of the best-fit index (see placement.hpp)
+// and in the slot counts. Built at the first placement, not in the constructor:
+// an epoch first keeps thousands of existing workers, which need neither.
 void Placer::build_index(const ClusterState& state) {
+  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
+    if (free_[at(i)] >= 0) ++servers_by_free_[at(type_of_[at(i)])][free_[at(i)]];
   std::vector<int> largest(at(n_types_), 0);  // type -> most GPUs of one server
   for (std::size_t i = 0; i < state.servers.size(); ++i) {
     int& most = largest[at(type_of_[i])];
@@ -107,11 +109,17 @@ std::set<int>& Placer::bucket_of(int server) {
   return index_[b][at(free_[at(server)])];
 }
 
-void Placer::file(int server) { bucket_of(server).insert(server); }
-void Placer::unfile(int server) { bucket_of(server).erase(server); }
+// Index upkeep, once it is built (index_ empty: not yet).
+void Placer::file(int server) {
+  if (!index_.empty()) bucket_of(server).insert(server);
+}
+void Placer::unfile(int server) {
+  if (!index_.empty()) bucket_of(server).erase(server);
+}
 
 // Moves a usable server from one bucket of the free-GPU index to another.
 void Placer::refile(int server, int from, int to) {
+  if (index_.empty()) return;
   std::map<int, int>& buckets = servers_by_free_[at(type_of_[at(server)])];
   const auto old = buckets.find(from);
   if (--old->second == 0) buckets.erase(old);
@@ -259,6 +267,7 @@ std::vector<int> Placer::type_order(int job, bool flexible) const {
 bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out, int type) {
   const Job& j = state_.jobs[at(job)];
   if (count * j.gpus_per_worker > total_free_) return false;  // cheap reject: long queues
+  if (index_.empty() && n_types_ > 0) build_index(state_);
   const int was_pinned = pinned_[at(job)];
   std::vector<int> types;
   if (type >= 0) {
