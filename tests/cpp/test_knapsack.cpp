@@ -211,3 +211,71 @@ TEST_CASE("instances beyond bounded time and memory are refused", "[knapsack]") 
   // A large capacity with small items only tracks what the items can reach.
   REQUIRE_THAT(knapsack(Groups{{{2, 1.0}}}, 2147483646), Equals(std::vector<int>{0}));
 }
+
+namespace {
+
+// Like the scheduler's groups: weights w x D for w = 1.., one D per group, values
+// rising with w (strictly, or with steps below / near the tolerance) or not at all.
+Groups elastic_groups(Rng& rng, int n) {
+  Groups out(at(n));
+  for (auto& group : out) {
+    const int d = 1 << rng.below(4);  // 1, 2, 4, 8 GPUs per worker
+    const auto k = 1 + rng.below(6);
+    const int shape = static_cast<int>(rng.below(4));
+    double v = 0.0;
+    for (std::uint64_t w = 1; w <= k; ++w) {
+      if (shape == 0) v += 1.0 + 99.0 * rng.uniform();        // rising
+      else if (shape == 1) v += rng.below(3) == 0 ? 0.0 : 5.0;  // integer ties
+      else if (shape == 2) v += 1e-10 * rng.uniform();        // near the tolerance
+      else v = 100.0 * rng.uniform() - 10.0;                  // anything
+      group.push_back({static_cast<int>(w) * d, v});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("shortcuts (common divisor, all fit) make the full DP's choices",
+          "[knapsack]") {
+  Rng rng(31337);
+  for (int instance = 0; instance < 2000; ++instance) {
+    const int n = static_cast<int>(rng.below(8));
+    Groups groups = instance % 3 == 0 ? random_groups(rng, instance % 2 == 0, n, 6, 6)
+                                      : elastic_groups(rng, n);
+    const int g = 1 + static_cast<int>(rng.below(8));  // a common divisor
+    if (instance % 3 == 0)
+      for (auto& group : groups)
+        for (auto& item : group) item.weight *= g;
+    int reach = 0;
+    for (const auto& group : groups) {
+      int heaviest = 0;
+      for (const auto& item : group) heaviest = std::max(heaviest, item.weight);
+      reach += heaviest;
+    }
+    // Half the capacities hold every group's heaviest item, half do not.
+    const auto span = static_cast<std::uint64_t>(reach) + 1;
+    const int capacity = rng.below(2) == 0 ? reach + static_cast<int>(rng.below(20))
+                                           : static_cast<int>(rng.below(span));
+    INFO("instance " << instance << " capacity " << capacity << " reach " << reach);
+    const std::vector<int> full =
+        detail::knapsack(groups, capacity, knapsack_table_limit, false);
+    REQUIRE_THAT(knapsack(groups, capacity), Equals(full));
+    REQUIRE_THAT(detail::knapsack(groups, capacity, 0), Equals(full));
+  }
+}
+
+TEST_CASE("all fit: the heaviest items only when provably the DP's answer",
+          "[knapsack]") {
+  using V = std::vector<int>;
+  // Rising values, room for all: the heaviest of each group.
+  REQUIRE_THAT(knapsack({{{8, 1.0}, {16, 3.0}}, {{4, 2.0}, {8, 2.5}}}, 100),
+               Equals(V{1, 1}));
+  // The heaviest is worth no more than a lighter item: the lighter one.
+  REQUIRE_THAT(knapsack({{{8, 3.0}, {16, 3.0}}}, 100), Equals(V{0}));
+  // A gain within the tolerance does not count: the lighter item.
+  REQUIRE_THAT(knapsack({{{1, 1.0}, {2, 1.0 + 1e-12}}}, 100), Equals(V{0}));
+  // Two heaviest of equal weight: the tie rule (the lower index unless clearly better).
+  REQUIRE_THAT(knapsack({{{2, 1.0}, {2, 1.0}}}, 100), Equals(V{0}));
+  REQUIRE_THAT(knapsack({{{2, 1.0}, {2, 2.0}}}, 100), Equals(V{1}));
+}

@@ -36,6 +36,9 @@ struct Problem {
   std::vector<std::vector<Candidate>> stages;  // stage s holds group n - 1 - s
   Index width = 1;          // weights 0 .. width - 1 are tracked
   double tolerance = 0.0;   // values closer than this are equal
+  double scale = 0.0;       // the sum of every group's best value
+  long long reach = 0;      // the heaviest total weight any choice can have
+  int capacity = 0;
   Index max_candidates = 0;
 
   [[nodiscard]] Index group_of(Index stage) const { return stages.size() - 1 - stage; }
@@ -85,7 +88,59 @@ Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capaci
   if (!std::isfinite(scale))
     throw std::invalid_argument("the items' values add up to more than a double can hold");
   p.tolerance = relative_tolerance * scale;
+  p.scale = scale;
+  p.reach = reach;
+  p.capacity = capacity;
   return p;
+}
+
+// Shortcut 1: every candidate weight is a multiple of g, so every reachable
+// total weight is too and the other columns of the DP stay unreachable (-inf + v
+// never beats -inf). Dividing weights and width by g drops exactly those
+// columns: the same float operations on the same values, the same choices.
+void divide_by_common_divisor(Problem& p) {
+  int g = 0;
+  for (const auto& stage : p.stages)
+    for (const Candidate& c : stage) g = std::gcd(g, c.weight);
+  if (g <= 1) return;
+  for (auto& stage : p.stages)
+    for (Candidate& c : stage) c.weight /= g;
+  p.width = (p.width - 1) / at(g) + 1;  // min(capacity, reach) / g: reach is a multiple
+}
+
+// Shortcut 2: when every group's heaviest candidate fits together, the DP's
+// answer is "the heaviest of each group" provided that (a) each group's
+// heaviest candidate is its only one of that weight, so the one way to reach
+// the total weight W = reach is to take them all, and (b) it beats the group's
+// every other option (none counts as 0) by more than the tolerance plus a bound
+// on float rounding, so every lighter total is worth less than the best minus
+// the tolerance and the traceback starts at W. Returns false (and leaves `out`)
+// when that cannot be proved; the DP then decides.
+bool take_heaviest(const Problem& p, std::vector<int>& out) {
+  if (p.reach > p.capacity) return false;
+  // Each DP value is a sum of at most n positive values adding up to <= scale:
+  // rounded, it is off by less than n * eps * scale; so are best and best - tol.
+  const double n = static_cast<double>(p.stages.size()) + 1.0;
+  const double margin =
+      p.tolerance + 4.0 * n * std::numeric_limits<double>::epsilon() * p.scale;
+  std::vector<int> chosen(out.size(), -1);
+  for (Index s = 0; s < p.stages.size(); ++s) {
+    const std::vector<Candidate>& stage = p.stages[s];
+    if (stage.empty()) continue;
+    const Candidate* heaviest = &stage.front();
+    for (const Candidate& c : stage)
+      if (c.weight > heaviest->weight) heaviest = &c;
+    double rival = 0.0;  // none
+    for (const Candidate& c : stage) {
+      if (&c == heaviest) continue;
+      if (c.weight == heaviest->weight) return false;
+      rival = std::max(rival, c.value);
+    }
+    if (!(heaviest->value - rival > margin)) return false;
+    chosen[p.group_of(s)] = heaviest->index;
+  }
+  out = std::move(chosen);
+  return true;
 }
 
 // One DP stage. row[c] is the best value of the stages so far at total weight
@@ -199,10 +254,14 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
 namespace detail {
 
 std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity,
-                          std::size_t table_limit) {
-  const Problem p = prepare(groups, capacity);
+                          std::size_t table_limit, bool shortcuts) {
+  Problem p = prepare(groups, capacity);
   std::vector<int> out(groups.size(), -1);
   if (p.width == 1) return out;  // nothing fits
+  if (shortcuts) {
+    if (take_heaviest(p, out)) return out;
+    divide_by_common_divisor(p);
+  }
   std::vector<double> first(p.width, unreachable);
   first[0] = 0.0;
   // Table entries hold the candidate's position + 1: two bytes unless a group is huge.

@@ -5,15 +5,24 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "index.hpp"
+#include <string>
 #include <tuple>
 
 namespace aryl {
 namespace {
 
 using detail::at;
+
+// GPU types are few: a linear search beats building a map of their names.
+int find_type(const std::vector<const std::string*>& names, const std::string& name) {
+  for (std::size_t t = 0; t < names.size(); ++t)
+    if (*names[t] == name) return static_cast<int>(t);
+  return -1;
+}
 
 }  // namespace
 
@@ -26,22 +35,26 @@ PlacementPolicy parse_placement_policy(std::string_view name) {
 
 Placer::Placer(const ClusterState& state, PlacementPolicy policy, const std::vector<double>& speed)
     : state_(state), policy_(policy) {
-  std::map<std::string, int> types;
+  std::vector<const std::string*> names;  // type id -> name, in order of first server
+  type_of_.reserve(state.servers.size());
+  free_.reserve(state.servers.size());
   for (std::size_t i = 0; i < state.servers.size(); ++i) {
     const Server& s = state.servers[i];
-    const auto [it, added] = types.try_emplace(s.gpu_type, n_types_);
-    if (added) {
-      ++n_types_;
+    int type = find_type(names, s.gpu_type);
+    if (type < 0) {
+      type = n_types_++;
+      names.push_back(&s.gpu_type);
       type_speed_.push_back(speed.empty() ? 1.0 : speed[i]);
       type_free_.push_back(0);
       type_capacity_.push_back(0);
+      servers_by_free_.emplace_back();
     }
-    type_of_.push_back(it->second);
+    type_of_.push_back(type);
     const bool usable = s.pool == Pool::training || s.on_loan;
     free_.push_back(usable ? s.gpus : -1);
     total_free_ += usable ? s.gpus : 0;
-    type_free_[at(it->second)] += usable ? s.gpus : 0;
-    type_capacity_[at(it->second)] += usable ? s.gpus : 0;
+    type_free_[at(type)] += usable ? s.gpus : 0;
+    type_capacity_[at(type)] += usable ? s.gpus : 0;
   }
   fixed_.assign(state.servers.size(), 0);
   flexible_.assign(state.servers.size(), 0);
@@ -50,8 +63,8 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy, const std::vec
     if (j.gpu_type.empty()) {
       required_.push_back(-1);
     } else {
-      const auto it = types.find(j.gpu_type);
-      required_.push_back(it == types.end() ? -2 : it->second);
+      const int type = find_type(names, j.gpu_type);
+      required_.push_back(type < 0 ? -2 : type);
     }
   }
 }
@@ -67,21 +80,92 @@ bool Placer::may_use(int job, int type) const {
   return required == -1 || required == type;
 }
 
+// Every usable server in its bucket of the best-fit index (see placement.hpp)
+// and in the slot counts. Built at the first placement, not in the constructor:
+// an epoch first keeps thousands of existing workers, which need neither.
+void Placer::build_index(const ClusterState& state) {
+  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
+    if (free_[at(i)] >= 0) ++servers_by_free_[at(type_of_[at(i)])][free_[at(i)]];
+  std::vector<int> largest(at(n_types_), 0);  // type -> most GPUs of one server
+  for (std::size_t i = 0; i < state.servers.size(); ++i) {
+    int& most = largest[at(type_of_[i])];
+    most = std::max(most, state.servers[i].gpus);
+  }
+  index_.resize(at(n_types_) * buckets_per_type);
+  for (std::size_t b = 0; b < index_.size(); ++b)
+    index_[b].resize(at(largest[b / buckets_per_type]) + 1);
+  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
+    if (free_[at(i)] >= 0) file(i);
+}
+
+// The bucket of a usable server: its type, pool, whether it hosts base and
+// flexible workers. Within a bucket every part of best_server's key but the GPUs
+// left over and the index is the same.
+std::set<int>& Placer::bucket_of(int server) {
+  const std::size_t b = at(type_of_[at(server)]) * buckets_per_type +
+                        (state_.servers[at(server)].pool == Pool::inference ? 4 : 0) +
+                        (fixed_[at(server)] > 0 ? 2 : 0) +
+                        (flexible_[at(server)] > 0 ? 1 : 0);
+  return index_[b][at(free_[at(server)])];
+}
+
+// Index upkeep, once it is built (index_ empty: not yet).
+void Placer::file(int server) {
+  if (!index_.empty()) bucket_of(server).insert(server);
+}
+void Placer::unfile(int server) {
+  if (!index_.empty()) bucket_of(server).erase(server);
+}
+
+// Moves a usable server from one bucket of the free-GPU index to another.
+void Placer::refile(int server, int from, int to) {
+  if (index_.empty()) return;
+  std::map<int, int>& buckets = servers_by_free_[at(type_of_[at(server)])];
+  const auto old = buckets.find(from);
+  if (--old->second == 0) buckets.erase(old);
+  ++buckets[to];
+}
+
+// Workers of d GPUs that fit on the usable servers of the type as they are now.
+int Placer::slots(int type, int d) const {
+  int n = 0;
+  const std::map<int, int>& buckets = servers_by_free_[at(type)];
+  for (auto it = buckets.lower_bound(d); it != buckets.end(); ++it)
+    n += it->second * (it->first / d);
+  return n;
+}
+
+// Workers of the job's size that fit on GPU type `type` (-1: every type it may use).
+int Placer::slots_for(int job, int type) const {
+  const int d = state_.jobs[at(job)].gpus_per_worker;
+  if (type >= 0) return may_use(job, type) ? slots(type, d) : 0;
+  int n = 0;
+  for (int t = 0; t < n_types_; ++t)
+    if (may_use(job, t)) n += slots(t, d);
+  return n;
+}
+
 void Placer::add(int job, int server, bool flexible) {
   const int d = state_.jobs[at(job)].gpus_per_worker;
+  refile(server, free_[at(server)], free_[at(server)] - d);
+  unfile(server);
   free_[at(server)] -= d;
   total_free_ -= d;
   type_free_[at(type_of_[at(server)])] -= d;
   (flexible ? flexible_ : fixed_)[at(server)] += 1;
+  file(server);
   if (!state_.jobs[at(job)].hetero) pinned_[at(job)] = type_of_[at(server)];
 }
 
 void Placer::remove(int job, int server, bool flexible) {
   const int d = state_.jobs[at(job)].gpus_per_worker;
+  refile(server, free_[at(server)], free_[at(server)] + d);
+  unfile(server);
   free_[at(server)] += d;
   total_free_ += d;
   type_free_[at(type_of_[at(server)])] += d;
   (flexible ? flexible_ : fixed_)[at(server)] -= 1;
+  file(server);
 }
 
 void Placer::undo(const std::vector<Worker>& placed) {
@@ -118,6 +202,34 @@ int Placer::pool_rank(int job, int server, bool flexible) const {
 // is constant, so for non-hetero jobs this is the paper's best fit with aryl's
 // preferences; it only steers hetero jobs to the fastest free GPUs.
 int Placer::best_server(int job, bool flexible, int type) const {
+  if (scan_) return best_server_by_scan(job, flexible, type);
+  using Key = std::tuple<double, int, int, int, int, int>;  // ..., server index
+  Key best{0.0, 0, 0, 0, 0, -1};
+  const int d = state_.jobs[at(job)].gpus_per_worker;
+  // The best server of each bucket is its first with the fewest GPUs >= d free:
+  // the least over buckets is the least over all servers a scan would find.
+  for (int t = 0; t < n_types_; ++t) {
+    if ((type >= 0 && t != type) || !may_use(job, t)) continue;
+    for (std::size_t b = 0; b < buckets_per_type; ++b) {
+      const std::vector<std::set<int>>& by_free = index_[at(t) * buckets_per_type + b];
+      for (std::size_t f = at(d); f < by_free.size(); ++f) {
+        if (by_free[f].empty()) continue;
+        const int s = *by_free[f].begin();
+        const int mixed = policy_ == PlacementPolicy::aryl &&
+                          (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
+        const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
+        const Key key{-type_speed_[at(t)], pool_rank(job, s, flexible), mixed, empty,
+                      free_[at(s)] - d, s};
+        if (std::get<5>(best) < 0 || key < best) best = key;
+        break;
+      }
+    }
+  }
+  return std::get<5>(best);
+}
+
+// The same choice by scanning every server (the reference the tests compare with).
+int Placer::best_server_by_scan(int job, bool flexible, int type) const {
   using Key = std::tuple<double, int, int, int, int>;
   Key best{0.0, 0, 0, 0, 0};
   int chosen = -1;
@@ -155,6 +267,7 @@ std::vector<int> Placer::type_order(int job, bool flexible) const {
 bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out, int type) {
   const Job& j = state_.jobs[at(job)];
   if (count * j.gpus_per_worker > total_free_) return false;  // cheap reject: long queues
+  if (index_.empty() && n_types_ > 0) build_index(state_);
   const int was_pinned = pinned_[at(job)];
   std::vector<int> types;
   if (type >= 0) {
@@ -168,6 +281,9 @@ bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out, 
   }
   for (int t : types) {
     if (t >= 0 && count * j.gpus_per_worker > type_free_[at(t)]) continue;
+    // Each worker placed takes exactly one slot, so best fit succeeds iff there
+    // are `count` slots: a job that cannot fit is refused without a scan.
+    if (slots_for(job, t) < count) continue;
     std::vector<Worker> placed;
     for (int k = 0; k < count; ++k) {
       const int s = best_server(job, flexible, t);

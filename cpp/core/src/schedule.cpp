@@ -161,12 +161,13 @@ class Epoch {
       if (!running(j)) queue.push_back(j);
     const bool shortest_first =
         options_.policy == AllocationPolicy::aryl || options_.policy == AllocationPolicy::sjf;
+    // Keys computed once per job, not once per comparison.
+    std::vector<double> time(state_.jobs.size(), 0.0);
+    if (shortest_first)
+      for (int j : queue)
+        time[at(j)] = running_time(job(j), base_demand(j), remaining(j), curve(j));
     std::stable_sort(queue.begin(), queue.end(), [&](int a, int b) {
-      if (shortest_first) {
-        const double ta = running_time(job(a), base_demand(a), remaining(a), curve(a));
-        const double tb = running_time(job(b), base_demand(b), remaining(b), curve(b));
-        if (ta != tb) return ta < tb;
-      }
+      if (time[at(a)] != time[at(b)]) return time[at(a)] < time[at(b)];
       return job(a).submit_time < job(b).submit_time;
     });
     return queue;

@@ -50,9 +50,12 @@ std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, 
 
 namespace detail {
 // knapsack() with the table limit as a parameter (0 forces divide and conquer
-// down to single groups); exposed so the tests can check both paths agree.
+// down to single groups) and its exact shortcuts (dividing weights by their
+// common divisor; taking every group's heaviest item when all fit and that is
+// provably the DP's answer) optional; exposed so the tests can check that every
+// path makes the same choices.
 std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity,
-                          std::size_t table_limit);
+                          std::size_t table_limit, bool shortcuts = true);
 }  // namespace detail
 
 }  // namespace aryl

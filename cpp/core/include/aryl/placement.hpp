@@ -1,6 +1,9 @@
 // Where workers go (paper §5.3): best fit with aryl's preferences.
 #pragma once
 
+#include <map>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,13 +61,24 @@ class Placer {
   [[nodiscard]] int job_type(int job) const;
   // Whether the job may run on GPU type `type` at all.
   [[nodiscard]] bool may_use(int job, int type) const;
+  // Test hook: choose servers by scanning them all instead of by the index
+  // (the same choices, slower); the tests check both agree.
+  void use_scan(bool on) { scan_ = on; }
 
  private:
   [[nodiscard]] bool allowed(int job, int server, int type) const;
   [[nodiscard]] int pool_rank(int job, int server, bool flexible) const;
   int best_server(int job, bool flexible, int type) const;
+  [[nodiscard]] int best_server_by_scan(int job, bool flexible, int type) const;
   void add(int job, int server, bool flexible);
   void remove(int job, int server, bool flexible);
+  void refile(int server, int from, int to);
+  void build_index(const ClusterState& state);
+  std::set<int>& bucket_of(int server);
+  void file(int server);
+  void unfile(int server);
+  [[nodiscard]] int slots(int type, int d) const;
+  [[nodiscard]] int slots_for(int job, int type) const;
   [[nodiscard]] std::vector<int> type_order(int job, bool flexible) const;
 
   const ClusterState& state_;
@@ -75,6 +89,13 @@ class Placer {
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> type_capacity_;  // type -> GPUs of usable servers
   std::vector<int> free_;       // server -> free GPUs (-1: not usable)
+  // type -> free GPUs -> usable servers with that many free
+  std::vector<std::map<int, int>> servers_by_free_;
+  // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
+  // -> free GPUs -> usable servers, by index.
+  static constexpr std::size_t buckets_per_type = 8;
+  bool scan_ = false;
+  std::vector<std::vector<std::set<int>>> index_;
   int total_free_ = 0;          // sum of the usable servers' free GPUs
   std::vector<int> fixed_;      // server -> base workers hosted
   std::vector<int> flexible_;   // server -> flexible workers hosted

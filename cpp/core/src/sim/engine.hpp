@@ -43,7 +43,9 @@ class Engine {
   void check_span() const;
   void check_goodput_inputs() const;
   [[nodiscard]] int demand(const Job& j) const;
-  [[nodiscard]] bool fits_somewhere(const Job& j) const;
+  [[nodiscard]] std::map<std::string, int> slots_per_type(int d) const;
+  [[nodiscard]] bool fits_somewhere(const Job& j,
+                                    const std::map<std::string, int>& slots) const;
   // time
   [[nodiscard]] double now() const { return events_.now(); }
   [[nodiscard]] Usage usage(double t) const;
@@ -66,7 +68,7 @@ class Engine {
   void on_epoch();
   void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;
-  ClusterState snapshot(std::vector<int>& job_of, bool with_queue) const;
+  const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
   [[nodiscard]] int releasable_gpus() const;
   [[nodiscard]] FifoKey fifo_key(int j) const { return {jobs_[at(j)].job.submit_time, j}; }
   [[nodiscard]] FifoKey fifo_blocker(int bound) const;
@@ -88,6 +90,7 @@ class Engine {
   const Config& config_;
   const Progress& progress_;
   EventQueue events_;
+  ClusterState snapshot_;  // the kernels' view, rebuilt in place (snapshot)
   Lender lender_;
   Accounting accounting_;
   ScheduleOptions options_;  // the kernel's options; remaining/throughput per epoch

@@ -96,6 +96,7 @@ void Engine::check_inputs() const {
   ClusterState probe{servers_, {}, {}};
   for (const SimJob& j : jobs_) probe.jobs.push_back(j.job);
   validate(probe);
+  std::map<int, std::map<std::string, int>> slots;  // GPUs per worker -> slots per type
   for (const SimJob& j : jobs_) {
     if (!j.throughput.empty() && j.throughput.size() != static_cast<std::size_t>(j.job.max_workers))
       throw std::invalid_argument(fmt::format(
@@ -105,7 +106,9 @@ void Engine::check_inputs() const {
       if (!(v > 0.0) || !std::isfinite(v))
         throw std::invalid_argument(
             fmt::format("job '{}': throughput values must be finite and > 0", j.job.id));
-    if (!fits_somewhere(j.job))
+    const auto shape = slots.try_emplace(j.job.gpus_per_worker);
+    if (shape.second) shape.first->second = slots_per_type(j.job.gpus_per_worker);
+    if (!fits_somewhere(j.job, shape.first->second))
       throw std::invalid_argument(fmt::format(
           "job '{}' can never run: {} workers of {} GPUs do not fit on the servers it may use "
           "(training servers plus the inference servers the load ever spares)",
@@ -163,18 +166,29 @@ void Engine::check_span() const {
 
 int Engine::demand(const Job& j) const { return base_demand(j, config_.policy); }
 
-// Could the job's base demand be placed in an empty cluster, with as many
-// inference servers lent as the load ever spares (lowest index first)?
-bool Engine::fits_somewhere(const Job& j) const {
+// Per GPU type, how many workers of d GPUs an empty cluster holds, with as many
+// inference servers lent as the load ever spares (lowest index first).
+std::map<std::string, int> Engine::slots_per_type(int d) const {
   std::map<std::string, int> slots;
-  int all = 0;
   int lendable = lender_.most_spare();
   for (const Server& s : servers_) {
     if (s.pool == Pool::inference && lendable-- <= 0) continue;
-    if (!j.gpu_type.empty() && s.gpu_type != j.gpu_type) continue;
-    slots[s.gpu_type] += s.gpus / j.gpus_per_worker;
-    all += s.gpus / j.gpus_per_worker;
+    slots[s.gpu_type] += s.gpus / d;
   }
+  return slots;
+}
+
+// Could the job's base demand be placed in that cluster (`slots`, for its
+// GPUs per worker)? Computed per job from per-shape slots: no scan per job.
+bool Engine::fits_somewhere(const Job& j,
+                            const std::map<std::string, int>& slots) const {
+  const auto count = [&](const std::string& type) {
+    const auto it = slots.find(type);
+    return it == slots.end() ? 0 : it->second;
+  };
+  if (!j.gpu_type.empty()) return count(j.gpu_type) >= demand(j);
+  int all = 0;
+  for (const auto& kv : slots) all += kv.second;
   if (j.hetero) return all >= demand(j);
   return std::any_of(slots.begin(), slots.end(),
                      [&](const auto& kv) { return kv.second >= demand(j); });
@@ -325,7 +339,7 @@ int Engine::lent_count() const {
 
 void Engine::take_back(int n) {
   std::vector<int> job_of;
-  const ClusterState state = snapshot(job_of, false);
+  const ClusterState& state = snapshot(job_of, false);
   Result& r = accounting_.result();
   const ReclaimPlan plan =
       reclaim(state, n, config_.reclaim, config_.seed + static_cast<std::uint64_t>(r.reclaims));
@@ -368,7 +382,7 @@ void Engine::on_epoch() {
   } else if (dirty_) {
     dirty_ = false;
     std::vector<int> job_of;
-    const ClusterState state = snapshot(job_of, true);
+    const ClusterState& state = snapshot(job_of, true);
     if (!state.jobs.empty()) {
       options_.remaining.clear();
       options_.throughput.clear();
@@ -406,28 +420,37 @@ bool Engine::stuck() const {
 // flexible worker are left out: the placer would reject them anyway, and long
 // queues would otherwise be copied and sorted at every epoch. Under strict
 // FIFO only the head of the queue that could start counts (fifo_blocker).
-ClusterState Engine::snapshot(std::vector<int>& job_of, bool with_queue) const {
-  ClusterState state{servers_, {}, {}};
-  state.jobs.reserve(running_ids_.size() + (with_queue ? queue_.size() : 0));
+// The state is rebuilt in place: the servers are copied once, and the job
+// records overwrite the previous snapshot's (their strings keep their buffers).
+const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) {
+  ClusterState& state = snapshot_;
+  if (state.servers.empty()) state.servers = servers_;
+  state.workers.clear();
+  std::size_t n_jobs = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) state.servers[s].on_loan = on_loan_[s] != 0;
   const int bound = with_queue ? releasable_gpus() : 0;
   const FifoKey blocker = with_queue ? fifo_blocker(bound) : FifoKey{};
   // Gandiva grows only when nothing is pending: keep one hopeless job to say so.
   bool keep_hopeless = config_.policy == AllocationPolicy::gandiva;
   const auto add = [&](int j) {
-    const int index = static_cast<int>(state.jobs.size());
+    const int index = static_cast<int>(n_jobs++);
     job_of.push_back(j);
-    state.jobs.push_back(jobs_[at(j)].job);
+    if (n_jobs <= state.jobs.size()) state.jobs[n_jobs - 1] = jobs_[at(j)].job;
+    else state.jobs.push_back(jobs_[at(j)].job);
     for (const Placed& p : workers_[at(j)]) state.workers.push_back({index, p.server, p.flexible});
   };
   for (const int j : running_ids_) add(j);
-  if (!with_queue) return state;
+  if (!with_queue) {
+    state.jobs.resize(n_jobs);
+    return state;
+  }
   for (const FifoKey& key : queue_) {  // in arrival order
     if (!(key < blocker)) break;
     const Job& job = jobs_[at(key.second)].job;
     if (demand(job) * job.gpus_per_worker <= bound || std::exchange(keep_hopeless, false))
       add(key.second);
   }
+  state.jobs.resize(n_jobs);
   return state;
 }
 

@@ -1,0 +1,84 @@
+// The placer's best-fit index chooses exactly the servers a scan of every
+// server chooses, through random placements, refusals and removals.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "aryl/placement.hpp"
+#include "aryl/rng.hpp"
+
+using namespace aryl;
+
+namespace {
+
+int below(Rng& rng, int n) {
+  return static_cast<int>(rng.below(static_cast<std::uint64_t>(n)));
+}
+
+// Servers of 4 or 8 GPUs, V100 / T4 / A100, training or inference (half of
+// those on loan); jobs of 1-8 GPUs per worker, some requiring a type, some
+// hetero, some elastic.
+ClusterState random_state(Rng& rng) {
+  const char* types[] = {"V100", "T4", "A100"};
+  ClusterState s;
+  const int n_servers = 1 + below(rng, 30);
+  for (int i = 0; i < n_servers; ++i) {
+    const bool inference = below(rng, 2) == 1;
+    const Pool pool = inference ? Pool::inference : Pool::training;
+    s.servers.push_back({"s" + std::to_string(i), pool,
+                         below(rng, 3) == 0 ? 4 : 8, types[below(rng, 3)],
+                         inference && below(rng, 2) == 1});
+  }
+  for (int j = 0; j < 40; ++j) {
+    Job job;
+    job.id = "j" + std::to_string(j);
+    job.gpus_per_worker = 1 << below(rng, 4);
+    job.min_workers = 1 + below(rng, 3);
+    job.max_workers = job.min_workers + below(rng, 3);
+    job.duration = job.estimated_duration = 100.0;
+    const int kind = below(rng, 6);
+    if (kind == 0) job.gpu_type = types[below(rng, 3)];
+    if (kind == 1) job.gpu_type = "H100";  // no such server: never placed
+    job.hetero = kind == 2;
+    s.jobs.push_back(job);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placement]") {
+  Rng rng(4242);
+  for (int instance = 0; instance < 300; ++instance) {
+    const ClusterState state = random_state(rng);
+    std::vector<double> speed;
+    for (const Server& s : state.servers)
+      speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
+    const PlacementPolicy policy =
+        below(rng, 3) == 0 ? PlacementPolicy::bfd : PlacementPolicy::aryl;
+    Placer indexed(state, policy, below(rng, 2) == 0 ? speed : std::vector<double>{});
+    Placer scan = indexed;
+    scan.use_scan(true);
+    std::vector<Worker> a, b;
+    for (int step = 0; step < 60; ++step) {
+      INFO("instance " << instance << " step " << step);
+      const int job = below(rng, static_cast<int>(state.jobs.size()));
+      const int count = 1 + below(rng, 3);
+      const bool flexible = below(rng, 2) == 1;
+      const int type = below(rng, 4) == 0 ? below(rng, indexed.n_types()) : -1;
+      const bool placed = indexed.place(job, count, flexible, a, type);
+      REQUIRE(scan.place(job, count, flexible, b, type) == placed);
+      REQUIRE(a.size() == b.size());
+      for (std::size_t k = 0; k < a.size(); ++k) REQUIRE(a[k].server == b[k].server);
+      REQUIRE(indexed.free_gpus() == scan.free_gpus());
+      if (placed && below(rng, 3) == 0) {  // take the job's new workers away again
+        const std::vector<Worker> last(a.end() - count, a.end());
+        indexed.undo(last);
+        scan.undo(last);
+        a.resize(a.size() - static_cast<std::size_t>(count));
+        b.resize(b.size() - static_cast<std::size_t>(count));
+      }
+    }
+  }
+}
