@@ -12,11 +12,17 @@ from typing import Callable, List, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # tests/reference: the plain-Python versions
-sys.path.insert(0, str(ROOT / "tests" / "py"))  # tests/py/instances.py: random instances
+sys.path.insert(
+    0, str(ROOT / "tests" / "py")
+)  # tests/py/instances.py: random instances
 
 
-def median_seconds(fn: Callable[[], object], repeat: int = 50, min_total: float = 0.2,
-                   clock: Callable[[], float] = time.perf_counter) -> float:
+def median_seconds(
+    fn: Callable[[], object],
+    repeat: int = 50,
+    min_total: float = 0.2,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
     """Median time of fn() over at least `repeat` calls (more if they are quick).
 
     Wall time by default; `clock=time.process_time` gives CPU time, which a machine
@@ -33,14 +39,19 @@ def median_seconds(fn: Callable[[], object], repeat: int = 50, min_total: float 
     return statistics.median(times)
 
 
-def cpu_seconds(fn: Callable[[], object], repeat: int = 50,
-                min_total: float = 0.2) -> float:
+def cpu_seconds(
+    fn: Callable[[], object], repeat: int = 50, min_total: float = 0.2
+) -> float:
     """Median CPU time of fn() (``median_seconds`` with ``time.process_time``)."""
     return median_seconds(fn, repeat, min_total, clock=time.process_time)
 
 
-def paired_cpu_seconds(first: Callable[[], object], second: Callable[[], object],
-                       repeat: int = 30, min_total: float = 0.2) -> tuple:
+def paired_cpu_seconds(
+    first: Callable[[], object],
+    second: Callable[[], object],
+    repeat: int = 30,
+    min_total: float = 0.2,
+) -> tuple:
     """Median CPU times of first() and second(), called alternately.
 
     Alternating keeps a ratio of the two honest on a machine whose load changes
@@ -84,4 +95,3 @@ def fmt_time(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.2f} s"
-

@@ -43,22 +43,35 @@ def small_runs():
     import aryl.sim as sim
 
     runs = []
-    combos = [("aryl", "aryl", "basic", {}), ("gandiva", "scf", "advanced", {}),
-              ("afs", "random", "ideal", {}), ("fifo", "aryl", "basic", {}),
-              ("aryl", "random", "advanced", {"gpu_speed": {"T4": 1.0}}),
-              ("aryl", "scf", "ideal", {"placement": "bfd"}),
-              ("sjf", "aryl", "basic", {}),
-              ("fifo", "aryl", "basic", {"backfill": True}),
-              ("aryl", "aryl", "basic", {"scaling": "imperfect"})]
+    combos = [
+        ("aryl", "aryl", "basic", {}),
+        ("gandiva", "scf", "advanced", {}),
+        ("afs", "random", "ideal", {}),
+        ("fifo", "aryl", "basic", {}),
+        ("aryl", "random", "advanced", {"gpu_speed": {"T4": 1.0}}),
+        ("aryl", "scf", "ideal", {"placement": "bfd"}),
+        ("sjf", "aryl", "basic", {}),
+        ("fifo", "aryl", "basic", {"backfill": True}),
+        ("aryl", "aryl", "basic", {"scaling": "imperfect"}),
+    ]
     for seed, (policy, reclaim, name, extra) in enumerate(combos):
+
         def thunk(seed=seed, policy=policy, reclaim=reclaim, name=name, extra=extra):
             jobs, load = small_jobs(seed)
             jobs = sim.scenario(jobs, name, seed=seed)
             preset = sim.scenario_config(name)
             preset.pop("policy", None)
             config = {**preset, **extra}
-            return sim.simulate(jobs, sim.Cluster(8, 6), policy=policy, reclaim=reclaim,
-                                inference_load=load, config=config, seed=seed)
+            return sim.simulate(
+                jobs,
+                sim.Cluster(8, 6),
+                policy=policy,
+                reclaim=reclaim,
+                inference_load=load,
+                config=config,
+                seed=seed,
+            )
+
         tag = "-".join([f"s{seed}", policy, reclaim, name] + sorted(extra))
         runs.append((tag, thunk))
     return runs
@@ -72,8 +85,13 @@ def large_runs():
     def itp():
         frame, load = traces.load_default()
         jobs = sim.scenario(traces.to_jobs(frame, seed=0), "basic", seed=0)
-        return sim.simulate(jobs, sim.Cluster(85, 100), policy="aryl", reclaim="aryl",
-                            inference_load=load)
+        return sim.simulate(
+            jobs,
+            sim.Cluster(85, 100),
+            policy="aryl",
+            reclaim="aryl",
+            inference_load=load,
+        )
 
     def philly(policy, reclaim, speed=None):
         frame = traces.read_jobs(SHARED / "philly_pollux_jobs.csv")
@@ -83,26 +101,43 @@ def large_runs():
         until = max(j.submit_time for j in jobs) + 60 * 86400
         config = {"gpu_speed": speed} if speed else None
         load = traces.extend_load(load, until)
-        return sim.simulate(jobs, sim.Cluster(48, 48), policy=policy, reclaim=reclaim,
-                            inference_load=load, config=config)
+        return sim.simulate(
+            jobs,
+            sim.Cluster(48, 48),
+            policy=policy,
+            reclaim=reclaim,
+            inference_load=load,
+            config=config,
+        )
 
     def paper():
         frame, load = traces.synthetic(days=15, jobs=50_000, seed=0)
         jobs = sim.scenario(traces.to_jobs(frame, seed=0), "basic", seed=0)
-        return sim.simulate(jobs, sim.Cluster(443, 520), policy="aryl", reclaim="aryl",
-                            inference_load=load)
+        return sim.simulate(
+            jobs,
+            sim.Cluster(443, 520),
+            policy="aryl",
+            reclaim="aryl",
+            inference_load=load,
+        )
 
-    return [("itp-aryl", itp), ("philly-aryl", lambda: philly("aryl", "aryl")),
-            ("philly-gandiva-scf-t4", lambda: philly("gandiva", "scf", {"T4": 1.0})),
-            ("philly-fifo", lambda: philly("fifo", "aryl")), ("paper-aryl", paper)]
+    return [
+        ("itp-aryl", itp),
+        ("philly-aryl", lambda: philly("aryl", "aryl")),
+        ("philly-gandiva-scf-t4", lambda: philly("gandiva", "scf", {"T4": 1.0})),
+        ("philly-fifo", lambda: philly("fifo", "aryl")),
+        ("paper-aryl", paper),
+    ]
 
 
 def record_of(result) -> dict:
     """Every job's start and finish and the summary, exactly."""
     jobs = result.jobs
     rows = zip(jobs["id"], jobs["start_time"], jobs["finish_time"])
-    return {"jobs": [[str(i), exact(float(s)), exact(float(f))] for i, s, f in rows],
-            "summary": {k: exact(v) for k, v in result.summary().items()}}
+    return {
+        "jobs": [[str(i), exact(float(s)), exact(float(f))] for i, s, f in rows],
+        "summary": {k: exact(v) for k, v in result.summary().items()},
+    }
 
 
 def main(argv) -> int:

@@ -38,36 +38,50 @@ def engine_seconds(days: int, jobs: int, training: int, inference: int) -> dict:
 
     simulation._core.simulate = timed
     try:
-        result = sim.simulate(trace, sim.Cluster(training, inference), policy="aryl",
-                              reclaim="aryl", inference_load=load)
+        result = sim.simulate(
+            trace,
+            sim.Cluster(training, inference),
+            policy="aryl",
+            reclaim="aryl",
+            inference_load=load,
+        )
     finally:
         simulation._core.simulate = core
     epochs = result.totals["epochs_run"]
-    return {"cpu": sum(spent), "jobs": len(trace), "epochs": epochs,
-            "jct_mean": result.summary()["jct_mean"]}
+    return {
+        "cpu": sum(spent),
+        "jobs": len(trace),
+        "epochs": epochs,
+        "jct_mean": result.summary()["jct_mean"],
+    }
 
 
 def main(argv) -> None:
     print(f"Machine: {machine()}\n")
     if not argv or "paper" in argv:
         r = engine_seconds(15, 50_000, 443, 520)
-        print(f"paper scale: engine CPU {r['cpu']:.2f} s, {r['epochs']} epochs, "
-              f"mean JCT {r['jct_mean']:.1f} s\n")
+        print(
+            f"paper scale: engine CPU {r['cpu']:.2f} s, {r['epochs']} epochs, "
+            f"mean JCT {r['jct_mean']:.1f} s\n"
+        )
     if "scaling" in argv:
         sizes = [int(a) for a in argv if a.isdigit()] or [1000, 2000, 5000, 10000]
         rows, points = [], []
         for servers in sizes:
             training = round(servers * 443 / 963)
-            r = engine_seconds(3, round(50_000 / 15 * 3 * servers / 963), training,
-                               servers - training)
+            r = engine_seconds(
+                3, round(50_000 / 15 * 3 * servers / 963), training, servers - training
+            )
             points.append((servers, r["cpu"]))
             rows.append((servers, r["jobs"], r["epochs"], f"{r['cpu']:.2f} s"))
             print(rows[-1], flush=True)
         print(table(["servers", "jobs", "epochs run", "engine CPU time"], rows))
         if len(points) > 1:
             (a, ta), (b, tb) = points[0], points[-1]
-            print(f"\ngrowth {a}-{b} servers: time ~ servers^"
-                  f"{math.log(tb / ta) / math.log(b / a):.2f}")
+            print(
+                f"\ngrowth {a}-{b} servers: time ~ servers^"
+                f"{math.log(tb / ta) / math.log(b / a):.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -80,62 +80,137 @@ def size(trace: str):
     return trace, sizing, time.perf_counter() - start
 
 
-def run(trace: str, seed: int, cluster, reading: str) -> Tuple[str, int, str, Dict[str, dict], float]:
+def run(
+    trace: str, seed: int, cluster, reading: str
+) -> Tuple[str, int, str, Dict[str, dict], float]:
     """Every row of ``paper_runs`` on one trace, seed and reading: row -> summary."""
     import aryl.sim as sim
 
     start = time.perf_counter()
     jobs, load = inputs(trace, seed)
     runs = sim.paper_runs(jobs, load, seed=seed, config=READINGS[reading])
-    summaries = {name: sim.simulate(cluster=cluster, label=name, **kwargs).check().summary()
-                 for name, kwargs in runs.items()}
+    summaries = {
+        name: sim.simulate(cluster=cluster, label=name, **kwargs).check().summary()
+        for name, kwargs in runs.items()
+    }
     return trace, seed, reading, summaries, time.perf_counter() - start
 
 
 def fmt(value, kind: str) -> str:
     if value is None or value != value:
         return "—"
-    return {"s": f"{value:,.0f}", "x": f"{value:.2f}x", "%": f"{value:.1%}", "u": f"{value:.2f}"}[kind]
+    return {
+        "s": f"{value:,.0f}",
+        "x": f"{value:.2f}x",
+        "%": f"{value:.1%}",
+        "u": f"{value:.2f}",
+    }[kind]
 
 
-def report(trace: str, reading: str, sizing, per_seed: Dict[int, Dict[str, dict]]) -> None:
+def report(
+    trace: str, reading: str, sizing, per_seed: Dict[int, Dict[str, dict]]
+) -> None:
     import pandas as pd
 
     import aryl.sim as sim
 
     c = sizing.cluster
-    print(f"\n### {trace}, {reading} reading: {c.training_servers} training + {c.inference_servers} "
-          f"inference servers (Baseline training GPU use {sizing.gpu_usage_training:.3f}, target 0.72)\n")
+    print(
+        f"\n### {trace}, {reading} reading: {c.training_servers} training + {c.inference_servers} "
+        f"inference servers (Baseline training GPU use {sizing.gpu_usage_training:.3f}, target 0.72)\n"
+    )
     tables = [sim.speedups(s) for s in per_seed.values()]
-    mean = sum(t[["queuing_mean", "jct_mean", "speed-up queue", "speed-up JCT", "preemption_ratio",
-                  "gpu_usage_training", "gpu_usage_overall"]].astype(float) for t in tables) / len(tables)
+    mean = sum(
+        t[
+            [
+                "queuing_mean",
+                "jct_mean",
+                "speed-up queue",
+                "speed-up JCT",
+                "preemption_ratio",
+                "gpu_usage_training",
+                "gpu_usage_overall",
+            ]
+        ].astype(float)
+        for t in tables
+    ) / len(tables)
     base = PAPER["Baseline (FIFO)"]
     rows = []
     for name, r in mean.iterrows():
         paper = PAPER.get(name, (None,) * 5)
         pq = base[0] / paper[0] if paper[0] else None
         pj = base[1] / paper[1] if paper[1] else None
-        rows.append((name, fmt(paper[0], "s"), fmt(r["queuing_mean"], "s"), fmt(paper[1], "s"),
-                     fmt(r["jct_mean"], "s"), fmt(pq, "x"), fmt(r["speed-up queue"], "x"), fmt(pj, "x"),
-                     fmt(r["speed-up JCT"], "x"), fmt(paper[2], "%"), fmt(r["preemption_ratio"], "%"),
-                     fmt(paper[3], "u"), fmt(r["gpu_usage_training"], "u"), fmt(paper[4], "u"),
-                     fmt(r["gpu_usage_overall"], "u")))
-    print(table([f"row (mean of {len(per_seed)} seeds)", "queue paper", "queue aryl", "JCT paper", "JCT aryl",
-                 "queue x paper", "queue x aryl", "JCT x paper", "JCT x aryl", "preempt paper",
-                 "preempt aryl", "use train paper", "use train aryl", "use all paper", "use all aryl"],
-                rows))
+        rows.append(
+            (
+                name,
+                fmt(paper[0], "s"),
+                fmt(r["queuing_mean"], "s"),
+                fmt(paper[1], "s"),
+                fmt(r["jct_mean"], "s"),
+                fmt(pq, "x"),
+                fmt(r["speed-up queue"], "x"),
+                fmt(pj, "x"),
+                fmt(r["speed-up JCT"], "x"),
+                fmt(paper[2], "%"),
+                fmt(r["preemption_ratio"], "%"),
+                fmt(paper[3], "u"),
+                fmt(r["gpu_usage_training"], "u"),
+                fmt(paper[4], "u"),
+                fmt(r["gpu_usage_overall"], "u"),
+            )
+        )
+    print(
+        table(
+            [
+                f"row (mean of {len(per_seed)} seeds)",
+                "queue paper",
+                "queue aryl",
+                "JCT paper",
+                "JCT aryl",
+                "queue x paper",
+                "queue x aryl",
+                "JCT x paper",
+                "JCT x aryl",
+                "preempt paper",
+                "preempt aryl",
+                "use train paper",
+                "use train aryl",
+                "use all paper",
+                "use all aryl",
+            ],
+            rows,
+        )
+    )
     checks = {seed: sim.check_orderings(s) for seed, s in per_seed.items()}
     print()
     lines = []
     for claim, metric, chain in sim.ORDERINGS:
         held = [checks[seed][claim]["holds"] for seed in per_seed]
         detail = "; ".join(
-            f"s{seed}: " + " ".join(fmt(checks[seed][claim]["values"][x], "%" if metric == "preemption_ratio"
-                                        else "s") if i % 2 == 0 else x for i, x in enumerate(chain))
-            for seed in per_seed)
-        lines.append(("PASS" if all(held) else "FAIL", f"{sum(held)}/{len(held)}", claim, detail))
-    print(table(["", "seeds", "ordering", "values per seed (rows in the claim's order)"], lines))
-    pd.DataFrame(mean).to_csv(ROOT / "benchmarks" / "results" / f"fidelity_{trace}_{reading}.csv")
+            f"s{seed}: "
+            + " ".join(
+                fmt(
+                    checks[seed][claim]["values"][x],
+                    "%" if metric == "preemption_ratio" else "s",
+                )
+                if i % 2 == 0
+                else x
+                for i, x in enumerate(chain)
+            )
+            for seed in per_seed
+        )
+        lines.append(
+            ("PASS" if all(held) else "FAIL", f"{sum(held)}/{len(held)}", claim, detail)
+        )
+    print(
+        table(
+            ["", "seeds", "ordering", "values per seed (rows in the claim's order)"],
+            lines,
+        )
+    )
+    pd.DataFrame(mean).to_csv(
+        ROOT / "benchmarks" / "results" / f"fidelity_{trace}_{reading}.csv"
+    )
 
 
 def main(quick: bool = False, readings: Tuple[str, ...] = tuple(READINGS)) -> None:
@@ -146,15 +221,24 @@ def main(quick: bool = False, readings: Tuple[str, ...] = tuple(READINGS)) -> No
     with ProcessPoolExecutor(2) as pool:
         sized = {t: (s, secs) for t, s, secs in pool.map(size, traces)}
         for t, (s, secs) in sized.items():
-            print(f"{t}: sized in {secs:.1f} s over {len(s.evaluated)} Baseline runs: "
-                  + ", ".join(f"{n}: {u:.3f}" for n, u in s.evaluated.items()))
-        futures = [pool.submit(run, t, seed, sized[t][0].cluster, r)
-                   for r in readings for t in traces for seed in seeds]
+            print(
+                f"{t}: sized in {secs:.1f} s over {len(s.evaluated)} Baseline runs: "
+                + ", ".join(f"{n}: {u:.3f}" for n, u in s.evaluated.items())
+            )
+        futures = [
+            pool.submit(run, t, seed, sized[t][0].cluster, r)
+            for r in readings
+            for t in traces
+            for seed in seeds
+        ]
         results: Dict[Tuple[str, str], Dict[int, dict]] = {}
         for f in futures:
             t, seed, r, summaries, secs = f.result()
             results.setdefault((t, r), {})[seed] = summaries
-            print(f"{t} seed {seed}, {r} reading: {len(summaries)} rows in {secs:.0f} s", flush=True)
+            print(
+                f"{t} seed {seed}, {r} reading: {len(summaries)} rows in {secs:.0f} s",
+                flush=True,
+            )
     for r in readings:
         for t in traces:
             report(t, r, sized[t][0], results[(t, r)])
@@ -162,7 +246,14 @@ def main(quick: bool = False, readings: Tuple[str, ...] = tuple(READINGS)) -> No
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[sys.argv.index("--reading") + 1] if "--reading" in sys.argv else "both"
+    chosen = (
+        sys.argv[sys.argv.index("--reading") + 1] if "--reading" in sys.argv else "both"
+    )
     if chosen not in (*READINGS, "both"):
-        sys.exit(f"--reading must be one of {', '.join(READINGS)}, both; got {chosen!r}")
-    main(quick="--quick" in sys.argv, readings=tuple(READINGS) if chosen == "both" else (chosen,))
+        sys.exit(
+            f"--reading must be one of {', '.join(READINGS)}, both; got {chosen!r}"
+        )
+    main(
+        quick="--quick" in sys.argv,
+        readings=tuple(READINGS) if chosen == "both" else (chosen,),
+    )

@@ -18,9 +18,9 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from _common import fmt_time, machine, median_seconds, table
 from reference import goodput as ref
 
+from _common import fmt_time, machine, median_seconds, table
 from aryl import _core
 from aryl.traces import POLLUX_APPLICATIONS, pollux_application
 
@@ -28,8 +28,12 @@ COLUMNS = ("num_nodes", "num_replicas", "atomic_bsz", "accum_time", "step_time")
 
 
 def median_errors(params, profile, rows):
-    pred = _core.predict_step_time(params, profile["num_nodes"][rows],
-                                   profile["num_replicas"][rows], profile["atomic_bsz"][rows])
+    pred = _core.predict_step_time(
+        params,
+        profile["num_nodes"][rows],
+        profile["num_replicas"][rows],
+        profile["atomic_bsz"][rows],
+    )
     measured = profile["step_time"][rows]
     return float(np.median(np.abs(pred - measured) / measured))
 
@@ -45,24 +49,44 @@ def main() -> None:
         place = np.arange(len(profile["step_time"])) < n_place
         scal = ~place
         fit = _core.fit_perf_params(*cols)
-        seconds = median_seconds(partial(_core.fit_perf_params, *cols), repeat=5, min_total=0.1)
+        seconds = median_seconds(
+            partial(_core.fit_perf_params, *cols), repeat=5, min_total=0.1
+        )
         ref_params, ref_objective = ref.fit(*cols)
         ref_seconds = median_seconds(partial(ref.fit, *cols), repeat=1, min_total=0.0)
         small = _core.fit_perf_params(*[c[place] for c in cols])
-        rows.append([
-            name, f"{n_place} / {int(scal.sum())}",
-            f"{100 * median_errors(fit['params'], profile, place):.1f}%",
-            f"{100 * median_errors(fit['params'], profile, scal):.1f}%",
-            f"{fit['objective']:.4f}", f"{ref_objective:.4f}",
-            f"{100 * median_errors(ref_params, profile, place):.1f}% / "
-            f"{100 * median_errors(ref_params, profile, scal):.1f}%",
-            f"{100 * median_errors(small['params'], profile, scal):.1f}%",
-            fmt_time(seconds), fmt_time(ref_seconds),
-        ])
-    print(table(["application", "rows (placements / scalability)",
-                 "median error, placements", "median error, scalability", "objective (C++)",
-                 "objective (L-BFGS-B)", "L-BFGS-B errors", "scalability, fit on placements only",
-                 "C++ fit", "SciPy fit"], rows))
+        rows.append(
+            [
+                name,
+                f"{n_place} / {int(scal.sum())}",
+                f"{100 * median_errors(fit['params'], profile, place):.1f}%",
+                f"{100 * median_errors(fit['params'], profile, scal):.1f}%",
+                f"{fit['objective']:.4f}",
+                f"{ref_objective:.4f}",
+                f"{100 * median_errors(ref_params, profile, place):.1f}% / "
+                f"{100 * median_errors(ref_params, profile, scal):.1f}%",
+                f"{100 * median_errors(small['params'], profile, scal):.1f}%",
+                fmt_time(seconds),
+                fmt_time(ref_seconds),
+            ]
+        )
+    print(
+        table(
+            [
+                "application",
+                "rows (placements / scalability)",
+                "median error, placements",
+                "median error, scalability",
+                "objective (C++)",
+                "objective (L-BFGS-B)",
+                "L-BFGS-B errors",
+                "scalability, fit on placements only",
+                "C++ fit",
+                "SciPy fit",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

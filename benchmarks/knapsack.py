@@ -17,10 +17,10 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from _common import fmt_time, machine, median_seconds, table
 from reference.knapsack import knapsack as reference_knapsack
 
 import aryl
+from _common import fmt_time, machine, median_seconds, table
 from aryl import _core
 
 
@@ -60,15 +60,42 @@ def main() -> None:
         # At capacity 0 nothing fits, so this is the cost of converting the lists.
         convert = median_seconds(partial(_core.knapsack, groups, 0))
         public = median_seconds(partial(aryl.knapsack, groups, capacity), repeat=20)
-        python = median_seconds(partial(reference_knapsack, groups, capacity), repeat=3, min_total=0)
+        python = median_seconds(
+            partial(reference_knapsack, groups, capacity), repeat=3, min_total=0
+        )
         items = sum(map(len, groups))
         used = sum(groups[g][i][0] for g, i in enumerate(choice) if i >= 0)
-        rows.append((name, len(groups), items, capacity, fmt_time(kernel), fmt_time(convert), fmt_time(public),
-                     fmt_time(python), f"{python / kernel:,.0f}×",
-                     f"{sum(i >= 0 for i in choice)} jobs, {used} GPUs"))
-    print(table(["instance", "groups", "items", "capacity", "C++ kernel (_core)", "of which conversion",
-                 "aryl.knapsack",
-                 "plain Python", "kernel speed-up", "chosen"], rows))
+        rows.append(
+            (
+                name,
+                len(groups),
+                items,
+                capacity,
+                fmt_time(kernel),
+                fmt_time(convert),
+                fmt_time(public),
+                fmt_time(python),
+                f"{python / kernel:,.0f}×",
+                f"{sum(i >= 0 for i in choice)} jobs, {used} GPUs",
+            )
+        )
+    print(
+        table(
+            [
+                "instance",
+                "groups",
+                "items",
+                "capacity",
+                "C++ kernel (_core)",
+                "of which conversion",
+                "aryl.knapsack",
+                "plain Python",
+                "kernel speed-up",
+                "chosen",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -31,12 +31,30 @@ import time
 from _common import machine, table
 
 #: Published average JCT (s) per workload, Tiresias at relative job load 1.0.
-PUBLISHED = {1: 2473.65, 2: 5144.96, 3: 3876.26, 4: 3280.26, 5: 3501.01, 6: 3469.69,
-             7: 5479.91, 8: 5079.71}
-ARTIFACT_WALL = 17.0  # s per workload, Tiresias, 2-core machine (shared/pollux/README.md)
+PUBLISHED = {
+    1: 2473.65,
+    2: 5144.96,
+    3: 3876.26,
+    4: 3280.26,
+    5: 3501.01,
+    6: 3469.69,
+    7: 5479.91,
+    8: 5079.71,
+}
+ARTIFACT_WALL = (
+    17.0  # s per workload, Tiresias, 2-core machine (shared/pollux/README.md)
+)
 #: Published average JCT (s) per workload, Pollux at relative job load 1.0.
-PUBLISHED_POLLUX = {1: 2088.77, 2: 3322.94, 3: 2188.49, 4: 2720.98, 5: 2673.70, 6: 2446.13,
-                    7: 3616.14, 8: 2951.91}
+PUBLISHED_POLLUX = {
+    1: 2088.77,
+    2: 3322.94,
+    3: 2188.49,
+    4: 2720.98,
+    5: 2673.70,
+    6: 2446.13,
+    7: 3616.14,
+    8: 2951.91,
+}
 ARTIFACT_POLLUX_WALL = 31 * 60.0  # s per workload, Pollux, 2-core machine
 
 
@@ -56,17 +74,32 @@ def triangulated(app, workloads):
     p = app.placements.copy()
     p["num_nodes"] = p["placement"].astype(str).str.len()
     p["num_replicas"] = p["placement"].astype(str).map(lambda s: sum(map(int, s)))
-    points = pd.concat([p.groupby(XS)[XS + YS].mean().reset_index(drop=True), app.scalability[XS + YS]],
-                       ignore_index=True)
-    interpolate = LinearNDInterpolator(points[XS].to_numpy(float), points[YS].to_numpy(float))
+    points = pd.concat(
+        [
+            p.groupby(XS)[XS + YS].mean().reset_index(drop=True),
+            app.scalability[XS + YS],
+        ],
+        ignore_index=True,
+    )
+    interpolate = LinearNDInterpolator(
+        points[XS].to_numpy(float), points[YS].to_numpy(float)
+    )
     have = set(map(tuple, points[XS].to_numpy(float).tolist()))
     rows = []
     for w in workloads:
         mine = w[w["application"] == app.name]
         for k, batch in sorted(set(zip(mine["num_replicas"], mine["batch_size"]))):
-            atomic, _ = _core.fixed_batch(app.init_batch_size, app.max_batch_size, app.min_local_bsz,
-                                          app.max_local_bsz, int(k), float(batch))
-            for nodes in range(5, min(int(k), 16) + 1):  # 4 GPUs per node: nodes >= k / 4
+            atomic, _ = _core.fixed_batch(
+                app.init_batch_size,
+                app.max_batch_size,
+                app.min_local_bsz,
+                app.max_local_bsz,
+                int(k),
+                float(batch),
+            )
+            for nodes in range(
+                5, min(int(k), 16) + 1
+            ):  # 4 GPUs per node: nodes >= k / 4
                 key = (float(nodes), float(k), float(atomic))
                 if 4 * nodes < k or key in have:
                     continue
@@ -74,9 +107,17 @@ def triangulated(app, workloads):
                 if not np.isnan(step):
                     rows.append(dict(zip(XS + YS, [*key, step, sync])))
                     have.add(key)
-    scalability = pd.concat([app.scalability, pd.DataFrame(rows, columns=XS + YS)], ignore_index=True)
-    return PolluxApplication(app.name, app.placements, scalability, app.validation, app.max_epochs,
-                             app.max_local_bsz_override)
+    scalability = pd.concat(
+        [app.scalability, pd.DataFrame(rows, columns=XS + YS)], ignore_index=True
+    )
+    return PolluxApplication(
+        app.name,
+        app.placements,
+        scalability,
+        app.validation,
+        app.max_epochs,
+        app.max_local_bsz_override,
+    )
 
 
 def mean_jct(workload, applications=None, policy="tiresias"):
@@ -84,10 +125,16 @@ def mean_jct(workload, applications=None, policy="tiresias"):
 
     if applications is not None:
         workload = workload.copy()
-        workload.attrs = {**workload.attrs, "applications": {
-            a: applications[a] for a in workload.attrs["applications"]}}
+        workload.attrs = {
+            **workload.attrs,
+            "applications": {
+                a: applications[a] for a in workload.attrs["applications"]
+            },
+        }
     start = time.perf_counter()
-    result = sim.simulate(workload, sim.Cluster(16, 0, gpus_per_server=4), policy=policy)
+    result = sim.simulate(
+        workload, sim.Cluster(16, 0, gpus_per_server=4), policy=policy
+    )
     wall = time.perf_counter() - start
     result.check()
     s = result.summary()
@@ -103,15 +150,41 @@ def pollux(workloads) -> None:
         ours.append(jct)
         pub.append(PUBLISHED_POLLUX[n])
         walls.append(wall)
-        rows.append([f"workload-{n}", f"{jct:.2f}", f"{PUBLISHED_POLLUX[n]:.2f}",
-                     f"{(jct / PUBLISHED_POLLUX[n] - 1):+.2%}", f"{wall:.1f} s",
-                     f"{ARTIFACT_POLLUX_WALL / wall:.0f}x"])
+        rows.append(
+            [
+                f"workload-{n}",
+                f"{jct:.2f}",
+                f"{PUBLISHED_POLLUX[n]:.2f}",
+                f"{(jct / PUBLISHED_POLLUX[n] - 1):+.2%}",
+                f"{wall:.1f} s",
+                f"{ARTIFACT_POLLUX_WALL / wall:.0f}x",
+            ]
+        )
     mean, mean_pub = sum(ours) / len(ours), sum(pub) / len(pub)
-    rows.append(["mean", f"{mean:.2f}", f"{mean_pub:.2f}", f"{(mean / mean_pub - 1):+.2%}",
-                 f"{sum(walls) / len(walls):.1f} s", ""])
+    rows.append(
+        [
+            "mean",
+            f"{mean:.2f}",
+            f"{mean_pub:.2f}",
+            f"{(mean / mean_pub - 1):+.2%}",
+            f"{sum(walls) / len(walls):.1f} s",
+            "",
+        ]
+    )
     print("\nPollux (genetic search 100 x 100, seed 0), 16 nodes x 4 GPUs\n")
-    print(table(["workload", "aryl mean JCT (s)", "published Pollux (s)", "difference",
-                 "aryl wall time", "vs the artifact's ~31 min"], rows))
+    print(
+        table(
+            [
+                "workload",
+                "aryl mean JCT (s)",
+                "published Pollux (s)",
+                "difference",
+                "aryl wall time",
+                "vs the artifact's ~31 min",
+            ],
+            rows,
+        )
+    )
 
 
 def main() -> None:
@@ -130,8 +203,11 @@ def main() -> None:
         return
     try:
         from aryl.traces.pollux import pollux_applications
-        swapped = {name: triangulated(app, workloads.values())
-                   for name, app in pollux_applications().items()}
+
+        swapped = {
+            name: triangulated(app, workloads.values())
+            for name, app in pollux_applications().items()
+        }
     except ImportError:  # no scipy
         swapped = None
     rows, ours, theirs, walls = [], [], [], []
@@ -140,7 +216,12 @@ def main() -> None:
         jct, wall = mean_jct(workloads[n])
         ours.append(jct)
         walls.append(wall)
-        row = [f"workload-{n}", f"{jct:.2f}", f"{published:.2f}", f"{(jct / published - 1):+.2%}"]
+        row = [
+            f"workload-{n}",
+            f"{jct:.2f}",
+            f"{published:.2f}",
+            f"{(jct / published - 1):+.2%}",
+        ]
         if swapped is not None:
             tri, _ = mean_jct(workloads[n], swapped)
             theirs.append(tri)
@@ -152,7 +233,9 @@ def main() -> None:
     if swapped is not None:
         tri = sum(theirs) / len(theirs)
         row += [f"{tri:.2f}", f"{(tri / pub - 1):+.3%}"]
-    rows.append(row + [f"{sum(walls) / len(walls) * 1000:.0f} ms", f"~{ARTIFACT_WALL:.0f} s"])
+    rows.append(
+        row + [f"{sum(walls) / len(walls) * 1000:.0f} ms", f"~{ARTIFACT_WALL:.0f} s"]
+    )
     header = ["workload", "aryl mean JCT (s)", "published (s)", "difference"]
     if swapped is not None:
         header += ["with the artifact's >4-node step times (s)", "difference"]

@@ -21,18 +21,26 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from _common import (cpu_seconds, fmt_time, machine, median_seconds,
-                     paired_cpu_seconds, table)
-from instances import random_loaned_cluster
 from reference.reclaim import aryl_reclaim
 
 import aryl
+from _common import (
+    cpu_seconds,
+    fmt_time,
+    machine,
+    median_seconds,
+    paired_cpu_seconds,
+    table,
+)
 from aryl import _core
 from aryl.demo import ITP_GPU_MIX
 from aryl.model import State
+from instances import random_loaned_cluster
 
 
-def big_cluster(loaned: int = 1000, training: int = 300, jobs: int = 3000, seed: int = 1):
+def big_cluster(
+    loaned: int = 1000, training: int = 300, jobs: int = 3000, seed: int = 1
+):
     """Jobs placed first-fit from a random server; ~30% of 8-GPU-per-worker jobs elastic."""
     rng = random.Random(seed)
     servers = [aryl.Server(f"t{i}", "training") for i in range(training)]
@@ -59,7 +67,9 @@ def big_cluster(loaned: int = 1000, training: int = 300, jobs: int = 3000, seed:
             for s in where:
                 free[s] += d
             continue
-        job = aryl.Job(f"j{len(job_list)}", d, n, 2 * n if elastic else n, 3600, hetero=True)
+        job = aryl.Job(
+            f"j{len(job_list)}", d, n, 2 * n if elastic else n, 3600, hetero=True
+        )
         job_list.append(job)
         workers += [aryl.Worker(job.id, servers[s].id) for s in where]
     return servers, job_list, workers
@@ -81,21 +91,39 @@ def state_speed() -> str:
     rows = []
     for n in (1, 10, 100, 300):
         kernel, via_state = paired_cpu_seconds(
-            lambda: _core.reclaim(state._core, n, "aryl"), lambda: state.reclaim(n),
-            repeat=200)
+            lambda: _core.reclaim(state._core, n, "aryl"),
+            lambda: state.reclaim(n),
+            repeat=200,
+        )
         kernel_again, with_plan = paired_cpu_seconds(
             lambda: _core.reclaim(state._core, n, "aryl"),
-            lambda: state.reclaim(n).plan, repeat=200)
+            lambda: state.reclaim(n).plan,
+            repeat=200,
+        )
         assert state.reclaim(n).plan == aryl.reclaim(servers, jobs, workers, n)
-        rows.append((n, fmt_time(kernel), fmt_time(via_state),
-                     f"{via_state / kernel:.2f}×", fmt_time(with_plan),
-                     f"{with_plan / kernel_again:.2f}×"))
-    builds = [("DataFrames (servers, jobs, workers)", fmt_time(build_frames)),
-              ("dataclasses", fmt_time(build_records))]
-    header = ["servers reclaimed", "C++ kernel", "state.reclaim(n)", "vs kernel",
-              "state.reclaim(n).plan", "vs kernel"]
-    return (table(["state built from", "time"], builds) + "\n\n"
-            + table(header, rows))
+        rows.append(
+            (
+                n,
+                fmt_time(kernel),
+                fmt_time(via_state),
+                f"{via_state / kernel:.2f}×",
+                fmt_time(with_plan),
+                f"{with_plan / kernel_again:.2f}×",
+            )
+        )
+    builds = [
+        ("DataFrames (servers, jobs, workers)", fmt_time(build_frames)),
+        ("dataclasses", fmt_time(build_records)),
+    ]
+    header = [
+        "servers reclaimed",
+        "C++ kernel",
+        "state.reclaim(n)",
+        "vs kernel",
+        "state.reclaim(n).plan",
+        "vs kernel",
+    ]
+    return table(["state built from", "time"], builds) + "\n\n" + table(header, rows)
 
 
 def speed() -> str:
@@ -109,16 +137,42 @@ def speed() -> str:
         kernel = median_seconds(partial(_core.reclaim, state.core, n, "aryl"))
         build = median_seconds(lambda: State.build(servers, jobs, workers), repeat=5)
         api = median_seconds(partial(aryl.reclaim, servers, jobs, workers, n), repeat=5)
-        python = median_seconds(partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=1, min_total=0)
+        python = median_seconds(
+            partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=1, min_total=0
+        )
         plan = _core.reclaim(state.core, n, "aryl")
         assert list(plan.servers) == aryl_reclaim(on_loan, pairs, mins, n)[0]
-        rows.append((n, fmt_time(kernel), fmt_time(build), fmt_time(api), fmt_time(python),
-                     f"{python / kernel:,.0f}×", len(plan.preempted)))
-    header = f"{len(on_loan)} on-loan + {len(servers) - len(on_loan)} training servers, " \
-             f"{len(jobs)} jobs, {len(workers)} workers"
-    return header + "\n\n" + table(
-        ["servers reclaimed", "C++ kernel", "convert + validate", "aryl.reclaim (all)", "plain Python",
-         "kernel speed-up", "jobs preempted"], rows)
+        rows.append(
+            (
+                n,
+                fmt_time(kernel),
+                fmt_time(build),
+                fmt_time(api),
+                fmt_time(python),
+                f"{python / kernel:,.0f}×",
+                len(plan.preempted),
+            )
+        )
+    header = (
+        f"{len(on_loan)} on-loan + {len(servers) - len(on_loan)} training servers, "
+        f"{len(jobs)} jobs, {len(workers)} workers"
+    )
+    return (
+        header
+        + "\n\n"
+        + table(
+            [
+                "servers reclaimed",
+                "C++ kernel",
+                "convert + validate",
+                "aryl.reclaim (all)",
+                "plain Python",
+                "kernel speed-up",
+                "jobs preempted",
+            ],
+            rows,
+        )
+    )
 
 
 def quality(instances: int = 300) -> str:
@@ -128,16 +182,32 @@ def quality(instances: int = 300) -> str:
         servers, jobs, workers = random_loaned_cluster(seed)
         n = random.Random(seed).randint(1, 6)
         for p in policies:
-            total[p] += len(aryl.reclaim(servers, jobs, workers, n, p, seed=seed).preempted)
-    rows = [(p, f"{total[p] / instances:.3f}", f"{total[p] / total['exact']:.3f}") for p in policies]
+            total[p] += len(
+                aryl.reclaim(servers, jobs, workers, n, p, seed=seed).preempted
+            )
+    rows = [
+        (p, f"{total[p] / instances:.3f}", f"{total[p] / total['exact']:.3f}")
+        for p in policies
+    ]
     big = big_cluster()
     big_rows = []
     for n in (10, 100, 300):
-        big_rows.append((n, *(len(aryl.reclaim(*big, n, p, seed=0).preempted) for p in policies[:3])))
-    return (f"{instances} random small instances (2 training + 8 on-loan servers, 16 jobs, "
-            "reclaim 1-6):\n\n" + table(["policy", "mean preempted jobs", "vs exact"], rows)
-            + "\n\nThe 1,000-server instance (exact is out of reach):\n\n"
-            + table(["servers reclaimed", *policies[:3]], big_rows))
+        big_rows.append(
+            (
+                n,
+                *(
+                    len(aryl.reclaim(*big, n, p, seed=0).preempted)
+                    for p in policies[:3]
+                ),
+            )
+        )
+    return (
+        f"{instances} random small instances (2 training + 8 on-loan servers, 16 jobs, "
+        "reclaim 1-6):\n\n"
+        + table(["policy", "mean preempted jobs", "vs exact"], rows)
+        + "\n\nThe 1,000-server instance (exact is out of reach):\n\n"
+        + table(["servers reclaimed", *policies[:3]], big_rows)
+    )
 
 
 if __name__ == "__main__":

@@ -41,9 +41,10 @@ def main() -> None:
 
     from unittest import mock
 
+    from reference import simulator as reference
+
     import aryl.sim as sim
     from aryl import _core
-    from reference import simulator as reference
 
     jobs, load = inputs(hours)
     calls = []
@@ -57,8 +58,14 @@ def main() -> None:
     real = _core.simulate
     with mock.patch.object(_core, "simulate", side_effect=timed):
         start = time.perf_counter()
-        result = sim.simulate(jobs, sim.Cluster(443, 520), policy="aryl",
-                              reclaim="aryl", inference_load=load, seed=0)
+        result = sim.simulate(
+            jobs,
+            sim.Cluster(443, 520),
+            policy="aryl",
+            reclaim="aryl",
+            inference_load=load,
+            seed=0,
+        )
         whole = time.perf_counter() - start
     args, first = calls[0]
     engine_times = [first]
@@ -72,20 +79,37 @@ def main() -> None:
     python = time.perf_counter() - start
 
     same = all(
-        np.array_equal(result.jobs[c].to_numpy(), np.asarray(getattr(outcome, c)),
-                       equal_nan=True)
-        for c in ("start_time", "finish_time"))
+        np.array_equal(
+            result.jobs[c].to_numpy(), np.asarray(getattr(outcome, c)), equal_nan=True
+        )
+        for c in ("start_time", "finish_time")
+    )
     print(f"Machine: {machine()}\n")
-    print(f"{len(jobs)} jobs (first {hours:g} h of arrivals), 443 + 520 servers, "
-          f"{result.totals['epochs_run']} epochs run, "
-          f"{result.totals['reclaims']} reclaims, "
-          f"{int(result.jobs['preemptions'].sum())} preemptions; same start and finish "
-          f"for every job: {same}\n")
-    print(table(["C++ engine (_core.simulate, median of 3)",
-                 "aryl.sim.simulate (whole call)", "plain-Python reference",
-                 "ratio (reference / engine)"],
-                [(f"{engine:.3f} s", f"{whole:.3f} s", f"{python:.1f} s",
-                  f"{python / engine:.0f}x")]))
+    print(
+        f"{len(jobs)} jobs (first {hours:g} h of arrivals), 443 + 520 servers, "
+        f"{result.totals['epochs_run']} epochs run, "
+        f"{result.totals['reclaims']} reclaims, "
+        f"{int(result.jobs['preemptions'].sum())} preemptions; same start and finish "
+        f"for every job: {same}\n"
+    )
+    print(
+        table(
+            [
+                "C++ engine (_core.simulate, median of 3)",
+                "aryl.sim.simulate (whole call)",
+                "plain-Python reference",
+                "ratio (reference / engine)",
+            ],
+            [
+                (
+                    f"{engine:.3f} s",
+                    f"{whole:.3f} s",
+                    f"{python:.1f} s",
+                    f"{python / engine:.0f}x",
+                )
+            ],
+        )
+    )
 
 
 if __name__ == "__main__":

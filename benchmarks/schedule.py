@@ -17,12 +17,11 @@ from __future__ import annotations
 import random
 from functools import partial
 
-import knapsack as knapsack_benchmark
-from _common import (cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds,
-                     table)
 from reference.schedule import schedule as reference_schedule
 
 import aryl
+import knapsack as knapsack_benchmark
+from _common import cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds, table
 from aryl import _core
 from aryl.demo import ITP_GPU_MIX
 from aryl.model import State
@@ -36,8 +35,16 @@ def queued_jobs(n: int = 2000, seed: int = 2):
         gpus = rng.choices(sizes, weights)[0]
         d, w = min(gpus, 8), max(1, gpus // 8)
         elastic = gpus >= 8 and rng.random() < 0.3
-        jobs.append(aryl.Job(i, d, w, 2 * w if elastic else w, rng.uniform(600, 86400),
-                             submit_time=float(i)))
+        jobs.append(
+            aryl.Job(
+                i,
+                d,
+                w,
+                2 * w if elastic else w,
+                rng.uniform(600, 86400),
+                submit_time=float(i),
+            )
+        )
     return jobs
 
 
@@ -56,32 +63,57 @@ def state_epoch() -> str:
         return aryl.ClusterState.from_frames(server_frame, jobs_frame)
 
     builds = [
-        ("DataFrames: 500 servers + these 2,000 jobs",
-         cpu_seconds(lambda: build(job_frame), repeat=10)),
-        ("DataFrames: 500 servers + 3,000 jobs",
-         cpu_seconds(lambda: build(more), repeat=10)),
-        ("500 servers, then add_jobs(DataFrame of 3,000 jobs)",
-         cpu_seconds(lambda: build(None).add_jobs(more), repeat=10)),
+        (
+            "DataFrames: 500 servers + these 2,000 jobs",
+            cpu_seconds(lambda: build(job_frame), repeat=10),
+        ),
+        (
+            "DataFrames: 500 servers + 3,000 jobs",
+            cpu_seconds(lambda: build(more), repeat=10),
+        ),
+        (
+            "500 servers, then add_jobs(DataFrame of 3,000 jobs)",
+            cpu_seconds(lambda: build(None).add_jobs(more), repeat=10),
+        ),
     ]
     state = build(job_frame)
     rows = []
     for policy in aryl.scheduling.POLICIES:
         kernel, whole = paired_cpu_seconds(
             lambda: _core.schedule(state._core, policy),
-            lambda: state.schedule(policy=policy), repeat=20)
+            lambda: state.schedule(policy=policy),
+            repeat=20,
+        )
         kernel_again, friendly = paired_cpu_seconds(
             lambda: _core.schedule(state._core, policy),
-            lambda: state.schedule(policy=policy).decision, repeat=10)
+            lambda: state.schedule(policy=policy).decision,
+            repeat=10,
+        )
         expected = aryl.schedule(jobs, servers, policy=policy)
         assert state.schedule(policy=policy).decision == expected
-        rows.append((policy, fmt_time(kernel), fmt_time(whole),
-                     f"{whole / kernel:.3f}×", fmt_time(friendly),
-                     f"{friendly / kernel_again:.2f}×"))
-    header = ["policy", "C++ kernel", "state.schedule()", "vs kernel",
-              "state.schedule().decision", "vs kernel"]
-    return (table(["state built from", "time"],
-                  [(what, fmt_time(t)) for what, t in builds])
-            + "\n\n" + table(header, rows))
+        rows.append(
+            (
+                policy,
+                fmt_time(kernel),
+                fmt_time(whole),
+                f"{whole / kernel:.3f}×",
+                fmt_time(friendly),
+                f"{friendly / kernel_again:.2f}×",
+            )
+        )
+    header = [
+        "policy",
+        "C++ kernel",
+        "state.schedule()",
+        "vs kernel",
+        "state.schedule().decision",
+        "vs kernel",
+    ]
+    return (
+        table(["state built from", "time"], [(what, fmt_time(t)) for what, t in builds])
+        + "\n\n"
+        + table(header, rows)
+    )
 
 
 def epoch() -> str:
@@ -93,24 +125,41 @@ def epoch() -> str:
     for policy in aryl.scheduling.POLICIES:
         kernel = median_seconds(partial(_core.schedule, state.core, policy), repeat=10)
         decision = aryl.schedule(jobs, servers, policy=policy)
-        rows.append((policy, fmt_time(kernel), len(jobs) - len(decision.pending),
-                     sum(decision.allocation.values()), len(decision.start)))
+        rows.append(
+            (
+                policy,
+                fmt_time(kernel),
+                len(jobs) - len(decision.pending),
+                sum(decision.allocation.values()),
+                len(decision.start),
+            )
+        )
     build = median_seconds(lambda: State.build(servers, jobs, []), repeat=5)
     whole = median_seconds(lambda: aryl.schedule(jobs, servers), repeat=5)
     kernel = median_seconds(lambda: _core.schedule(state.core), repeat=10)
-    python = median_seconds(lambda: reference_schedule(state.servers, state.jobs, []),
-                            repeat=1, min_total=0)
+    python = median_seconds(
+        lambda: reference_schedule(state.servers, state.jobs, []), repeat=1, min_total=0
+    )
     raw = _core.schedule(state.core)
     start, stop, allocation, pending = reference_schedule(state.servers, state.jobs, [])
     assert [tuple(x) for x in raw.start] == start and list(raw.allocation) == allocation
-    return (f"{len(jobs)} queued jobs, {len(servers)} servers (400 training + 100 on loan)\n\n"
-            + table(["", "time"], [("C++ kernel (aryl)", fmt_time(kernel)),
-                                   ("convert + validate", fmt_time(build)),
-                                   ("aryl.schedule (all)", fmt_time(whole)),
-                                   ("plain Python, same algorithm", fmt_time(python)),
-                                   ("kernel speed-up", f"{python / kernel:,.0f}×")])
-            + "\n\nEvery policy on the same epoch:\n\n"
-            + table(["policy", "kernel", "jobs started", "workers", "workers started"], rows))
+    return (
+        f"{len(jobs)} queued jobs, {len(servers)} servers (400 training + 100 on loan)\n\n"
+        + table(
+            ["", "time"],
+            [
+                ("C++ kernel (aryl)", fmt_time(kernel)),
+                ("convert + validate", fmt_time(build)),
+                ("aryl.schedule (all)", fmt_time(whole)),
+                ("plain Python, same algorithm", fmt_time(python)),
+                ("kernel speed-up", f"{python / kernel:,.0f}×"),
+            ],
+        )
+        + "\n\nEvery policy on the same epoch:\n\n"
+        + table(
+            ["policy", "kernel", "jobs started", "workers", "workers started"], rows
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -59,8 +59,15 @@ def one_run(trace: str, fraction: float, preset: str, out) -> None:
     result = sim.simulate(jobs, sim.Cluster(training, inference), **kwargs)
     seconds = time.perf_counter() - start
     result.check()
-    out.put({"seconds": seconds, "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-             "jobs": len(jobs), "epochs": result.totals["epochs_run"], "summary": result.summary()})
+    out.put(
+        {
+            "seconds": seconds,
+            "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "jobs": len(jobs),
+            "epochs": result.totals["epochs_run"],
+            "summary": result.summary(),
+        }
+    )
 
 
 def run(trace: str, fraction: float, preset: str) -> dict:
@@ -76,21 +83,60 @@ def run(trace: str, fraction: float, preset: str) -> dict:
 def main(quick: bool = False) -> None:
     print(f"Machine: {machine()}\n")
     rows, summaries = [], {}
-    plan = [("itp_cluster04_jobs.csv", f) for f in ((0.25,) if quick else (0.25, 0.5, 1.0))]
+    plan = [
+        ("itp_cluster04_jobs.csv", f) for f in ((0.25,) if quick else (0.25, 0.5, 1.0))
+    ]
     if not quick:
         plan += [("philly_pollux_jobs.csv", 1.0), ("synthetic", 1.0)]
     for trace, fraction in plan:
         for preset in ("baseline", "aryl"):
             r = run(trace, fraction, preset)
-            rows.append((trace.split("_")[0], f"{fraction:g}", r["jobs"], preset, f"{r['seconds']:.2f} s",
-                         f"{r['max_rss_mb']:.0f} MB", r["epochs"]))
+            rows.append(
+                (
+                    trace.split("_")[0],
+                    f"{fraction:g}",
+                    r["jobs"],
+                    preset,
+                    f"{r['seconds']:.2f} s",
+                    f"{r['max_rss_mb']:.0f} MB",
+                    r["epochs"],
+                )
+            )
             summaries[f"{trace.split('_')[0]} {fraction:g} {preset}"] = r["summary"]
-    print(table(["trace", "share", "jobs", "run", "simulation wall time", "peak RSS", "epochs run"], rows))
-    keys = ["queuing_mean", "queuing_median", "queuing_p95", "jct_mean", "jct_median", "jct_p95",
-            "gpu_usage_training", "gpu_usage_overall", "preemption_ratio", "collateral_damage",
-            "flexible_reclaim_share"]
+    print(
+        table(
+            [
+                "trace",
+                "share",
+                "jobs",
+                "run",
+                "simulation wall time",
+                "peak RSS",
+                "epochs run",
+            ],
+            rows,
+        )
+    )
+    keys = [
+        "queuing_mean",
+        "queuing_median",
+        "queuing_p95",
+        "jct_mean",
+        "jct_median",
+        "jct_p95",
+        "gpu_usage_training",
+        "gpu_usage_overall",
+        "preemption_ratio",
+        "collateral_damage",
+        "flexible_reclaim_share",
+    ]
     print("\nSummaries:\n")
-    print(table(["run"] + keys, [(name, *(f"{s[k]:.3g}" for k in keys)) for name, s in summaries.items()]))
+    print(
+        table(
+            ["run"] + keys,
+            [(name, *(f"{s[k]:.3g}" for k in keys)) for name, s in summaries.items()],
+        )
+    )
     json.dump(summaries, sys.stderr) if "--json" in sys.argv else None
 
 

@@ -22,15 +22,29 @@ from pathlib import Path
 
 from _common import machine, table
 
-GRID = ["--grid", "inference_servers=0,16,32,64", "--grid", "headroom=0,0.1,0.25",
-        "--grid", "reclaim=aryl,scf"]
-API_GRID = {"inference_servers": [0, 16, 32, 64], "headroom": [0.0, 0.1, 0.25], "reclaim": ["aryl", "scf"]}
+GRID = [
+    "--grid",
+    "inference_servers=0,16,32,64",
+    "--grid",
+    "headroom=0,0.1,0.25",
+    "--grid",
+    "reclaim=aryl,scf",
+]
+API_GRID = {
+    "inference_servers": [0, 16, 32, 64],
+    "headroom": [0.0, 0.1, 0.25],
+    "reclaim": ["aryl", "scf"],
+}
 
 
 def cli(out: Path) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "aryl", "sweep", *GRID, "--out", str(out)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "aryl", "sweep", *GRID, "--out", str(out)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -41,16 +55,33 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "sweep"
-        rows.append(("aryl sweep, 24 runs, local Ray, empty cache", f"{cli(out):.1f} s"))
-        rows.append(("aryl sweep again, all 24 from the cache (whole process)", f"{cli(out):.2f} s"))
+        rows.append(
+            ("aryl sweep, 24 runs, local Ray, empty cache", f"{cli(out):.1f} s")
+        )
+        rows.append(
+            (
+                "aryl sweep again, all 24 from the cache (whole process)",
+                f"{cli(out):.2f} s",
+            )
+        )
         start = time.perf_counter()
         cached = sim.sweep({}, API_GRID, cache=out / "cache", progress=False)
         assert cached["cached"].all()
-        rows.append(("aryl.sim.sweep, cached, the call alone", f"{time.perf_counter() - start:.2f} s"))
+        rows.append(
+            (
+                "aryl.sim.sweep, cached, the call alone",
+                f"{time.perf_counter() - start:.2f} s",
+            )
+        )
         if not quick:
             start = time.perf_counter()
             sim.sweep({}, API_GRID, engine="serial", cache=False, progress=False)
-            rows.append(("the same 24 runs in sequence, one process", f"{time.perf_counter() - start:.1f} s"))
+            rows.append(
+                (
+                    "the same 24 runs in sequence, one process",
+                    f"{time.perf_counter() - start:.1f} s",
+                )
+            )
     print(f"Machine: {machine()}\n")
     print(table(["what", "wall time"], rows))
 

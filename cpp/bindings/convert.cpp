@@ -7,8 +7,12 @@
 namespace aryl::bindings {
 namespace {
 
-[[noreturn]] void type_error(const std::string& message) { throw py::type_error(message); }
-[[noreturn]] void value_error(const std::string& message) { throw py::value_error(message); }
+[[noreturn]] void type_error(const std::string& message) {
+  throw py::type_error(message);
+}
+[[noreturn]] void value_error(const std::string& message) {
+  throw py::value_error(message);
+}
 
 std::string shown(py::handle value) {
   try {
@@ -27,7 +31,8 @@ std::string column_name(const char* what, const char* key) {
 }
 
 // The column as a 1-d NumPy array of the expected length.
-py::array column_array(py::handle raw, const std::string& name, std::optional<std::size_t> length) {
+py::array column_array(py::handle raw, const std::string& name,
+                       std::optional<std::size_t> length) {
   if (PyUnicode_Check(raw.ptr()) || PyBytes_Check(raw.ptr()))
     type_error(fmt::format("{} must be a sequence of values, got a string", name));
   py::array array;
@@ -38,10 +43,12 @@ py::array column_array(py::handle raw, const std::string& name, std::optional<st
     type_error(fmt::format("{} must be a sequence of values ({})", name, error.what()));
   }
   if (array.ndim() != 1)
-    value_error(fmt::format("{} must be one-dimensional, got {} dimensions", name, array.ndim()));
+    value_error(fmt::format("{} must be one-dimensional, got {} dimensions", name,
+                            array.ndim()));
   const auto n = static_cast<std::size_t>(array.shape(0));
   if (length && n != *length)
-    value_error(fmt::format("{} has {} values, expected {} (one per record)", name, n, *length));
+    value_error(fmt::format("{} has {} values, expected {} (one per record)", name, n,
+                            *length));
   return array;
 }
 
@@ -49,7 +56,8 @@ char kind(const py::array& array) { return array.dtype().kind(); }
 
 template <typename T>
 std::vector<T> as_vector(const py::array& array, const char* dtype) {
-  auto converted = py::array_t<T, py::array::c_style>::ensure(array.attr("astype")(dtype));
+  auto converted =
+      py::array_t<T, py::array::c_style>::ensure(array.attr("astype")(dtype));
   if (!converted) throw py::error_already_set();
   const T* data = converted.data();
   return std::vector<T>(data, data + converted.size());
@@ -77,7 +85,8 @@ std::vector<double> real_values(py::handle raw, const std::string& name,
   const char k = kind(array);
   if (k == 'O') {
     std::vector<double> out;
-    for (py::handle value : array.attr("tolist")()) out.push_back(real_arg(value, name + " value"));
+    for (py::handle value : array.attr("tolist")())
+      out.push_back(real_arg(value, name + " value"));
     return out;
   }
   if (k != 'b' && k != 'i' && k != 'u' && k != 'f')
@@ -88,8 +97,9 @@ std::vector<double> real_values(py::handle raw, const std::string& name,
 
 }  // namespace
 
-std::vector<long long> int_column(const py::dict& table, const char* what, const char* key,
-                                  std::optional<std::size_t> length, long long lo, long long hi) {
+std::vector<long long> int_column(const py::dict& table, const char* what,
+                                  const char* key, std::optional<std::size_t> length,
+                                  long long lo, long long hi) {
   const std::string name = column_name(what, key);
   const py::array array = column_array(item(table, what, key), name, length);
   std::vector<long long> out;
@@ -109,12 +119,13 @@ std::vector<long long> int_column(const py::dict& table, const char* what, const
   out = as_vector<long long>(array, "int64");
   for (std::size_t i = 0; i < out.size(); ++i)
     if (out[i] < lo || out[i] > hi)
-      value_error(fmt::format("{}, row {}: must be in [{}, {}], got {}", name, i, lo, hi, out[i]));
+      value_error(fmt::format("{}, row {}: must be in [{}, {}], got {}", name, i, lo,
+                              hi, out[i]));
   return out;
 }
 
-std::vector<double> real_column(const py::dict& table, const char* what, const char* key,
-                                std::optional<std::size_t> length) {
+std::vector<double> real_column(const py::dict& table, const char* what,
+                                const char* key, std::optional<std::size_t> length) {
   return real_values(item(table, what, key), column_name(what, key), length);
 }
 
@@ -124,7 +135,8 @@ std::vector<bool> bool_column(const py::dict& table, const char* what, const cha
   return {values.begin(), values.end()};
 }
 
-std::vector<std::string> string_column(const py::dict& table, const char* what, const char* key,
+std::vector<std::string> string_column(const py::dict& table, const char* what,
+                                       const char* key,
                                        std::optional<std::size_t> length) {
   const py::handle raw = item(table, what, key);
   const std::string name = column_name(what, key);
@@ -133,7 +145,8 @@ std::vector<std::string> string_column(const py::dict& table, const char* what, 
   const py::sequence values = py::reinterpret_borrow<py::sequence>(raw);
   const std::size_t n = values.size();
   if (length && n != *length)
-    value_error(fmt::format("{} has {} values, expected {} (one per record)", name, n, *length));
+    value_error(fmt::format("{} has {} values, expected {} (one per record)", name, n,
+                            *length));
   std::vector<std::string> out;
   out.reserve(n);
   PyObject* items = PySequence_Fast(raw.ptr(), "not a sequence");
@@ -143,7 +156,8 @@ std::vector<std::string> string_column(const py::dict& table, const char* what, 
     PyObject* value = PySequence_Fast_GET_ITEM(items, static_cast<Py_ssize_t>(i));
     Py_ssize_t size = 0;
     // The common case without building the row's name; str_arg explains the others.
-    const char* data = PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &size) : nullptr;
+    const char* data =
+        PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &size) : nullptr;
     if (data != nullptr) {
       out.emplace_back(data, static_cast<std::size_t>(size));
     } else {
@@ -175,12 +189,14 @@ py::object python_int(py::handle value, const std::string& what) {
 
 }  // namespace
 
-long long int_arg(py::handle value, const std::string& what, long long lo, long long hi) {
+long long int_arg(py::handle value, const std::string& what, long long lo,
+                  long long hi) {
   const py::object number = python_int(value, what);
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
   if (overflow != 0 || v < lo || v > hi)
-    value_error(fmt::format("{} must be in [{}, {}], got {}", what, lo, hi, shown(value)));
+    value_error(
+        fmt::format("{} must be in [{}, {}], got {}", what, lo, hi, shown(value)));
   return v;
 }
 
@@ -196,21 +212,24 @@ std::uint64_t seed_arg(py::handle value, const std::string& what) {
 
 double real_arg(py::handle value, const std::string& what) {
   // Leaked on purpose: a static py::object would be released after the interpreter.
-  static const py::handle real_type = py::object(py::module_::import("numbers").attr("Real")).release();
+  static const py::handle real_type =
+      py::object(py::module_::import("numbers").attr("Real")).release();
   if (PyBool_Check(value.ptr()) || !py::isinstance(value, real_type))
     type_error(fmt::format("{} must be a real number, got {}", what, shown(value)));
   const double v = PyFloat_AsDouble(value.ptr());
   if (v == -1.0 && PyErr_Occurred()) {
     py::error_already_set error;
     rethrow_unless_conversion_error(error);
-    value_error(fmt::format("{} is out of the range of a double, got {}", what, shown(value)));
+    value_error(
+        fmt::format("{} is out of the range of a double, got {}", what, shown(value)));
   }
   return v;
 }
 
 bool bool_arg(py::handle value, const std::string& what) {
   if (PyBool_Check(value.ptr())) return value.ptr() == Py_True;
-  static const py::handle numpy_bool = py::object(py::module_::import("numpy").attr("bool_")).release();
+  static const py::handle numpy_bool =
+      py::object(py::module_::import("numpy").attr("bool_")).release();
   if (py::isinstance(value, numpy_bool)) return value.cast<bool>();
   type_error(fmt::format("{} must be True or False, got {}", what, shown(value)));
 }

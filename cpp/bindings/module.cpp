@@ -1,7 +1,9 @@
 #include "prelude.hpp"
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "aryl's compiled core: the model, reclaim, scheduling, simulation, goodput and Tiresias kernels.";
+  m.doc() =
+      "aryl's compiled core: the model, reclaim, scheduling, simulation, goodput and "
+      "Tiresias kernels.";
   aryl::bindings::register_model(m);
   aryl::bindings::register_reclaim(m);
   // Classes before the functions that take them: a signature names a type only if it

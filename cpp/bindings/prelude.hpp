@@ -37,20 +37,23 @@ void rethrow_unless_conversion_error(py::error_already_set& error);
 // given): numbers as a 1-d array of integers (within [lo, hi]), reals or
 // booleans, strings as a sequence of str. Errors name `what` (the argument,
 // e.g. "servers") and the column.
-std::vector<long long> int_column(const py::dict& table, const char* what, const char* key,
-                                  std::optional<std::size_t> length, long long lo, long long hi);
-std::vector<double> real_column(const py::dict& table, const char* what, const char* key,
-                                std::optional<std::size_t> length);
+std::vector<long long> int_column(const py::dict& table, const char* what,
+                                  const char* key, std::optional<std::size_t> length,
+                                  long long lo, long long hi);
+std::vector<double> real_column(const py::dict& table, const char* what,
+                                const char* key, std::optional<std::size_t> length);
 std::vector<bool> bool_column(const py::dict& table, const char* what, const char* key,
                               std::optional<std::size_t> length);
-std::vector<std::string> string_column(const py::dict& table, const char* what, const char* key,
+std::vector<std::string> string_column(const py::dict& table, const char* what,
+                                       const char* key,
                                        std::optional<std::size_t> length);
 
 // Any sequence of real numbers (a list, a 1-d array), named `what` in errors.
 std::vector<double> real_sequence(py::handle values, const std::string& what);
 
 // Scalars: a Python int (not bool) within [lo, hi]; a real number; a bool; a str.
-long long int_arg(py::handle value, const std::string& what, long long lo, long long hi);
+long long int_arg(py::handle value, const std::string& what, long long lo,
+                  long long hi);
 std::uint64_t seed_arg(py::handle value, const std::string& what);
 double real_arg(py::handle value, const std::string& what);
 bool bool_arg(py::handle value, const std::string& what);
@@ -64,12 +67,15 @@ py::handle item(const py::dict& table, const char* what, const char* key);
 inline std::vector<double> double_arg(const py::handle& value, const char* name) {
   py::array_t<double, py::array::c_style | py::array::forcecast> array;
   try {
-    array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
+    array =
+        py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(value);
   } catch (const py::error_already_set&) {
     array = {};
   }
-  if (!array) throw py::type_error(std::string(name) + " must be a sequence of numbers");
-  if (array.ndim() != 1) throw py::value_error(std::string(name) + " must be one-dimensional");
+  if (!array)
+    throw py::type_error(std::string(name) + " must be a sequence of numbers");
+  if (array.ndim() != 1)
+    throw py::value_error(std::string(name) + " must be one-dimensional");
   const double* data = array.data();
   return std::vector<double>(data, data + array.shape(0));
 }
@@ -82,7 +88,8 @@ std::vector<std::string> string_arg(const py::handle& value, const char* name);
 
 // Columns of servers and jobs (see register_model.cpp) as the core's records.
 // Per-job throughput curves: none at all, or one (possibly empty) per job.
-std::vector<std::vector<double>> curves_from(const py::handle& curves, std::size_t jobs);
+std::vector<std::vector<double>> curves_from(const py::handle& curves,
+                                             std::size_t jobs);
 
 std::vector<Server> servers_from(const py::dict& table);
 std::vector<Job> jobs_from(const py::dict& table);

@@ -7,7 +7,9 @@
 namespace aryl::bindings {
 namespace {
 
-int as_int(long long v) { return static_cast<int>(v); }  // within [INT_MIN, INT_MAX] by the reader
+int as_int(long long v) {
+  return static_cast<int>(v);
+}  // within [INT_MIN, INT_MAX] by the reader
 
 }  // namespace
 
@@ -36,11 +38,13 @@ std::vector<Job> jobs_from(const py::dict& t) {
   const auto type = string_column(t, "jobs", "gpu_type", n);
   const auto checkpoint = bool_column(t, "jobs", "checkpoint", n);
   const auto hetero = bool_column(t, "jobs", "hetero", n);
-  const auto reference = int_column(t, "jobs", "reference_workers", n, INT_MIN, INT_MAX);
+  const auto reference =
+      int_column(t, "jobs", "reference_workers", n, INT_MIN, INT_MAX);
   std::vector<Job> out(n);
   for (std::size_t i = 0; i < n; ++i)
-    out[i] = {id[i],     as_int(d[i]), as_int(lo[i]), as_int(hi[i]), duration[i],   submit[i],
-              estimate[i], type[i],    checkpoint[i], hetero[i],     as_int(reference[i])};
+    out[i] = {id[i],         as_int(d[i]), as_int(lo[i]),       as_int(hi[i]),
+              duration[i],   submit[i],    estimate[i],         type[i],
+              checkpoint[i], hetero[i],    as_int(reference[i])};
   return out;
 }
 
@@ -53,17 +57,20 @@ std::vector<Worker> workers_from(const py::dict& t) {
   const auto server = int_column(t, "workers", "server", n, INT_MIN, INT_MAX);
   const auto flexible = bool_column(t, "workers", "flexible", n);
   std::vector<Worker> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = {as_int(job[i]), as_int(server[i]), flexible[i]};
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = {as_int(job[i]), as_int(server[i]), flexible[i]};
   return out;
 }
 
 }  // namespace
 
 void register_model(py::module_& m) {
-  py::class_<ClusterState>(m, "ClusterState",
-                           "Servers, jobs and worker placement, as the kernels see them.")
-      .def(py::init([](const py::dict& servers, const py::dict& jobs, const py::dict& workers) {
-             ClusterState state{servers_from(servers), jobs_from(jobs), workers_from(workers)};
+  py::class_<ClusterState>(
+      m, "ClusterState", "Servers, jobs and worker placement, as the kernels see them.")
+      .def(py::init([](const py::dict& servers, const py::dict& jobs,
+                       const py::dict& workers) {
+             ClusterState state{servers_from(servers), jobs_from(jobs),
+                                workers_from(workers)};
              validate(state);  // once, here: the kernels take a valid state
              return state;
            }),
@@ -72,9 +79,12 @@ void register_model(py::module_& m) {
            "types as strings, pool as 0 = training / 1 = inference, workers by index). "
            "Raises ValueError naming the first bad record or column, TypeError for a "
            "column of the wrong type.")
-      .def_property_readonly("n_servers", [](const ClusterState& s) { return s.servers.size(); })
-      .def_property_readonly("n_jobs", [](const ClusterState& s) { return s.jobs.size(); })
-      .def_property_readonly("n_workers", [](const ClusterState& s) { return s.workers.size(); });
+      .def_property_readonly("n_servers",
+                             [](const ClusterState& s) { return s.servers.size(); })
+      .def_property_readonly("n_jobs",
+                             [](const ClusterState& s) { return s.jobs.size(); })
+      .def_property_readonly("n_workers",
+                             [](const ClusterState& s) { return s.workers.size(); });
   m.def("validate", &validate, py::arg("state"),
         "Raise ValueError naming the first bad record of the state.");
 }

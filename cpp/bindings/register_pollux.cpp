@@ -10,10 +10,12 @@ namespace aryl::bindings {
 void register_pollux(py::module_& m) {
   m.def(
       "pollux_optimize",
-      [](const py::list& models, const py::handle& max_replicas, const py::list& current,
-         const py::handle& attained_service, const py::handle& submit_time,
-         const py::handle& age, const py::handle& num_restarts, const py::handle& node_gpus,
-         const py::handle& population, const py::handle& generations, const py::handle& seed) {
+      [](const py::list& models, const py::handle& max_replicas,
+         const py::list& current, const py::handle& attained_service,
+         const py::handle& submit_time, const py::handle& age,
+         const py::handle& num_restarts, const py::handle& node_gpus,
+         const py::handle& population, const py::handle& generations,
+         const py::handle& seed) {
         const auto caps = int_arg(max_replicas, "max_replicas");
         const auto attained = double_arg(attained_service, "attained_service");
         const auto submit = double_arg(submit_time, "submit_time");
@@ -23,7 +25,8 @@ void register_pollux(py::module_& m) {
         if (caps.size() != n || current.size() != n || attained.size() != n ||
             submit.size() != n || ages.size() != n || restarts.size() != n)
           throw py::value_error(
-              "pollux_optimize: models, max_replicas, current, attained_service, submit_time, "
+              "pollux_optimize: models, max_replicas, current, attained_service, "
+              "submit_time, "
               "age and num_restarts need one entry per job");
         std::vector<PolluxJob> jobs(n);
         for (std::size_t j = 0; j < n; ++j) {
@@ -37,7 +40,8 @@ void register_pollux(py::module_& m) {
           jobs[j].num_restarts = restarts[j];
         }
         PolluxOptions options;
-        options.population = static_cast<int>(int_arg(population, "population", 2, 1'000'000));
+        options.population =
+            static_cast<int>(int_arg(population, "population", 2, 1'000'000));
         options.generations =
             static_cast<int>(int_arg(generations, "generations", 0, 1'000'000));
         options.seed = seed_arg(seed, "seed");
@@ -56,7 +60,8 @@ void register_pollux(py::module_& m) {
       py::arg("attained_service"), py::arg("submit_time"), py::arg("age"),
       py::arg("num_restarts"), py::arg("node_gpus"), py::arg("population") = 100,
       py::arg("generations") = 100, py::arg("seed") = 0,
-      "One round of the Pollux policy's genetic search: (replicas per node of each job, "
+      "One round of the Pollux policy's genetic search: (replicas per node of each "
+      "job, "
       "objective). models: a GoodputModel or None (not yet profiled) per job; current: "
       "replicas per node now ([] for none).");
 }

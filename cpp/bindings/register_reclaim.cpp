@@ -7,7 +7,8 @@
 namespace aryl::bindings {
 
 void register_reclaim(py::module_& m) {
-  py::class_<ReclaimPlan>(m, "ReclaimPlan", "Indices of the servers returned and jobs hit.")
+  py::class_<ReclaimPlan>(m, "ReclaimPlan",
+                          "Indices of the servers returned and jobs hit.")
       .def_readonly("servers", &ReclaimPlan::servers)
       .def_readonly("preempted", &ReclaimPlan::preempted)
       .def_readonly("scaled_in", &ReclaimPlan::scaled_in)

@@ -13,20 +13,24 @@ namespace {
 // groups: a sequence of sequences of (weight, value) pairs.
 std::vector<std::vector<KnapsackItem>> knapsack_groups(const py::handle& groups) {
   if (PyUnicode_Check(groups.ptr()) || !PySequence_Check(groups.ptr()))
-    throw py::type_error("groups must be a sequence of sequences of (weight, value) pairs");
+    throw py::type_error(
+        "groups must be a sequence of sequences of (weight, value) pairs");
   const auto outer = py::reinterpret_borrow<py::sequence>(groups);
   std::vector<std::vector<KnapsackItem>> items(outer.size());
   for (std::size_t g = 0; g < items.size(); ++g) {
     const py::object group = outer[g];
     if (PyUnicode_Check(group.ptr()) || !PySequence_Check(group.ptr()))
-      throw py::type_error(fmt::format("groups[{}] must be a sequence of (weight, value) pairs", g));
+      throw py::type_error(
+          fmt::format("groups[{}] must be a sequence of (weight, value) pairs", g));
     for (py::handle pair : py::reinterpret_borrow<py::sequence>(group)) {
       const std::string where = fmt::format("group {}, item {}", g, items[g].size());
-      if (PyUnicode_Check(pair.ptr()) || !PySequence_Check(pair.ptr()) || py::len(pair) != 2)
+      if (PyUnicode_Check(pair.ptr()) || !PySequence_Check(pair.ptr()) ||
+          py::len(pair) != 2)
         throw py::type_error(where + ": expected a (weight, value) pair");
       const auto wv = py::reinterpret_borrow<py::sequence>(pair);
-      items[g].push_back({static_cast<int>(int_arg(wv[0], where + ": weight", INT_MIN, INT_MAX)),
-                          real_arg(wv[1], where + ": value")});
+      items[g].push_back(
+          {static_cast<int>(int_arg(wv[0], where + ": weight", INT_MIN, INT_MAX)),
+           real_arg(wv[1], where + ": value")});
     }
   }
   return items;
@@ -47,7 +51,7 @@ py::array_t<int> int_array(const std::vector<int>& values) {
 
 // One field of the decision's new workers, as a NumPy array.
 template <typename T>
-py::array_t<T> start_column(const Decision& d, T Worker::*field) {
+py::array_t<T> start_column(const Decision& d, T Worker::* field) {
   return column_of<T>(d.start.size(), [&](std::size_t i) { return d.start[i].*field; });
 }
 
@@ -78,28 +82,28 @@ void register_schedule(py::module_& m) {
       py::arg("state"), py::arg("policy"),
       "Workers each job must get to start under `policy` (the kernel's rule).");
 
-  py::class_<Decision>(m, "Decision", "Index-based scheduling decision (see aryl.schedule).")
-      .def_property_readonly("start",
-                             [](const Decision& d) {
-                               py::list out;
-                               for (const Worker& w : d.start)
-                                 out.append(py::make_tuple(w.job, w.server, w.flexible));
-                               return out;
-                             })
+  py::class_<Decision>(m, "Decision",
+                       "Index-based scheduling decision (see aryl.schedule).")
+      .def_property_readonly(
+          "start",
+          [](const Decision& d) {
+            py::list out;
+            for (const Worker& w : d.start)
+              out.append(py::make_tuple(w.job, w.server, w.flexible));
+            return out;
+          })
       .def_readonly("stop", &Decision::stop)
       .def_readonly("allocation", &Decision::allocation)
       .def_readonly("pending", &Decision::pending)
       // The same as NumPy arrays, for aryl.ClusterState (no per-row Python objects).
       .def_property_readonly(
           "start_job", [](const Decision& d) { return start_column(d, &Worker::job); })
-      .def_property_readonly("start_server",
-                             [](const Decision& d) {
-                               return start_column(d, &Worker::server);
-                             })
-      .def_property_readonly("start_flexible",
-                             [](const Decision& d) {
-                               return start_column(d, &Worker::flexible);
-                             })
+      .def_property_readonly(
+          "start_server",
+          [](const Decision& d) { return start_column(d, &Worker::server); })
+      .def_property_readonly(
+          "start_flexible",
+          [](const Decision& d) { return start_column(d, &Worker::flexible); })
       .def_property_readonly("stop_array",
                              [](const Decision& d) { return int_array(d.stop); })
       .def_property_readonly("allocation_array",
@@ -108,8 +112,9 @@ void register_schedule(py::module_& m) {
                              [](const Decision& d) { return int_array(d.pending); });
   m.def(
       "schedule",
-      [](const ClusterState& state, const py::object& policy, const py::object& placement,
-         const py::object& backfill, const py::object& remaining, const py::object& speed,
+      [](const ClusterState& state, const py::object& policy,
+         const py::object& placement, const py::object& backfill,
+         const py::object& remaining, const py::object& speed,
          const py::object& hetero_efficiency, const py::object& throughput) {
         ScheduleOptions options;
         options.policy = parse_allocation_policy(str_arg(policy, "policy"));

@@ -10,9 +10,15 @@ namespace aryl::bindings {
 namespace {
 
 sim::Config config_from(const py::dict& c) {
-  const auto text = [&](const char* key) { return str_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
-  const auto real = [&](const char* key) { return real_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
-  const auto flag = [&](const char* key) { return bool_arg(item(c, "config", key), fmt::format("config '{}'", key)); };
+  const auto text = [&](const char* key) {
+    return str_arg(item(c, "config", key), fmt::format("config '{}'", key));
+  };
+  const auto real = [&](const char* key) {
+    return real_arg(item(c, "config", key), fmt::format("config '{}'", key));
+  };
+  const auto flag = [&](const char* key) {
+    return bool_arg(item(c, "config", key), fmt::format("config '{}'", key));
+  };
   sim::Config config;
   const std::string policy = text("policy");
   if (policy == "tiresias")
@@ -26,41 +32,50 @@ sim::Config config_from(const py::dict& c) {
   config.backfill = flag("backfill");
   const auto scaling = text("scaling");
   if (scaling != "linear" && scaling != "imperfect")
-    throw py::value_error("scaling must be 'linear' or 'imperfect', got '" + scaling + "'");
+    throw py::value_error("scaling must be 'linear' or 'imperfect', got '" + scaling +
+                          "'");
   config.scaling = scaling == "linear" ? sim::Scaling::linear : sim::Scaling::imperfect;
   config.schedule_interval = real("schedule_interval");
   config.loan_interval = real("loan_interval");
   config.restart_overhead = real("restart_overhead");
-  if (c.contains("reallocation_overhead")) config.reallocation_overhead = real("reallocation_overhead");
-  if (c.contains("tiresias_threshold")) config.tiresias_threshold = real("tiresias_threshold");
+  if (c.contains("reallocation_overhead"))
+    config.reallocation_overhead = real("reallocation_overhead");
+  if (c.contains("tiresias_threshold"))
+    config.tiresias_threshold = real("tiresias_threshold");
   const auto count = [&](const char* key, long long lo) {
-    return static_cast<int>(
-        int_arg(item(c, "config", key), fmt::format("config '{}'", key), lo, 1'000'000));
+    return static_cast<int>(int_arg(item(c, "config", key),
+                                    fmt::format("config '{}'", key), lo, 1'000'000));
   };
-  if (c.contains("pollux_population")) config.pollux_population = count("pollux_population", 2);
+  if (c.contains("pollux_population"))
+    config.pollux_population = count("pollux_population", 2);
   if (c.contains("pollux_generations"))
     config.pollux_generations = count("pollux_generations", 0);
   config.headroom = real("headroom");
   config.lend_hold = real("lend_hold");
   config.hetero_efficiency = real("hetero_efficiency");
   const py::handle speeds = item(c, "config", "gpu_speed");
-  if (!PyDict_Check(speeds.ptr())) throw py::type_error("config 'gpu_speed' must be a dict of str to number");
+  if (!PyDict_Check(speeds.ptr()))
+    throw py::type_error("config 'gpu_speed' must be a dict of str to number");
   config.gpu_speed.clear();
   for (const auto& [type, speed] : py::reinterpret_borrow<py::dict>(speeds)) {
     const std::string name = str_arg(type, "config 'gpu_speed' key");
     const double v = real_arg(speed, fmt::format("config 'gpu_speed' of '{}'", name));
     if (!std::isfinite(v) || !(v > 0.0))
-      throw py::value_error(fmt::format("config 'gpu_speed' of '{}' must be finite and > 0, got {}", name, v));
+      throw py::value_error(fmt::format(
+          "config 'gpu_speed' of '{}' must be finite and > 0, got {}", name, v));
     config.gpu_speed[name] = v;
   }
   config.horizon = real("horizon");
   config.seed = seed_arg(item(c, "config", "seed"), "config 'seed'");
   config.audit = flag("audit");
-  for (const auto& [key, value] : {std::pair{"schedule_interval", config.schedule_interval},
-                                   {"loan_interval", config.loan_interval}})
+  for (const auto& [key, value] :
+       {std::pair{"schedule_interval", config.schedule_interval},
+        {"loan_interval", config.loan_interval}})
     if (!std::isfinite(value) || !(value > 0.0))
-      throw py::value_error(fmt::format("config '{}' must be finite and > 0, got {}", key, value));
-  if (std::isnan(config.horizon)) throw py::value_error("config 'horizon' must not be NaN");
+      throw py::value_error(
+          fmt::format("config '{}' must be finite and > 0, got {}", key, value));
+  if (std::isnan(config.horizon))
+    throw py::value_error("config 'horizon' must not be NaN");
   return config;
 }
 
@@ -82,15 +97,22 @@ py::dict result_to_dict(sim::Result&& r) {
   out["queue_length"] = to_numpy(std::move(r.queue_length));
   out["running_jobs"] = to_numpy(std::move(r.running_jobs));
   for (const auto& [name, value] :
-       {std::pair{"end_time", r.end_time}, {"training_gpu_seconds", r.training_gpu_seconds},
-        {"loaned_gpu_seconds", r.loaned_gpu_seconds}, {"inference_gpu_seconds", r.inference_gpu_seconds},
-        {"loaned_capacity_seconds", r.loaned_capacity_seconds}, {"work_delivered", r.work_delivered},
-        {"work_completed", r.work_completed}, {"work_lost_total", r.work_lost_total}})
+       {std::pair{"end_time", r.end_time},
+        {"training_gpu_seconds", r.training_gpu_seconds},
+        {"loaned_gpu_seconds", r.loaned_gpu_seconds},
+        {"inference_gpu_seconds", r.inference_gpu_seconds},
+        {"loaned_capacity_seconds", r.loaned_capacity_seconds},
+        {"work_delivered", r.work_delivered},
+        {"work_completed", r.work_completed},
+        {"work_lost_total", r.work_lost_total}})
     out[name] = value;
   for (const auto& [name, value] :
-       {std::pair{"reclaims", r.reclaims}, {"servers_reclaimed", r.servers_reclaimed},
-        {"servers_reclaimed_free", r.servers_reclaimed_free}, {"collateral_gpus", r.collateral_gpus},
-        {"reclaim_demand_gpus", r.reclaim_demand_gpus}, {"epochs_run", r.epochs_run}})
+       {std::pair{"reclaims", r.reclaims},
+        {"servers_reclaimed", r.servers_reclaimed},
+        {"servers_reclaimed_free", r.servers_reclaimed_free},
+        {"collateral_gpus", r.collateral_gpus},
+        {"reclaim_demand_gpus", r.reclaim_demand_gpus},
+        {"epochs_run", r.epochs_run}})
     out[name] = value;
   out["violations"] = r.violations;
   return out;
@@ -99,16 +121,19 @@ py::dict result_to_dict(sim::Result&& r) {
 }  // namespace
 
 // Per-job throughput curves: none at all, or one (possibly empty) per job.
-std::vector<std::vector<double>> curves_from(const py::handle& curves, std::size_t jobs) {
+std::vector<std::vector<double>> curves_from(const py::handle& curves,
+                                             std::size_t jobs) {
   if (PyUnicode_Check(curves.ptr()) || !PySequence_Check(curves.ptr()))
-    throw py::type_error("throughput must be a sequence of per-job sequences of numbers");
+    throw py::type_error(
+        "throughput must be a sequence of per-job sequences of numbers");
   const auto outer = py::reinterpret_borrow<py::sequence>(curves);
   const std::size_t n = outer.size();
   if (n != 0 && n != jobs)
-    throw py::value_error(
-        fmt::format("throughput has {} curves for {} jobs; give none or one per job", n, jobs));
+    throw py::value_error(fmt::format(
+        "throughput has {} curves for {} jobs; give none or one per job", n, jobs));
   std::vector<std::vector<double>> out(n);
-  for (std::size_t j = 0; j < n; ++j) out[j] = real_sequence(outer[j], fmt::format("throughput[{}]", j));
+  for (std::size_t j = 0; j < n; ++j)
+    out[j] = real_sequence(outer[j], fmt::format("throughput[{}]", j));
   return out;
 }
 
@@ -121,22 +146,27 @@ void register_sim(py::module_& m) {
          const py::object& job_application, const py::object& job_batch_size) {
         const std::vector<Server> server_list = servers_from(servers);
         const std::vector<Job> job_list = jobs_from(jobs);
-        const std::vector<std::vector<double>> curves = curves_from(throughput, job_list.size());
+        const std::vector<std::vector<double>> curves =
+            curves_from(throughput, job_list.size());
         std::vector<sim::SimJob> sim_jobs(job_list.size());
         for (std::size_t j = 0; j < job_list.size(); ++j)
-          sim_jobs[j] = {job_list[j], curves.empty() ? std::vector<double>{} : curves[j]};
+          sim_jobs[j] = {job_list[j],
+                         curves.empty() ? std::vector<double>{} : curves[j]};
         const std::vector<double> times = real_sequence(load_time, "load_time");
         const std::vector<double> loads = real_sequence(load, "load");
         if (times.size() != loads.size())
           throw py::value_error(fmt::format("load has {} values but load_time has {}",
                                             loads.size(), times.size()));
         std::vector<sim::LoadPoint> points(times.size());
-        for (std::size_t i = 0; i < points.size(); ++i) points[i] = {times[i], loads[i]};
+        for (std::size_t i = 0; i < points.size(); ++i)
+          points[i] = {times[i], loads[i]};
         const std::vector<int> app_of = int_arg(job_application, "job_application");
-        const std::vector<double> batch_of = double_arg(job_batch_size, "job_batch_size");
+        const std::vector<double> batch_of =
+            double_arg(job_batch_size, "job_batch_size");
         if (!app_of.empty() || !batch_of.empty()) {
           if (app_of.size() != job_list.size() || batch_of.size() != job_list.size())
-            throw py::value_error("job_application and job_batch_size need one value per job");
+            throw py::value_error(
+                "job_application and job_batch_size need one value per job");
           for (std::size_t j = 0; j < job_list.size(); ++j) {
             sim_jobs[j].application = app_of[j];
             sim_jobs[j].batch_size = batch_of[j];
@@ -159,7 +189,8 @@ void register_sim(py::module_& m) {
         sim::Result result;
         {
           py::gil_scoped_release release;
-          result = sim::simulate(server_list, sim_jobs, points, cfg, report, applications);
+          result =
+              sim::simulate(server_list, sim_jobs, points, cfg, report, applications);
         }
         return result_to_dict(std::move(result));
       },
@@ -167,8 +198,10 @@ void register_sim(py::module_& m) {
       py::arg("load"), py::arg("config"), py::arg("progress") = py::none(),
       py::arg("applications") = std::vector<Application>{},
       py::arg("job_application") = py::list(), py::arg("job_batch_size") = py::list(),
-      "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. "
-      "Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index "
+      "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and "
+      "totals. "
+      "Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the "
+      "index "
       "of its application and its global batch size.");
 }
 

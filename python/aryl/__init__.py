@@ -28,8 +28,20 @@ if TYPE_CHECKING:  # type checkers see the lazy subpackages as plain imports
     from . import plot, sim, traces
 
 __all__ = [
-    "ClusterState", "Decision", "Job", "JobTable", "ReclaimPlan", "Server", "Worker",
-    "knapsack", "plot", "reclaim", "schedule", "sim", "traces", "__version__",
+    "ClusterState",
+    "Decision",
+    "Job",
+    "JobTable",
+    "ReclaimPlan",
+    "Server",
+    "Worker",
+    "knapsack",
+    "plot",
+    "reclaim",
+    "schedule",
+    "sim",
+    "traces",
+    "__version__",
 ]
 
 #: Subpackages imported on first use (PEP 562), so ``import aryl`` stays light.

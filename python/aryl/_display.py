@@ -17,14 +17,22 @@ RATIO_KEYS = ("gpu_usage", "preemption", "collateral", "flexible")
 
 #: Readable names of the summary keys.
 LABELS = {
-    "queuing_mean": "queuing time, mean", "queuing_median": "queuing time, median",
-    "queuing_p95": "queuing time, p95", "queuing_p99": "queuing time, p99",
-    "jct_mean": "job completion time, mean", "jct_median": "job completion time, median",
-    "jct_p95": "job completion time, p95", "jct_p99": "job completion time, p99",
-    "gpu_usage_training": "GPU use, training cluster", "gpu_usage_overall": "GPU use, both clusters",
-    "preemption_ratio": "preemption ratio (per job)", "collateral_damage": "collateral damage",
-    "flexible_reclaim_share": "reclaims met without preemption", "scaling_ops": "scaling operations",
-    "jobs_finished": "jobs finished", "jobs_unfinished": "jobs unfinished",
+    "queuing_mean": "queuing time, mean",
+    "queuing_median": "queuing time, median",
+    "queuing_p95": "queuing time, p95",
+    "queuing_p99": "queuing time, p99",
+    "jct_mean": "job completion time, mean",
+    "jct_median": "job completion time, median",
+    "jct_p95": "job completion time, p95",
+    "jct_p99": "job completion time, p99",
+    "gpu_usage_training": "GPU use, training cluster",
+    "gpu_usage_overall": "GPU use, both clusters",
+    "preemption_ratio": "preemption ratio (per job)",
+    "collateral_damage": "collateral damage",
+    "flexible_reclaim_share": "reclaims met without preemption",
+    "scaling_ops": "scaling operations",
+    "jobs_finished": "jobs finished",
+    "jobs_unfinished": "jobs unfinished",
 }
 
 
@@ -52,8 +60,11 @@ def metric(key: str, value: Any) -> str:
 
 def html_table(rows: Iterable[Tuple[str, Any]], caption: str) -> str:
     """A two-column HTML table (name, value), escaped, left-aligned names."""
-    body = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
-                   f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    body = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+        f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+        for k, v in rows
+    )
     return f"<table><caption>{html.escape(caption)}</caption>{body}</table>"
 
 
@@ -62,7 +73,9 @@ def describe_config(config: Mapping[str, Any]) -> str:
     from .sim.simulation import Config
 
     default = Config()
-    changed = [f"{k}={v!r}" for k, v in config.items() if getattr(default, k, object()) != v]
+    changed = [
+        f"{k}={v!r}" for k, v in config.items() if getattr(default, k, object()) != v
+    ]
     return ", ".join(changed) or "defaults"
 
 

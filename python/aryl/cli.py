@@ -31,8 +31,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"aryl: error: {' '.join(command + [message])}\n")
 
 
-def _number(kind: Callable[[str], float], what: str, low: Optional[float] = None,
-            high: Optional[float] = None, low_open: bool = False) -> Callable[[str], float]:
+def _number(
+    kind: Callable[[str], float],
+    what: str,
+    low: Optional[float] = None,
+    high: Optional[float] = None,
+    low_open: bool = False,
+) -> Callable[[str], float]:
     """An argparse type: a finite ``kind(text)`` in [low, high] (``(low, high]`` if ``low_open``)."""
     noun = "an integer" if kind is int else "a number"
     bounds = f"{'(' if low_open else '['}{'-inf' if low is None else low}, {'inf' if high is None else high}]"
@@ -42,8 +47,9 @@ def _number(kind: Callable[[str], float], what: str, low: Optional[float] = None
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
-        outside = (low is not None and (value < low or (low_open and value == low))) or \
-            (high is not None and value > high)
+        outside = (
+            low is not None and (value < low or (low_open and value == low))
+        ) or (high is not None and value > high)
         if (kind is not int and not math.isfinite(value)) or outside:
             message = f"{what} must be in {bounds}, got {text!r}"
             raise argparse.ArgumentTypeError(message)
@@ -66,10 +72,14 @@ def _servers_or_auto(what: str, low: int) -> Callable[[str], object]:
 
 # The paper's Table 3 columns, as (summary key, header, format).
 TABLE_COLUMNS = [
-    ("queuing_mean", "queue mean", "{:.0f}"), ("queuing_median", "queue median", "{:.0f}"),
-    ("queuing_p95", "queue p95", "{:.0f}"), ("jct_mean", "JCT mean", "{:.0f}"),
-    ("jct_median", "JCT median", "{:.0f}"), ("jct_p95", "JCT p95", "{:.0f}"),
-    ("gpu_usage_training", "GPU use train", "{:.2f}"), ("gpu_usage_overall", "GPU use all", "{:.2f}"),
+    ("queuing_mean", "queue mean", "{:.0f}"),
+    ("queuing_median", "queue median", "{:.0f}"),
+    ("queuing_p95", "queue p95", "{:.0f}"),
+    ("jct_mean", "JCT mean", "{:.0f}"),
+    ("jct_median", "JCT median", "{:.0f}"),
+    ("jct_p95", "JCT p95", "{:.0f}"),
+    ("gpu_usage_training", "GPU use train", "{:.2f}"),
+    ("gpu_usage_overall", "GPU use all", "{:.2f}"),
     ("preemption_ratio", "preempt ratio", "{:.2%}"),
 ]
 
@@ -129,7 +139,7 @@ class Progress:
             )
             self._task = self._bar.add_task("", total=runs)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if self._bar is not None:
             self._bar.start()
         return self
@@ -310,6 +320,7 @@ def _name_values(text: str, what: str) -> Tuple[str, List[Any]]:
 
 # ---- inputs ------------------------------------------------------------------
 
+
 def _inputs(args: argparse.Namespace) -> Tuple[List[Any], Any, str]:
     """(jobs, load frame or None, description) from the arguments or the embedded trace."""
     from . import traces
@@ -317,13 +328,17 @@ def _inputs(args: argparse.Namespace) -> Tuple[List[Any], Any, str]:
     load: Any
     if args.jobs is None:
         job_frame, load = traces.load_default()
-        where = "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
+        where = (
+            "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
+        )
         if args.load is not None:
             load = traces.read_load(args.load)
     else:
         job_frame = _read_jobs(args)
         load = traces.read_load(args.load) if args.load is not None else None
-        where = str(args.jobs) + (f" with load {args.load}" if args.load else " (no --load: no loaning)")
+        where = str(args.jobs) + (
+            f" with load {args.load}" if args.load else " (no --load: no loaning)"
+        )
     jobs = traces.to_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
     # A load shorter than the trace is extended inside sim.simulate, as through the API.
     return jobs, load, where
@@ -364,9 +379,12 @@ def _cluster(args: argparse.Namespace, jobs: Any) -> Any:
             args, f"Cluster: {training} training + {inference} inference 8-GPU servers."
         )
         return sim.Cluster(training, inference)
-    sizing = sim.size_cluster(jobs, utilisation=args.utilisation,
-                              inference_servers=None if inference == "auto" else inference,
-                              config=_config(args))
+    sizing = sim.size_cluster(
+        jobs,
+        utilisation=args.utilisation,
+        inference_servers=None if inference == "auto" else inference,
+        config=_config(args),
+    )
     ratio = "at the paper's 520:443 ratio" if inference == "auto" else "as given"
     _say(
         args,
@@ -400,6 +418,7 @@ def _gpu_speed(args: argparse.Namespace) -> Dict[str, float]:
 
 # ---- aryl simulate -------------------------------------------------------------
 
+
 def simulate(args: argparse.Namespace) -> int:
     from . import sim
 
@@ -407,7 +426,9 @@ def simulate(args: argparse.Namespace) -> int:
     if args.pollux_workload is not None:
         return _simulate_pollux(args, out)
     if args.policy in ("tiresias", "pollux"):
-        raise ValueError(f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N")
+        raise ValueError(
+            f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N"
+        )
     jobs, load, where = _inputs(args)
     preset = sim.scenario_config(args.scenario)
     policy = args.policy or preset.get("policy", "aryl")
@@ -440,8 +461,11 @@ def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
     from . import sim, traces
 
     source = args.pollux_workload
-    workload = traces.pollux_workload(int(source)) if source.isdigit() else \
-        traces.read_pollux_workload(source)
+    workload = (
+        traces.pollux_workload(int(source))
+        if source.isdigit()
+        else traces.read_pollux_workload(source)
+    )
     nodes, gpus = args.pollux_cluster
     policy = args.policy or "tiresias"
     where = f"Pollux workload {source}" if source.isdigit() else str(source)
@@ -488,7 +512,9 @@ def _report(
         result.jobs.to_csv(folder / "jobs.csv", index=False)
         result.timeline.to_csv(folder / "timeline.csv", index=False)
         (folder / "summary.json").write_text(
-            json.dumps({**summary, "provenance": provenance}, indent=2, default=str) + "\n")
+            json.dumps({**summary, "provenance": provenance}, indent=2, default=str)
+            + "\n"
+        )
         _write_provenance(folder, record, {result.label: result})
         if not plots:
             return []
@@ -519,6 +545,7 @@ def _format(key: str, value: Any) -> str:
 
 
 # ---- aryl compare --------------------------------------------------------------
+
 
 def compare(args: argparse.Namespace) -> int:
     from . import plot, sim
@@ -597,15 +624,24 @@ def _record(args: argparse.Namespace, where: str) -> Dict[str, Any]:
     from .sim.provenance import aryl_version
 
     parameters = {k: v for k, v in vars(args).items() if k not in ("run", "command")}
-    return {"command": f"aryl {args.command}", "aryl_version": aryl_version(), "inputs": where,
-            "parameters": parameters, "seed": args.seed}
+    return {
+        "command": f"aryl {args.command}",
+        "aryl_version": aryl_version(),
+        "inputs": where,
+        "parameters": parameters,
+        "seed": args.seed,
+    }
 
 
 def _write_provenance(
     out: Path, record: Dict[str, Any], results: Dict[str, Any]
 ) -> Path:
     """``provenance.json``: the command's record and each run's ``Result.provenance``."""
-    runs = {name: r.provenance.to_dict() for name, r in results.items() if r.provenance is not None}
+    runs = {
+        name: r.provenance.to_dict()
+        for name, r in results.items()
+        if r.provenance is not None
+    }
     path = out / "provenance.json"
     path.write_text(json.dumps({**record, "runs": runs}, indent=2, default=str) + "\n")
     return path
@@ -613,28 +649,37 @@ def _write_provenance(
 
 def _png_metadata(record: Dict[str, Any]) -> Dict[str, str]:
     """PNG text chunks naming the command, inputs, parameters and version."""
-    return {"Software": f"aryl {record['aryl_version']}",
-            "Description": json.dumps(record, default=str, sort_keys=True)}
+    return {
+        "Software": f"aryl {record['aryl_version']}",
+        "Description": json.dumps(record, default=str, sort_keys=True),
+    }
 
 
 def _provenance_columns(
     table: Any, results: Dict[str, Any], record: Dict[str, Any]
 ) -> Any:
     """``table`` with, per run, what produced it (policy, config, seed, inputs, version)."""
-    from ._display import describe_config
-
     import pandas as pd
+
+    from ._display import describe_config
 
     rows: Dict[str, Dict[str, Any]] = {}
     for name, result in results.items():
         p = result.provenance
         rows[name] = {
-            "policy": p.policy, "reclaim": p.reclaim, "config": describe_config(p.config),
-            "seed": p.seed, "training_servers": p.cluster["training_servers"],
-            "inference_servers": p.cluster["inference_servers"], "jobs": p.jobs,
-            "jobs_fingerprint": p.jobs_fingerprint, "load_fingerprint": p.load_fingerprint,
-            "load_extended": p.load_extended or "", "inputs": record["inputs"],
-            "aryl_version": p.aryl_version}
+            "policy": p.policy,
+            "reclaim": p.reclaim,
+            "config": describe_config(p.config),
+            "seed": p.seed,
+            "training_servers": p.cluster["training_servers"],
+            "inference_servers": p.cluster["inference_servers"],
+            "jobs": p.jobs,
+            "jobs_fingerprint": p.jobs_fingerprint,
+            "load_fingerprint": p.load_fingerprint,
+            "load_extended": p.load_extended or "",
+            "inputs": record["inputs"],
+            "aryl_version": p.aryl_version,
+        }
     return table.join(pd.DataFrame.from_dict(rows, orient="index"))
 
 
@@ -647,13 +692,20 @@ def _print_note(args: argparse.Namespace, result: Any) -> None:
 # ---- aryl sweep -----------------------------------------------------------------
 
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
-SWEEP_PARAMETERS = ("trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
-                    "hetero_share, policy, reclaim, seed, any_type_share")
+SWEEP_PARAMETERS = (
+    "trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
+    "hetero_share, policy, reclaim, seed, any_type_share"
+)
 
 #: Columns of the table ``aryl sweep`` prints after the varied parameters.
-SWEEP_COLUMNS = [("queuing_mean", "queue mean"), ("queuing_p95", "queue p95"), ("jct_mean", "JCT mean"),
-                 ("gpu_usage_overall", "GPU use all"), ("preemption_ratio", "preempt ratio"),
-                 ("collateral_damage", "collateral")]
+SWEEP_COLUMNS = [
+    ("queuing_mean", "queue mean"),
+    ("queuing_p95", "queue p95"),
+    ("jct_mean", "JCT mean"),
+    ("gpu_usage_overall", "GPU use all"),
+    ("preemption_ratio", "preempt ratio"),
+    ("collateral_damage", "collateral"),
+]
 
 
 def _value(text: str) -> Any:
@@ -676,9 +728,14 @@ def sweep(args: argparse.Namespace) -> int:
     from . import sim
     from .sim.sweep import grid_points
 
-    base = {"training_servers": args.training_servers, "inference_servers": args.inference_servers,
-            "any_type_share": args.any_type_share, "seed": args.seed,
-            "lend_hold": args.lend_hold, "headroom": args.headroom}
+    base = {
+        "training_servers": args.training_servers,
+        "inference_servers": args.inference_servers,
+        "any_type_share": args.any_type_share,
+        "seed": args.seed,
+        "lend_hold": args.lend_hold,
+        "headroom": args.headroom,
+    }
     if args.gpu_speed:
         base["gpu_speed"] = _gpu_speed(args)
     if args.first_jobs is not None:
@@ -686,7 +743,8 @@ def sweep(args: argparse.Namespace) -> int:
     base.update({k: v[0] for k, v in _grid(args.set, "--set").items()})
     grid = _grid(args.grid, "--grid")
     given, where = _sweep_trace(args)
-    base.update({"trace": name for name in given})
+    if given:  # the trace the command line names
+        base["trace"] = list(given)[-1]
     _size_auto(args, base, grid, given)
     runs = len(grid_points(base, grid))
     _say(
@@ -708,7 +766,11 @@ def sweep(args: argparse.Namespace) -> int:
             progress=False if args.quiet else None,
         )
     except KeyboardInterrupt:
-        where_cached = f"; the finished runs are cached in {cache}: run it again to resume" if cache else ""
+        where_cached = (
+            f"; the finished runs are cached in {cache}: run it again to resume"
+            if cache
+            else ""
+        )
         print(f"\naryl: sweep interrupted{where_cached}", file=sys.stderr)
         return 130
     seconds = time.perf_counter() - start
@@ -749,15 +811,24 @@ def _sweep_trace(args: argparse.Namespace) -> Tuple[Dict[str, Any], str]:
     from . import traces
 
     if args.jobs is None and args.load is None:
-        return {}, "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
+        return (
+            {},
+            "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)",
+        )
     if args.jobs is None:
-        frame, name, where = traces.load_default()[0], "embedded", "the embedded ITP cluster04 jobs"
+        frame, name, where = (
+            traces.load_default()[0],
+            "embedded",
+            "the embedded ITP cluster04 jobs",
+        )
     else:
         frame = _read_jobs(args)
         name, where = Path(args.jobs).name, str(args.jobs)
     load = traces.read_load(args.load) if args.load is not None else None
     where += f" with load {args.load}" if args.load else " (no --load: no loaning)"
-    return {name + (f"+{Path(args.load).name}" if args.load else ""): (frame, load)}, where
+    return {
+        name + (f"+{Path(args.load).name}" if args.load else ""): (frame, load)
+    }, where
 
 
 def _size_auto(
@@ -773,13 +844,17 @@ def _size_auto(
     training = base["training_servers"] == "auto" and "training_servers" not in grid
     inference = base["inference_servers"] == "auto" and "inference_servers" not in grid
     if inference and not training and "training_servers" in grid:
-        raise ValueError("--grid over training_servers needs --inference-servers (or a grid over it)")
+        raise ValueError(
+            "--grid over training_servers needs --inference-servers (or a grid over it)"
+        )
     if training:
         frame = next(iter(given.values()))[0] if given else traces.load_default()[0]
         if "first_jobs" in base:
             frame = frame.iloc[: int(base["first_jobs"])]
         jobs = traces.to_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
-        fixed = None if base["inference_servers"] == "auto" else base["inference_servers"]
+        fixed = (
+            None if base["inference_servers"] == "auto" else base["inference_servers"]
+        )
         sizing = sim.size_cluster(
             jobs,
             utilisation=args.utilisation,
@@ -805,10 +880,13 @@ def _cell(value: Any) -> str:
 
 # ---- aryl demo -----------------------------------------------------------------
 
+
 def demo(args: argparse.Namespace) -> int:
     from .demo import loaned_cluster
 
-    servers, jobs, workers = loaned_cluster(args.training_servers, args.loaned_servers, args.seed)
+    servers, jobs, workers = loaned_cluster(
+        args.training_servers, args.loaned_servers, args.seed
+    )
     on_loan = sum(s.on_loan for s in servers)
     elastic = sum(j.elastic for j in jobs)
     _say(
@@ -822,21 +900,33 @@ def demo(args: argparse.Namespace) -> int:
         "The inference cluster asks for servers back; each policy picks which to "
         "return.\n",
     )
-    reclaiming.reclaim(servers, jobs, workers, 0)  # warm-up, so the timings below are steady
+    reclaiming.reclaim(
+        servers, jobs, workers, 0
+    )  # warm-up, so the timings below are steady
     rows: List[Tuple[Any, ...]] = []
     for n in args.reclaim:
         for policy in reclaiming.POLICIES:
             start = time.perf_counter()
             try:
-                plan = reclaiming.reclaim(servers, jobs, workers, n, policy, seed=args.seed)
+                plan = reclaiming.reclaim(
+                    servers, jobs, workers, n, policy, seed=args.seed
+                )
             except ValueError:
                 if policy != "exact":
                     raise
                 rows.append((n, policy, "—", "—", "—", "too large for exact search"))
                 continue
             ms = (time.perf_counter() - start) * 1e3
-            rows.append((n, policy, len(plan.preempted), sum(plan.scaled_in.values()),
-                         f"{plan.collateral_gpus} ({plan.collateral_damage:.0%})", f"{ms:.2f}"))
+            rows.append(
+                (
+                    n,
+                    policy,
+                    len(plan.preempted),
+                    sum(plan.scaled_in.values()),
+                    f"{plan.collateral_gpus} ({plan.collateral_damage:.0%})",
+                    f"{ms:.2f}",
+                )
+            )
     _show(
         args,
         Table(
@@ -861,6 +951,7 @@ def demo(args: argparse.Namespace) -> int:
 
 # ---- the parser ------------------------------------------------------------------
 
+
 def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument(
         "jobs",
@@ -878,27 +969,53 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
         "trace: "
         "the embedded Alibaba-2018 series; with your own trace: none (no loaning)",
     )
-    p.add_argument("--training-servers", type=_servers_or_auto("--training-servers", 1), default="auto",
-                   metavar="N|auto",
-                   help="8-GPU V100 training servers; auto (default) sizes the cluster so that the FIFO "
-                        "Baseline keeps --utilisation of them busy (aryl.sim.size_cluster)")
-    p.add_argument("--inference-servers", type=_servers_or_auto("--inference-servers", 0), default="auto",
-                   metavar="N|auto",
-                   help="8-GPU T4 inference servers that can be lent; auto (default): the paper's 520 "
-                        "per 443 training servers")
-    p.add_argument("--utilisation", type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),
-                   default=0.72, metavar="F",
-                   help="Baseline training GPU use that --training-servers auto aims at (default 0.72, "
-                        "the paper's Table 3)")
-    p.add_argument("--lend-hold", type=_number(float, "--lend-hold", 0.0), default=3600.0, metavar="SECONDS",
-                   help="lend an inference server only after the load has left it spare this long "
-                        "(default 3600; reclaiming is immediate)")
-    p.add_argument("--headroom", type=_number(float, "--headroom", 0.0), default=0.0, metavar="F",
-                   help="the inference cluster keeps ceil(load x (1 + F) x N) servers (default 0)")
-    p.add_argument("--any-type-share", type=_number(float, "--any-type-share", 0.0, 1.0), default=0.21,
-                   metavar="F",
-                   help="share of jobs without a GPU type that may run on any type, incl. loaned "
-                        "inference servers (default 0.21, the paper's Appendix E)")
+    p.add_argument(
+        "--training-servers",
+        type=_servers_or_auto("--training-servers", 1),
+        default="auto",
+        metavar="N|auto",
+        help="8-GPU V100 training servers; auto (default) sizes the cluster so that the FIFO "
+        "Baseline keeps --utilisation of them busy (aryl.sim.size_cluster)",
+    )
+    p.add_argument(
+        "--inference-servers",
+        type=_servers_or_auto("--inference-servers", 0),
+        default="auto",
+        metavar="N|auto",
+        help="8-GPU T4 inference servers that can be lent; auto (default): the paper's 520 "
+        "per 443 training servers",
+    )
+    p.add_argument(
+        "--utilisation",
+        type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),
+        default=0.72,
+        metavar="F",
+        help="Baseline training GPU use that --training-servers auto aims at (default 0.72, "
+        "the paper's Table 3)",
+    )
+    p.add_argument(
+        "--lend-hold",
+        type=_number(float, "--lend-hold", 0.0),
+        default=3600.0,
+        metavar="SECONDS",
+        help="lend an inference server only after the load has left it spare this long "
+        "(default 3600; reclaiming is immediate)",
+    )
+    p.add_argument(
+        "--headroom",
+        type=_number(float, "--headroom", 0.0),
+        default=0.0,
+        metavar="F",
+        help="the inference cluster keeps ceil(load x (1 + F) x N) servers (default 0)",
+    )
+    p.add_argument(
+        "--any-type-share",
+        type=_number(float, "--any-type-share", 0.0, 1.0),
+        default=0.21,
+        metavar="F",
+        help="share of jobs without a GPU type that may run on any type, incl. loaned "
+        "inference servers (default 0.21, the paper's Appendix E)",
+    )
     p.add_argument(
         "--gpu-speed",
         type=_gpu_speeds,
@@ -970,7 +1087,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="aryl",
         description="aryl: capacity loaning and elastic scaling for deep-learning clusters. "
-                    "Run `aryl compare` for the paper's comparison on a real trace.",
+        "Run `aryl compare` for the paper's comparison on a real trace.",
     )
     from ._version import __version__
 
@@ -978,32 +1095,48 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("compare", help="the paper's comparison (Table 3) on one trace",
-                       description="Simulate the paper's Table 3 rows on one trace: Baseline (FIFO, no "
-                       "loaning, no elasticity); aryl with loaning and elasticity in the Basic, Advanced and "
-                       "Ideal scenarios; loaning alone with random, SCF and aryl reclaiming; elasticity alone "
-                       "(Basic) under Gandiva, AFS and aryl; two controls (SJF and FIFO with backfill, no "
-                       "loaning) and two ablations (imperfect scaling, plain best-fit placement). Prints one "
-                       "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
-                       "default the cluster is sized to the paper's Baseline load (72%% training GPU use).")
+    p = sub.add_parser(
+        "compare",
+        help="the paper's comparison (Table 3) on one trace",
+        description="Simulate the paper's Table 3 rows on one trace: Baseline (FIFO, no "
+        "loaning, no elasticity); aryl with loaning and elasticity in the Basic, Advanced and "
+        "Ideal scenarios; loaning alone with random, SCF and aryl reclaiming; elasticity alone "
+        "(Basic) under Gandiva, AFS and aryl; two controls (SJF and FIFO with backfill, no "
+        "loaning) and two ablations (imperfect scaling, plain best-fit placement). Prints one "
+        "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
+        "default the cluster is sized to the paper's Baseline load (72%% training GPU use).",
+    )
     _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
     p.set_defaults(run=compare)
 
-    p = sub.add_parser("simulate", help="simulate one configuration on a trace",
-                       description="Simulate one scheduling policy, reclaim policy and scenario on a "
-                       "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.")
+    p = sub.add_parser(
+        "simulate",
+        help="simulate one configuration on a trace",
+        description="Simulate one scheduling policy, reclaim policy and scenario on a "
+        "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.",
+    )
     _trace_arguments(p, "aryl-results/simulate")
     _plot_arguments(p)
-    p.add_argument("--policy",
-                   choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"],
-                   help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
-                        "tiresias or pollux for --pollux-workload, default tiresias)")
-    p.add_argument("--reclaim", choices=["aryl", "scf", "random"], default="aryl",
-                   help="which loaned servers to return (default aryl)")
-    p.add_argument("--scenario", choices=["baseline", "basic", "advanced", "ideal"], default="basic",
-                   help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
-                        "GPU-time); baseline also turns loaning off")
+    p.add_argument(
+        "--policy",
+        choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"],
+        help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
+        "tiresias or pollux for --pollux-workload, default tiresias)",
+    )
+    p.add_argument(
+        "--reclaim",
+        choices=["aryl", "scf", "random"],
+        default="aryl",
+        help="which loaned servers to return (default aryl)",
+    )
+    p.add_argument(
+        "--scenario",
+        choices=["baseline", "basic", "advanced", "ideal"],
+        default="basic",
+        help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
+        "GPU-time); baseline also turns loaning off",
+    )
     p.add_argument(
         "--pollux-workload",
         metavar="FILE|N",
@@ -1020,30 +1153,52 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=simulate)
 
-    p = sub.add_parser("sweep", help="simulate every combination of a parameter grid, on Ray",
-                       description="Run one simulation per combination of the --grid values (on top "
-                       "of the trace options and --set values) on a local Ray, or an existing Ray "
-                       "cluster with --address; print one table, write sweep.parquet (one row per "
-                       "run). Finished runs are cached by a fingerprint of trace, parameters and "
-                       "aryl version: a repeated sweep reads them back, an interrupted one resumes. "
-                       "Parameters: " + SWEEP_PARAMETERS + " and any aryl.sim.Config "
-                       "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS.")
+    p = sub.add_parser(
+        "sweep",
+        help="simulate every combination of a parameter grid, on Ray",
+        description="Run one simulation per combination of the --grid values (on top "
+        "of the trace options and --set values) on a local Ray, or an existing Ray "
+        "cluster with --address; print one table, write sweep.parquet (one row per "
+        "run). Finished runs are cached by a fingerprint of trace, parameters and "
+        "aryl version: a repeated sweep reads them back, an interrupted one resumes. "
+        "Parameters: " + SWEEP_PARAMETERS + " and any aryl.sim.Config "
+        "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS.",
+    )
     _trace_arguments(p, "aryl-results/sweep")
-    p.add_argument("--grid", "-g", action="append", default=[], metavar="NAME=V1,V2,...",
-                   help="a parameter and its values (repeat for more; every combination runs), "
-                        "e.g. --grid inference_servers=0,16,32,64 --grid headroom=0,0.2")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="a parameter fixed for every run, e.g. --set scenario=baseline")
+    p.add_argument(
+        "--grid",
+        "-g",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="a parameter and its values (repeat for more; every combination runs), "
+        "e.g. --grid inference_servers=0,16,32,64 --grid headroom=0,0.2",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter fixed for every run, e.g. --set scenario=baseline",
+    )
     p.add_argument(
         "--first-jobs",
         type=_number(int, "--first-jobs", 1, MAX_INT),
         metavar="N",
         help="use only the trace's first N jobs",
     )
-    p.add_argument("--engine", choices=["auto", "ray", "processes", "threads", "serial"], default="auto",
-                   help="where runs execute (default auto: Ray if installed, else a process pool)")
-    p.add_argument("--address", metavar="ADDR", help="an existing Ray cluster (e.g. ray://host:10001 "
-                   "or auto); default: start a local Ray")
+    p.add_argument(
+        "--engine",
+        choices=["auto", "ray", "processes", "threads", "serial"],
+        default="auto",
+        help="where runs execute (default auto: Ray if installed, else a process pool)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="an existing Ray cluster (e.g. ray://host:10001 "
+        "or auto); default: start a local Ray",
+    )
     p.add_argument(
         "--workers",
         type=_number(int, "--workers", 1, MAX_INT),
@@ -1056,13 +1211,18 @@ def _parser() -> argparse.ArgumentParser:
         type=_writable_folder("--cache"),
         help="cache folder (default OUT/cache)",
     )
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache"
+    )
     p.set_defaults(run=sweep)
 
-    p = sub.add_parser("demo", help="reclaim loaned servers on a packed cluster under every policy",
-                       description="Build a seeded cluster whose job sizes follow the ITP trace, then "
-                       "reclaim on-loan servers under the aryl, scf, random and exact policies and "
-                       "print how many jobs each preempts.")
+    p = sub.add_parser(
+        "demo",
+        help="reclaim loaned servers on a packed cluster under every policy",
+        description="Build a seeded cluster whose job sizes follow the ITP trace, then "
+        "reclaim on-loan servers under the aryl, scf, random and exact policies and "
+        "print how many jobs each preempts.",
+    )
     p.add_argument(
         "--training-servers",
         type=_number(int, "--training-servers", 0, MAX_INT),
@@ -1149,7 +1309,10 @@ def _run(args: argparse.Namespace) -> int:
         print("aryl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError as exc:
-        print(f"aryl: error: out of memory{f' ({exc})' if str(exc) else ''}", file=sys.stderr)
+        print(
+            f"aryl: error: out of memory{f' ({exc})' if str(exc) else ''}",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -26,9 +26,13 @@ def loaned_cluster(
     """A packed cluster: its servers, running jobs and their workers."""
     rng = random.Random(seed)
     servers = [Server(f"train-{i}", "training") for i in range(training_servers)]
-    servers += [Server(f"loan-{i}", "inference", on_loan=True) for i in range(loaned_servers)]
+    servers += [
+        Server(f"loan-{i}", "inference", on_loan=True) for i in range(loaned_servers)
+    ]
     free = {s.id: s.gpus for s in servers}
-    pool_of = {p: [s.id for s in servers if s.pool == p] for p in ("training", "inference")}
+    pool_of = {
+        p: [s.id for s in servers if s.pool == p] for p in ("training", "inference")
+    }
     sizes, weights = zip(*ITP_GPU_MIX)
     jobs: List[Job] = []
     workers: List[Worker] = []
@@ -44,15 +48,18 @@ def loaned_cluster(
         if base is None or flex is None:
             continue
         free = trial
-        job = Job(f"job-{len(jobs)}", d, n, 2 * n if elastic else n, rng.uniform(600, 86400))
+        job = Job(
+            f"job-{len(jobs)}", d, n, 2 * n if elastic else n, rng.uniform(600, 86400)
+        )
         jobs.append(job)
         workers += [Worker(job.id, s) for s in base]
         workers += [Worker(job.id, s, flexible=True) for s in flex]
     return servers, jobs, workers
 
 
-def _fit(candidates: List[Id], free: Dict[Id, int], d: int, n: int,
-         rng: random.Random) -> Optional[List[Id]]:
+def _fit(
+    candidates: List[Id], free: Dict[Id, int], d: int, n: int, rng: random.Random
+) -> Optional[List[Id]]:
     """Place n workers of d GPUs tightest-fit first, updating ``free``; None if they don't fit."""
     chosen: List[Id] = []
     for _ in range(n):

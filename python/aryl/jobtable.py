@@ -26,7 +26,9 @@ FIELDS = tuple(f.name for f in dataclasses.fields(Job))
 INT_FIELDS = ("gpus_per_worker", "min_workers", "max_workers", "reference_workers")
 REAL_FIELDS = ("duration", "submit_time", "estimated_duration")
 FLAG_FIELDS = ("checkpoint", "hetero")
-REQUIRED = tuple(f.name for f in dataclasses.fields(Job) if f.default is dataclasses.MISSING)
+REQUIRED = tuple(
+    f.name for f in dataclasses.fields(Job) if f.default is dataclasses.MISSING
+)
 
 
 class JobTable(Sequence[Job]):
@@ -46,7 +48,7 @@ class JobTable(Sequence[Job]):
             array.flags.writeable = False
 
     @classmethod
-    def of(cls, jobs: Any) -> "JobTable":
+    def of(cls, jobs: Any) -> JobTable:
         """A table of ``jobs``: ``Job`` records, dicts, a DataFrame or a table.
 
         Values are checked as ``Job`` checks them (same messages); a DataFrame whose
@@ -61,7 +63,7 @@ class JobTable(Sequence[Job]):
         return cls._from_records(as_records(jobs, Job, "job"))
 
     @classmethod
-    def _from_records(cls, jobs: Sequence[Job]) -> "JobTable":
+    def _from_records(cls, jobs: Sequence[Job]) -> JobTable:
         columns: Dict[str, np.ndarray] = {}
         for name in FIELDS:
             values = [getattr(j, name) for j in jobs]
@@ -75,13 +77,15 @@ class JobTable(Sequence[Job]):
     def __getitem__(self, index: int) -> Job: ...
 
     @overload
-    def __getitem__(self, index: slice) -> "JobTable": ...
+    def __getitem__(self, index: slice) -> JobTable: ...
 
-    def __getitem__(self, index: Union[int, slice]) -> Union[Job, "JobTable"]:
+    def __getitem__(self, index: Union[int, slice]) -> Union[Job, JobTable]:
         if isinstance(index, slice):
             return JobTable({k: v[index] for k, v in self._columns.items()})
         if not isinstance(index, numbers.Integral) or isinstance(index, bool):
-            raise TypeError(f"JobTable indices must be integers or slices, got {index!r}")
+            raise TypeError(
+                f"JobTable indices must be integers or slices, got {index!r}"
+            )
         return Job(**{k: _python(v[index]) for k, v in self._columns.items()})
 
     def __iter__(self) -> Iterator[Job]:
@@ -91,7 +95,8 @@ class JobTable(Sequence[Job]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, JobTable):
             return len(self) == len(other) and all(
-                _same(self._columns[k], other._columns[k]) for k in FIELDS)
+                _same(self._columns[k], other._columns[k]) for k in FIELDS
+            )
         if isinstance(other, (list, tuple)):
             return list(self) == list(other)
         return NotImplemented
@@ -116,7 +121,7 @@ class JobTable(Sequence[Job]):
         """The jobs as a DataFrame, one column per ``Job`` field."""
         return pd.DataFrame({k: v.copy() for k, v in self._columns.items()})
 
-    def replace(self, **columns: Any) -> "JobTable":
+    def replace(self, **columns: Any) -> JobTable:
         """A new table with the given fields replaced by whole columns."""
         unknown = sorted(set(columns) - set(FIELDS))
         if unknown:
@@ -125,23 +130,31 @@ class JobTable(Sequence[Job]):
         for name, values in columns.items():
             array = _array(name, values)
             if array.shape != (len(self),):
-                raise ValueError(f"column {name!r} has {array.shape} values for {len(self)} jobs")
+                raise ValueError(
+                    f"column {name!r} has {array.shape} values for {len(self)} jobs"
+                )
             out[name] = array
         return JobTable(out)
 
     def core_columns(self) -> Dict[str, Any]:
         """The columns ``aryl._core`` reads (ids as str, no GPU type as ``""``)."""
-        columns: Dict[str, Any] = {k: self._columns[k] for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS}
+        columns: Dict[str, Any] = {
+            k: self._columns[k] for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS
+        }
         columns["id"] = [str(i) for i in self._columns["id"].tolist()]
         columns["gpu_type"] = [t or "" for t in self._columns["gpu_type"].tolist()]
         return columns
 
     def fingerprint_bytes(self) -> bytes:
         """Every field of every job, exactly (ids keep their type): for hashing."""
-        parts = [pickle.dumps(self._columns["id"].tolist(), protocol=4),
-                 pickle.dumps(self._columns["gpu_type"].tolist(), protocol=4)]
-        parts += [np.ascontiguousarray(self._columns[k]).tobytes()
-                  for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS]
+        parts = [
+            pickle.dumps(self._columns["id"].tolist(), protocol=4),
+            pickle.dumps(self._columns["gpu_type"].tolist(), protocol=4),
+        ]
+        parts += [
+            np.ascontiguousarray(self._columns[k]).tobytes()
+            for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS
+        ]
         return b"".join(parts)
 
 
@@ -192,7 +205,11 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
             if values is None:
                 return None
             columns[name] = values
-    gpu_type = _type_column(frame["gpu_type"]) if "gpu_type" in names else np.full(len(frame), None)
+    gpu_type = (
+        _type_column(frame["gpu_type"])
+        if "gpu_type" in names
+        else np.full(len(frame), None)
+    )
     if gpu_type is None:
         return None
     columns["gpu_type"] = gpu_type

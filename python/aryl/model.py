@@ -94,7 +94,7 @@ def _id(value: Any, what: str) -> Id:
         hash(value)
     except TypeError:
         raise ValueError(
-            f"{what} must be hashable (an int or a str), got " f"{_received(value)}"
+            f"{what} must be hashable (an int or a str), got {_received(value)}"
         ) from None
     if value is None:
         raise ValueError(f"{what} must be an int or a str, got None")
@@ -127,7 +127,9 @@ class Server:
             )
         object.__setattr__(self, "gpus", _integer(self.gpus, f"{what}: gpus", True))
         object.__setattr__(self, "on_loan", _flag(self.on_loan, f"{what}: on_loan"))
-        object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
+        object.__setattr__(
+            self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type")
+        )
         if self.gpu_type is None:
             object.__setattr__(self, "gpu_type", DEFAULT_GPU_TYPE[self.pool])
 
@@ -178,12 +180,17 @@ class Job:
             _real(self.estimated_duration, f"{what}: estimated_duration", True),
         )
         for name in ("checkpoint", "hetero"):
-            object.__setattr__(self, name, _flag(getattr(self, name), f"{what}: {name}"))
-        object.__setattr__(self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type"))
+            object.__setattr__(
+                self, name, _flag(getattr(self, name), f"{what}: {name}")
+            )
+        object.__setattr__(
+            self, "gpu_type", _gpu_type(self.gpu_type, f"{what}: gpu_type")
+        )
         if self.reference_workers is None:
             object.__setattr__(self, "reference_workers", self.max_workers)
         object.__setattr__(
-            self, "reference_workers",
+            self,
+            "reference_workers",
             _integer(self.reference_workers, f"{what}: reference_workers", True),
         )
 
@@ -225,7 +232,9 @@ def as_records(records: Records, cls: Type[R], what: str) -> List[R]:
     if hasattr(records, "to_dict") and hasattr(records, "columns"):
         records = records.to_dict("records")
     if isinstance(records, (str, bytes, dict)):
-        raise ValueError(f"{what}s must be a list of records or a DataFrame, got {type(records).__name__}")
+        raise ValueError(
+            f"{what}s must be a list of records or a DataFrame, got {type(records).__name__}"
+        )
     out: List[R] = []
     for i, r in enumerate(records):
         if isinstance(r, cls):
@@ -233,7 +242,9 @@ def as_records(records: Records, cls: Type[R], what: str) -> List[R]:
         elif isinstance(r, dict):
             out.append(_from_dict(r, cls, f"{what} record {i}"))
         else:
-            raise ValueError(f"{what} record {i} must be a {cls.__name__} or a dict, got {type(r).__name__}")
+            raise ValueError(
+                f"{what} record {i} must be a {cls.__name__} or a dict, got {type(r).__name__}"
+            )
     return out
 
 
@@ -241,9 +252,14 @@ def _from_dict(record: Dict[str, Any], cls: Type[R], what: str) -> R:
     fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(record) - fields, key=str)
     if unknown:
-        raise ValueError(f"{what}: unknown field(s) {unknown}; expected some of {sorted(fields)}")
-    required = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-                if f.default is dataclasses.MISSING]
+        raise ValueError(
+            f"{what}: unknown field(s) {unknown}; expected some of {sorted(fields)}"
+        )
+    required = [
+        f.name
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if f.default is dataclasses.MISSING
+    ]
     missing = [name for name in required if name not in record]
     if missing:
         raise ValueError(f"{what}: missing field(s) {missing}")
@@ -295,7 +311,11 @@ class State:
         core = _core.ClusterState(
             server_columns(servers),
             job_columns(jobs),
-            {"job": worker_job, "server": worker_server, "flexible": [w.flexible for w in workers]},
+            {
+                "job": worker_job,
+                "server": worker_server,
+                "flexible": [w.flexible for w in workers],
+            },
         )
         return cls(servers, jobs, workers, server_index, job_index, core)
 
@@ -316,8 +336,14 @@ def job_columns(jobs: List[Job]) -> Dict[str, List[Any]]:
     columns = {
         name: [getattr(j, name) for j in jobs]
         for name in (
-            "gpus_per_worker", "min_workers", "max_workers", "duration",
-            "submit_time", "estimated_duration", "checkpoint", "hetero",
+            "gpus_per_worker",
+            "min_workers",
+            "max_workers",
+            "duration",
+            "submit_time",
+            "estimated_duration",
+            "checkpoint",
+            "hetero",
             "reference_workers",
         )
     }

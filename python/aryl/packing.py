@@ -74,13 +74,17 @@ def _group(g: int, group: Any, capacity: int) -> List[Tuple[int, float]]:
     try:
         items = list(group)
     except TypeError:
-        raise ValueError(f"group {g} must be a sequence of (weight, value) pairs, got {group!r}") from None
+        raise ValueError(
+            f"group {g} must be a sequence of (weight, value) pairs, got {group!r}"
+        ) from None
     out = []
     for i, item in enumerate(items):
         try:
             weight, value = item
         except (TypeError, ValueError):
-            raise ValueError(f"group {g}, item {i}: expected a (weight, value) pair, got {item!r}") from None
+            raise ValueError(
+                f"group {g}, item {i}: expected a (weight, value) pair, got {item!r}"
+            ) from None
         # Plain ints and floats skip the general checks: they are most of the cost.
         if type(weight) is not int:
             weight = _integer(weight, f"group {g}, item {i}: weight")

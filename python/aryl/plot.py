@@ -52,8 +52,15 @@ _METRICS = {
 
 # Human-readable ticks for the log time axis of the CDFs.
 _TIME_TICKS = (
-    (1, "1 s"), (10, "10 s"), (60, "1 min"), (600, "10 min"), (3600, "1 h"),
-    (21600, "6 h"), (86400, "1 d"), (604800, "1 wk"), (2592000, "30 d"),
+    (1, "1 s"),
+    (10, "10 s"),
+    (60, "1 min"),
+    (600, "10 min"),
+    (3600, "1 h"),
+    (21600, "6 h"),
+    (86400, "1 d"),
+    (604800, "1 wk"),
+    (2592000, "30 d"),
     (31536000, "1 y"),
 )
 
@@ -117,7 +124,9 @@ def cdf(results: Results, metric: str = "jct") -> Figure:
     a value; when any were left out the legend says how many.
     """
     if metric not in _METRICS:
-        raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(_METRICS)}")
+        raise ValueError(
+            f"unknown metric {metric!r}; expected one of {', '.join(_METRICS)}"
+        )
     runs = _named(results)
     axis_label, title, missing_word = _METRICS[metric]
     fig = NotebookFigure(figsize=(9.5, 4.8), layout="constrained")
@@ -138,8 +147,14 @@ def cdf(results: Results, metric: str = "jct") -> Figure:
         if len(values):
             y = np.arange(1, len(values) + 1) / len(values)
             # Start each curve at 0 so that the jump at the first value shows.
-            ax.plot(np.r_[values[0], values], np.r_[0.0, y], drawstyle="steps-post",
-                    linewidth=1.8, label=label, linestyle=style)
+            ax.plot(
+                np.r_[values[0], values],
+                np.r_[0.0, y],
+                drawstyle="steps-post",
+                linewidth=1.8,
+                label=label,
+                linestyle=style,
+            )
             lo, hi = min(lo, values[0]), max(hi, values[-1])
         else:
             ax.plot([], [], label=f"{label} -- no values", linestyle=style)
@@ -154,13 +169,20 @@ def cdf(results: Results, metric: str = "jct") -> Figure:
         ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0, 1.02)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel(f"{axis_label} (s, log scale{'; values below 1 s shown at 1 s' if clipped else ''})")
+    ax.set_xlabel(
+        f"{axis_label} (s, log scale{'; values below 1 s shown at 1 s' if clipped else ''})"
+    )
     ax.set_ylabel("share of jobs with a value (CDF)")
     ax.set_title(f"{title}: CDF per run")
     ax.grid(True, which="major", alpha=0.3)
     if runs:
         # Outside the axes: with many runs a legend inside covers the curves.
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize="small",
+            borderaxespad=0,
+        )
     return fig
 
 
@@ -218,40 +240,111 @@ def usage(
     train, loaned = columns["training_gpus_used"], columns["loaned_gpus_used"]
     on_loan, needed = columns["on_loan"], columns["inference_needed"]
     if len(t):
-        top.step(x, train, color="tab:blue", linewidth=1.2, label="used on training servers", **step)
-        top.axhline(cap["training_gpus"], color="tab:blue", linestyle="--", linewidth=1,
-                    label=f"training capacity ({cap['training_gpus']:,} GPUs)")
-        top.step(x, loaned, color="tab:orange", linewidth=1.2, label="used on loaned servers", **step)
+        top.step(
+            x,
+            train,
+            color="tab:blue",
+            linewidth=1.2,
+            label="used on training servers",
+            **step,
+        )
+        top.axhline(
+            cap["training_gpus"],
+            color="tab:blue",
+            linestyle="--",
+            linewidth=1,
+            label=f"training capacity ({cap['training_gpus']:,} GPUs)",
+        )
+        top.step(
+            x,
+            loaned,
+            color="tab:orange",
+            linewidth=1.2,
+            label="used on loaned servers",
+            **step,
+        )
         top.fill_between(x, loaned, step="post", color="tab:orange", alpha=0.2)
-        top.step(x, on_loan * per_server, color="tab:orange", linestyle="--", linewidth=1,
-                 label="loaned capacity (servers on loan x GPUs)", **step)
+        top.step(
+            x,
+            on_loan * per_server,
+            color="tab:orange",
+            linestyle="--",
+            linewidth=1,
+            label="loaned capacity (servers on loan x GPUs)",
+            **step,
+        )
 
-        bottom.step(x, on_loan, color="tab:orange", linewidth=1.2, label="on loan to training", **step)
+        bottom.step(
+            x,
+            on_loan,
+            color="tab:orange",
+            linewidth=1.2,
+            label="on loan to training",
+            **step,
+        )
         bottom.fill_between(x, on_loan, step="post", color="tab:orange", alpha=0.2)
-        bottom.step(x, needed, color="tab:green", linewidth=1.2, label="needed by inference", **step)
+        bottom.step(
+            x,
+            needed,
+            color="tab:green",
+            linewidth=1.2,
+            label="needed by inference",
+            **step,
+        )
         if inference_servers:
-            bottom.axhline(inference_servers, color="0.4", linestyle=":", linewidth=1,
-                           label=f"inference servers ({inference_servers:,})")
+            bottom.axhline(
+                inference_servers,
+                color="0.4",
+                linestyle=":",
+                linewidth=1,
+                label=f"inference servers ({inference_servers:,})",
+            )
         top.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
     else:
         for ax in (top, bottom):
-            ax.text(0.5, 0.5, "empty timeline", transform=ax.transAxes, ha="center", va="center")
+            ax.text(
+                0.5,
+                0.5,
+                "empty timeline",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+            )
     if not inference_servers and len(t):
-        bottom.text(0.5, 0.5, "no inference servers: nothing lent", transform=bottom.transAxes,
-                    ha="center", va="center", color="0.4")
+        bottom.text(
+            0.5,
+            0.5,
+            "no inference servers: nothing lent",
+            transform=bottom.transAxes,
+            ha="center",
+            va="center",
+            color="0.4",
+        )
 
     top.set_ylabel("GPUs used by training")
     top.set_ylim(bottom=0)
     bottom.set_ylabel("inference servers")
-    bottom.set_ylim(bottom=0, top=max(1.0, inference_servers, np.max(on_loan, initial=0),
-                                      np.max(needed, initial=0)) * 1.08)
+    bottom.set_ylim(
+        bottom=0,
+        top=max(
+            1.0,
+            inference_servers,
+            np.max(on_loan, initial=0),
+            np.max(needed, initial=0),
+        )
+        * 1.08,
+    )
     bottom.yaxis.get_major_locator().set_params(integer=True)
     bottom.set_xlabel(f"time since start ({unit})")
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
-                      borderaxespad=0)
+            ax.legend(
+                loc="upper left",
+                bbox_to_anchor=(1.01, 1.0),
+                fontsize="small",
+                borderaxespad=0,
+            )
     top.set_title("GPUs used by training jobs")
     bottom.set_title("Inference servers")
     fig.suptitle(
@@ -362,8 +455,11 @@ def usage_grid(
         _usage_panel(ax, name, result, t / scale, cols)
     # One y range for all (shared): the busiest run's use or the training capacity.
     used = [c["training_gpus_used"] + c["loaned_gpus_used"] for _, c, _ in series]
-    peak = max([float(np.max(u, initial=0)) for u in used]
-               + [float(r.capacity.get("training_gpus", 0)) for _, r in runs] + [1.0])
+    peak = max(
+        [float(np.max(u, initial=0)) for u in used]
+        + [float(r.capacity.get("training_gpus", 0)) for _, r in runs]
+        + [1.0]
+    )
     axes[0].set_ylim(0, peak * 1.08)
     for ax in axes[len(runs) :]:
         ax.set_visible(False)
@@ -385,7 +481,7 @@ def usage_grid(
 
 
 def _usage_panel(
-    ax: "Axes", name: str, result: Result, x: np.ndarray, cols: Dict[str, np.ndarray]
+    ax: Axes, name: str, result: Result, x: np.ndarray, cols: Dict[str, np.ndarray]
 ) -> None:
     """One run of ``usage_grid``: stacked use and the training capacity."""
     cap = result.capacity
@@ -397,12 +493,30 @@ def _usage_panel(
         )
         return
     train, loaned = cols["training_gpus_used"], cols["loaned_gpus_used"]
-    ax.fill_between(x, train, step="post", color="tab:blue", alpha=0.55,
-                    label="used on training servers")
-    ax.fill_between(x, train, train + loaned, step="post", color="tab:orange",
-                    alpha=0.7, label="used on loaned servers")
-    ax.axhline(cap["training_gpus"], color="tab:blue", linestyle="--", linewidth=1,
-               label="training capacity")
+    ax.fill_between(
+        x,
+        train,
+        step="post",
+        color="tab:blue",
+        alpha=0.55,
+        label="used on training servers",
+    )
+    ax.fill_between(
+        x,
+        train,
+        train + loaned,
+        step="post",
+        color="tab:orange",
+        alpha=0.7,
+        label="used on loaned servers",
+    )
+    ax.axhline(
+        cap["training_gpus"],
+        color="tab:blue",
+        linestyle="--",
+        linewidth=1,
+        label="training capacity",
+    )
     ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
 
 
@@ -479,7 +593,7 @@ def preemptions(results: Results) -> Figure:
     return fig
 
 
-def speedups(table: "pd.DataFrame", baseline: Optional[str] = None) -> Figure:
+def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:
     """The headline comparison: mean-JCT and mean-queuing speed-ups per row.
 
     Parameters
@@ -536,8 +650,13 @@ def speedups(table: "pd.DataFrame", baseline: Optional[str] = None) -> Figure:
     return fig
 
 
-def sweep(frame: "pd.DataFrame", x: str, y: str = "queuing_mean", by: Optional[str] = None,
-          target: Optional[float] = None) -> Figure:
+def sweep(
+    frame: pd.DataFrame,
+    x: str,
+    y: str = "queuing_mean",
+    by: Optional[str] = None,
+    target: Optional[float] = None,
+) -> Figure:
     """A metric of a sweep against one parameter, one line per value of another.
 
     Parameters
@@ -566,17 +685,32 @@ def sweep(frame: "pd.DataFrame", x: str, y: str = "queuing_mean", by: Optional[s
     scale = 3600.0 if time_metric else 1.0
     fig = NotebookFigure(figsize=(8.5, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=True, dropna=False))
+    groups = (
+        [(None, frame)]
+        if by is None
+        else list(frame.groupby(by, sort=True, dropna=False))
+    )
     for i, (value, part) in enumerate(groups):
         stats = part.groupby(x, sort=True)[y].agg(["mean", "min", "max"]) / scale
         label = None if by is None else f"{by} = {value!s}"
-        ax.plot(stats.index, stats["mean"], marker="o", linewidth=1.8, label=label,
-                linestyle=_LINESTYLES[i % len(_LINESTYLES)])
+        ax.plot(
+            stats.index,
+            stats["mean"],
+            marker="o",
+            linewidth=1.8,
+            label=label,
+            linestyle=_LINESTYLES[i % len(_LINESTYLES)],
+        )
         if (stats["max"] > stats["min"]).any():
             ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.15)
     if target is not None:
-        ax.axhline(target / scale, color="0.3", linestyle=":", linewidth=1.2,
-                   label=f"target ({target / scale:.3g}{' h' if time_metric else ''})")
+        ax.axhline(
+            target / scale,
+            color="0.3",
+            linestyle=":",
+            linewidth=1.2,
+            label=f"target ({target / scale:.3g}{' h' if time_metric else ''})",
+        )
     if ratio:
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel(x.replace("_", " "))
@@ -595,7 +729,7 @@ def save_all(
     metadata: Optional[Mapping[str, str]] = None,
     formats: Sequence[str] = ("png",),
     window: Optional[float] = DEFAULT_WINDOW,
-    headline: Optional["pd.DataFrame"] = None,
+    headline: Optional[pd.DataFrame] = None,
 ) -> List[Path]:
     """Write the standard figures of one or several runs.
 
@@ -689,7 +823,9 @@ def _named(results: Results) -> List[Tuple[str, Result]]:
     used: Dict[str, int] = {}
     for i, (name, result) in enumerate(pairs, 1):
         if not isinstance(result, Result):
-            raise TypeError(f"expected aryl.sim.Result, got {type(result).__name__} for {name!r}")
+            raise TypeError(
+                f"expected aryl.sim.Result, got {type(result).__name__} for {name!r}"
+            )
         name = name or f"run {i}"
         used[name] = used.get(name, 0) + 1
         if used[name] > 1:

@@ -10,9 +10,16 @@ from . import _core, validation
 from .model import Job, Records, Server, State, Worker, as_records
 
 
-def schedule_pollux(jobs: Records, servers: Records, workers: Optional[Records], now: Any,
-                    agents: Optional[Mapping[Any, Any]], seed: int = 0,
-                    generations: int = 100, population: int = 100) -> Any:
+def schedule_pollux(
+    jobs: Records,
+    servers: Records,
+    workers: Optional[Records],
+    now: Any,
+    agents: Optional[Mapping[Any, Any]],
+    seed: int = 0,
+    generations: int = 100,
+    population: int = 100,
+) -> Any:
     """Replicas per server for every submitted job by the Pollux genetic search.
 
     Needs, per job, a ``aryl.agents.PolluxAgent`` in ``agents`` (its fitted
@@ -27,7 +34,9 @@ def schedule_pollux(jobs: Records, servers: Records, workers: Optional[Records],
     from .scheduling import Decision
 
     if now is None:
-        raise ValueError("policy 'pollux' needs now (each job's age sets its restart penalty)")
+        raise ValueError(
+            "policy 'pollux' needs now (each job's age sets its restart penalty)"
+        )
     now = validation.real(now, "now")
     jobs = as_records(jobs, Job, "job")
     servers = as_records(servers, Server, "server")
@@ -42,8 +51,10 @@ def schedule_pollux(jobs: Records, servers: Records, workers: Optional[Records],
     held: Dict[Any, Counter] = {j.id: Counter() for j in active}
     for w in workers:
         if w.server not in node_index:
-            raise ValueError(f"worker of job {w.job!r} is on server {w.server!r}, which is "
-                             "neither a training server nor on loan")
+            raise ValueError(
+                f"worker of job {w.job!r} is on server {w.server!r}, which is "
+                "neither a training server nor on loan"
+            )
         held[w.job][w.server] += 1
     models, caps, current = [], [], []
     for j in active:
@@ -52,9 +63,18 @@ def schedule_pollux(jobs: Records, servers: Records, workers: Optional[Records],
         caps.append(min(int(agent.max_replicas), j.max_workers))
         current.append([held[j.id][s.id] for s in nodes] if held[j.id] else [])
     out, _ = _core.pollux_optimize(
-        models, caps, current, [0.0] * len(active), [j.submit_time for j in active],
-        [max(now - j.submit_time, 0.0) for j in active], [0] * len(active),
-        [s.gpus for s in nodes], population, generations, seed)
+        models,
+        caps,
+        current,
+        [0.0] * len(active),
+        [j.submit_time for j in active],
+        [max(now - j.submit_time, 0.0) for j in active],
+        [0] * len(active),
+        [s.gpus for s in nodes],
+        population,
+        generations,
+        seed,
+    )
     start: List[Worker] = []
     stop: List[Worker] = []
     for j, row in zip(active, out):
@@ -65,7 +85,9 @@ def schedule_pollux(jobs: Records, servers: Records, workers: Optional[Records],
             start += [Worker(j.id, s.id, 1, False)] * max(want - len(there), 0)
     allocation = {j.id: int(sum(row)) for j, row in zip(active, out)}
     return Decision(
-        policy="pollux", start=start, stop=stop,
+        policy="pollux",
+        start=start,
+        stop=stop,
         allocation={**allocation, **{f: 0 for f in future}},
         pending=[j.id for j in active if allocation[j.id] == 0] + future,
     )
@@ -75,13 +97,19 @@ def _agents(jobs: List[Job], agents: Optional[Mapping[Any, Any]]) -> Dict[Any, A
     from .agents import PolluxAgent
 
     if not isinstance(agents, Mapping):
-        raise ValueError("policy 'pollux' needs agents: a mapping of job id to PolluxAgent")
+        raise ValueError(
+            "policy 'pollux' needs agents: a mapping of job id to PolluxAgent"
+        )
     for j in jobs:
         if j.gpus_per_worker != 1:
-            raise ValueError(f"job {j.id!r}: policy 'pollux' runs one-GPU replicas "
-                             f"(gpus_per_worker 1), got {j.gpus_per_worker}")
+            raise ValueError(
+                f"job {j.id!r}: policy 'pollux' runs one-GPU replicas "
+                f"(gpus_per_worker 1), got {j.gpus_per_worker}"
+            )
         if not isinstance(agents.get(j.id), PolluxAgent):
-            raise ValueError(f"job {j.id!r}: policy 'pollux' needs a PolluxAgent in agents")
+            raise ValueError(
+                f"job {j.id!r}: policy 'pollux' needs a PolluxAgent in agents"
+            )
     unknown = sorted(map(str, set(agents) - {j.id for j in jobs}))
     if unknown:
         raise ValueError(f"agents: unknown job(s) {unknown}")

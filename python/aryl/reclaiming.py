@@ -47,8 +47,9 @@ class ReclaimPlan:
         servers = state._rows(self.servers, state._server_index, "server")
         preempted = state._rows(self.preempted, state._job_index, "job")
         scaled = state._rows(list(self.scaled_in), state._job_index, "job")
-        state._apply_reclaim(servers, preempted,
-                             dict(zip(scaled.tolist(), self.scaled_in.values())))
+        state._apply_reclaim(
+            servers, preempted, dict(zip(scaled.tolist(), self.scaled_in.values()))
+        )
 
     @property
     def collateral_damage(self) -> float:
@@ -61,13 +62,29 @@ class ReclaimPlan:
         scaled = sum(self.scaled_in.values())
         rows = [
             ("policy", self.policy),
-            ("servers returned", f"{len(self.servers)} ({self.demand_gpus} GPUs): "
-                                 + (", ".join(map(str, self.servers)) or "—")),
-            ("jobs preempted", f"{len(self.preempted)}: " + (", ".join(map(str, self.preempted)) or "—")),
-            ("jobs scaled in", f"{len(self.scaled_in)} ({scaled} workers): " + (
-                ", ".join(f"{j} (−{w} workers)" for j, w in self.scaled_in.items()) or "—")),
-            ("collateral damage", f"{self.collateral_damage:.1%} ({self.collateral_gpus} GPUs freed "
-                                  f"beyond the {self.demand_gpus} returned)"),
+            (
+                "servers returned",
+                f"{len(self.servers)} ({self.demand_gpus} GPUs): "
+                + (", ".join(map(str, self.servers)) or "—"),
+            ),
+            (
+                "jobs preempted",
+                f"{len(self.preempted)}: "
+                + (", ".join(map(str, self.preempted)) or "—"),
+            ),
+            (
+                "jobs scaled in",
+                f"{len(self.scaled_in)} ({scaled} workers): "
+                + (
+                    ", ".join(f"{j} (−{w} workers)" for j, w in self.scaled_in.items())
+                    or "—"
+                ),
+            ),
+            (
+                "collateral damage",
+                f"{self.collateral_damage:.1%} ({self.collateral_gpus} GPUs freed "
+                f"beyond the {self.demand_gpus} returned)",
+            ),
         ]
         return html_table(rows, "ReclaimPlan")
 

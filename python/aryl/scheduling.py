@@ -69,11 +69,25 @@ class Decision:
         total = len(self.allocation)
         rows = [
             ("policy", self.policy),
-            ("workers started", f"{len(self.start)} ({flexible} flexible, beyond min_workers)"),
+            (
+                "workers started",
+                f"{len(self.start)} ({flexible} flexible, beyond min_workers)",
+            ),
             ("workers stopped", f"{len(self.stop)} (scale-ins)"),
-            ("jobs running", f"{len(running)} of {total} ({len(running) / total:.0%})" if total else "0"),
-            ("workers per job", ", ".join(f"{j}: {n}" for j, n in running.items()) or "—"),
-            ("jobs pending", f"{len(self.pending)}: " + (", ".join(map(str, self.pending)) or "—")),
+            (
+                "jobs running",
+                f"{len(running)} of {total} ({len(running) / total:.0%})"
+                if total
+                else "0",
+            ),
+            (
+                "workers per job",
+                ", ".join(f"{j}: {n}" for j, n in running.items()) or "—",
+            ),
+            (
+                "jobs pending",
+                f"{len(self.pending)}: " + (", ".join(map(str, self.pending)) or "—"),
+            ),
             ("jobs unplaceable", ", ".join(map(str, self.unplaceable)) or "—"),
         ]
         return html_table(rows, "Decision")
@@ -176,12 +190,16 @@ def schedule(
     if policy == "pollux":
         from .pollux_schedule import schedule_pollux
 
-        return schedule_pollux(jobs, servers, workers, now, agents, validation.seed(seed))
+        return schedule_pollux(
+            jobs, servers, workers, now, agents, validation.seed(seed)
+        )
     validation.text(policy, "policy", POLICIES)
     validation.text(placement, "placement", PLACEMENTS)
     backfill = validation.flag(backfill, "backfill")
     if remaining is not None and not isinstance(remaining, Mapping):
-        raise TypeError(f"remaining must be a mapping of job id to fraction, got {remaining!r}")
+        raise TypeError(
+            f"remaining must be a mapping of job id to fraction, got {remaining!r}"
+        )
     servers = as_records(servers, Server, "server")
     jobs = as_records(jobs, Job, "job")
     workers = as_records(workers if workers is not None else [], Worker, "worker")
@@ -200,28 +218,44 @@ def schedule(
     state = State.build(servers, [j for j in jobs if j.id not in left_out], workers)
     demands = _core.base_demands(state.core, policy)
     fits = [state.job_index[i] for i in queued if i not in unplaceable]
-    more = validation.unplaceable([state.jobs[i] for i in fits], [demands[i] for i in fits], servers)
+    more = validation.unplaceable(
+        [state.jobs[i] for i in fits], [demands[i] for i in fits], servers
+    )
     if more:
         unplaceable.update(more)
-        state = State.build(servers, [j for j in state.jobs if j.id not in more], workers)
+        state = State.build(
+            servers, [j for j in state.jobs if j.id not in more], workers
+        )
     speeds = {**DEFAULT_GPU_SPEED, **(gpu_speed or {})}
     raw = _core.schedule(
-        state.core, policy, placement, backfill, _remaining(state, remaining),
-        [float(speeds.get(s.gpu_type, 1.0)) for s in state.servers], hetero_efficiency,
+        state.core,
+        policy,
+        placement,
+        backfill,
+        _remaining(state, remaining),
+        [float(speeds.get(s.gpu_type, 1.0)) for s in state.servers],
+        hetero_efficiency,
         job_curves(state, throughput),
     )
     return _decision(state, raw, policy, future, unplaceable)
 
 
-def _too_wide(jobs: List[Job], servers: List[Server], queued: List[Any]) -> Dict[Any, str]:
+def _too_wide(
+    jobs: List[Job], servers: List[Server], queued: List[Any]
+) -> Dict[Any, str]:
     """Queued jobs with a worker wider than every server (the core refuses them outright)."""
     largest = max((s.gpus for s in servers), default=0)
     waiting = set(queued)
-    return {j.id: f"a worker needs {j.gpus_per_worker} GPUs, more than any server has ({largest})"
-            for j in jobs if j.id in waiting and j.gpus_per_worker > largest}
+    return {
+        j.id: f"a worker needs {j.gpus_per_worker} GPUs, more than any server has ({largest})"
+        for j in jobs
+        if j.id in waiting and j.gpus_per_worker > largest
+    }
 
 
-def job_curves(state: State, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
+def job_curves(
+    state: State, throughput: Optional[Mapping[Any, Sequence[float]]]
+) -> List[List[float]]:
     """Per-job throughput curves in the state's job order (empty list: none given)."""
     if not throughput:
         return []
@@ -239,23 +273,35 @@ def _remaining(state: State, remaining: Optional[Mapping[Any, float]]) -> List[f
     fractions = [1.0] * len(state.jobs)
     for job_id, fraction in remaining.items():
         if job_id in state.job_index:  # the others were left out of this epoch
-            fractions[state.job_index[job_id]] = validation.real(fraction, f"remaining[{job_id!r}]")
+            fractions[state.job_index[job_id]] = validation.real(
+                fraction, f"remaining[{job_id!r}]"
+            )
     return fractions
 
 
-def _decision(state: State, raw: _core.Decision, policy: AllocationPolicy, future: List[Any],
-              unplaceable: Optional[Dict[Any, str]] = None) -> Decision:
+def _decision(
+    state: State,
+    raw: _core.Decision,
+    policy: AllocationPolicy,
+    future: List[Any],
+    unplaceable: Optional[Dict[Any, str]] = None,
+) -> Decision:
     unplaceable = unplaceable or {}
     ids = [j.id for j in state.jobs]
     start = [
-        Worker(ids[j], state.servers[s].id, state.jobs[j].gpus_per_worker, bool(flexible))
+        Worker(
+            ids[j], state.servers[s].id, state.jobs[j].gpus_per_worker, bool(flexible)
+        )
         for j, s, flexible in raw.start
     ]
     return Decision(
         policy=policy,
         start=start,
         stop=[state.workers[w] for w in raw.stop],
-        allocation={**dict(zip(ids, raw.allocation)), **{j: 0 for j in [*future, *unplaceable]}},
+        allocation={
+            **dict(zip(ids, raw.allocation)),
+            **{j: 0 for j in [*future, *unplaceable]},
+        },
         pending=[ids[j] for j in raw.pending] + future,
         unplaceable=unplaceable,
     )

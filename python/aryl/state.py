@@ -155,7 +155,9 @@ def _int_column(
         )
     row = int(np.flatnonzero(bad)[0])
     value = values.tolist()[row]  # a Python number, printed as the record API does
-    raise ValueError(f"{_label(what, ids, row)}: {name} must be an integer, got {value!r}")
+    raise ValueError(
+        f"{_label(what, ids, row)}: {name} must be an integer, got {value!r}"
+    )
 
 
 def _real_column(
@@ -192,8 +194,13 @@ def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
 
     values = np.asarray(values, dtype=object)
     missing = np.asarray(pd.isna(values), dtype=bool)
-    if pd.api.types.infer_dtype(values[~missing], skipna=False) not in ("string", "empty"):
-        for i, v in enumerate(values.tolist()):  # the first bad value, named as records do
+    if pd.api.types.infer_dtype(values[~missing], skipna=False) not in (
+        "string",
+        "empty",
+    ):
+        for i, v in enumerate(
+            values.tolist()
+        ):  # the first bad value, named as records do
             _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
     out = values.copy()
     out[missing] = None
@@ -378,7 +385,7 @@ class ClusterState:
     @classmethod
     def from_records(
         cls, servers: Records, jobs: Records = (), workers: Records = ()
-    ) -> "ClusterState":
+    ) -> ClusterState:
         """From lists of ``aryl.Server`` / ``aryl.Job`` / ``aryl.Worker`` or dicts."""
         return cls._build(
             _records_columns(servers, "server"),
@@ -389,7 +396,7 @@ class ClusterState:
     @classmethod
     def from_frames(
         cls, servers: Any, jobs: Any = None, workers: Any = None
-    ) -> "ClusterState":
+    ) -> ClusterState:
         """From pandas DataFrames whose columns are the dataclasses' fields.
 
         Optional fields may be left out (their defaults apply); a missing value of
@@ -405,7 +412,7 @@ class ClusterState:
     @classmethod
     def from_columns(
         cls, servers: Any, jobs: Any = None, workers: Any = None
-    ) -> "ClusterState":
+    ) -> ClusterState:
         """From mappings of field name to a column (NumPy array, list) or DataFrames."""
         columns = [
             _raw_columns(data, what)[0] if data is not None else None
@@ -416,7 +423,7 @@ class ClusterState:
     @classmethod
     def _build(
         cls, servers: Optional[dict], jobs: Optional[dict], workers: Optional[dict]
-    ) -> "ClusterState":
+    ) -> ClusterState:
         state = cls()
         server_table = (
             _server_table(servers, len(servers["id"])) if servers else state._servers

@@ -44,7 +44,16 @@ Pool = Literal["training", "inference"]
 SweepEngine = Literal["auto", "ray", "processes", "threads", "serial"]
 
 __all__ = [
-    "AllocationPolicy", "GoodputPolicy", "Id", "Placement", "Pool", "ReclaimPolicy",
-    "Scaling", "ScenarioName", "SchedulePolicy", "SimulationPolicy", "SimulationReclaimPolicy",
+    "AllocationPolicy",
+    "GoodputPolicy",
+    "Id",
+    "Placement",
+    "Pool",
+    "ReclaimPolicy",
+    "Scaling",
+    "ScenarioName",
+    "SchedulePolicy",
+    "SimulationPolicy",
+    "SimulationReclaimPolicy",
     "SweepEngine",
 ]

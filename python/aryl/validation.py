@@ -54,15 +54,26 @@ def seed(value: Any, what: str = "seed") -> int:
     return integer(value, what, 0, MAX_SEED)
 
 
-def real(value: Any, what: str, low: float = -math.inf, high: float = math.inf,
-         finite: bool = True) -> float:
+def real(
+    value: Any,
+    what: str,
+    low: float = -math.inf,
+    high: float = math.inf,
+    finite: bool = True,
+) -> float:
     """``value`` as a float in ``[low, high]`` (finite unless ``finite=False``; never NaN)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what} must be a number, got {value!r}")
     number = float(value)
-    if math.isnan(number) or (finite and math.isinf(number)) or not low <= number <= high:
+    if (
+        math.isnan(number)
+        or (finite and math.isinf(number))
+        or not low <= number <= high
+    ):
         bounds = f"in [{low:g}, {high:g}]" if finite else f">= {low:g}"
-        raise ValueError(f"{what} must be a {'finite ' if finite else ''}number {bounds}, got {number!r}")
+        raise ValueError(
+            f"{what} must be a {'finite ' if finite else ''}number {bounds}, got {number!r}"
+        )
     return number
 
 
@@ -76,16 +87,22 @@ def flag(value: Any, what: str) -> bool:
 def text(value: Any, what: str, choices: Sequence[str]) -> str:
     """One of ``choices``."""
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, one of {', '.join(choices)}; got {value!r}")
+        raise TypeError(
+            f"{what} must be a str, one of {', '.join(choices)}; got {value!r}"
+        )
     if value not in choices:
-        raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(choices)}")
+        raise ValueError(
+            f"unknown {what} {value!r}; expected one of {', '.join(choices)}"
+        )
     return value
 
 
 def gpu_speeds(value: Any) -> Dict[str, float]:
     """``Config.gpu_speed``: a mapping of GPU type (str) to a relative speed."""
     if not isinstance(value, Mapping):
-        raise TypeError(f"gpu_speed must be a dict of GPU type to relative speed, got {value!r}")
+        raise TypeError(
+            f"gpu_speed must be a dict of GPU type to relative speed, got {value!r}"
+        )
     out = {}
     for name, speed in value.items():
         if not isinstance(name, str):
@@ -111,8 +128,14 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     integer(config.pollux_generations, "pollux_generations", 0, 1_000_000)
     error = config.prediction_error
     if error is not None:
-        if isinstance(error, (str, bytes)) or not isinstance(error, Sequence) or len(error) != 2:
-            raise TypeError(f"prediction_error must be None or a (fraction, max_error) pair, got {error!r}")
+        if (
+            isinstance(error, (str, bytes))
+            or not isinstance(error, Sequence)
+            or len(error) != 2
+        ):
+            raise TypeError(
+                f"prediction_error must be None or a (fraction, max_error) pair, got {error!r}"
+            )
         real(error[0], "prediction_error fraction", 0.0, 1.0)
         real(error[1], "prediction_error max_error", 0.0, 1.0)
 
@@ -142,12 +165,18 @@ def check_durations(jobs: Any) -> None:
     bad = np.flatnonzero(table.column("duration") <= 0.0)
     if len(bad):
         i = int(bad[0])
-        raise ValueError(f"job {table.ids[i]!r}: duration must be > 0 to simulate, "
-                         f"got {float(table.column('duration')[i])!r}")
+        raise ValueError(
+            f"job {table.ids[i]!r}: duration must be > 0 to simulate, "
+            f"got {float(table.column('duration')[i])!r}"
+        )
 
 
-def unplaceable(jobs: Any, demands: Sequence[int], servers: Sequence[Any],
-                lendable: Union[None, int, Sequence[int]] = None) -> Dict[Any, str]:
+def unplaceable(
+    jobs: Any,
+    demands: Sequence[int],
+    servers: Sequence[Any],
+    lendable: Union[None, int, Sequence[int]] = None,
+) -> Dict[Any, str]:
     """Jobs whose base demand could not be placed even on an empty cluster: id -> reason.
 
     ``jobs``: ``Job`` records or a ``JobTable``; ``demands[i]`` is job i's base demand
@@ -166,21 +195,34 @@ def unplaceable(jobs: Any, demands: Sequence[int], servers: Sequence[Any],
         return {}
     kinds = Counter((s.pool, s.gpu_type, s.gpus, s.on_loan) for s in servers)
     lendables = lendable if isinstance(lendable, Sequence) else [lendable] * n
-    d, types, hetero = (table.column(k) for k in ("gpus_per_worker", "gpu_type", "hetero"))
-    keys = pd.DataFrame({  # None (any type, nothing lent) as "" and -1 in the grouping
-        "d": d, "type": [t or "" for t in types.tolist()], "hetero": hetero,
-        "lend": [-1 if x is None else int(x) for x in lendables]})
+    d, types, hetero = (
+        table.column(k) for k in ("gpus_per_worker", "gpu_type", "hetero")
+    )
+    keys = pd.DataFrame(
+        {  # None (any type, nothing lent) as "" and -1 in the grouping
+            "d": d,
+            "type": [t or "" for t in types.tolist()],
+            "hetero": hetero,
+            "lend": [-1 if x is None else int(x) for x in lendables],
+        }
+    )
     groups = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
     first = pd.Series(np.arange(n)).groupby(groups).first().to_numpy()
-    rooms = np.array([_room(kinds, int(d[i]), types[i], bool(hetero[i]), _lend(lendables[i]))
-                      for i in first.tolist()])
+    rooms = np.array(
+        [
+            _room(kinds, int(d[i]), types[i], bool(hetero[i]), _lend(lendables[i]))
+            for i in first.tolist()
+        ]
+    )
     room = rooms[groups]
     demand = np.asarray(demands, dtype=np.int64)
     out = {}
     for i in np.flatnonzero(room < demand).tolist():
         kind = "" if table.column("hetero")[i] else " of one GPU type"
-        out[table.ids[i]] = (f"needs {demand[i]} workers of {table.column('gpus_per_worker')[i]} "
-                             f"GPUs but the usable servers{kind} hold at most {room[i]}")
+        out[table.ids[i]] = (
+            f"needs {demand[i]} workers of {table.column('gpus_per_worker')[i]} "
+            f"GPUs but the usable servers{kind} hold at most {room[i]}"
+        )
     return out
 
 
@@ -188,7 +230,13 @@ def _lend(value: Any) -> Optional[int]:
     return None if value is None else int(value)
 
 
-def _room(kinds: Counter[Tuple[str, str, int, bool]], d: int, gpu_type: Optional[str], hetero: bool, lendable: Optional[int]) -> int:
+def _room(
+    kinds: Counter[Tuple[str, str, int, bool]],
+    d: int,
+    gpu_type: Optional[str],
+    hetero: bool,
+    lendable: Optional[int],
+) -> int:
     """Workers of ``d`` GPUs that fit on the usable servers (``unplaceable``'s rule)."""
     slots: Dict[str, int] = {}
     loanable: Dict[str, List[int]] = {}
@@ -198,14 +246,25 @@ def _room(kinds: Counter[Tuple[str, str, int, bool]], d: int, gpu_type: Optional
         if pool == "training" or (lendable is None and on_loan):
             slots[server_type] = slots.get(server_type, 0) + count * (gpus // d)
         elif pool == "inference" and lendable is not None:
-            loanable.setdefault(server_type, []).extend([gpus // d] * min(count, lendable))
+            loanable.setdefault(server_type, []).extend(
+                [gpus // d] * min(count, lendable)
+            )
     for server_type, counts in loanable.items():
-        slots[server_type] = slots.get(server_type, 0) + sum(sorted(counts, reverse=True)[:lendable])
+        slots[server_type] = slots.get(server_type, 0) + sum(
+            sorted(counts, reverse=True)[:lendable]
+        )
     return sum(slots.values()) if hetero else max(slots.values(), default=0)
 
 
-def check_can_run(servers: Sequence[Any], jobs: Any, core: Any, policy: str,
-                  load_time: Sequence[float], load: Sequence[float], headroom: float) -> None:
+def check_can_run(
+    servers: Sequence[Any],
+    jobs: Any,
+    core: Any,
+    policy: str,
+    load_time: Sequence[float],
+    load: Sequence[float],
+    headroom: float,
+) -> None:
     """Refuse a simulation with a job that can never start.
 
     ``jobs`` is a ``JobTable``, ``core`` the ``_core.ClusterState`` of ``servers`` and
@@ -219,14 +278,25 @@ def check_can_run(servers: Sequence[Any], jobs: Any, core: Any, policy: str,
     inference = sum(s.pool == "inference" for s in servers)
     lendable = [0] * len(jobs)
     if len(load) and inference:
-        needed = np.ceil(np.asarray(load, dtype=float) * (1.0 + headroom) * inference - 1e-9)
+        needed = np.ceil(
+            np.asarray(load, dtype=float) * (1.0 + headroom) * inference - 1e-9
+        )
         loanable = inference - np.clip(needed, 0, inference).astype(int)
-        later = np.maximum.accumulate(loanable[::-1])[::-1]  # the most lent from row i on
-        rows = np.searchsorted(np.asarray(load_time, dtype=float),
-                               jobs.column("submit_time"), side="right") - 1
+        later = np.maximum.accumulate(loanable[::-1])[
+            ::-1
+        ]  # the most lent from row i on
+        rows = (
+            np.searchsorted(
+                np.asarray(load_time, dtype=float),
+                jobs.column("submit_time"),
+                side="right",
+            )
+            - 1
+        )
         lendable = later[np.clip(rows, 0, None)].tolist()
     demands = _core.base_demands(core, policy)
     for job_id, reason in unplaceable(jobs, demands, servers, lendable).items():
         raise ValueError(
             f"job {job_id!r} can never run: it {reason}, counting the inference servers the "
-            f"load series lends at most after its submission")
+            f"load series lends at most after its submission"
+        )

@@ -44,7 +44,8 @@ TEST_CASE("throughput, efficiency and goodput by hand", "[goodput]") {
   CHECK(statistical_gain({0.0, 0.0}, 4.0) == 1.0);  // no statistics: no gain
 }
 
-TEST_CASE("batch choice: one global batch, split over replicas or accumulated", "[goodput]") {
+TEST_CASE("batch choice: one global batch, split over replicas or accumulated",
+          "[goodput]") {
   const GoodputModel model(params, {1.0, 9.0}, {64, 64, 1, 64});
   const BatchChoice one = model.optimize(1, 1);
   CHECK(one.atomic_bsz == 64);
@@ -65,7 +66,8 @@ TEST_CASE("batch choice: one global batch, split over replicas or accumulated", 
 
 TEST_CASE("batch choice prefers larger batches when the noise is large", "[goodput]") {
   const BatchLimits limits{32, 4096, 8, 512};
-  const GoodputModel quiet(params, {1.0, 0.01}, limits), noisy(params, {1.0, 1e5}, limits);
+  const GoodputModel quiet(params, {1.0, 0.01}, limits),
+      noisy(params, {1.0, 1e5}, limits);
   CHECK(quiet.optimize(1, 4).atomic_bsz * 4 < noisy.optimize(1, 4).atomic_bsz * 4);
 }
 
@@ -74,8 +76,10 @@ TEST_CASE("fixed batches follow the artifact's rules and cap", "[goodput]") {
   CHECK(fixed_batch(limits, 1, 2048) == std::pair{1024, 1});
   CHECK(fixed_batch(limits, 4, 2048) == std::pair{512, 0});
   CHECK(fixed_batch(limits, 3, 1000) == std::pair{334, 0});
-  CHECK(fixed_batch(limits, 1, 128) == std::pair{128, 0});  // M0 on one GPU: no accumulation
-  CHECK(fixed_batch({100, 100, 1, 64}, 3, 100) == std::pair{33, 0});  // 34 capped by 100 / 3
+  CHECK(fixed_batch(limits, 1, 128) ==
+        std::pair{128, 0});  // M0 on one GPU: no accumulation
+  CHECK(fixed_batch({100, 100, 1, 64}, 3, 100) ==
+        std::pair{33, 0});  // 34 capped by 100 / 3
   CHECK_THROWS_WITH(fixed_batch(limits, 0, 128), Contains("num_replicas must be >= 1"));
   const GoodputModel model(params, {1.0, 9.0}, limits);
   const BatchChoice c = model.configure(1, 4, 2048);
@@ -89,13 +93,15 @@ TEST_CASE("the fit recovers noiseless parameters", "[goodput][fit]") {
   std::vector<ProfileSample> samples;
   for (auto [n, k] : {std::pair{1, 1}, {1, 2}, {1, 4}, {2, 4}, {2, 8}, {4, 16}})
     for (double m : {16.0, 64.0, 128.0})
-      samples.push_back({n, k, m, predict_accum_time(truth, m), predict_step_time(truth, n, k, m)});
+      samples.push_back(
+          {n, k, m, predict_accum_time(truth, m), predict_step_time(truth, n, k, m)});
   const FitReport report = fit_perf_params_report(samples);
   for (bool pinned : report.pinned) CHECK_FALSE(pinned);
   for (const ProfileSample& s : samples)
     CHECK(predict_step_time(report.params, s.num_nodes, s.num_replicas, s.atomic_bsz) ==
           Approx(s.step_time).epsilon(0.02));
-  CHECK(report.objective <= fit_objective(PerfParams{0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001}, samples));
+  CHECK(report.objective <=
+        fit_objective(PerfParams{0.1, 0.01, 0.1, 0.01, 0.1, 0.01, 1.001}, samples));
   CHECK(report.objective == Approx(fit_objective(report.params, samples)));
 }
 
@@ -103,15 +109,17 @@ TEST_CASE("the fit pins what the data cannot tell", "[goodput][fit]") {
   const std::vector<ProfileSample> one{{1, 1, 32, 0.3, 0.31}, {1, 1, 32, 0.5, 0.52}};
   const FitReport report = fit_perf_params_report(one);
   CHECK(report.params.alpha_c == 0.2);  // mean accum time / 2
-  CHECK(report.pinned == std::array<bool, 7>{true, false, true, true, true, true, false});
+  CHECK(report.pinned ==
+        std::array<bool, 7>{true, false, true, true, true, true, false});
   CHECK(report.params.alpha_n == Approx(1.1e-8));  // the prior: >= 1.1 x alpha_r
   CHECK(report.params.beta_r == 1e-8);
   CHECK_THROWS_WITH(fit_perf_params({}), Contains("at least one sample"));
   CHECK_THROWS_WITH(fit_perf_params({{1, 1, 32, 0.3, 0.31}, {2, 1, 32, 0.3, 0.31}}),
                     Contains("profile sample 1"));
-  CHECK_THROWS_WITH(GoodputModel(params, {-1, 0}, {1, 2, 1, 1}), Contains("grad params"));
-  CHECK_THROWS_WITH(GoodputModel(PerfParams{0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 0.5}, {1, 1},
-                                 {1, 2, 1, 1}),
+  CHECK_THROWS_WITH(GoodputModel(params, {-1, 0}, {1, 2, 1, 1}),
+                    Contains("grad params"));
+  CHECK_THROWS_WITH(GoodputModel(PerfParams{0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 0.5},
+                                 {1, 1}, {1, 2, 1, 1}),
                     Contains("gamma"));
 }
 
@@ -152,7 +160,8 @@ TEST_CASE("an application's tables by hand", "[application]") {
   // Unmeasured (6 nodes, 6 and 12 replicas): ratio 1.5 of 6 nodes = 9 replicas.
   CHECK(app.step_time({2, 2, 2, 1, 1, 1}, 8).first == Approx(1.5));
   CHECK_THROWS_WITH(app.step_time({1}, 20), Contains("outside the measured range"));
-  CHECK_THROWS_WITH(app.step_time({1, 1, 1, 1, 1}, 8), Contains("outside the measured"));
+  CHECK_THROWS_WITH(app.step_time({1, 1, 1, 1, 1}, 8),
+                    Contains("outside the measured"));
   // Gradient statistics between the validated batches 16 and 32.
   const GradParams g = app.grad_stats(24, 1);
   CHECK(g.sqr == Approx(3.0));
@@ -180,7 +189,8 @@ TEST_CASE("bad application tables are named", "[application]") {
                     Contains("placements: row 0, column 'placement'"));
   p.placement = {"1"};
   p.sync_time = {0.2};
-  CHECK_THROWS_WITH(Application("a", p, {}, {{16, {1}, {1}, {1}, {1}}}), Contains("sync_time"));
+  CHECK_THROWS_WITH(Application("a", p, {}, {{16, {1}, {1}, {1}, {1}}}),
+                    Contains("sync_time"));
   p.sync_time = {0.01};
   CHECK_THROWS_WITH(Application("a", p, {}, {}), Contains("at least one table"));
   CHECK_THROWS_WITH(Application("a", p, {}, {{16, {1}, {1}, {1}, {1}}}, 3),

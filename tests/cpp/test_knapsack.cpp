@@ -28,7 +28,8 @@ int total_weight(const Groups& groups, const std::vector<int>& choice) {
   return w;
 }
 
-// The kernel's tolerance: 1e-9 x the sum over groups of the best positive value that fits.
+// The kernel's tolerance: 1e-9 x the sum over groups of the best positive value that
+// fits.
 double tolerance(const Groups& groups, int capacity) {
   double scale = 0.0;
   for (const auto& group : groups) {
@@ -58,7 +59,8 @@ std::vector<int> brute_force(const Groups& groups, int capacity) {
     }
     // Next choice vector: the last group counts fastest.
     std::size_t g = groups.size();
-    while (g > 0 && choice[g - 1] + 1 == static_cast<int>(groups[g - 1].size())) choice[--g] = -1;
+    while (g > 0 && choice[g - 1] + 1 == static_cast<int>(groups[g - 1].size()))
+      choice[--g] = -1;
     if (g == 0) return best;
     ++choice[g - 1];
   }
@@ -73,8 +75,10 @@ Groups random_groups(Rng& rng, bool integer_values, int groups = -1, int items =
   for (auto& group : out) {
     const auto k = rng.below(static_cast<std::uint64_t>(items));
     for (std::uint64_t i = 0; i < k; ++i) {
-      const int w = 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(max_weight)));
-      double v = integer_values ? static_cast<double>(rng.below(12)) : 100.0 * rng.uniform();
+      const int w =
+          1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(max_weight)));
+      double v =
+          integer_values ? static_cast<double>(rng.below(12)) : 100.0 * rng.uniform();
       if (rng.below(10) == 0) v = -v;
       group.push_back({w, v});
     }
@@ -95,15 +99,16 @@ TEST_CASE("paper example: other capacities by hand", "[knapsack]") {
   const Groups groups = {{{2, 50}}, {{1, 20}, {2, 30}, {3, 36}, {4, 40}}};
   using V = std::vector<int>;
   REQUIRE_THAT(knapsack(groups, 0), Equals(V{-1, -1}));
-  REQUIRE_THAT(knapsack(groups, 1), Equals(V{-1, 0}));   // 20
-  REQUIRE_THAT(knapsack(groups, 2), Equals(V{0, -1}));   // 50 beats B's 30
-  REQUIRE_THAT(knapsack(groups, 3), Equals(V{0, 0}));    // 70 beats B's 36
-  REQUIRE_THAT(knapsack(groups, 5), Equals(V{0, 2}));    // 86
-  REQUIRE_THAT(knapsack(groups, 6), Equals(V{0, 3}));    // 90
+  REQUIRE_THAT(knapsack(groups, 1), Equals(V{-1, 0}));  // 20
+  REQUIRE_THAT(knapsack(groups, 2), Equals(V{0, -1}));  // 50 beats B's 30
+  REQUIRE_THAT(knapsack(groups, 3), Equals(V{0, 0}));   // 70 beats B's 36
+  REQUIRE_THAT(knapsack(groups, 5), Equals(V{0, 2}));   // 86
+  REQUIRE_THAT(knapsack(groups, 6), Equals(V{0, 3}));   // 90
   REQUIRE_THAT(knapsack(groups, 100), Equals(V{0, 3}));
 }
 
-TEST_CASE("ties: less weight, then none and low indices in earlier groups", "[knapsack]") {
+TEST_CASE("ties: less weight, then none and low indices in earlier groups",
+          "[knapsack]") {
   using V = std::vector<int>;
   // Same value 10: the lighter item wins even though it comes later.
   REQUIRE_THAT(knapsack({{{3, 10}, {2, 10}}}, 5), Equals(V{1}));
@@ -112,7 +117,8 @@ TEST_CASE("ties: less weight, then none and low indices in earlier groups", "[kn
   // Either group can take the value: group 0 takes nothing, group 1 takes it.
   REQUIRE_THAT(knapsack({{{2, 10}}, {{2, 10}}}, 2), Equals(V{-1, 0}));
   // Worthless and harmful items are never taken, even with room to spare.
-  REQUIRE_THAT(knapsack({{{1, 0.0}}, {{1, -5}}, {{1, 1e-30}}}, 10), Equals(V{-1, -1, 0}));
+  REQUIRE_THAT(knapsack({{{1, 0.0}}, {{1, -5}}, {{1, 1e-30}}}, 10),
+               Equals(V{-1, -1, 0}));
   // Differences within the tolerance do not count: the lighter item wins.
   REQUIRE_THAT(knapsack({{{2, 1.0 + 1e-12}, {1, 1.0}}}, 5), Equals(V{1}));
   REQUIRE_THAT(knapsack({{{2, 1.0 + 1e-6}, {1, 1.0}}}, 5), Equals(V{0}));
@@ -173,13 +179,16 @@ TEST_CASE("bad input is refused naming the item", "[knapsack]") {
   REQUIRE_THROWS_AS(knapsack(bad, 4), std::invalid_argument);
   bad = ok;
   bad[2][0].value = std::nan("");
-  REQUIRE_THROWS_WITH(knapsack(bad, 4), "group 2, item 0: value must be finite, got nan");
+  REQUIRE_THROWS_WITH(knapsack(bad, 4),
+                      "group 2, item 0: value must be finite, got nan");
   bad[2][0].value = -INFINITY;
-  REQUIRE_THROWS_WITH(knapsack(bad, 4), Catch::Contains("group 2, item 0: value must be finite"));
+  REQUIRE_THROWS_WITH(knapsack(bad, 4),
+                      Catch::Contains("group 2, item 0: value must be finite"));
   // Checked even when the item could never fit.
   bad = ok;
   bad[0].push_back({100, INFINITY});
-  REQUIRE_THROWS_WITH(knapsack(bad, 4), "group 0, item 1: value must be finite, got inf");
+  REQUIRE_THROWS_WITH(knapsack(bad, 4),
+                      "group 0, item 1: value must be finite, got inf");
 }
 
 TEST_CASE("nothing to choose", "[knapsack]") {
@@ -224,10 +233,14 @@ Groups elastic_groups(Rng& rng, int n) {
     const int shape = static_cast<int>(rng.below(4));
     double v = 0.0;
     for (std::uint64_t w = 1; w <= k; ++w) {
-      if (shape == 0) v += 1.0 + 99.0 * rng.uniform();        // rising
-      else if (shape == 1) v += rng.below(3) == 0 ? 0.0 : 5.0;  // integer ties
-      else if (shape == 2) v += 1e-10 * rng.uniform();        // near the tolerance
-      else v = 100.0 * rng.uniform() - 10.0;                  // anything
+      if (shape == 0)
+        v += 1.0 + 99.0 * rng.uniform();  // rising
+      else if (shape == 1)
+        v += rng.below(3) == 0 ? 0.0 : 5.0;  // integer ties
+      else if (shape == 2)
+        v += 1e-10 * rng.uniform();  // near the tolerance
+      else
+        v = 100.0 * rng.uniform() - 10.0;  // anything
       group.push_back({static_cast<int>(w) * d, v});
     }
   }

@@ -20,7 +20,8 @@ TEST_CASE("validation names the offending record", "[model]") {
   }
   SECTION("min above max") {
     s.jobs[0].min_workers = 3;
-    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("job 'a': min_workers 3 > max_workers 2"));
+    REQUIRE_THROWS_WITH(validate(s),
+                        Catch::Contains("job 'a': min_workers 3 > max_workers 2"));
   }
   SECTION("worker count outside the range") {
     s.jobs[1].min_workers = s.jobs[1].max_workers = 2;
@@ -40,7 +41,8 @@ TEST_CASE("validation names the offending record", "[model]") {
   }
   SECTION("training server on loan") {
     s.servers[0].pool = Pool::training;
-    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("only inference servers can be on loan"));
+    REQUIRE_THROWS_WITH(validate(s),
+                        Catch::Contains("only inference servers can be on loan"));
   }
   SECTION("negative duration") {
     s.jobs[2].duration = -1;
@@ -74,10 +76,12 @@ TEST_CASE("the model's limits keep every sum of GPUs and times finite", "[model]
   }
   SECTION("a time beyond 1e15 s") {
     s.jobs[0].estimated_duration = 1e308;
-    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("estimated_duration must be at most"));
+    REQUIRE_THROWS_WITH(validate(s),
+                        Catch::Contains("estimated_duration must be at most"));
   }
   SECTION("too many GPUs in all") {
-    for (int i = 0; i < 70; ++i) add_server(s, "big" + std::to_string(i), false, max_server_gpus);
+    for (int i = 0; i < 70; ++i)
+      add_server(s, "big" + std::to_string(i), false, max_server_gpus);
     REQUIRE_THROWS_WITH(validate(s), Catch::Contains("GPUs in all"));
   }
 }

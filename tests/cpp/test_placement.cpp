@@ -26,9 +26,8 @@ ClusterState random_state(Rng& rng) {
   for (int i = 0; i < n_servers; ++i) {
     const bool inference = below(rng, 2) == 1;
     const Pool pool = inference ? Pool::inference : Pool::training;
-    s.servers.push_back({"s" + std::to_string(i), pool,
-                         below(rng, 3) == 0 ? 4 : 8, types[below(rng, 3)],
-                         inference && below(rng, 2) == 1});
+    s.servers.push_back({"s" + std::to_string(i), pool, below(rng, 3) == 0 ? 4 : 8,
+                         types[below(rng, 3)], inference && below(rng, 2) == 1});
   }
   for (int j = 0; j < 40; ++j) {
     Job job;

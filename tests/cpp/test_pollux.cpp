@@ -16,10 +16,13 @@ namespace {
 
 const PerfParams params{0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 1.0};
 
-GoodputModel model(double sqr, double var) { return {params, {sqr, var}, {100, 4000, 1, 100}}; }
+GoodputModel model(double sqr, double var) {
+  return {params, {sqr, var}, {100, 4000, 1, 100}};
+}
 
 // A random round: jobs with and without models, some holding a valid allocation.
-std::vector<PolluxJob> random_jobs(Rng& rng, const std::vector<int>& node_gpus, int count) {
+std::vector<PolluxJob> random_jobs(Rng& rng, const std::vector<int>& node_gpus,
+                                   int count) {
   std::vector<PolluxJob> jobs;
   std::vector<int> free = node_gpus;
   for (int j = 0; j < count; ++j) {
@@ -54,7 +57,8 @@ TEST_CASE("every allocation the search returns is valid", "[pollux]") {
     options.max_nodes_per_job = 3;  // binds: caps reach 24 replicas
     options.seed = seed;
     PolluxPolicy policy(options);
-    std::vector<PolluxJob> jobs = random_jobs(rng, node_gpus, 4 + static_cast<int>(seed) * 3);
+    std::vector<PolluxJob> jobs =
+        random_jobs(rng, node_gpus, 4 + static_cast<int>(seed) * 3);
     for (int round = 0; round < 3; ++round) {
       const auto out = policy.optimize(jobs, node_gpus);
       REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, out, 3));

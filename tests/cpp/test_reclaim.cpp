@@ -69,7 +69,9 @@ ClusterState random_cluster(std::uint64_t seed) {
     }
     if (where.empty()) continue;
     const int n = static_cast<int>(where.size());
-    const int min = rng.below(2) ? n : 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(n)));
+    const int min =
+        rng.below(2) ? n
+                     : 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(n)));
     const int job = add_job(s, "j" + std::to_string(j), d, min, n);
     s.jobs[static_cast<std::size_t>(job)].hetero = true;  // may span V100 and T4
     for (int srv : where) place(s, job, srv, 1);
@@ -105,7 +107,8 @@ TEST_CASE("paper example: three servers", "[reclaim]") {
   REQUIRE(best.collateral_gpus == 0);
 }
 
-TEST_CASE("collateral damage counts preempted workers left on kept servers", "[reclaim]") {
+TEST_CASE("collateral damage counts preempted workers left on kept servers",
+          "[reclaim]") {
   ClusterState s = paper_reclaim_example();
   const ReclaimPlan plan = reclaim(s, 1, ReclaimPolicy::scf);  // server 1: job a
   REQUIRE_THAT(plan.servers, Equals(std::vector<int>{0}));
@@ -164,7 +167,8 @@ TEST_CASE("bad requests are refused", "[reclaim]") {
                       Catch::Contains("only 6 are on loan"));
   REQUIRE_THROWS_AS(reclaim(s, -1, ReclaimPolicy::aryl), std::invalid_argument);
   REQUIRE(reclaim(s, 0, ReclaimPolicy::aryl).servers.empty());
-  REQUIRE_THROWS_WITH(parse_reclaim_policy("greedy"), Catch::Contains("unknown reclaim policy"));
+  REQUIRE_THROWS_WITH(parse_reclaim_policy("greedy"),
+                      Catch::Contains("unknown reclaim policy"));
 }
 
 TEST_CASE("exact refuses instances beyond its limit", "[reclaim]") {
@@ -198,7 +202,8 @@ TEST_CASE("exact matches brute force and no policy beats it", "[reclaim]") {
       const ReclaimPlan exact = reclaim(s, n, ReclaimPolicy::exact);
       REQUIRE(static_cast<int>(exact.preempted.size()) == best);
       REQUIRE(exact.servers.size() == static_cast<std::size_t>(n));
-      for (ReclaimPolicy p : {ReclaimPolicy::aryl, ReclaimPolicy::scf, ReclaimPolicy::random}) {
+      for (ReclaimPolicy p :
+           {ReclaimPolicy::aryl, ReclaimPolicy::scf, ReclaimPolicy::random}) {
         const ReclaimPlan plan = reclaim(s, n, p, seed);
         REQUIRE(static_cast<int>(plan.preempted.size()) >= best);
         REQUIRE(std::set<int>(plan.servers.begin(), plan.servers.end()).size() ==
@@ -208,7 +213,8 @@ TEST_CASE("exact matches brute force and no policy beats it", "[reclaim]") {
   }
 }
 
-TEST_CASE("exact prefers returning all of a preempted job to an idle server", "[reclaim]") {
+TEST_CASE("exact prefers returning all of a preempted job to an idle server",
+          "[reclaim]") {
   ClusterState s;
   add_server(s, "idle");
   const int i2 = add_server(s, "i2");
@@ -220,5 +226,6 @@ TEST_CASE("exact prefers returning all of a preempted job to an idle server", "[
   const ReclaimPlan plan = reclaim(s, 2, ReclaimPolicy::exact);
   REQUIRE(plan.servers == std::vector<int>{i2, i3});
   REQUIRE(plan.collateral_gpus == 0);
-  REQUIRE(reclaim(s, 1, ReclaimPolicy::exact).servers == std::vector<int>{0});  // idle first
+  REQUIRE(reclaim(s, 1, ReclaimPolicy::exact).servers ==
+          std::vector<int>{0});  // idle first
 }

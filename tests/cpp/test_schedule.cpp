@@ -29,8 +29,8 @@ Decision run(const ClusterState& s, AllocationPolicy p, bool backfill = false) {
   return schedule(s, o);
 }
 
-int job_with_time(ClusterState& s, const std::string& id, int d, int lo, int hi, double t,
-                  double submit = 0) {
+int job_with_time(ClusterState& s, const std::string& id, int d, int lo, int hi,
+                  double t, double submit = 0) {
   const int j = add_job(s, id, d, lo, hi);
   s.jobs[static_cast<std::size_t>(j)].duration = t;
   s.jobs[static_cast<std::size_t>(j)].estimated_duration = t;
@@ -40,7 +40,8 @@ int job_with_time(ClusterState& s, const std::string& id, int d, int lo, int hi,
 
 }  // namespace
 
-TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) on 8 GPUs get 3 and 5", "[schedule]") {
+TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) on 8 GPUs get 3 and 5",
+          "[schedule]") {
   ClusterState s;
   add_server(s, "t", false);
   const int a = job_with_time(s, "A", 1, 2, 3, 100);
@@ -50,7 +51,8 @@ TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) on 8 GPUs get 3 and 5", "[sch
   REQUIRE(d.allocation[static_cast<std::size_t>(b)] == 5);
   REQUIRE(d.pending.empty());
   REQUIRE(d.start.size() == 8);
-  REQUIRE(std::count_if(d.start.begin(), d.start.end(), [](const Worker& w) { return w.flexible; }) == 4);
+  REQUIRE(std::count_if(d.start.begin(), d.start.end(),
+                        [](const Worker& w) { return w.flexible; }) == 4);
   REQUIRE_NOTHROW(validate(apply(s, d)));
 }
 
@@ -77,7 +79,8 @@ TEST_CASE("phase 1 admits shortest first and skips what does not fit", "[schedul
     ClusterState busy = s;
     const int other = add_job(busy, "running", 4, 1, 1);
     place(busy, other, 0, 1);  // 4 GPUs left: big cannot start
-    REQUIRE(run(busy, AllocationPolicy::fifo).pending == std::vector<int>{big, small, tiny});
+    REQUIRE(run(busy, AllocationPolicy::fifo).pending ==
+            std::vector<int>{big, small, tiny});
     const Decision d = run(busy, AllocationPolicy::fifo, true);
     REQUIRE(d.allocation[static_cast<std::size_t>(small)] == 1);
     REQUIRE(d.pending == std::vector<int>{big, tiny});
@@ -103,9 +106,10 @@ TEST_CASE("placement preferences", "[schedule]") {
     if (w.job == elastic && !w.flexible) REQUIRE(w.server == i1);
   }
   // The elastic job's flexible workers avoid the server holding its base worker.
-  const auto flex_on = std::count_if(d.start.begin(), d.start.end(), [&](const Worker& w) {
-    return w.job == elastic && w.flexible && w.server == i2;
-  });
+  const auto flex_on =
+      std::count_if(d.start.begin(), d.start.end(), [&](const Worker& w) {
+        return w.job == elastic && w.flexible && w.server == i2;
+      });
   REQUIRE(flex_on == 2);
   REQUIRE_NOTHROW(validate(apply(s, d)));
 }
@@ -113,11 +117,12 @@ TEST_CASE("placement preferences", "[schedule]") {
 TEST_CASE("a required GPU type is respected and a non-hetero job stays on one type",
           "[schedule]") {
   ClusterState s;
-  add_server(s, "train", false);  // V100
+  add_server(s, "train", false);           // V100
   const int loan = add_server(s, "loan");  // T4
   const int needs_t4 = job_with_time(s, "t4", 2, 2, 2, 10);
   s.jobs[static_cast<std::size_t>(needs_t4)].gpu_type = "T4";
-  const int wide = job_with_time(s, "wide", 4, 3, 3, 20);  // 12 GPUs: no single type has room
+  const int wide =
+      job_with_time(s, "wide", 4, 3, 3, 20);  // 12 GPUs: no single type has room
   const Decision d = run(s, AllocationPolicy::aryl);
   for (const Worker& w : d.start)
     if (w.job == needs_t4) REQUIRE(w.server == loan);
@@ -146,7 +151,8 @@ TEST_CASE("running jobs keep their base; flexible workers are renewed or stopped
   }
 }
 
-TEST_CASE("afs gives extra workers to the job with the larger gain per GPU", "[schedule]") {
+TEST_CASE("afs gives extra workers to the job with the larger gain per GPU",
+          "[schedule]") {
   ClusterState s;
   add_server(s, "t", false);
   const int longer = job_with_time(s, "long", 1, 1, 8, 1000);
@@ -167,12 +173,15 @@ TEST_CASE("every policy leaves a valid state on random clusters", "[schedule]") 
       const int lo = 1 + static_cast<int>(rng.below(3));
       const int hi = lo + static_cast<int>(rng.below(3));
       const int id = job_with_time(s, "j" + std::to_string(j), d, lo, hi,
-                                   60.0 + static_cast<double>(rng.below(1000)), static_cast<double>(j));
+                                   60.0 + static_cast<double>(rng.below(1000)),
+                                   static_cast<double>(j));
       s.jobs[static_cast<std::size_t>(id)].hetero = rng.below(4) == 0;
-      if (rng.below(4) == 0) s.jobs[static_cast<std::size_t>(id)].gpu_type = rng.below(2) ? "T4" : "V100";
+      if (rng.below(4) == 0)
+        s.jobs[static_cast<std::size_t>(id)].gpu_type = rng.below(2) ? "T4" : "V100";
     }
-    for (AllocationPolicy p : {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
-                               AllocationPolicy::gandiva, AllocationPolicy::afs}) {
+    for (AllocationPolicy p :
+         {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
+          AllocationPolicy::gandiva, AllocationPolicy::afs}) {
       INFO("seed " << seed << " policy " << static_cast<int>(p));
       const Decision first = run(s, p);
       const ClusterState next = apply(s, first);

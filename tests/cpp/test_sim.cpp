@@ -12,8 +12,8 @@ using aryl::test::add_server;
 
 namespace {
 
-SimJob sim_job(const std::string& id, int d, int lo, int hi, double duration, double submit = 0,
-               bool checkpoint = false) {
+SimJob sim_job(const std::string& id, int d, int lo, int hi, double duration,
+               double submit = 0, bool checkpoint = false) {
   Job j;
   j.id = id;
   j.gpus_per_worker = d;
@@ -52,17 +52,21 @@ TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) average 62 s under aryl", "[s
   }
 }
 
-TEST_CASE("a preempted job restarts from zero, or from its checkpoint after the overhead",
-          "[sim]") {
+TEST_CASE(
+    "a preempted job restarts from zero, or from its checkpoint after the overhead",
+    "[sim]") {
   ClusterState c;
   add_server(c, "train", false);
   add_server(c, "loan", true);
-  const std::vector<LoadPoint> load{{0, 0.0}, {300, 1.0}};  // lent at 0, wanted back at 300
+  const std::vector<LoadPoint> load{{0, 0.0},
+                                    {300, 1.0}};  // lent at 0, wanted back at 300
   for (bool checkpoint : {false, true}) {
-    const std::vector<SimJob> jobs{sim_job("Y", 8, 1, 1, 5000), sim_job("X", 8, 1, 1, 1000, 10, checkpoint)};
+    const std::vector<SimJob> jobs{sim_job("Y", 8, 1, 1, 5000),
+                                   sim_job("X", 8, 1, 1, 1000, 10, checkpoint)};
     const Result r = simulate(c.servers, jobs, load, config());
     REQUIRE(r.violations.empty());
-    REQUIRE(r.start_time(1) == Approx(60));  // on the loaned server, the training one is busy
+    REQUIRE(r.start_time(1) ==
+            Approx(60));  // on the loaned server, the training one is busy
     REQUIRE(r.preemptions(1) == 1);
     REQUIRE(r.reclaims == 1);
     // Y frees the training server at 5000; the next epoch is at 5040.
@@ -90,7 +94,8 @@ TEST_CASE("a reclaim is met by scaling in the flexible group", "[sim]") {
   REQUIRE(r.servers_reclaimed == 1);
   REQUIRE(r.servers_reclaimed_free == 1);
   REQUIRE(r.finish_time(0) == Approx(300 + (16000 - 300 * 16) / 8.0));
-  SECTION("placed without preferences, the flexible workers may share the base's server") {
+  SECTION(
+      "placed without preferences, the flexible workers may share the base's server") {
     cfg.placement = PlacementPolicy::bfd;
     const Result plain = simulate(c.servers, jobs, load, cfg);
     REQUIRE(plain.violations.empty());
@@ -116,10 +121,13 @@ TEST_CASE("the same input gives the same result", "[sim]") {
   std::vector<SimJob> jobs;
   Rng rng(5);
   for (int j = 0; j < 60; ++j)
-    jobs.push_back(sim_job("j" + std::to_string(j), 1 << rng.below(4), 1, 1 + static_cast<int>(rng.below(3)),
-                           60 + static_cast<double>(rng.below(5000)), static_cast<double>(j * 97)));
+    jobs.push_back(sim_job("j" + std::to_string(j), 1 << rng.below(4), 1,
+                           1 + static_cast<int>(rng.below(3)),
+                           60 + static_cast<double>(rng.below(5000)),
+                           static_cast<double>(j * 97)));
   std::vector<LoadPoint> load;
-  for (int k = 0; k < 40; ++k) load.push_back({k * 300.0, 0.5 + 0.5 * std::sin(k / 3.0)});
+  for (int k = 0; k < 40; ++k)
+    load.push_back({k * 300.0, 0.5 + 0.5 * std::sin(k / 3.0)});
   Config cfg = config();
   cfg.reclaim = ReclaimPolicy::random;
   const Result a = simulate(c.servers, jobs, load, cfg);
@@ -139,19 +147,23 @@ TEST_CASE("invariants hold on random traces under every policy", "[sim]") {
     std::vector<SimJob> jobs;
     for (int j = 0; j < 50; ++j) {
       const int lo = 1 + static_cast<int>(rng.below(2));
-      SimJob sj = sim_job("j" + std::to_string(j), 1 << rng.below(4), lo, lo + static_cast<int>(rng.below(3)),
-                          30 + static_cast<double>(rng.below(4000)), static_cast<double>(rng.below(6000)),
-                          rng.below(2) == 0);
+      SimJob sj = sim_job("j" + std::to_string(j), 1 << rng.below(4), lo,
+                          lo + static_cast<int>(rng.below(3)),
+                          30 + static_cast<double>(rng.below(4000)),
+                          static_cast<double>(rng.below(6000)), rng.below(2) == 0);
       sj.job.hetero = rng.below(5) == 0;
       sj.job.estimated_duration = sj.job.duration * (0.75 + 0.5 * rng.uniform());
       jobs.push_back(sj);
     }
     std::vector<LoadPoint> load;
     for (int k = 0; k < 60; ++k) load.push_back({k * 300.0, rng.uniform()});
-    for (AllocationPolicy p : {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
-                               AllocationPolicy::gandiva, AllocationPolicy::afs})
-      for (ReclaimPolicy rp : {ReclaimPolicy::aryl, ReclaimPolicy::scf, ReclaimPolicy::random}) {
-        INFO("seed " << seed << " policy " << static_cast<int>(p) << " reclaim " << static_cast<int>(rp));
+    for (AllocationPolicy p :
+         {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
+          AllocationPolicy::gandiva, AllocationPolicy::afs})
+      for (ReclaimPolicy rp :
+           {ReclaimPolicy::aryl, ReclaimPolicy::scf, ReclaimPolicy::random}) {
+        INFO("seed " << seed << " policy " << static_cast<int>(p) << " reclaim "
+                     << static_cast<int>(rp));
         Config cfg = config(p);
         cfg.reclaim = rp;
         cfg.scaling = seed % 2 ? Scaling::imperfect : Scaling::linear;
@@ -172,11 +184,14 @@ TEST_CASE("bad simulation input is refused", "[sim]") {
   add_server(c, "s", false);
   REQUIRE_THROWS_WITH(simulate(c.servers, {sim_job("big", 8, 2, 2, 10)}, {}, config()),
                       Catch::Contains("job 'big' can never run"));
-  REQUIRE_THROWS_WITH(simulate(c.servers, {sim_job("a", 1, 1, 1, 10)}, {{0, 0.5}, {0, 0.2}}, config()),
-                      Catch::Contains("times must increase"));
-  REQUIRE_THROWS_WITH(simulate(c.servers, {sim_job("a", 1, 1, 1, 10)}, {{0, 1.5}}, config()),
-                      Catch::Contains("load in [0, 1]"));
+  REQUIRE_THROWS_WITH(
+      simulate(c.servers, {sim_job("a", 1, 1, 1, 10)}, {{0, 0.5}, {0, 0.2}}, config()),
+      Catch::Contains("times must increase"));
+  REQUIRE_THROWS_WITH(
+      simulate(c.servers, {sim_job("a", 1, 1, 1, 10)}, {{0, 1.5}}, config()),
+      Catch::Contains("load in [0, 1]"));
   SimJob curve = sim_job("c", 1, 1, 2, 10);
   curve.throughput = {1.0};
-  REQUIRE_THROWS_WITH(simulate(c.servers, {curve}, {}, config()), Catch::Contains("throughput has 1 values"));
+  REQUIRE_THROWS_WITH(simulate(c.servers, {curve}, {}, config()),
+                      Catch::Contains("throughput has 1 values"));
 }

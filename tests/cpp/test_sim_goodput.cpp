@@ -45,13 +45,15 @@ Config tiresias(double threshold = 16 * 3600.0) {
 
 std::vector<Server> nodes(int n, int gpus) {
   std::vector<Server> s;
-  for (int i = 0; i < n; ++i) s.push_back({"n" + std::to_string(i), Pool::training, gpus, "V100", false});
+  for (int i = 0; i < n; ++i)
+    s.push_back({"n" + std::to_string(i), Pool::training, gpus, "V100", false});
   return s;
 }
 
 }  // namespace
 
-TEST_CASE("goodput progress: restart first, then one progress per step second", "[sim][goodput]") {
+TEST_CASE("goodput progress: restart first, then one progress per step second",
+          "[sim][goodput]") {
   const Application app = toy(1.0, 10.0);
   GoodputJob job(app, 16);
   CHECK(job.total() == 30.0);
@@ -70,7 +72,8 @@ TEST_CASE("goodput progress: restart first, then one progress per step second", 
   CHECK(job.progress() == 30.0);
 }
 
-TEST_CASE("goodput progress: epoch boundaries fall on whole seconds", "[sim][goodput]") {
+TEST_CASE("goodput progress: epoch boundaries fall on whole seconds",
+          "[sim][goodput]") {
   // Rate 2 per s: an epoch of 5 takes 2.5 s, counted as 2 (half to even).
   const Application app = toy(0.5, 5.0);
   GoodputJob job(app, 16);
@@ -127,11 +130,13 @@ TEST_CASE("goodput-driven runs reject what they do not support", "[sim][goodput]
   const std::vector<Application> apps{toy(1.0, 10.0)};
   std::vector<SimJob> jobs{goodput_job("A", 1, 0)};
   Config kernel;
-  CHECK_THROWS_WITH(simulate(nodes(1, 1), jobs, {}, kernel, {}, apps), Contains("tiresias"));
+  CHECK_THROWS_WITH(simulate(nodes(1, 1), jobs, {}, kernel, {}, apps),
+                    Contains("tiresias"));
   jobs[0].application = 1;
   CHECK_THROWS_WITH(simulate(nodes(1, 1), jobs, {}, tiresias(), {}, apps),
                     Contains("application index"));
   jobs[0].application = 0;
   jobs[0].batch_size = 0.0;
-  CHECK_THROWS_WITH(simulate(nodes(1, 1), jobs, {}, tiresias(), {}, apps), Contains("batch_size"));
+  CHECK_THROWS_WITH(simulate(nodes(1, 1), jobs, {}, tiresias(), {}, apps),
+                    Contains("batch_size"));
 }

@@ -14,7 +14,8 @@ using aryl::test::add_server;
 
 namespace {
 
-SimJob elastic(const std::string& id, int d, int lo, int hi, int reference, double duration) {
+SimJob elastic(const std::string& id, int d, int lo, int hi, int reference,
+               double duration) {
   Job j;
   j.id = id;
   j.gpus_per_worker = d;
@@ -46,17 +47,20 @@ Config audited() {
 TEST_CASE("an elastic job runs on the V100s, not on the slower loaned T4s", "[speed]") {
   const ClusterState c = mixed_cluster();
   // 2..4 workers of 8 GPUs, 10,000 s at 2: with 4 V100 workers it takes 5,000 s.
-  const Result r = simulate(c.servers, {elastic("e", 8, 2, 4, 2, 10000)}, idle_inference, audited());
+  const Result r =
+      simulate(c.servers, {elastic("e", 8, 2, 4, 2, 10000)}, idle_inference, audited());
   REQUIRE(r.violations.empty());
   REQUIRE(r.finish_time(0) == Approx(5000));
   REQUIRE(r.ran_on_training(0) == 1);
   REQUIRE(r.ran_on_inference(0) == 0);
 }
 
-TEST_CASE("when the V100s are full a job still runs on loaned T4s, at a quarter of the speed",
-          "[speed]") {
+TEST_CASE(
+    "when the V100s are full a job still runs on loaned T4s, at a quarter of the speed",
+    "[speed]") {
   const ClusterState c = mixed_cluster();
-  const std::vector<SimJob> jobs{elastic("big", 8, 4, 4, 4, 1000), elastic("any", 8, 1, 1, 1, 1000)};
+  const std::vector<SimJob> jobs{elastic("big", 8, 4, 4, 4, 1000),
+                                 elastic("any", 8, 1, 1, 1, 1000)};
   const Result r = simulate(c.servers, jobs, idle_inference, audited());
   REQUIRE(r.violations.empty());
   REQUIRE(r.finish_time(0) == Approx(1000));
@@ -68,7 +72,8 @@ TEST_CASE("a hetero job adds T4 workers only when they shorten it", "[speed]") {
   ClusterState c;
   add_server(c, "t", false);
   for (int i = 0; i < 2; ++i) add_server(c, "i" + std::to_string(i), true);
-  SimJob job = elastic("h", 8, 1, 2, 1, 1200);  // one V100 worker; a T4 worker could join
+  SimJob job =
+      elastic("h", 8, 1, 2, 1, 1200);  // one V100 worker; a T4 worker could join
   job.job.hetero = true;
   Config cfg = audited();
   SECTION("at 70% efficiency, 2 x (1 + 1/4) / 2 x 0.7 = 0.875 < 1: it stays alone") {
@@ -106,12 +111,15 @@ TEST_CASE("the knapsack sees a slower worker's real value", "[speed]") {
   }
   validate(c);
   ScheduleOptions options;
-  for (const Server& s : c.servers) options.speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
+  for (const Server& s : c.servers)
+    options.speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
   const Decision d = schedule(c, options);
   REQUIRE(d.allocation == std::vector<int>{2, 2});
-  for (const Worker& w : d.start) REQUIRE(c.servers[static_cast<std::size_t>(w.server)].gpu_type ==
-                                          c.servers[w.job == 0 ? 0u : 4u].gpu_type);
-  REQUIRE(running_time(c.jobs[1], 1, 1.0, {}, 0.25) == Approx(8000));  // 1,000 s at 2 workers
+  for (const Worker& w : d.start)
+    REQUIRE(c.servers[static_cast<std::size_t>(w.server)].gpu_type ==
+            c.servers[w.job == 0 ? 0u : 4u].gpu_type);
+  REQUIRE(running_time(c.jobs[1], 1, 1.0, {}, 0.25) ==
+          Approx(8000));  // 1,000 s at 2 workers
 }
 
 TEST_CASE("imperfect scaling is anchored at the trace's worker count", "[speed]") {
@@ -123,16 +131,19 @@ TEST_CASE("imperfect scaling is anchored at the trace's worker count", "[speed]"
   const Result r = simulate(c.servers, {elastic("e", 2, 4, 8, 4, 1000)}, {}, cfg);
   REQUIRE(r.finish_time(0) == Approx(1000 * 4 / 6.4));
   cfg.scaling = Scaling::linear;
-  REQUIRE(simulate(c.servers, {elastic("e", 2, 4, 8, 4, 1000)}, {}, cfg).finish_time(0) ==
-          Approx(500));
+  REQUIRE(
+      simulate(c.servers, {elastic("e", 2, 4, 8, 4, 1000)}, {}, cfg).finish_time(0) ==
+      Approx(500));
   SECTION("an inelastic job runs exactly its duration either way") {
     cfg.scaling = Scaling::imperfect;
-    REQUIRE(simulate(c.servers, {elastic("i", 2, 4, 4, 4, 1000)}, {}, cfg).finish_time(0) ==
-            Approx(1000));
+    REQUIRE(
+        simulate(c.servers, {elastic("i", 2, 4, 4, 4, 1000)}, {}, cfg).finish_time(0) ==
+        Approx(1000));
   }
 }
 
-TEST_CASE("the lend hold lends only servers the load has spared for the hold", "[speed]") {
+TEST_CASE("the lend hold lends only servers the load has spared for the hold",
+          "[speed]") {
   ClusterState c;
   add_server(c, "t", false);
   for (int i = 0; i < 4; ++i) add_server(c, "i" + std::to_string(i), true);
@@ -161,7 +172,8 @@ TEST_CASE("the lend hold lends only servers the load has spared for the hold", "
   REQUIRE(held.loaned_capacity_seconds == 0.0);
 }
 
-TEST_CASE("a job that only a short load dip could host ends the run unfinished", "[speed]") {
+TEST_CASE("a job that only a short load dip could host ends the run unfinished",
+          "[speed]") {
   ClusterState c;
   add_server(c, "t", false);
   for (int i = 0; i < 3; ++i) add_server(c, "i" + std::to_string(i), true);
@@ -215,7 +227,8 @@ TEST_CASE("a queued job takes a slower GPU only if it finishes sooner than by wa
   }
 }
 
-TEST_CASE("a server lent after the epochs stopped still wakes the scheduler", "[speed]") {
+TEST_CASE("a server lent after the epochs stopped still wakes the scheduler",
+          "[speed]") {
   // Nothing runs and nothing arrives once "early" is done; the load then drops
   // and servers are lent well after the last load change: "t4" must still run.
   ClusterState c;
@@ -239,7 +252,8 @@ TEST_CASE("a server lent after the epochs stopped still wakes the scheduler", "[
   REQUIRE(r.start_time(1) >= 4072.3 + 3600);  // lent once the hold has passed
 }
 
-TEST_CASE("a run that would need more than max_steps epochs is refused up front", "[speed]") {
+TEST_CASE("a run that would need more than max_steps epochs is refused up front",
+          "[speed]") {
   ClusterState c;
   add_server(c, "t", false);
   SimJob job = elastic("long", 8, 1, 1, 1, 1e12);
@@ -248,7 +262,8 @@ TEST_CASE("a run that would need more than max_steps epochs is refused up front"
   Config tiny = audited();
   tiny.schedule_interval = 1e-300;
   job.job.duration = job.job.estimated_duration = 10;
-  REQUIRE_THROWS_WITH(simulate(c.servers, {job}, {}, tiny), Catch::Contains("schedule_interval"));
+  REQUIRE_THROWS_WITH(simulate(c.servers, {job}, {}, tiny),
+                      Catch::Contains("schedule_interval"));
   tiny.horizon = 1e-294;  // a horizon bounds the span
   REQUIRE_NOTHROW(simulate(c.servers, {job}, {}, tiny));
 }

@@ -15,7 +15,10 @@ TEST_CASE("one Tiresias round by hand", "[tiresias]") {
   // Two 4-GPU nodes. Job 0 (4 GPUs, 5 h run = 20 GPU-h) is demoted behind job 3;
   // job 1 keeps node 1; new job 2 takes node 0; job 0 no longer fits and stops.
   TiresiasInput in;
-  in.jobs = {{4, 5 * hour, {0, 0, 0, 0}}, {2, 1 * hour, {1, 1}}, {4, 0, {}}, {2, 9 * hour, {}}};
+  in.jobs = {{4, 5 * hour, {0, 0, 0, 0}},
+             {2, 1 * hour, {1, 1}},
+             {4, 0, {}},
+             {2, 9 * hour, {}}};
   in.queue0 = {0, 1, 2};
   in.queue1 = {3};
   in.node_gpus = {4, 4};
@@ -30,7 +33,8 @@ TEST_CASE("one Tiresias round by hand", "[tiresias]") {
   CHECK(d.allocations[3] == std::vector<int>{1, 1});
 }
 
-TEST_CASE("Tiresias admits by total free GPUs and fills the emptiest node", "[tiresias]") {
+TEST_CASE("Tiresias admits by total free GPUs and fills the emptiest node",
+          "[tiresias]") {
   TiresiasInput in;
   in.jobs = {{3, 0, {}}, {5, 0, {}}, {8, 0, {}}};
   in.queue0 = {0, 1, 2};

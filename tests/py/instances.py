@@ -7,7 +7,9 @@ import random
 import aryl
 
 
-def random_loaned_cluster(seed: int, loaned: int = 8, training: int = 2, jobs: int = 16):
+def random_loaned_cluster(
+    seed: int, loaned: int = 8, training: int = 2, jobs: int = 16
+):
     """A small packed cluster: inelastic and elastic jobs, many spanning servers.
 
     Workers of 1, 2, 4 or 8 GPUs; multi-worker jobs spread over a few servers so
@@ -35,5 +37,7 @@ def random_loaned_cluster(seed: int, loaned: int = 8, training: int = 2, jobs: i
         low = n if rng.random() < 0.7 else rng.randint(1, n)
         job = aryl.Job(f"j{j}", d, low, n, 3600, hetero=True)
         job_list.append(job)
-        workers += [aryl.Worker(job.id, s, flexible=k >= low) for k, s in enumerate(where)]
+        workers += [
+            aryl.Worker(job.id, s, flexible=k >= low) for k, s in enumerate(where)
+        ]
     return servers, job_list, workers

@@ -15,8 +15,15 @@ def profiled_agent(name="cifar10", batch_size=None):
     for placement in ([1], [2], [4], [2, 2], [4, 4]):
         for bsz in (app.min_local_bsz, 2 * app.min_local_bsz):
             step, sync = app.core.step_time(placement, bsz)
-            agent.observe(len(placement), sum(placement), bsz, step, sync, grad_sqr=sqr,
-                          grad_var=var)
+            agent.observe(
+                len(placement),
+                sum(placement),
+                bsz,
+                step,
+                sync,
+                grad_sqr=sqr,
+                grad_var=var,
+            )
     return agent
 
 
@@ -71,8 +78,11 @@ def test_curve_drives_the_simulator():
     agent = profiled_agent()
     curve = agent.throughput_curve(4)
     jobs = [Job("a", 1, 1, 4, duration=600)]
-    result = sim.simulate(jobs, sim.Cluster(training_servers=1, inference_servers=0),
-                          throughput={"a": curve})
+    result = sim.simulate(
+        jobs,
+        sim.Cluster(training_servers=1, inference_servers=0),
+        throughput={"a": curve},
+    )
     result.check()
     assert result.jobs["finish_time"].notna().all()
 
@@ -101,11 +111,14 @@ def test_a_custom_agent_gets_the_curve_for_free():
             return False
 
         def goodput(self, num_nodes, num_replicas):
-            return BatchChoice(float(num_replicas), 1, 0, num_replicas, float(num_replicas), 1.0)
+            return BatchChoice(
+                float(num_replicas), 1, 0, num_replicas, float(num_replicas), 1.0
+            )
 
         def speedup(self, num_nodes, num_replicas):
             return num_replicas / (1 + 0.1 * (num_nodes - 1))
 
-    assert Linear().throughput_curve(3, gpus_per_worker=4, gpus_per_node=8) == pytest.approx(
-        [1.0, 2.0, 3 / 1.1])
+    assert Linear().throughput_curve(
+        3, gpus_per_worker=4, gpus_per_node=8
+    ) == pytest.approx([1.0, 2.0, 3 / 1.1])
     assert packed_nodes(9, 4) == 3 and packed_nodes(0, 4) == 0

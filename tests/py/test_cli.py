@@ -28,7 +28,10 @@ def trace_slice(tmp_path_factory):
 def test_simulate_writes_tables_and_plots(trace_slice, tmp_path, capsys):
     jobs, load = trace_slice
     out = tmp_path / "out"
-    assert main(["simulate", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]) == 0
+    assert (
+        main(["simulate", str(jobs), "--load", str(load), *SMALL, "--out", str(out)])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "jct_mean" in printed and "preemption_ratio" in printed
     for name in (
@@ -48,11 +51,22 @@ def test_simulate_writes_tables_and_plots(trace_slice, tmp_path, capsys):
 def test_compare_prints_the_paper_table(trace_slice, tmp_path, capsys):
     jobs, load = trace_slice
     out = tmp_path / "cmp"
-    assert main(["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]) == 0
+    assert (
+        main(["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)])
+        == 0
+    )
     printed = capsys.readouterr().out
-    for row in ("Baseline (FIFO)", "Aryl Basic", "Aryl Ideal", "Loaning only, SCF reclaim",
-                "Elastic only, AFS", "Control: SJF, no loaning", "Control: FIFO + backfill",
-                "Ablation: Basic, imperfect", "Ablation: Basic, plain BFD"):
+    for row in (
+        "Baseline (FIFO)",
+        "Aryl Basic",
+        "Aryl Ideal",
+        "Loaning only, SCF reclaim",
+        "Elastic only, AFS",
+        "Control: SJF, no loaning",
+        "Control: FIFO + backfill",
+        "Ablation: Basic, imperfect",
+        "Ablation: Basic, plain BFD",
+    ):
         assert row in printed
     assert "speed-up" in printed and "Cluster: 4 training + 4 inference" in printed
     table = pd.read_csv(out / "compare.csv", index_col="run")
@@ -64,16 +78,30 @@ def test_compare_prints_the_paper_table(trace_slice, tmp_path, capsys):
 
 def test_compare_without_load_skips_loaning_rows(trace_slice, tmp_path, capsys):
     jobs, _ = trace_slice
-    argv = ["compare", str(jobs), *SMALL, "--out", str(tmp_path), "--plot-format", "png"]
+    argv = [
+        "compare",
+        str(jobs),
+        *SMALL,
+        "--out",
+        str(tmp_path),
+        "--plot-format",
+        "png",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "no loaning" in printed and "Loaning only" not in printed and "Aryl Basic" not in printed
+    assert (
+        "no loaning" in printed
+        and "Loaning only" not in printed
+        and "Aryl Basic" not in printed
+    )
     assert "Elastic only, aryl" in printed and "Control: SJF, no loaning" in printed
 
 
 def test_a_broken_trace_exits_2_with_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
-    bad.write_text("job_id,submit_time_s,num_gpus,duration_s,gpu_type\na,0,two,100,unknown\n")
+    bad.write_text(
+        "job_id,submit_time_s,num_gpus,duration_s,gpu_type\na,0,two,100,unknown\n"
+    )
     assert main(["simulate", str(bad), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("aryl: error:") and "bad.csv" in err and "num_gpus" in err
@@ -89,7 +117,20 @@ def test_a_missing_file_exits_2(tmp_path, capsys):
 
 
 def test_demo_prints_a_table(capsys):
-    assert main(["demo", "--training-servers", "4", "--loaned-servers", "10", "--reclaim", "3"]) == 0
+    assert (
+        main(
+            [
+                "demo",
+                "--training-servers",
+                "4",
+                "--loaned-servers",
+                "10",
+                "--reclaim",
+                "3",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "jobs preempted" in out
     for policy in ("aryl", "scf", "random", "exact"):
@@ -99,13 +140,20 @@ def test_demo_prints_a_table(capsys):
 def test_demo_errors_exit_2_without_a_traceback(capsys):
     assert main(["demo", "--loaned-servers", "4", "--reclaim", "9"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("aryl: error: asked to reclaim 9 servers") and "Traceback" not in err
+    assert (
+        err.startswith("aryl: error: asked to reclaim 9 servers")
+        and "Traceback" not in err
+    )
 
 
 @pytest.mark.parametrize("command", ["simulate", "compare", "demo"])
 def test_help(command):
-    out = subprocess.run([sys.executable, "-m", "aryl", command, "--help"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "aryl", command, "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "usage: aryl" in out and ("JOBS.csv" in out or command == "demo")
 
 
@@ -182,11 +230,20 @@ def test_machine_formats_keep_numbers():
     )
 
 
-def test_compare_fits_an_80_column_terminal(trace_slice, tmp_path, capsys, monkeypatch,
-                                            few_rows):
+def test_compare_fits_an_80_column_terminal(
+    trace_slice, tmp_path, capsys, monkeypatch, few_rows
+):
     jobs, load = trace_slice
     monkeypatch.setenv("COLUMNS", "80")
-    argv = ["compare", str(jobs), *SMALL, "--out", str(tmp_path), "--plot-format", "png"]
+    argv = [
+        "compare",
+        str(jobs),
+        *SMALL,
+        "--out",
+        str(tmp_path),
+        "--plot-format",
+        "png",
+    ]
     assert main([*argv, "--quiet"]) == 0  # the table alone (messages name long paths)
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80

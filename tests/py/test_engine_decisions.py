@@ -21,8 +21,12 @@ RUNS = {  # name: (policy, reclaim, scenario, config overrides)
     "gandiva-scf-advanced": ("gandiva", "scf", "advanced", {}),
     "afs-random-ideal": ("afs", "random", "ideal", {}),
     "fifo-basic": ("fifo", "aryl", "basic", {}),
-    "aryl-random-advanced-t4": ("aryl", "random", "advanced",
-                                {"gpu_speed": {"T4": 1.0}}),
+    "aryl-random-advanced-t4": (
+        "aryl",
+        "random",
+        "advanced",
+        {"gpu_speed": {"T4": 1.0}},
+    ),
     "aryl-scf-ideal-bfd": ("aryl", "scf", "ideal", {"placement": "bfd"}),
 }
 
@@ -33,12 +37,21 @@ def run(seed, name):
     frame, load = traces.synthetic(days=1, jobs=200, seed=seed)
     jobs = sim.scenario(traces.to_jobs(frame, seed=seed), scenario, seed=seed)
     config = {k: v for k, v in sim.scenario_config(scenario).items() if k != "policy"}
-    result = sim.simulate(jobs, sim.Cluster(8, 6), policy=policy, reclaim=reclaim,
-                          inference_load=load, config={**config, **extra}, seed=seed)
+    result = sim.simulate(
+        jobs,
+        sim.Cluster(8, 6),
+        policy=policy,
+        reclaim=reclaim,
+        inference_load=load,
+        config={**config, **extra},
+        seed=seed,
+    )
     exact = lambda v: "" if math.isnan(v) else float.hex(float(v))  # noqa: E731
     jobs = result.jobs
-    return [[str(i), exact(s), exact(f)]
-            for i, s, f in zip(jobs["id"], jobs["start_time"], jobs["finish_time"])]
+    return [
+        [str(i), exact(s), exact(f)]
+        for i, s, f in zip(jobs["id"], jobs["start_time"], jobs["finish_time"])
+    ]
 
 
 @pytest.mark.parametrize("seed,name", list(enumerate(RUNS)))

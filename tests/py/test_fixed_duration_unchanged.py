@@ -17,11 +17,24 @@ from aryl import sim
 
 RECORDED = Path(__file__).parent / "data" / "fixed_duration_b36ae72.json"
 COLUMNS = ("start_time", "finish_time", "preemptions", "scaling_ops", "work_lost")
-TOTALS = ("end_time", "training_gpu_seconds", "loaned_gpu_seconds", "work_delivered",
-          "work_completed", "work_lost_total", "reclaims", "collateral_gpus", "epochs_run")
+TOTALS = (
+    "end_time",
+    "training_gpu_seconds",
+    "loaned_gpu_seconds",
+    "work_delivered",
+    "work_completed",
+    "work_lost_total",
+    "reclaims",
+    "collateral_gpus",
+    "epochs_run",
+)
 RUNS = {
-    "aryl": {}, "fifo": {"policy": "fifo"}, "fifo-backfill": {"policy": "fifo", "config": {"backfill": True}},
-    "sjf": {"policy": "sjf"}, "gandiva": {"policy": "gandiva"}, "afs": {"policy": "afs"},
+    "aryl": {},
+    "fifo": {"policy": "fifo"},
+    "fifo-backfill": {"policy": "fifo", "config": {"backfill": True}},
+    "sjf": {"policy": "sjf"},
+    "gandiva": {"policy": "gandiva"},
+    "afs": {"policy": "afs"},
     "aryl-imperfect-scf": {"reclaim": "scf", "config": {"scaling": "imperfect"}},
     "aryl-random": {"reclaim": "random", "seed": 3},
 }
@@ -30,9 +43,16 @@ RUNS = {
 def run(name, jobs, load):
     kwargs = dict(RUNS[name])
     config = {"lend_hold": 600.0, **kwargs.pop("config", {})}
-    result = sim.simulate(jobs, sim.Cluster(4, 4), inference_load=load, config=config, **kwargs)
-    values = {c: [None if isinstance(v, float) and math.isnan(v) else v for v in result.jobs[c].tolist()]
-              for c in COLUMNS}
+    result = sim.simulate(
+        jobs, sim.Cluster(4, 4), inference_load=load, config=config, **kwargs
+    )
+    values = {
+        c: [
+            None if isinstance(v, float) and math.isnan(v) else v
+            for v in result.jobs[c].tolist()
+        ]
+        for c in COLUMNS
+    }
     values.update({t: result.totals[t] for t in TOTALS})
     return values
 
@@ -54,6 +74,12 @@ if __name__ == "__main__":
     from test_sim import random_trace
 
     jobs, load = random_trace(7, n=80)
-    json.dump({"jobs": [dataclasses.asdict(j) for j in jobs], "load": load,
-               "runs": {name: run(name, jobs, load) for name in sorted(RUNS)}}, sys.stdout)
+    json.dump(
+        {
+            "jobs": [dataclasses.asdict(j) for j in jobs],
+            "load": load,
+            "runs": {name: run(name, jobs, load) for name in sorted(RUNS)},
+        },
+        sys.stdout,
+    )
     sys.stdout.write("\n")

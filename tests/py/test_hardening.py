@@ -14,12 +14,12 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
-from instances import random_loaned_cluster
 
 import aryl
 import aryl.sim as sim
 from aryl import _core, traces
 from aryl.model import job_columns, server_columns
+from instances import random_loaned_cluster
 
 HEADER = "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n"
 
@@ -46,8 +46,12 @@ def core_config(**override):
 
 
 def run_cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "aryl", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "aryl", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def one_line_error(process):
@@ -59,39 +63,59 @@ def one_line_error(process):
 
 # ---- memory safety: raw _core entry points check shapes ----------------------------
 
-@pytest.mark.parametrize("column, value", [("pool", [0]), ("gpus", [8]), ("gpu_type", ["V100"]),
-                                           ("on_loan", [False])])
+
+@pytest.mark.parametrize(
+    "column, value",
+    [("pool", [0]), ("gpus", [8]), ("gpu_type", ["V100"]), ("on_loan", [False])],
+)
 def test_cluster_state_short_server_column(column, value):
-    with pytest.raises(ValueError, match=f"servers: column '{column}' has 1 values, expected 2"):
-        _core.ClusterState(servers_dict(**{column: value}), jobs_dict(), {"job": [], "server": [], "flexible": []})
+    with pytest.raises(
+        ValueError, match=f"servers: column '{column}' has 1 values, expected 2"
+    ):
+        _core.ClusterState(
+            servers_dict(**{column: value}),
+            jobs_dict(),
+            {"job": [], "server": [], "flexible": []},
+        )
 
 
 def test_cluster_state_short_worker_column():
     workers = {"job": [0, 1], "server": [0], "flexible": [False, False]}
-    with pytest.raises(ValueError, match="workers: column 'server' has 1 values, expected 2"):
+    with pytest.raises(
+        ValueError, match="workers: column 'server' has 1 values, expected 2"
+    ):
         _core.ClusterState(servers_dict(), jobs_dict(), workers)
 
 
-@pytest.mark.parametrize("columns, error, message", [
-    (dict(id=[1, 2]), TypeError, r"servers: column 'id', row 0 must be a str"),
-    (dict(id=["\ud800", "b"]), ValueError, "not encodable as UTF-8"),
-    (dict(gpus=[8.5, 8]), TypeError, "column 'gpus' must hold integers"),
-    (dict(gpus=[2**40, 8]), ValueError, r"column 'gpus', row 0: must be in"),
-    (dict(gpus=[2**70, 8]), ValueError, r"column 'gpus' value must be in"),
-    (dict(pool=[2, 0]), ValueError, r"column 'pool', row 0: must be in \[0, 1\]"),
-    (dict(on_loan="no"), TypeError, "must be a sequence of values, got a string"),
-    (dict(gpus=[[1, 2], [3, 4]]), ValueError, "must be one-dimensional"),
-])
+@pytest.mark.parametrize(
+    "columns, error, message",
+    [
+        (dict(id=[1, 2]), TypeError, r"servers: column 'id', row 0 must be a str"),
+        (dict(id=["\ud800", "b"]), ValueError, "not encodable as UTF-8"),
+        (dict(gpus=[8.5, 8]), TypeError, "column 'gpus' must hold integers"),
+        (dict(gpus=[2**40, 8]), ValueError, r"column 'gpus', row 0: must be in"),
+        (dict(gpus=[2**70, 8]), ValueError, r"column 'gpus' value must be in"),
+        (dict(pool=[2, 0]), ValueError, r"column 'pool', row 0: must be in \[0, 1\]"),
+        (dict(on_loan="no"), TypeError, "must be a sequence of values, got a string"),
+        (dict(gpus=[[1, 2], [3, 4]]), ValueError, "must be one-dimensional"),
+    ],
+)
 def test_cluster_state_bad_column_types(columns, error, message):
     with pytest.raises(error, match=message):
-        _core.ClusterState(servers_dict(**columns), jobs_dict(), {"job": [], "server": [], "flexible": []})
+        _core.ClusterState(
+            servers_dict(**columns),
+            jobs_dict(),
+            {"job": [], "server": [], "flexible": []},
+        )
 
 
 def test_cluster_state_missing_column():
     columns = servers_dict()
     del columns["gpus"]
     with pytest.raises(ValueError, match="servers: missing 'gpus'"):
-        _core.ClusterState(columns, jobs_dict(), {"job": [], "server": [], "flexible": []})
+        _core.ClusterState(
+            columns, jobs_dict(), {"job": [], "server": [], "flexible": []}
+        )
 
 
 def test_simulate_fewer_curves_than_jobs():
@@ -101,27 +125,38 @@ def test_simulate_fewer_curves_than_jobs():
 
 def test_simulate_load_shorter_than_load_time():
     with pytest.raises(ValueError, match="load has 1 values but load_time has 2"):
-        _core.simulate(servers_dict(), jobs_dict(), [], [0.0, 10.0], [0.5], core_config())
+        _core.simulate(
+            servers_dict(), jobs_dict(), [], [0.0, 10.0], [0.5], core_config()
+        )
 
 
-@pytest.mark.parametrize("override, error, message", [
-    (dict(seed=-1), ValueError, r"config 'seed' must be in \[0, 2\*\*64\)"),
-    (dict(seed=2**64), ValueError, r"config 'seed' must be in \[0, 2\*\*64\)"),
-    (dict(seed=1.5), TypeError, "config 'seed' must be an integer"),
-    (dict(scaling=0), TypeError, "config 'scaling' must be a str"),
-    (dict(backfill="no"), TypeError, "config 'backfill' must be True or False"),
-    (dict(gpu_speed=None), TypeError, "gpu_speed' must be a dict"),
-    (dict(gpu_speed={"V100": 0.0}), ValueError, "must be finite and > 0"),
-    (dict(schedule_interval=math.inf), ValueError, "config 'schedule_interval' must be finite"),
-    (dict(horizon=math.nan), ValueError, "horizon"),
-])
+@pytest.mark.parametrize(
+    "override, error, message",
+    [
+        (dict(seed=-1), ValueError, r"config 'seed' must be in \[0, 2\*\*64\)"),
+        (dict(seed=2**64), ValueError, r"config 'seed' must be in \[0, 2\*\*64\)"),
+        (dict(seed=1.5), TypeError, "config 'seed' must be an integer"),
+        (dict(scaling=0), TypeError, "config 'scaling' must be a str"),
+        (dict(backfill="no"), TypeError, "config 'backfill' must be True or False"),
+        (dict(gpu_speed=None), TypeError, "gpu_speed' must be a dict"),
+        (dict(gpu_speed={"V100": 0.0}), ValueError, "must be finite and > 0"),
+        (
+            dict(schedule_interval=math.inf),
+            ValueError,
+            "config 'schedule_interval' must be finite",
+        ),
+        (dict(horizon=math.nan), ValueError, "horizon"),
+    ],
+)
 def test_simulate_bad_core_config(override, error, message):
     with pytest.raises(error, match=message):
         _core.simulate(servers_dict(), jobs_dict(), [], [], [], core_config(**override))
 
 
 def test_core_reclaim_and_knapsack_arguments():
-    state = _core.ClusterState(servers_dict(), jobs_dict(), {"job": [], "server": [], "flexible": []})
+    state = _core.ClusterState(
+        servers_dict(), jobs_dict(), {"job": [], "server": [], "flexible": []}
+    )
     with pytest.raises(ValueError, match="n must be in"):
         _core.reclaim(state, 2**70)
     with pytest.raises(ValueError, match=r"seed must be in \[0, 2\*\*64\)"):
@@ -136,14 +171,28 @@ def test_core_reclaim_and_knapsack_arguments():
 
 @pytest.mark.parametrize("answer", ["no", [], 1.5, object()])
 def test_progress_returning_a_non_bool_is_a_type_error(answer):
-    with pytest.raises(TypeError, match="the value returned by progress must be True or False"):
-        sim.simulate([aryl.Job("a", 1, 1, 1, 600.0)], sim.Cluster(1), progress=lambda f: answer)
+    with pytest.raises(
+        TypeError, match="the value returned by progress must be True or False"
+    ):
+        sim.simulate(
+            [aryl.Job("a", 1, 1, 1, 600.0)], sim.Cluster(1), progress=lambda f: answer
+        )
 
 
 def test_progress_may_return_numpy_bool_and_none():
     jobs = [aryl.Job("a", 1, 1, 1, 600.0)]
-    assert sim.simulate(jobs, sim.Cluster(1), progress=lambda f: np.True_).summary()["jobs_finished"] == 1
-    assert sim.simulate(jobs, sim.Cluster(1), progress=lambda f: None).summary()["jobs_finished"] == 1
+    assert (
+        sim.simulate(jobs, sim.Cluster(1), progress=lambda f: np.True_).summary()[
+            "jobs_finished"
+        ]
+        == 1
+    )
+    assert (
+        sim.simulate(jobs, sim.Cluster(1), progress=lambda f: None).summary()[
+            "jobs_finished"
+        ]
+        == 1
+    )
 
 
 def test_keyboard_interrupt_while_converting_is_not_an_input_error():
@@ -152,54 +201,79 @@ def test_keyboard_interrupt_while_converting_is_not_an_input_error():
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _core.ClusterState(servers_dict(gpus=np.array([Interrupting(), 8], dtype=object)), jobs_dict(),
-                           {"job": [], "server": [], "flexible": []})
+        _core.ClusterState(
+            servers_dict(gpus=np.array([Interrupting(), 8], dtype=object)),
+            jobs_dict(),
+            {"job": [], "server": [], "flexible": []},
+        )
 
 
 # ---- hangs: refused up front ---------------------------------------------------------
 
+
 def test_job_that_fits_only_on_servers_never_lent():
     with pytest.raises(ValueError, match="job 'b' can never run"):
-        sim.simulate([aryl.Job("b", 8, 2, 2, 100.0, gpu_type="T4")], sim.Cluster(1, 2),
-                     inference_load=[(0, 1.0)])
+        sim.simulate(
+            [aryl.Job("b", 8, 2, 2, 100.0, gpu_type="T4")],
+            sim.Cluster(1, 2),
+            inference_load=[(0, 1.0)],
+        )
 
 
 def test_job_that_fits_on_servers_lent_runs():
-    result = sim.simulate([aryl.Job("b", 8, 2, 2, 100.0, gpu_type="T4")], sim.Cluster(1, 2),
-                          inference_load=[(0, 0.0)])
+    result = sim.simulate(
+        [aryl.Job("b", 8, 2, 2, 100.0, gpu_type="T4")],
+        sim.Cluster(1, 2),
+        inference_load=[(0, 0.0)],
+    )
     assert result.check().summary()["jobs_finished"] == 1
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"schedule_interval": math.inf}, "schedule_interval must be a finite number"),
-    ({"loan_interval": 1e-300}, "loan_interval must be a finite number in"),
-    ({"schedule_interval": 1e-300}, "schedule_interval must be a finite number in"),
-    ({"gpu_speed": {"V100": 0}}, r"gpu_speed\['V100'\] must be"),
-    ({"gpu_speed": {"V100": 1e-12}}, r"gpu_speed\['V100'\] must be"),
-    ({"gpu_speed": {"V100": -1}}, r"gpu_speed\['V100'\] must be"),
-    ({"gpu_speed": {"V100": math.nan}}, r"gpu_speed\['V100'\] must be"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"schedule_interval": math.inf}, "schedule_interval must be a finite number"),
+        ({"loan_interval": 1e-300}, "loan_interval must be a finite number in"),
+        ({"schedule_interval": 1e-300}, "schedule_interval must be a finite number in"),
+        ({"gpu_speed": {"V100": 0}}, r"gpu_speed\['V100'\] must be"),
+        ({"gpu_speed": {"V100": 1e-12}}, r"gpu_speed\['V100'\] must be"),
+        ({"gpu_speed": {"V100": -1}}, r"gpu_speed\['V100'\] must be"),
+        ({"gpu_speed": {"V100": math.nan}}, r"gpu_speed\['V100'\] must be"),
+    ],
+)
 def test_configs_that_make_unbounded_work(config, message):
     with pytest.raises(ValueError, match=message):
-        sim.simulate([aryl.Job("a", 1, 1, 1, 60.0)], sim.Cluster(1, 1), config=config,
-                     inference_load=[(0, 0.5)])
+        sim.simulate(
+            [aryl.Job("a", 1, 1, 1, 60.0)],
+            sim.Cluster(1, 1),
+            config=config,
+            inference_load=[(0, 0.5)],
+        )
 
 
-@pytest.mark.parametrize("job", [aryl.Job("a", 1, 1, 1, 1e12), aryl.Job("a", 1, 1, 1, 10, submit_time=1e12)])
+@pytest.mark.parametrize(
+    "job", [aryl.Job("a", 1, 1, 1, 1e12), aryl.Job("a", 1, 1, 1, 10, submit_time=1e12)]
+)
 def test_huge_times_are_refused_before_running(job):
-    with pytest.raises(ValueError, match="the simulation would span at least 1e\\+12 s"):
+    with pytest.raises(
+        ValueError, match="the simulation would span at least 1e\\+12 s"
+    ):
         sim.simulate([job], sim.Cluster(1))
 
 
 def test_huge_times_run_with_a_horizon():
-    result = sim.simulate([aryl.Job("a", 1, 1, 1, 1e12)], sim.Cluster(1), config={"horizon": 86400.0})
+    result = sim.simulate(
+        [aryl.Job("a", 1, 1, 1, 1e12)], sim.Cluster(1), config={"horizon": 86400.0}
+    )
     assert result.summary()["jobs_finished"] == 0
 
 
 def test_knapsack_capacity_near_int_max():
     with pytest.raises(ValueError, match="tracks total weights up to"):
         aryl.knapsack([[(2**31 - 3, 1.0)]], 2**31 - 2)
-    assert aryl.knapsack([[(2, 1.0)]], 2**31 - 2) == [0]  # large capacity, small items: fine
+    assert aryl.knapsack([[(2, 1.0)]], 2**31 - 2) == [
+        0
+    ]  # large capacity, small items: fine
 
 
 def test_extend_load_with_a_tiny_step():
@@ -212,10 +286,20 @@ def test_extend_load_with_a_tiny_step():
 
 def test_cli_load_with_a_tiny_step(tmp_path):
     """Repeating a 1-ns series up to a job an hour later would take 3.6e12 copies: refused."""
-    (tmp_path / "jobs.csv").write_text(HEADER + "a,0,8,3600,unknown\nb,3600,8,60,unknown\n")
+    (tmp_path / "jobs.csv").write_text(
+        HEADER + "a,0,8,3600,unknown\nb,3600,8,60,unknown\n"
+    )
     (tmp_path / "load.csv").write_text("time_s,load\n0,0.5\n1e-9,0.5\n")
-    line = one_line_error(run_cli("simulate", str(tmp_path / "jobs.csv"), "--load",
-                                  str(tmp_path / "load.csv"), "--out", str(tmp_path / "out")))
+    line = one_line_error(
+        run_cli(
+            "simulate",
+            str(tmp_path / "jobs.csv"),
+            "--load",
+            str(tmp_path / "load.csv"),
+            "--out",
+            str(tmp_path / "out"),
+        )
+    )
     assert "copies" in line
 
 
@@ -224,16 +308,25 @@ def test_cli_short_loads_that_cover_the_jobs_are_used_as_given(tmp_path):
     (tmp_path / "jobs.csv").write_text(HEADER + "a,0,8,3600,unknown\n")
     for rows in ("0,0.5\n1e-9,0.5\n", "0,0.5\n"):
         (tmp_path / "load.csv").write_text("time_s,load\n" + rows)
-        done = run_cli("simulate", str(tmp_path / "jobs.csv"), "--load", str(tmp_path / "load.csv"),
-                       "--out", str(tmp_path / "out"))
+        done = run_cli(
+            "simulate",
+            str(tmp_path / "jobs.csv"),
+            "--load",
+            str(tmp_path / "load.csv"),
+            "--out",
+            str(tmp_path / "out"),
+        )
         assert done.returncode == 0, done.stderr
 
 
 # ---- unbounded memory / overflow ---------------------------------------------------------
 
+
 def test_cli_huge_duration_is_one_line(tmp_path):
     (tmp_path / "t.csv").write_text(HEADER + "j1,0,8,1e12,unknown\n")
-    line = one_line_error(run_cli("simulate", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o")))
+    line = one_line_error(
+        run_cli("simulate", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o"))
+    )
     assert "would span at least" in line
     assert not (tmp_path / "o" / "jobs.csv").exists()
 
@@ -246,7 +339,9 @@ def test_elastic_job_with_two_billion_workers():
 def test_over_committed_huge_server_is_refused():
     server = aryl.Server("s", "inference", gpus=2**31 - 1, on_loan=True)
     with pytest.raises(ValueError, match="gpus must be at most 65536"):
-        aryl.reclaim([server], [aryl.Job("a", 2**30, 3, 3, 10)], [aryl.Worker("a", "s")] * 3, 1)
+        aryl.reclaim(
+            [server], [aryl.Job("a", 2**30, 3, 3, 10)], [aryl.Worker("a", "s")] * 3, 1
+        )
 
 
 def test_knapsack_value_overflow():
@@ -257,22 +352,38 @@ def test_knapsack_value_overflow():
 @pytest.mark.parametrize("estimate", [1e308, 1e16])
 def test_huge_estimates_are_refused(estimate):
     jobs = [aryl.Job(x, 1, 1, 3, 10, estimated_duration=estimate) for x in "ab"]
-    with pytest.raises(ValueError, match="estimated_duration must be at most 1e\\+15 s"):
+    with pytest.raises(
+        ValueError, match="estimated_duration must be at most 1e\\+15 s"
+    ):
         aryl.schedule(jobs, [aryl.Server("s")])
 
 
 # ---- error types and silent acceptance -------------------------------------------------
 
-@pytest.mark.parametrize("seed, error", [(-1, ValueError), (2**64, ValueError), (1.5, TypeError),
-                                         (True, TypeError), ("1", TypeError)])
+
+@pytest.mark.parametrize(
+    "seed, error",
+    [
+        (-1, ValueError),
+        (2**64, ValueError),
+        (1.5, TypeError),
+        (True, TypeError),
+        ("1", TypeError),
+    ],
+)
 def test_simulate_seed(seed, error):
     with pytest.raises(error, match="seed"):
         sim.simulate([aryl.Job("a", 1, 1, 1, 60.0)], sim.Cluster(1), seed=seed)
 
 
 def test_simulate_seed_at_the_top_of_the_range():
-    sim.simulate([aryl.Job("a", 1, 1, 1, 60.0)], sim.Cluster(1, 1), reclaim="random", seed=2**64 - 1,
-                 inference_load=[(0, 0.5)])
+    sim.simulate(
+        [aryl.Job("a", 1, 1, 1, 60.0)],
+        sim.Cluster(1, 1),
+        reclaim="random",
+        seed=2**64 - 1,
+        inference_load=[(0, 0.5)],
+    )
 
 
 def test_cli_seed_out_of_range():
@@ -289,12 +400,21 @@ def test_cli_demo_negative_servers():
     one_line_error(run_cli("demo", "--loaned-servers", "-5"))
 
 
-@pytest.mark.parametrize("config, error", [
-    ({"scaling": 0}, TypeError), ({"scaling": "cubic"}, ValueError), ({"backfill": "no"}, TypeError),
-    ({"audit": 1}, TypeError), ({"gpu_speed": None}, TypeError), ({"gpu_speed": {5: 1.0}}, TypeError),
-    ({"horizon": math.nan}, ValueError), ({"headroom": -0.1}, ValueError),
-    ({"prediction_error": (2.0, 0.1)}, ValueError), ({"prediction_error": "x"}, TypeError),
-])
+@pytest.mark.parametrize(
+    "config, error",
+    [
+        ({"scaling": 0}, TypeError),
+        ({"scaling": "cubic"}, ValueError),
+        ({"backfill": "no"}, TypeError),
+        ({"audit": 1}, TypeError),
+        ({"gpu_speed": None}, TypeError),
+        ({"gpu_speed": {5: 1.0}}, TypeError),
+        ({"horizon": math.nan}, ValueError),
+        ({"headroom": -0.1}, ValueError),
+        ({"prediction_error": (2.0, 0.1)}, ValueError),
+        ({"prediction_error": "x"}, TypeError),
+    ],
+)
 def test_config_values(config, error):
     with pytest.raises(error):
         sim.simulate([aryl.Job("a", 1, 1, 1, 60.0)], sim.Cluster(1), config=config)
@@ -305,26 +425,48 @@ def test_compare_without_runs():
         sim.compare([aryl.Job("a", 1, 1, 1, 60.0)], sim.Cluster(1), {})
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: aryl.Job("a", 1, 1, 1, 10, gpu_type=5), "gpu_type must be a str or None"),
-    (lambda: aryl.Server("s", gpu_type=["V100"]), "gpu_type must be a str or None"),
-    (lambda: aryl.Worker("a", "s", flexible="False"), "flexible must be True or False"),
-    (lambda: aryl.Worker("a", "s", flexible=math.nan), "flexible must be True or False"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda: aryl.Job("a", 1, 1, 1, 10, gpu_type=5),
+            "gpu_type must be a str or None",
+        ),
+        (lambda: aryl.Server("s", gpu_type=["V100"]), "gpu_type must be a str or None"),
+        (
+            lambda: aryl.Worker("a", "s", flexible="False"),
+            "flexible must be True or False",
+        ),
+        (
+            lambda: aryl.Worker("a", "s", flexible=math.nan),
+            "flexible must be True or False",
+        ),
+    ],
+)
 def test_records_refuse_odd_values(make, message):
     with pytest.raises(ValueError, match=message):
         make()
 
 
 def test_missing_gpu_type_in_a_frame_means_any_type():
-    frame = pd.DataFrame({"id": ["a", "b"], "gpus_per_worker": [1, 1], "min_workers": [1, 1],
-                          "max_workers": [1, 1], "duration": [10.0, 10.0], "gpu_type": ["V100", None]})
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "gpus_per_worker": [1, 1],
+            "min_workers": [1, 1],
+            "max_workers": [1, 1],
+            "duration": [10.0, 10.0],
+            "gpu_type": ["V100", None],
+        }
+    )
     decision = aryl.schedule(frame, [aryl.Server("s")])
     assert decision.allocation == {"a": 1, "b": 1}
 
 
-@pytest.mark.parametrize("n, error", [(2**70, ValueError), (math.inf, TypeError), (2.7, TypeError),
-                                      ("2", TypeError)])
+@pytest.mark.parametrize(
+    "n, error",
+    [(2**70, ValueError), (math.inf, TypeError), (2.7, TypeError), ("2", TypeError)],
+)
 def test_reclaim_n(paper_example, n, error):
     with pytest.raises(error, match="n must be"):
         aryl.reclaim(*paper_example, n=n)
@@ -345,7 +487,10 @@ def test_id_with_a_lone_surrogate():
 def test_zero_duration_row_names_file_row_and_column(tmp_path):
     path = tmp_path / "z.csv"
     path.write_text(HEADER + "j1,0,8,3600,unknown\nj2,10,4,0,unknown\n")
-    with pytest.raises(traces.TraceError, match=r"z.csv: row 2 \(line 3\), column 'duration_s': zero duration"):
+    with pytest.raises(
+        traces.TraceError,
+        match=r"z.csv: row 2 \(line 3\), column 'duration_s': zero duration",
+    ):
         traces.read_jobs(path)
     with pytest.warns(UserWarning, match="dropped 1 invalid row"):
         assert traces.read_jobs(path, drop_invalid=True)["job_id"].tolist() == ["j1"]
@@ -353,13 +498,17 @@ def test_zero_duration_row_names_file_row_and_column(tmp_path):
 
 def test_zero_duration_job_is_refused_by_simulate():
     with pytest.raises(ValueError, match="job 'z': duration must be > 0 to simulate"):
-        sim.simulate([aryl.Job("a", 1, 1, 1, 60.0), aryl.Job("z", 1, 1, 1, 0.0)], sim.Cluster(1))
+        sim.simulate(
+            [aryl.Job("a", 1, 1, 1, 60.0), aryl.Job("z", 1, 1, 1, 0.0)], sim.Cluster(1)
+        )
 
 
 def test_num_gpus_beyond_int64(tmp_path):
     path = tmp_path / "g.csv"
     path.write_text(HEADER + "j1,0,1e19,3600,unknown\n")
-    with pytest.raises(traces.TraceError, match=r"column 'num_gpus': above 1.04858e\+06"):
+    with pytest.raises(
+        traces.TraceError, match=r"column 'num_gpus': above 1.04858e\+06"
+    ):
         traces.read_jobs(path)
 
 
@@ -374,9 +523,17 @@ def test_gzip_with_a_junk_body(tmp_path):
 
 
 def test_schedule_reports_unplaceable_jobs_and_schedules_the_rest():
-    jobs = [aryl.Job("wide", 16, 1, 1, 10), aryl.Job("ok", 8, 1, 1, 10),
-            aryl.Job("many", 8, 3, 3, 10), aryl.Job("t4", 1, 1, 1, 10, gpu_type="T4")]
-    servers = [aryl.Server("s1"), aryl.Server("s2"), aryl.Server("i", "inference")]  # i not on loan
+    jobs = [
+        aryl.Job("wide", 16, 1, 1, 10),
+        aryl.Job("ok", 8, 1, 1, 10),
+        aryl.Job("many", 8, 3, 3, 10),
+        aryl.Job("t4", 1, 1, 1, 10, gpu_type="T4"),
+    ]
+    servers = [
+        aryl.Server("s1"),
+        aryl.Server("s2"),
+        aryl.Server("i", "inference"),
+    ]  # i not on loan
     for policy in ("aryl", "fifo", "sjf", "gandiva", "afs"):
         decision = aryl.schedule(jobs, servers, policy=policy)
         assert set(decision.unplaceable) == {"wide", "many", "t4"}, policy
@@ -385,15 +542,28 @@ def test_schedule_reports_unplaceable_jobs_and_schedules_the_rest():
 
 
 def test_schedule_remaining_for_a_job_not_yet_submitted():
-    decision = aryl.schedule([aryl.Job("a", 1, 1, 2, 100, submit_time=100)], [aryl.Server("s")], now=0,
-                             remaining={"a": 0.5})
+    decision = aryl.schedule(
+        [aryl.Job("a", 1, 1, 2, 100, submit_time=100)],
+        [aryl.Server("s")],
+        now=0,
+        remaining={"a": 0.5},
+    )
     assert decision.pending == ["a"]
     with pytest.raises(ValueError, match="remaining: unknown job 'b'"):
-        aryl.schedule([aryl.Job("a", 1, 1, 2, 100)], [aryl.Server("s")], remaining={"b": 0.5})
+        aryl.schedule(
+            [aryl.Job("a", 1, 1, 2, 100)], [aryl.Server("s")], remaining={"b": 0.5}
+        )
 
 
-@pytest.mark.parametrize("kwargs, error", [(dict(remaining=[0.5]), TypeError), (dict(now=math.nan), ValueError),
-                                           (dict(now="0"), TypeError), (dict(backfill="yes"), TypeError)])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(remaining=[0.5]), TypeError),
+        (dict(now=math.nan), ValueError),
+        (dict(now="0"), TypeError),
+        (dict(backfill="yes"), TypeError),
+    ],
+)
 def test_schedule_arguments(kwargs, error):
     with pytest.raises(error):
         aryl.schedule([aryl.Job("a", 1, 1, 2, 100)], [aryl.Server("s")], **kwargs)
@@ -401,11 +571,21 @@ def test_schedule_arguments(kwargs, error):
 
 # ---- correctness: exact is the oracle ---------------------------------------------------
 
+
 def test_exact_takes_a_job_whole_rather_than_an_idle_server():
     servers = [aryl.Server(x, "inference", on_loan=True) for x in ("idle", "i2", "i3")]
-    plan = aryl.reclaim(servers, [aryl.Job("a", 8, 2, 2, 3600)],
-                        [aryl.Worker("a", "i2"), aryl.Worker("a", "i3")], 2, "exact")
-    assert plan.servers == ["i2", "i3"] and plan.preempted == ["a"] and plan.collateral_gpus == 0
+    plan = aryl.reclaim(
+        servers,
+        [aryl.Job("a", 8, 2, 2, 3600)],
+        [aryl.Worker("a", "i2"), aryl.Worker("a", "i3")],
+        2,
+        "exact",
+    )
+    assert (
+        plan.servers == ["i2", "i3"]
+        and plan.preempted == ["a"]
+        and plan.collateral_gpus == 0
+    )
 
 
 def brute_force(servers, jobs, workers, n):
@@ -421,9 +601,14 @@ def brute_force(servers, jobs, workers, n):
         removed = {j: 0 for j in job}
         for w in workers:
             removed[w.job] += w.server in chosen
-        preempted = [j for j in job if count[j] and count[j] - removed[j] < job[j].min_workers]
-        collateral = sum(job[w.job].gpus_per_worker for w in workers
-                         if w.job in preempted and w.server not in chosen)
+        preempted = [
+            j for j in job if count[j] and count[j] - removed[j] < job[j].min_workers
+        ]
+        collateral = sum(
+            job[w.job].gpus_per_worker
+            for w in workers
+            if w.job in preempted and w.server not in chosen
+        )
         scaled = sum(removed[j] for j in job if j not in preempted)
         score = (len(preempted), collateral, scaled)
         if best is None or score < best[0]:
@@ -436,7 +621,9 @@ def mixed_cluster(seed):
     rng = np.random.default_rng(seed)
     servers, jobs, workers = random_loaned_cluster(seed, loaned=7, jobs=10)
     sizes = {s.id: int(rng.choice([8, 16])) if s.on_loan else s.gpus for s in servers}
-    servers = [aryl.Server(s.id, s.pool, sizes[s.id], on_loan=s.on_loan) for s in servers]
+    servers = [
+        aryl.Server(s.id, s.pool, sizes[s.id], on_loan=s.on_loan) for s in servers
+    ]
     servers += [aryl.Server("idle", "inference", 4, on_loan=True)]
     return servers, jobs, workers
 
@@ -450,13 +637,20 @@ def test_exact_matches_an_independent_brute_force(seed):
         score, subset = brute_force(servers, jobs, workers, n)
         scaled = sum(exact.scaled_in.values())
         assert (len(exact.preempted), exact.collateral_gpus, scaled) == score, (seed, n)
-        assert sorted(exact.servers, key=[s.id for s in servers].index) == subset, (seed, n)
+        assert sorted(exact.servers, key=[s.id for s in servers].index) == subset, (
+            seed,
+            n,
+        )
         for policy in ("aryl", "scf", "random"):
             other = aryl.reclaim(servers, jobs, workers, n, policy, seed=seed)
-            assert (len(exact.preempted), exact.collateral_gpus) <= (len(other.preempted), other.collateral_gpus)
+            assert (len(exact.preempted), exact.collateral_gpus) <= (
+                len(other.preempted),
+                other.collateral_gpus,
+            )
 
 
 # ---- concurrency, leaks, Ctrl-C ----------------------------------------------------------
+
 
 def small_trace():
     frame, load = traces.synthetic(days=1, jobs=300, seed=3)
@@ -466,7 +660,9 @@ def small_trace():
 def test_concurrent_simulations_equal_sequential():
     jobs, load = small_trace()
     cluster = sim.Cluster(8, 8)
-    configs = [dict(policy=p, reclaim=r) for p in ("aryl", "fifo") for r in ("aryl", "random")]
+    configs = [
+        dict(policy=p, reclaim=r) for p in ("aryl", "fifo") for r in ("aryl", "random")
+    ]
 
     def run(kwargs):
         return sim.simulate(jobs, cluster, inference_load=load, seed=5, **kwargs).jobs
@@ -494,7 +690,9 @@ def rss_mb():
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
 def test_memory_does_not_grow_over_repeated_calls():
     servers, jobs, workers = random_loaned_cluster(1)
-    sim_jobs = [aryl.Job(f"j{i}", 1, 1, 2, 600.0, submit_time=60.0 * i) for i in range(5)]
+    sim_jobs = [
+        aryl.Job(f"j{i}", 1, 1, 2, 600.0, submit_time=60.0 * i) for i in range(5)
+    ]
 
     def calls():
         aryl.reclaim(servers, jobs, workers, 3)
@@ -504,7 +702,11 @@ def test_memory_does_not_grow_over_repeated_calls():
         with pytest.raises(ValueError):
             sim.simulate(sim_jobs, sim.Cluster(1), seed=-1)
         with pytest.raises(ValueError):
-            _core.ClusterState(servers_dict(pool=[0]), jobs_dict(), {"job": [], "server": [], "flexible": []})
+            _core.ClusterState(
+                servers_dict(pool=[0]),
+                jobs_dict(),
+                {"job": [], "server": [], "flexible": []},
+            )
 
     for _ in range(200):  # warm up allocators and caches
         calls()
@@ -517,9 +719,15 @@ def test_memory_does_not_grow_over_repeated_calls():
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_during_compare_exits_130_without_partial_files(tmp_path):
     out = tmp_path / "out"
-    process = subprocess.Popen([sys.executable, "-m", "aryl", "compare", "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert process.stdout.readline().startswith("Comparing on")  # inputs read, runs starting
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aryl", "compare", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline().startswith(
+        "Comparing on"
+    )  # inputs read, runs starting
     process.send_signal(signal.SIGINT)
     try:
         _, stderr = process.communicate(timeout=60)
@@ -529,13 +737,21 @@ def test_ctrl_c_during_compare_exits_130_without_partial_files(tmp_path):
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "aryl: interrupted"
     assert "Traceback" not in stderr
-    assert sorted(p.name for p in out.iterdir()) == []  # nothing half-written, no temp folder
+    assert (
+        sorted(p.name for p in out.iterdir()) == []
+    )  # nothing half-written, no temp folder
 
 
 def test_engine_schedules_after_a_late_loan():
     """Epochs stop once nothing runs; a loan decision after that wakes one."""
-    jobs = [aryl.Job("early", 1, 1, 1, 100.0), aryl.Job("t4", 2, 3, 4, 2534.0, submit_time=10.0, gpu_type="T4")]
-    load = [(0.0, 0.9), (4072.3, 1e-9)]  # T4 servers lent once spare for the 1-hour hold
+    jobs = [
+        aryl.Job("early", 1, 1, 1, 100.0),
+        aryl.Job("t4", 2, 3, 4, 2534.0, submit_time=10.0, gpu_type="T4"),
+    ]
+    load = [
+        (0.0, 0.9),
+        (4072.3, 1e-9),
+    ]  # T4 servers lent once spare for the 1-hour hold
     result = sim.simulate(jobs, sim.Cluster(3, 2), inference_load=load)
     assert result.summary()["jobs_finished"] == 2
 
@@ -556,4 +772,6 @@ def test_progress_keeps_being_asked_after_the_last_arrival():
 def test_job_submitted_after_the_load_takes_the_servers_back_for_good():
     jobs = [aryl.Job("late", 8, 2, 2, 100.0, submit_time=600.0, gpu_type="T4")]
     with pytest.raises(ValueError, match="job 'late' can never run"):
-        sim.simulate(jobs, sim.Cluster(1, 2), inference_load=[(0, 0.0), (300, 1.0), (600, 1.0)])
+        sim.simulate(
+            jobs, sim.Cluster(1, 2), inference_load=[(0, 0.0), (300, 1.0), (600, 1.0)]
+        )

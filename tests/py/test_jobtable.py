@@ -17,12 +17,19 @@ def random_jobs(seed: int, n: int = 60) -> list:
     jobs = []
     for i in range(n):
         lo = int(rng.integers(1, 4))
-        jobs.append(aryl.Job(
-            id=i if seed % 2 else f"j{i}", gpus_per_worker=int(rng.choice([1, 2, 4, 8])),
-            min_workers=lo, max_workers=lo + int(rng.integers(0, 3)),
-            duration=float(rng.uniform(60, 5000)), submit_time=float(i * 30),
-            gpu_type=[None, "V100", "T4"][int(rng.integers(0, 3))],
-            checkpoint=bool(rng.integers(0, 2)), hetero=bool(rng.integers(0, 2))))
+        jobs.append(
+            aryl.Job(
+                id=i if seed % 2 else f"j{i}",
+                gpus_per_worker=int(rng.choice([1, 2, 4, 8])),
+                min_workers=lo,
+                max_workers=lo + int(rng.integers(0, 3)),
+                duration=float(rng.uniform(60, 5000)),
+                submit_time=float(i * 30),
+                gpu_type=[None, "V100", "T4"][int(rng.integers(0, 3))],
+                checkpoint=bool(rng.integers(0, 2)),
+                hetero=bool(rng.integers(0, 2)),
+            )
+        )
     return jobs
 
 
@@ -38,25 +45,49 @@ def test_a_frame_and_records_give_the_same_table(seed):
 
 
 def test_defaults_of_missing_columns_are_the_jobs_defaults():
-    frame = pd.DataFrame({"id": ["a", "b"], "gpus_per_worker": [8, 4], "min_workers": [1, 2],
-                          "max_workers": [2, 2], "duration": [100.0, 50.0]})
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "gpus_per_worker": [8, 4],
+            "min_workers": [1, 2],
+            "max_workers": [2, 2],
+            "duration": [100.0, 50.0],
+        }
+    )
     expected = [aryl.Job("a", 8, 1, 2, 100.0), aryl.Job("b", 4, 2, 2, 50.0)]
     assert list(JobTable.of(frame)) == expected
 
 
-@pytest.mark.parametrize("column, value, message", [
-    ("gpus_per_worker", 2.5, "job 'b': gpus_per_worker must be an integer, got 2.5"),
-    ("min_workers", "2", "job 'b': min_workers must be an integer, got '2'"),
-    ("duration", True, "job 'b': duration must be a number, got True"),
-    ("hetero", 2, "job 'b': hetero must be True or False, got 2"),
-    ("gpu_type", 7, "job 'b': gpu_type must be a str or None, got 7"),
-    ("colour", "red", "unknown field"),
-])
-def test_a_bad_frame_value_names_the_job_as_the_record_path_does(column, value, message):
-    frame = pd.DataFrame({"id": ["a", "b"], "gpus_per_worker": [8, 4], "min_workers": [1, 2],
-                          "max_workers": [2, 2], "duration": [100.0, 50.0]})
-    frame[column] = pd.Series([frame[column].iloc[0] if column in frame else "x", value],
-                              dtype=object)
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        (
+            "gpus_per_worker",
+            2.5,
+            "job 'b': gpus_per_worker must be an integer, got 2.5",
+        ),
+        ("min_workers", "2", "job 'b': min_workers must be an integer, got '2'"),
+        ("duration", True, "job 'b': duration must be a number, got True"),
+        ("hetero", 2, "job 'b': hetero must be True or False, got 2"),
+        ("gpu_type", 7, "job 'b': gpu_type must be a str or None, got 7"),
+        ("colour", "red", "unknown field"),
+    ],
+)
+def test_a_bad_frame_value_names_the_job_as_the_record_path_does(
+    column, value, message
+):
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "gpus_per_worker": [8, 4],
+            "min_workers": [1, 2],
+            "max_workers": [2, 2],
+            "duration": [100.0, 50.0],
+        }
+    )
+    frame[column] = pd.Series(
+        [frame[column].iloc[0] if column in frame else "x", value], dtype=object
+    )
     if column == "hetero":
         frame[column] = [0, 2]
     with pytest.raises(ValueError, match=message):
@@ -69,7 +100,9 @@ def test_columns_are_read_only_and_replace_checks_shape_and_names():
         table.column("duration")[0] = 1.0
     with pytest.raises(ValueError, match="unknown job field"):
         table.replace(colour=[1] * 5)
-    with pytest.raises(ValueError, match="3 values for 5 jobs|\\(3,\\) values for 5 jobs"):
+    with pytest.raises(
+        ValueError, match="3 values for 5 jobs|\\(3,\\) values for 5 jobs"
+    ):
         table.replace(duration=[1.0, 2.0, 3.0])
     with pytest.raises(KeyError, match="no job field"):
         table.column("colour")
@@ -93,8 +126,11 @@ def test_the_elastic_draw_reaches_the_share_with_the_shortest_prefix():
     described = sim.describe(jobs)
     assert described["elastic_gpu_time_share"] >= 0.36
     # Dropping the last elastic job drawn would fall short: the share is just passed.
-    gpu_time = jobs.column("duration") * jobs.column("gpus_per_worker") * \
-        jobs.column("reference_workers")
+    gpu_time = (
+        jobs.column("duration")
+        * jobs.column("gpus_per_worker")
+        * jobs.column("reference_workers")
+    )
     elastic = jobs.column("max_workers") > jobs.column("min_workers")
     assert gpu_time[elastic].sum() - gpu_time[elastic].max() < 0.36 * gpu_time.sum()
 

@@ -51,7 +51,15 @@ def test_paper_example():
 
 @pytest.mark.parametrize(
     "capacity, expected",
-    [(0, [-1, -1]), (1, [-1, 0]), (2, [0, -1]), (3, [0, 0]), (5, [0, 2]), (6, [0, 3]), (99, [0, 3])],
+    [
+        (0, [-1, -1]),
+        (1, [-1, 0]),
+        (2, [0, -1]),
+        (3, [0, 0]),
+        (5, [0, 2]),
+        (6, [0, 3]),
+        (99, [0, 3]),
+    ],
 )
 def test_paper_example_other_capacities(capacity, expected):
     assert aryl.knapsack(PAPER, capacity) == expected
@@ -77,7 +85,9 @@ def test_kernel_reference_and_brute_force_agree(integer_values):
         assert weight(groups, kernel) <= capacity
         best = brute_force(groups, capacity)
         scale = sum(max([v for w, v in g if w <= capacity] + [0.0]) for g in groups)
-        assert value(groups, kernel) == pytest.approx(value(groups, best), abs=1e-9 * scale + 1e-12)
+        assert value(groups, kernel) == pytest.approx(
+            value(groups, best), abs=1e-9 * scale + 1e-12
+        )
         if integer_values:  # exact sums: the tie rule alone decides
             assert kernel == best, (groups, capacity)
 
@@ -86,8 +96,15 @@ def test_larger_random_instances_match_the_reference():
     rng = random.Random(3)
     for _ in range(20):
         groups = [
-            [(rng.randint(1, 40), float(rng.randint(1, 30)) if rng.random() < 0.5 else 30 * rng.random())
-             for _ in range(rng.randint(0, 8))]
+            [
+                (
+                    rng.randint(1, 40),
+                    float(rng.randint(1, 30))
+                    if rng.random() < 0.5
+                    else 30 * rng.random(),
+                )
+                for _ in range(rng.randint(0, 8))
+            ]
             for _ in range(rng.randint(1, 25))
         ]
         capacity = rng.randint(0, 200)
@@ -102,7 +119,10 @@ def test_accepted_input_forms():
         assert aryl.knapsack(groups, np.int64(4)) == [0, 1]
     assert aryl.knapsack(PAPER, 4.0) == [0, 1]
     assert aryl.knapsack([], 3) == [] and aryl.knapsack([[], []], 3) == [-1, -1]
-    assert aryl.knapsack([[(10**12, 5.0)], [(1, 1.0)]], 10) == [-1, 0]  # too heavy, never chosen
+    assert aryl.knapsack([[(10**12, 5.0)], [(1, 1.0)]], 10) == [
+        -1,
+        0,
+    ]  # too heavy, never chosen
     assert aryl.knapsack([[(3, 5)], [(2, 7), (4, 8)]], 2**31 - 2) == [0, 1]
 
 
@@ -114,15 +134,43 @@ def test_accepted_input_forms():
         (PAPER, "4", "capacity must be an integer, got '4'"),
         (PAPER, True, "capacity must be an integer, got True"),
         (PAPER, 2**31, "capacity must be at most 2147483646, got 2147483648"),
-        ([[(1, 1)], [], [(2, 3)], [(1, 1), (0, 2)]], 4, "group 3, item 1: weight must be >= 1, got 0"),
-        ([[(1, 1), (1.5, 2)]], 4, r"group 0, item 1: weight must be an integer, got 1\.5"),
-        ([[(1, 1)], [("2", 2)]], 4, "group 1, item 0: weight must be an integer, got '2'"),
+        (
+            [[(1, 1)], [], [(2, 3)], [(1, 1), (0, 2)]],
+            4,
+            "group 3, item 1: weight must be >= 1, got 0",
+        ),
+        (
+            [[(1, 1), (1.5, 2)]],
+            4,
+            r"group 0, item 1: weight must be an integer, got 1\.5",
+        ),
+        (
+            [[(1, 1)], [("2", 2)]],
+            4,
+            "group 1, item 0: weight must be an integer, got '2'",
+        ),
         ([[(1, 1)], [(2, "x")]], 4, "group 1, item 0: value must be a number, got 'x'"),
-        ([[(1, 1)], [(2, math.nan)]], 4, "group 1, item 0: value must be finite, got nan"),
+        (
+            [[(1, 1)], [(2, math.nan)]],
+            4,
+            "group 1, item 0: value must be finite, got nan",
+        ),
         ([[(1, math.inf)]], 4, "group 0, item 0: value must be finite, got inf"),
-        ([[(1, 1, 1)]], 4, r"group 0, item 0: expected a \(weight, value\) pair, got \(1, 1, 1\)"),
-        ([[(1, 1)], [3]], 4, r"group 1, item 0: expected a \(weight, value\) pair, got 3"),
-        ([[(1, 1)], 7], 4, r"group 1 must be a sequence of \(weight, value\) pairs, got 7"),
+        (
+            [[(1, 1, 1)]],
+            4,
+            r"group 0, item 0: expected a \(weight, value\) pair, got \(1, 1, 1\)",
+        ),
+        (
+            [[(1, 1)], [3]],
+            4,
+            r"group 1, item 0: expected a \(weight, value\) pair, got 3",
+        ),
+        (
+            [[(1, 1)], 7],
+            4,
+            r"group 1 must be a sequence of \(weight, value\) pairs, got 7",
+        ),
     ],
 )
 def test_bad_input(groups, capacity, message):
@@ -131,8 +179,12 @@ def test_bad_input(groups, capacity, message):
 
 
 def test_raw_core_function():
-    assert _core.knapsack([[(2, 50.0)], [(1, 20.0), (2, 30.0), (3, 36.0), (4, 40.0)]], 4) == [0, 1]
-    with pytest.raises(ValueError, match="^group 1, item 0: weight must be >= 1, got -3$"):
+    assert _core.knapsack(
+        [[(2, 50.0)], [(1, 20.0), (2, 30.0), (3, 36.0), (4, 40.0)]], 4
+    ) == [0, 1]
+    with pytest.raises(
+        ValueError, match="^group 1, item 0: weight must be >= 1, got -3$"
+    ):
         _core.knapsack([[(1, 1.0)], [(-3, 1.0)]], 4)
     with pytest.raises(ValueError, match="^capacity must be >= 0, got -2$"):
         _core.knapsack([], -2)

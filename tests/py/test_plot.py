@@ -27,13 +27,25 @@ def tiny_jobs():
 def runs():
     """Two finished runs differing in reclaim policy, one cut short by a horizon."""
     out = {}
-    same_speed = {"gpu_speed": {"T4": 1.0}}  # jobs spill onto the loaned servers, get reclaimed
+    same_speed = {
+        "gpu_speed": {"T4": 1.0}
+    }  # jobs spill onto the loaned servers, get reclaimed
     for reclaim in ("aryl", "scf"):
-        out[reclaim] = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), reclaim=reclaim,
-                                    inference_load=LOAD, config=same_speed,
-                                    label=f"reclaim {reclaim}").check()
-    out["short"] = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), inference_load=LOAD,
-                                config={**same_speed, "horizon": 50}, label="horizon 50 s")
+        out[reclaim] = sim.simulate(
+            tiny_jobs(),
+            sim.Cluster(2, 2),
+            reclaim=reclaim,
+            inference_load=LOAD,
+            config=same_speed,
+            label=f"reclaim {reclaim}",
+        ).check()
+    out["short"] = sim.simulate(
+        tiny_jobs(),
+        sim.Cluster(2, 2),
+        inference_load=LOAD,
+        config={**same_speed, "horizon": 50},
+        label="horizon 50 s",
+    )
     return out
 
 
@@ -51,9 +63,11 @@ def legend_texts(ax):
 def test_runs_cover_what_the_plots_need(runs):
     assert runs["aryl"].summary()["jobs_unfinished"] == 0
     short = runs["short"].jobs
-    assert short["jct"].isna().sum() == 4          # nothing finished by 50 s
+    assert short["jct"].isna().sum() == 4  # nothing finished by 50 s
     assert short["queuing_time"].isna().sum() == 3  # only "a" started
-    assert (runs["aryl"].jobs["queuing_time"] == 0).any()  # a 0 s value for the log scale
+    assert (
+        runs["aryl"].jobs["queuing_time"] == 0
+    ).any()  # a 0 s value for the log scale
     assert runs["aryl"].summary()["preemption_ratio"] > 0
 
 
@@ -68,7 +82,7 @@ def test_cdf_one_line_per_run_on_a_log_axis(runs, metric):
     assert "(s, log scale" in ax.get_xlabel() and ax.get_ylabel()
     for line, name in zip(ax.get_lines(), ("aryl", "scf")):
         x, y = (np.asarray(v, dtype=float) for v in line.get_data())
-        assert x.min() >= 1.0                    # 0 s clipped to 1 s
+        assert x.min() >= 1.0  # 0 s clipped to 1 s
         assert y[0] == 0.0 and y[-1] == 1.0
         assert np.all(np.diff(y) >= 0) and np.all(np.diff(x) >= 0)
         assert len(x) == len(runs[name].jobs) + 1
@@ -81,7 +95,7 @@ def test_cdf_clipping_at_one_second(runs):
     zero = int((runs["aryl"].jobs["queuing_time"] < 1).sum())
     assert zero > 0 and x[0] == 1.0 and y[zero] == zero / len(runs["aryl"].jobs)
     assert "below 1 s shown at 1 s" in ax.get_xlabel()
-    (ax,) = plot.cdf([runs["aryl"]], "jct").axes   # every JCT >= 1 s: no note
+    (ax,) = plot.cdf([runs["aryl"]], "jct").axes  # every JCT >= 1 s: no note
     assert "below 1 s" not in ax.get_xlabel()
 
 
@@ -92,16 +106,23 @@ def test_cdf_sequence_uses_labels_and_counts_unfinished(runs):
     texts = legend_texts(ax)
     assert texts[0] == "reclaim aryl"
     assert texts[1].startswith("horizon 50 s") and "4 of 4 unfinished" in texts[1]
-    assert len(ax.get_lines()[1].get_xdata()) == 0   # nothing to draw, still in the legend
+    assert (
+        len(ax.get_lines()[1].get_xdata()) == 0
+    )  # nothing to draw, still in the legend
     queuing = plot.cdf([runs["short"]], "queuing_time").axes[0]
     assert "3 of 4 never started" in legend_texts(queuing)[0]
     x, y = (np.asarray(v, dtype=float) for v in queuing.get_lines()[0].get_data())
-    assert y[-1] == 1.0 and len(x) == 2            # the one job that started
+    assert y[-1] == 1.0 and len(x) == 2  # the one job that started
 
 
 def test_cdf_single_result_and_duplicate_or_empty_labels(runs):
-    unnamed = sim.Result(runs["aryl"].jobs, runs["aryl"].timeline, runs["aryl"].totals,
-                         runs["aryl"].capacity, label="")
+    unnamed = sim.Result(
+        runs["aryl"].jobs,
+        runs["aryl"].timeline,
+        runs["aryl"].totals,
+        runs["aryl"].capacity,
+        label="",
+    )
     ax = plot.cdf(unnamed).axes[0]
     assert legend_texts(ax) == ["run 1"]
     ax = plot.cdf([runs["aryl"], runs["aryl"]]).axes[0]
@@ -124,11 +145,19 @@ def test_usage_two_panels_sharing_time(runs):
     top, bottom = fig.axes
     assert top.get_shared_x_axes().joined(top, bottom)
     assert fig.get_suptitle().endswith("reclaim aryl")
-    assert bottom.get_xlabel() == "time since start (hours)"   # ~1 h run
+    assert bottom.get_xlabel() == "time since start (hours)"  # ~1 h run
     assert "GPUs" in top.get_ylabel() and "servers" in bottom.get_ylabel()
-    assert legend_texts(top) == ["used on training servers", "training capacity (16 GPUs)",
-                                 "used on loaned servers", "loaned capacity (servers on loan x GPUs)"]
-    assert legend_texts(bottom) == ["on loan to training", "needed by inference", "inference servers (2)"]
+    assert legend_texts(top) == [
+        "used on training servers",
+        "training capacity (16 GPUs)",
+        "used on loaned servers",
+        "loaned capacity (servers on loan x GPUs)",
+    ]
+    assert legend_texts(bottom) == [
+        "on loan to training",
+        "needed by inference",
+        "inference servers (2)",
+    ]
     tl = result.timeline
     end = result.totals["end_time"]
     assert end > tl["t"].iloc[-1]
@@ -141,7 +170,9 @@ def test_usage_two_panels_sharing_time(runs):
         # (rows repeating the previous one may be left out: the steps are the same).
         expected = np.r_[tl[column].to_numpy(), tl[column].iloc[-1]] * factor
         xs = np.asarray(lines[label].get_xdata())
-        at = np.asarray(lines[label].get_ydata())[np.searchsorted(xs, times, side="right") - 1]
+        at = np.asarray(lines[label].get_ydata())[
+            np.searchsorted(xs, times, side="right") - 1
+        ]
         np.testing.assert_array_equal(at, expected)
 
     drawn("used on training servers", "training_gpus_used")
@@ -158,8 +189,13 @@ def test_usage_two_panels_sharing_time(runs):
 
 def test_usage_switches_to_days_for_long_runs():
     jobs = [aryl.Job("long", 8, 1, 1, 5 * 86400)]
-    result = sim.simulate(jobs, sim.Cluster(1, 1), inference_load=LOAD, config={"schedule_interval": 3600},
-                          label="long")
+    result = sim.simulate(
+        jobs,
+        sim.Cluster(1, 1),
+        inference_load=LOAD,
+        config={"schedule_interval": 3600},
+        label="long",
+    )
     fig = plot.usage(result)
     assert fig.axes[1].get_xlabel() == "time since start (days)"
     assert fig.axes[0].get_xlim()[1] == pytest.approx(result.totals["end_time"] / 86400)
@@ -167,18 +203,30 @@ def test_usage_switches_to_days_for_long_runs():
 
 def test_usage_short_timelines_stay_visible(runs):
     # Stopped early: one timeline row at t=0, held until the run's end (20 s).
-    result = sim.simulate(tiny_jobs(), sim.Cluster(2, 2), inference_load=LOAD,
-                          progress=lambda f: f < 0.2, label="stopped")
+    result = sim.simulate(
+        tiny_jobs(),
+        sim.Cluster(2, 2),
+        inference_load=LOAD,
+        progress=lambda f: f < 0.2,
+        label="stopped",
+    )
     assert len(result.timeline) == 1 and result.totals["end_time"] > 0
     top, _ = plot.usage(result).axes
-    line = next(ln for ln in top.get_lines() if ln.get_label() == "used on loaned servers")
+    line = next(
+        ln for ln in top.get_lines() if ln.get_label() == "used on loaned servers"
+    )
     assert list(line.get_xdata()) == [0, result.totals["end_time"] / 60]
     assert top.figure.axes[1].get_xlabel() == "time since start (minutes)"
     held = result.timeline["loaned_gpus_used"].iloc[0]
     assert list(line.get_ydata()) == [held, held]
     # Nothing to hold it until: the single point is marked.
-    point = sim.Result(result.jobs, result.timeline, {**result.totals, "end_time": 0.0},
-                       result.capacity, "point")
+    point = sim.Result(
+        result.jobs,
+        result.timeline,
+        {**result.totals, "end_time": 0.0},
+        result.capacity,
+        "point",
+    )
     top, bottom = plot.usage(point).axes
     for ln in top.get_lines() + bottom.get_lines():
         if ln.get_label() in ("used on loaned servers", "on loan to training"):
@@ -226,7 +274,7 @@ def test_preemptions_one_metric_per_axes(runs):
         f"{s['preemption_ratio']:.1%} ({int(r.jobs['preemptions'].sum()):,})"
         for s, r in zip(expected, chosen.values())
     ]
-    assert chosen["short"].totals["reclaims"] == 0     # stopped before the load rose
+    assert chosen["short"].totals["reclaims"] == 0  # stopped before the load rose
     assert [t.get_text() for t in right.texts] == [
         f"{expected[0]['collateral_damage']:.1%}",
         f"{expected[1]['collateral_damage']:.1%}",
@@ -311,10 +359,15 @@ def test_usage_grid_one_panel_per_run(runs):
     assert len(fig.axes) == 4 and not fig.axes[3].get_visible()  # 2 x 2, one spare
     assert panels[0].get_shared_y_axes().joined(panels[0], panels[2])
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["used on training servers", "used on loaned servers",
-                      "training capacity"]
-    peak = max((r.timeline["training_gpus_used"] + r.timeline["loaned_gpus_used"]).max()
-               for r in runs.values())
+    assert labels == [
+        "used on training servers",
+        "used on loaned servers",
+        "training capacity",
+    ]
+    peak = max(
+        (r.timeline["training_gpus_used"] + r.timeline["loaned_gpus_used"]).max()
+        for r in runs.values()
+    )
     assert panels[0].get_ylim()[1] >= peak
     assert panels[2].get_ylim() == panels[0].get_ylim()
     assert fig.get_suptitle().startswith("GPUs used by training jobs")
@@ -340,8 +393,9 @@ def test_save_all_writes_each_figure_in_each_format(runs, tmp_path):
         data = p.read_bytes()
         if p.suffix == ".png":
             assert data[:8] == PNG_MAGIC
-            width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(
-                data[20:24], "big"
+            width, height = (
+                int.from_bytes(data[16:20], "big"),
+                int.from_bytes(data[20:24], "big"),
             )
             assert width > 500 and height > 300
         elif p.suffix == ".svg":

@@ -15,14 +15,17 @@ QUICK = {"pollux_population": 20, "pollux_generations": 10}
 def slice_of(n=1, hours=1.0, apps=("cifar10", "ncf", "deepspeech2", "bert")):
     """The jobs of workload n submitted in its first hours, of the quicker applications."""
     w = traces.pollux_workload(n)
-    out = w[(w["time"] < hours * 3600) & w["application"].isin(apps)].reset_index(drop=True)
+    out = w[(w["time"] < hours * 3600) & w["application"].isin(apps)].reset_index(
+        drop=True
+    )
     out.attrs = dict(w.attrs)
     return out
 
 
 def run(workload, cluster=SMALL, **config):
-    return sim.simulate(workload, cluster, policy="pollux",
-                        config={"audit": True, **QUICK, **config})
+    return sim.simulate(
+        workload, cluster, policy="pollux", config={"audit": True, **QUICK, **config}
+    )
 
 
 def test_a_slice_finishes_with_the_invariants_and_conserved_progress():
@@ -32,10 +35,16 @@ def test_a_slice_finishes_with_the_invariants_and_conserved_progress():
     jobs = result.jobs
     assert result.violations == []
     assert result.summary()["jobs_unfinished"] == 0
-    assert (jobs["start_time"] % 60 == 0).all() and (jobs["start_time"] >= jobs["submit_time"]).all()
+    assert (jobs["start_time"] % 60 == 0).all() and (
+        jobs["start_time"] >= jobs["submit_time"]
+    ).all()
     assert (jobs["finish_time"] > jobs["start_time"] + 30).all()
-    total = sum(traces.pollux_application(a).core.epoch_progress(traces.pollux_application(a).max_epochs)
-                for a in w["application"])
+    total = sum(
+        traces.pollux_application(a).core.epoch_progress(
+            traces.pollux_application(a).max_epochs
+        )
+        for a in w["application"]
+    )
     assert result.totals["work_completed"] == pytest.approx(total)
     assert (result.timeline["training_gpus_used"] <= 16).all()
 
@@ -68,28 +77,50 @@ def test_bad_config_is_refused():
 
 def profiled_agent(replicas, grad_var):
     agent = PolluxAgent(128, 4096, 32, 256)
-    agent.observe(1, 1, 128, step_time=0.10, sync_time=0.001, grad_sqr=1.0, grad_var=grad_var)
-    agent.observe(1, replicas, 128, step_time=0.12, sync_time=0.02, grad_sqr=1.0, grad_var=grad_var)
+    agent.observe(
+        1, 1, 128, step_time=0.10, sync_time=0.001, grad_sqr=1.0, grad_var=grad_var
+    )
+    agent.observe(
+        1,
+        replicas,
+        128,
+        step_time=0.12,
+        sync_time=0.02,
+        grad_sqr=1.0,
+        grad_var=grad_var,
+    )
     return agent
 
 
 def test_one_decision_is_valid_and_applies():
     servers = [Server(f"n{i}", "training", 4) for i in range(3)]
-    jobs = [Job("a", 1, 1, 16, 100.0, 0.0), Job("b", 1, 1, 16, 100.0, 10.0),
-            Job("c", 1, 1, 2, 100.0, 20.0)]
+    jobs = [
+        Job("a", 1, 1, 16, 100.0, 0.0),
+        Job("b", 1, 1, 16, 100.0, 10.0),
+        Job("c", 1, 1, 2, 100.0, 20.0),
+    ]
     workers = [Worker("a", "n0"), Worker("a", "n0")]
-    agents = {"a": profiled_agent(2, 50.0), "b": profiled_agent(4, 500.0),
-              "c": PolluxAgent(128, 4096, 32, 256)}
-    d = schedule(jobs, servers, workers, policy="pollux", now=600.0, agents=agents, seed=3)
+    agents = {
+        "a": profiled_agent(2, 50.0),
+        "b": profiled_agent(4, 500.0),
+        "c": PolluxAgent(128, 4096, 32, 256),
+    }
+    d = schedule(
+        jobs, servers, workers, policy="pollux", now=600.0, agents=agents, seed=3
+    )
     after = d.apply(workers)
     per_server = pd.Series([w.server for w in after]).value_counts()
     assert (per_server <= 4).all()
     assert d.allocation["c"] <= 1  # its agent's cap: never profiled
     assert sum(d.allocation.values()) == len(after)
-    distributed = {j for j in d.allocation if len({w.server for w in after if w.job == j}) > 1}
+    distributed = {
+        j for j in d.allocation if len({w.server for w in after if w.job == j}) > 1
+    }
     for s in per_server.index:  # at most one distributed job per server
         assert len({w.job for w in after if w.server == s} & distributed) <= 1
-    again = schedule(jobs, servers, workers, policy="pollux", now=600.0, agents=agents, seed=3)
+    again = schedule(
+        jobs, servers, workers, policy="pollux", now=600.0, agents=agents, seed=3
+    )
     assert again == d
 
 
@@ -102,6 +133,14 @@ def test_one_decision_needs_agents_now_and_one_gpu_workers():
     with pytest.raises(ValueError, match="PolluxAgent"):
         schedule(jobs, servers, policy="pollux", now=0.0, agents={})
     with pytest.raises(ValueError, match="gpus_per_worker"):
-        schedule([Job("a", 2, 1, 4, 100.0, 0.0)], servers, policy="pollux", now=0.0, agents=agents)
+        schedule(
+            [Job("a", 2, 1, 4, 100.0, 0.0)],
+            servers,
+            policy="pollux",
+            now=0.0,
+            agents=agents,
+        )
     with pytest.raises(ValueError, match="unknown job"):
-        schedule(jobs, servers, policy="pollux", now=0.0, agents={**agents, "z": agents["a"]})
+        schedule(
+            jobs, servers, policy="pollux", now=0.0, agents={**agents, "z": agents["a"]}
+        )

@@ -22,8 +22,10 @@ def test_embedded_workloads_and_applications():
         assert list(frame.columns) == list(traces.WORKLOAD_COLUMNS)
         assert set(frame.attrs["applications"]) <= set(traces.POLLUX_APPLICATIONS)
     apps = traces.pollux_applications()
-    assert {a: (apps[a].init_batch_size, apps[a].max_batch_size, apps[a].max_epochs)
-            for a in ("bert", "yolov3")} == {"bert": (12, 384, 2), "yolov3": (8, 512, 50)}
+    assert {
+        a: (apps[a].init_batch_size, apps[a].max_batch_size, apps[a].max_epochs)
+        for a in ("bert", "yolov3")
+    } == {"bert": (12, 384, 2), "yolov3": (8, 512, 50)}
     assert apps["yolov3"].max_local_bsz == 8
     assert apps["cifar10"].min_local_bsz == 32
     frame = traces.pollux_workload(1)
@@ -35,12 +37,19 @@ def test_good_file_and_profiles_directory(tmp_path):
     app = tmp_path / "toy"
     app.mkdir()
     (app / "placements.csv").write_text(
-        "placement,local_bsz,step_time,sync_time\n1,8,0.1,0.01\n1,16,0.2,0.01\n2,8,0.12,0.02\n")
-    (app / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,sync_time\n")
-    (app / "validation-16.csv.gz").write_bytes(gzip.compress(
-        b"progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1.0,4.0\n20,20,0.6,1.0,3.0\n"))
+        "placement,local_bsz,step_time,sync_time\n1,8,0.1,0.01\n1,16,0.2,0.01\n2,8,0.12,0.02\n"
+    )
+    (app / "scalability.csv").write_text(
+        "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+    )
+    (app / "validation-16.csv.gz").write_bytes(
+        gzip.compress(
+            b"progress,iteration,metric,grad_sqr,grad_var\n10,10,0.5,1.0,4.0\n20,20,0.6,1.0,3.0\n"
+        )
+    )
     (app / "validation-32.csv").write_text(
-        "progress,iteration,metric,grad_sqr,grad_var\n11,5,0.5,2.0,4.0\n22,10,0.6,1.0,3.0\n")
+        "progress,iteration,metric,grad_sqr,grad_var\n11,5,0.5,2.0,4.0\n22,10,0.6,1.0,3.0\n"
+    )
     frame = read(HEADER + "j1,0,toy,2,32\nj2,5.5,toy,1,16\n", profiles=tmp_path)
     assert frame["num_replicas"].tolist() == [2, 1]
     toy = frame.attrs["applications"]["toy"]
@@ -49,21 +58,39 @@ def test_good_file_and_profiles_directory(tmp_path):
     assert toy.core.grad_stats(24, 0) == pytest.approx((1.5, 4.0))
 
 
-@pytest.mark.parametrize("text, message", [
-    ("name,time,application,num_replicas\nj,0,bert,1\n",
-     "missing column(s) batch_size"),
-    (HEADER + "j1,0,bert,1,12\nj2,3,gpt,1,12\n",
-     "row 2 (line 3), column 'application': unknown application"),
-    (HEADER + "j1,0,bert,1,12\nj2,x,bert,1,12\n", "row 2 (line 3), column 'time': not a number"),
-    (HEADER + "j1,0,bert,1.5,12\n", "row 1 (line 2), column 'num_replicas': not an integer"),
-    (HEADER + "j1,0,bert,0,12\n", "column 'num_replicas': zero replicas"),
-    (HEADER + "j1,0,bert,1,-2\n", "column 'batch_size': negative"),
-    (HEADER + "j1,0,bert,1,12\nj1,1,bert,1,12\n", "row 2 (line 3), column 'name': duplicate name"),
-    (HEADER + "j1,0,bert,1\n", "row 1 (line 2): 4 fields, the header has 5"),
-    ("", "empty file"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "name,time,application,num_replicas\nj,0,bert,1\n",
+            "missing column(s) batch_size",
+        ),
+        (
+            HEADER + "j1,0,bert,1,12\nj2,3,gpt,1,12\n",
+            "row 2 (line 3), column 'application': unknown application",
+        ),
+        (
+            HEADER + "j1,0,bert,1,12\nj2,x,bert,1,12\n",
+            "row 2 (line 3), column 'time': not a number",
+        ),
+        (
+            HEADER + "j1,0,bert,1.5,12\n",
+            "row 1 (line 2), column 'num_replicas': not an integer",
+        ),
+        (HEADER + "j1,0,bert,0,12\n", "column 'num_replicas': zero replicas"),
+        (HEADER + "j1,0,bert,1,-2\n", "column 'batch_size': negative"),
+        (
+            HEADER + "j1,0,bert,1,12\nj1,1,bert,1,12\n",
+            "row 2 (line 3), column 'name': duplicate name",
+        ),
+        (HEADER + "j1,0,bert,1\n", "row 1 (line 2): 4 fields, the header has 5"),
+        ("", "empty file"),
+    ],
+)
 def test_each_broken_file_has_one_clear_error(text, message):
-    with pytest.raises(TraceError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        TraceError, match=message.replace("(", r"\(").replace(")", r"\)")
+    ):
         read(text)
 
 

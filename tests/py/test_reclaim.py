@@ -2,12 +2,12 @@ import random
 
 import pandas as pd
 import pytest
-from instances import random_loaned_cluster
 from reference.reclaim import aryl_reclaim
 
 import aryl
 from aryl import _core
 from aryl.model import State
+from instances import random_loaned_cluster
 
 
 def test_paper_example_costs_are_the_server_fractions(paper_example):
@@ -21,7 +21,11 @@ def test_paper_example_returns_servers_1_and_2(paper_example):
     assert plan.servers == [1, 2]
     assert plan.preempted == ["a"]
     assert plan.scaled_in == {}
-    assert (plan.demand_gpus, plan.collateral_gpus, plan.collateral_damage) == (16, 0, 0.0)
+    assert (plan.demand_gpus, plan.collateral_gpus, plan.collateral_damage) == (
+        16,
+        0,
+        0.0,
+    )
 
 
 def test_paper_example_the_knapsack_reading_would_preempt_more(paper_example):
@@ -83,7 +87,9 @@ def test_kernel_matches_the_python_reference(seed):
     mins = [j.min_workers for j in jobs]
     for n in range(len(on_loan) + 1):
         plan = _core.reclaim(state.core, n, "aryl")
-        assert (list(plan.servers), list(plan.preempted)) == aryl_reclaim(on_loan, pairs, mins, n)
+        assert (list(plan.servers), list(plan.preempted)) == aryl_reclaim(
+            on_loan, pairs, mins, n
+        )
 
 
 def test_quality_against_exact_scf_and_random():
@@ -92,7 +98,9 @@ def test_quality_against_exact_scf_and_random():
     for seed in range(300):
         servers, jobs, workers = random_loaned_cluster(seed)
         n = random.Random(seed).randint(1, 6)
-        plans = {p: aryl.reclaim(servers, jobs, workers, n, p, seed=seed) for p in total}
+        plans = {
+            p: aryl.reclaim(servers, jobs, workers, n, p, seed=seed) for p in total
+        }
         for p, plan in plans.items():
             assert len(plans["exact"].preempted) <= len(plan.preempted), (seed, p)
             assert len(set(plan.servers)) == n
@@ -106,19 +114,28 @@ def test_quality_against_exact_scf_and_random():
 def test_random_is_seeded(paper_example):
     first = aryl.reclaim(*paper_example, 3, policy="random", seed=5)
     assert aryl.reclaim(*paper_example, 3, policy="random", seed=5) == first
-    picks = {tuple(aryl.reclaim(*paper_example, 3, policy="random", seed=s).servers) for s in range(20)}
+    picks = {
+        tuple(aryl.reclaim(*paper_example, 3, policy="random", seed=s).servers)
+        for s in range(20)
+    }
     assert len(picks) > 5
 
 
 def test_integer_and_string_ids_are_kept():
-    servers = [aryl.Server(7, "inference", on_loan=True), aryl.Server("x", "inference", on_loan=True)]
+    servers = [
+        aryl.Server(7, "inference", on_loan=True),
+        aryl.Server("x", "inference", on_loan=True),
+    ]
     jobs = [aryl.Job(1, 8, 1, 1, 60)]
     plan = aryl.reclaim(servers, jobs, [aryl.Worker(1, 7)], 2)
     assert plan.servers == ["x", 7] and plan.preempted == [1]
 
 
 def test_ids_that_print_alike_are_duplicates():
-    servers = [aryl.Server(7, "inference", on_loan=True), aryl.Server("7", "inference", on_loan=True)]
+    servers = [
+        aryl.Server(7, "inference", on_loan=True),
+        aryl.Server("7", "inference", on_loan=True),
+    ]
     with pytest.raises(ValueError, match="duplicate server id '7'"):
         aryl.reclaim(servers, [], [], 1)
 

@@ -17,11 +17,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from reference import simulator as reference
 
 import aryl
 import aryl.sim as sim
 from aryl import _core, traces
-from reference import simulator as reference
 
 POLICIES = ("aryl", "fifo", "sjf", "gandiva", "afs")
 
@@ -48,11 +48,18 @@ def assert_same(result, outcome, what: str) -> None:
         same = (ours == theirs) | (np.isnan(ours) & np.isnan(theirs))
         if not same.all():
             j = int(np.argmin(same))
-            raise AssertionError(f"{what}: job {frame['id'][j]} {column}: engine "
-                                 f"{theirs[j]!r}, reference {ours[j]!r} "
-                                 f"({int((~same).sum())} jobs differ)")
-    for column in ("preemptions", "scaling_ops", "ran_on_training", "ran_on_inference",
-                   "ran_mixed"):
+            raise AssertionError(
+                f"{what}: job {frame['id'][j]} {column}: engine "
+                f"{theirs[j]!r}, reference {ours[j]!r} "
+                f"({int((~same).sum())} jobs differ)"
+            )
+    for column in (
+        "preemptions",
+        "scaling_ops",
+        "ran_on_training",
+        "ran_on_inference",
+        "ran_mixed",
+    ):
         assert list(frame[column]) == getattr(outcome, column), f"{what}: {column}"
     assert np.allclose(frame["work_lost"], outcome.work_lost, rtol=1e-12), what
     for key in ("reclaims", "servers_reclaimed", "collateral_gpus", "epochs_run"):
@@ -60,8 +67,14 @@ def assert_same(result, outcome, what: str) -> None:
     assert result.totals["end_time"] == outcome.end_time, what
 
 
-def random_jobs(rng: random.Random, n: int, span: float, servers, grid: bool = False,
-                types=("V100", "T4")):
+def random_jobs(
+    rng: random.Random,
+    n: int,
+    span: float,
+    servers,
+    grid: bool = False,
+    types=("V100", "T4"),
+):
     """Mixed jobs: elastic or not, pinned or any type, some hetero, some without
     checkpoint, some mispredicted, some measured below max_workers. Each fits the
     training servers at max_workers, so that every policy can run it. On the
@@ -79,12 +92,21 @@ def random_jobs(rng: random.Random, n: int, span: float, servers, grid: bool = F
             duration = 60.0 * max(1, round(duration / 60))
             submit = 60.0 * round(submit / 60)
         estimate = duration * rng.choice([1.0, 1.0, 0.5, 1.7])
-        jobs.append(aryl.Job(
-            f"j{i}", d, low, high, duration, submit_time=submit,
-            estimated_duration=estimate,
-            gpu_type=rng.choice([None, None, types[0]]) if d <= 4 else types[0],
-            checkpoint=rng.random() < 0.8, hetero=rng.random() < 0.15,
-            reference_workers=rng.randint(low, high)))
+        jobs.append(
+            aryl.Job(
+                f"j{i}",
+                d,
+                low,
+                high,
+                duration,
+                submit_time=submit,
+                estimated_duration=estimate,
+                gpu_type=rng.choice([None, None, types[0]]) if d <= 4 else types[0],
+                checkpoint=rng.random() < 0.8,
+                hetero=rng.random() < 0.15,
+                reference_workers=rng.randint(low, high),
+            )
+        )
     return jobs
 
 
@@ -96,10 +118,13 @@ def random_load(rng: random.Random, span: float, step: float = 900.0):
 
 def cluster(rng: random.Random, training: int, inference: int):
     """Training V100 servers (some with 4 GPUs) and T4 inference servers."""
-    servers = [aryl.Server(f"t{i}", "training", rng.choice([8, 8, 4]), "V100")
-               for i in range(training)]
-    return servers + [aryl.Server(f"i{i}", "inference", 8, "T4")
-                      for i in range(inference)]
+    servers = [
+        aryl.Server(f"t{i}", "training", rng.choice([8, 8, 4]), "V100")
+        for i in range(training)
+    ]
+    return servers + [
+        aryl.Server(f"i{i}", "inference", 8, "T4") for i in range(inference)
+    ]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -110,27 +135,49 @@ def test_random_traces_with_loaning(policy, seed):
     servers = cluster(rng, rng.randint(2, 4), rng.randint(3, 8))
     jobs = random_jobs(rng, 60, span, servers)
     reclaim = ("aryl", "scf", "random")[seed]
-    config = {"scaling": ("linear", "imperfect")[seed % 2], "lend_hold": 1800.0,
-              "headroom": 0.1 * seed, "restart_overhead": 63.0 + seed,
-              "placement": ("aryl", "bfd")[seed == 2], "audit": seed == 0}
-    result, outcome = run_both(jobs, servers, policy=policy, reclaim=reclaim,
-                               inference_load=random_load(rng, span), config=config,
-                               seed=seed)
+    config = {
+        "scaling": ("linear", "imperfect")[seed % 2],
+        "lend_hold": 1800.0,
+        "headroom": 0.1 * seed,
+        "restart_overhead": 63.0 + seed,
+        "placement": ("aryl", "bfd")[seed == 2],
+        "audit": seed == 0,
+    }
+    result, outcome = run_both(
+        jobs,
+        servers,
+        policy=policy,
+        reclaim=reclaim,
+        inference_load=random_load(rng, span),
+        config=config,
+        seed=seed,
+    )
     assert_same(result, outcome, f"{policy}/{reclaim}/seed {seed}")
 
 
-@pytest.mark.parametrize("variant", [
-    {"policy": "fifo", "config": {"backfill": True}},
-    {"policy": "fifo", "config": {"loaning": False, "elasticity": False}},
-    {"policy": "aryl", "config": {"gpu_speed": {"V100": 1.0, "T4": 0.5},
-                                  "hetero_efficiency": 0.9}},
-    {"policy": "aryl", "config": {"horizon": 3 * 3600.0}},
-    {"policy": "aryl", "config": {"prediction_error": (0.5, 0.4)}},
-    {"policy": "afs", "config": {"schedule_interval": 37.0, "loan_interval": 120.0}},
-    {"policy": "aryl", "throughput": True},
-    {"policy": "aryl", "config": {"gpu_speed": {"T4": 1.0}}},  # pool preference decides
-    {"policy": "gandiva", "config": {"gpu_speed": {"T4": 1.0}, "placement": "bfd"}},
-])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"policy": "fifo", "config": {"backfill": True}},
+        {"policy": "fifo", "config": {"loaning": False, "elasticity": False}},
+        {
+            "policy": "aryl",
+            "config": {"gpu_speed": {"V100": 1.0, "T4": 0.5}, "hetero_efficiency": 0.9},
+        },
+        {"policy": "aryl", "config": {"horizon": 3 * 3600.0}},
+        {"policy": "aryl", "config": {"prediction_error": (0.5, 0.4)}},
+        {
+            "policy": "afs",
+            "config": {"schedule_interval": 37.0, "loan_interval": 120.0},
+        },
+        {"policy": "aryl", "throughput": True},
+        {
+            "policy": "aryl",
+            "config": {"gpu_speed": {"T4": 1.0}},
+        },  # pool preference decides
+        {"policy": "gandiva", "config": {"gpu_speed": {"T4": 1.0}, "placement": "bfd"}},
+    ],
+)
 def test_configuration_grid(variant):
     rng = random.Random(7)
     span = 4 * 3600.0
@@ -138,11 +185,17 @@ def test_configuration_grid(variant):
     jobs = random_jobs(rng, 80, span, servers, grid=True)
     variant = dict(variant)
     if variant.pop("throughput", False):  # own curves, concave, for a third of the jobs
-        variant["throughput"] = {j.id: [w ** 0.8 for w in range(1, j.max_workers + 1)]
-                                 for j in jobs[::3]}
-    result, outcome = run_both(jobs, servers, reclaim="aryl",
-                               inference_load=random_load(rng, span, 600.0), seed=3,
-                               **variant)
+        variant["throughput"] = {
+            j.id: [w**0.8 for w in range(1, j.max_workers + 1)] for j in jobs[::3]
+        }
+    result, outcome = run_both(
+        jobs,
+        servers,
+        reclaim="aryl",
+        inference_load=random_load(rng, span, 600.0),
+        seed=3,
+        **variant,
+    )
     assert_same(result, outcome, str(variant))
 
 
@@ -158,23 +211,37 @@ def test_same_gpu_type_and_a_swinging_load(policy, reclaim):
     jobs = random_jobs(rng, 100, span, servers, grid=True)
     times = np.arange(0.0, span, 600.0)
     load = np.c_[times, [rng.choice([0.1, 0.2, 0.9]) for _ in times]]
-    result, outcome = run_both(jobs, servers, policy=policy, reclaim=reclaim,
-                               inference_load=load, config={"lend_hold": 600.0}, seed=3)
+    result, outcome = run_both(
+        jobs,
+        servers,
+        policy=policy,
+        reclaim=reclaim,
+        inference_load=load,
+        config={"lend_hold": 600.0},
+        seed=3,
+    )
     assert_same(result, outcome, f"{policy}/{reclaim}")
     assert sum(outcome.preemptions) > 0 and sum(outcome.ran_on_inference) > 0
 
 
-@pytest.mark.parametrize("start, policy", [(0, "aryl"), (3000, "aryl"), (3000, "fifo"),
-                                           (8000, "gandiva")])
+@pytest.mark.parametrize(
+    "start, policy", [(0, "aryl"), (3000, "aryl"), (3000, "fifo"), (8000, "gandiva")]
+)
 def test_itp_trace_slices(start, policy):
     frame, load = traces.load_default()
-    jobs = traces.to_jobs(frame.iloc[start:start + 150], seed=0)
+    jobs = traces.to_jobs(frame.iloc[start : start + 150], seed=0)
     shift = min(j.submit_time for j in jobs)
     jobs = [dataclasses.replace(j, submit_time=j.submit_time - shift) for j in jobs]
     jobs = sim.scenario(jobs, "basic", seed=start)
     series = load[["time_s", "load"]].to_numpy()
-    result, outcome = run_both(jobs, sim.Cluster(8, 6), policy=policy, reclaim="aryl",
-                               inference_load=series[: 200], seed=1)
+    result, outcome = run_both(
+        jobs,
+        sim.Cluster(8, 6),
+        policy=policy,
+        reclaim="aryl",
+        inference_load=series[:200],
+        seed=1,
+    )
     assert_same(result, outcome, f"itp {start} {policy}")
     assert result.jobs["finish_time"].notna().any()
 
@@ -187,8 +254,14 @@ def test_handing_the_kernel_every_queued_job_changes_nothing(policy):
     span = 3 * 3600.0
     servers = cluster(rng, 2, 4)
     jobs = random_jobs(rng, 120, span, servers)
-    result, args = engine_run(jobs, servers, policy=policy, reclaim="aryl",
-                              inference_load=random_load(rng, span), seed=0)
+    result, args = engine_run(
+        jobs,
+        servers,
+        policy=policy,
+        reclaim="aryl",
+        inference_load=random_load(rng, span),
+        seed=0,
+    )
     outcome = reference.simulate(*args, full_queue=True)
     for column in ("start_time", "finish_time"):
         ours = np.asarray(getattr(outcome, column))
@@ -201,4 +274,7 @@ def test_splitmix_matches_known_stream():
     # SplitMix64 from seed 0: the published first outputs of the generator.
     rng = reference.Rng(0)
     assert [rng.next() for _ in range(3)] == [
-        0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+        0xE220A8397B1DCDAF,
+        0x6E789E6AA1B965F4,
+        0x06C45D188009454F,
+    ]

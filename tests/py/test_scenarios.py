@@ -22,7 +22,9 @@ def itp_like(n=500, seed=1):
     workers (a 16-GPU job is 2 workers of 8), smaller ones a single worker.
     """
     rng = np.random.default_rng(seed)
-    sizes = rng.choice([1, 2, 4, 8, 16, 32], size=n, p=[0.75, 0.01, 0.03, 0.18, 0.015, 0.015])
+    sizes = rng.choice(
+        [1, 2, 4, 8, 16, 32], size=n, p=[0.75, 0.01, 0.03, 0.18, 0.015, 0.015]
+    )
     durations = np.exp(rng.uniform(np.log(600), np.log(3 * 86400), size=n))
     jobs = []
     for i, (g, d) in enumerate(zip(sizes, durations)):
@@ -52,7 +54,11 @@ def test_basic_shares_ranges_and_work(jobs):
     for before, after in elastic:
         assert gpus(before) >= 8 and after.gpus_per_worker == before.gpus_per_worker
         w = before.max_workers
-        assert (after.min_workers, after.max_workers, after.reference_workers) == (w, 2 * w, w)
+        assert (after.min_workers, after.max_workers, after.reference_workers) == (
+            w,
+            2 * w,
+            w,
+        )
         assert after.duration == before.duration and gpu_time(after) == gpu_time(before)
         assert after.estimated_duration == pytest.approx(after.duration)
     for before, after in zip(jobs, out):
@@ -83,8 +89,16 @@ def test_basic_stops_at_the_first_job_reaching_the_gpu_share(jobs, target):
 
 def test_basic_is_the_keyed_prefix(jobs):
     """A larger target extends the same draw: the elastic set only grows."""
-    small = {j.id for j in scenario(jobs, "basic", seed=2, elastic_gpu_share=0.2) if j.elastic}
-    large = {j.id for j in scenario(jobs, "basic", seed=2, elastic_gpu_share=0.5) if j.elastic}
+    small = {
+        j.id
+        for j in scenario(jobs, "basic", seed=2, elastic_gpu_share=0.2)
+        if j.elastic
+    }
+    large = {
+        j.id
+        for j in scenario(jobs, "basic", seed=2, elastic_gpu_share=0.5)
+        if j.elastic
+    }
     assert small < large
 
 
@@ -99,14 +113,21 @@ def test_basic_favours_large_gpu_time(jobs):
 def test_single_worker_8_gpu_job_scales_over_one_to_two_workers():
     job = aryl.Job("big", 8, 1, 1, 1000.0)
     [out] = scenario([job], "basic", elastic_gpu_share=1.0)
-    assert (out.gpus_per_worker, out.min_workers, out.max_workers, out.reference_workers,
-            out.duration) == (8, 1, 2, 1, 1000.0)
+    assert (
+        out.gpus_per_worker,
+        out.min_workers,
+        out.max_workers,
+        out.reference_workers,
+        out.duration,
+    ) == (8, 1, 2, 1, 1000.0)
 
 
 def test_too_few_candidates_warns_and_takes_all():
     small = [aryl.Job(i, 1, 1, 1, 100.0) for i in range(19)]
     small.append(aryl.Job("big", 8, 2, 2, 100.0))
-    with pytest.warns(UserWarning, match="the 1 jobs with >= 8 GPUs hold only 45.7% of the GPU-time"):
+    with pytest.warns(
+        UserWarning, match="the 1 jobs with >= 8 GPUs hold only 45.7% of the GPU-time"
+    ):
         out = scenario(small, "basic", elastic_gpu_share=0.5)
     assert [j.id for j in out if j.elastic] == ["big"]
 
@@ -120,13 +141,20 @@ def test_checkpoint_option(jobs, name, flag):
 
 
 def test_advanced_is_basic_plus_hetero(jobs):
-    jobs = [dataclasses.replace(j, gpu_type="V100") if i % 10 == 0 else j
-            for i, j in enumerate(jobs)]
-    basic, advanced = scenario(jobs, "basic", seed=3), scenario(jobs, "advanced", seed=3)
+    jobs = [
+        dataclasses.replace(j, gpu_type="V100") if i % 10 == 0 else j
+        for i, j in enumerate(jobs)
+    ]
+    basic, advanced = (
+        scenario(jobs, "basic", seed=3),
+        scenario(jobs, "advanced", seed=3),
+    )
     assert [j.elastic for j in basic] == [j.elastic for j in advanced]
     assert [dataclasses.replace(j, hetero=False) for j in advanced] == basic
     hetero = [j for j in advanced if j.hetero]
-    assert len(hetero) == round(0.10 * len(jobs)) and all(j.gpu_type is None for j in hetero)
+    assert len(hetero) == round(0.10 * len(jobs)) and all(
+        j.gpu_type is None for j in hetero
+    )
 
 
 def test_ideal_all_elastic_and_hetero(jobs):
@@ -134,7 +162,10 @@ def test_ideal_all_elastic_and_hetero(jobs):
     assert all(j.elastic and j.hetero and j.gpu_type is None for j in out)
     for before, after in zip(jobs, out):
         assert after.max_workers == 2 * after.min_workers == 2 * before.max_workers
-        assert after.reference_workers == before.max_workers and after.duration == before.duration
+        assert (
+            after.reference_workers == before.max_workers
+            and after.duration == before.duration
+        )
     pinned = scenario([aryl.Job("p", 1, 1, 1, 10.0, gpu_type="V100")], "ideal")[0]
     assert pinned.elastic and pinned.hetero and pinned.gpu_type is None
     d = describe(out)
@@ -145,7 +176,9 @@ def test_baseline_all_inelastic():
     given = [aryl.Job("e", 4, 1, 3, 60.0, hetero=True), aryl.Job("i", 1, 1, 1, 30.0)]
     out = scenario(given, "baseline")
     assert [(j.min_workers, j.max_workers, j.duration, j.hetero) for j in out] == [
-        (3, 3, 60.0, False), (1, 1, 30.0, False)]
+        (3, 3, 60.0, False),
+        (1, 1, 30.0, False),
+    ]
     assert describe(out)["elastic_jobs"] == 0
 
 
@@ -153,19 +186,34 @@ def test_baseline_all_inelastic():
 def test_inputs_untouched_and_deterministic(jobs, name):
     before = list(jobs)
     first, again = scenario(jobs, name, seed=7), scenario(jobs, name, seed=7)
-    assert first == again and jobs == before and all(a is b for a, b in zip(jobs, before))
+    assert (
+        first == again and jobs == before and all(a is b for a, b in zip(jobs, before))
+    )
     assert all(a is not b for a, b in zip(jobs, first))
 
 
 @pytest.mark.parametrize("name", ["basic", "advanced"])
 def test_seed_changes_the_pick(jobs, name):
-    picks = {tuple(j.elastic or j.hetero for j in scenario(jobs, name, seed=s)) for s in range(5)}
+    picks = {
+        tuple(j.elastic or j.hetero for j in scenario(jobs, name, seed=s))
+        for s in range(5)
+    }
     assert len(picks) > 1
 
 
 def test_accepts_dicts():
-    out = scenario([{"id": 1, "gpus_per_worker": 8, "min_workers": 2, "max_workers": 2,
-                     "duration": 10.0}], "ideal")
+    out = scenario(
+        [
+            {
+                "id": 1,
+                "gpus_per_worker": 8,
+                "min_workers": 2,
+                "max_workers": 2,
+                "duration": 10.0,
+            }
+        ],
+        "ideal",
+    )
     assert (out[0].min_workers, out[0].max_workers, out[0].duration) == (2, 4, 10.0)
 
 
@@ -184,8 +232,10 @@ def test_prediction_error_fraction_and_bounds(jobs, fraction):
     wrong = ratios != 1.0
     assert wrong.sum() == round(fraction * len(jobs))
     assert np.all((ratios >= 0.75) & (ratios <= 1.25))
-    same = [dataclasses.replace(a, estimated_duration=b.estimated_duration)
-            for a, b in zip(jobs, out)]
+    same = [
+        dataclasses.replace(a, estimated_duration=b.estimated_duration)
+        for a, b in zip(jobs, out)
+    ]
     assert same == out
     assert all(j.estimated_duration == j.duration for j in jobs)
     assert apply_prediction_error(jobs, fraction, seed=2) == out

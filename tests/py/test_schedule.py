@@ -44,21 +44,38 @@ def test_item_values_reproduce_the_paper_table():
 
 
 def test_shortest_first_and_skipping():
-    jobs = [aryl.Job("big", 8, 1, 1, 10, submit_time=0), aryl.Job("small", 4, 1, 1, 100, submit_time=1),
-            aryl.Job("tiny", 4, 1, 1, 50, submit_time=2)]
+    jobs = [
+        aryl.Job("big", 8, 1, 1, 10, submit_time=0),
+        aryl.Job("small", 4, 1, 1, 100, submit_time=1),
+        aryl.Job("tiny", 4, 1, 1, 50, submit_time=2),
+    ]
     assert aryl.schedule(jobs, one_server()).pending == ["tiny", "small"]
     running = jobs + [aryl.Job("r", 4, 1, 1, 10)]
     workers = [aryl.Worker("r", "s")]
-    assert aryl.schedule(running, one_server(), workers, policy="fifo").pending == ["big", "small", "tiny"]
-    backfill = aryl.schedule(running, one_server(), workers, policy="fifo", backfill=True)
+    assert aryl.schedule(running, one_server(), workers, policy="fifo").pending == [
+        "big",
+        "small",
+        "tiny",
+    ]
+    backfill = aryl.schedule(
+        running, one_server(), workers, policy="fifo", backfill=True
+    )
     assert backfill.pending == ["big", "tiny"] and backfill.allocation["small"] == 1
-    assert aryl.schedule(running, one_server(), workers, policy="sjf").allocation["tiny"] == 1
+    assert (
+        aryl.schedule(running, one_server(), workers, policy="sjf").allocation["tiny"]
+        == 1
+    )
 
 
 def test_now_keeps_future_jobs_pending():
-    jobs = [aryl.Job("now", 1, 1, 1, 10, submit_time=0), aryl.Job("later", 1, 1, 1, 10, submit_time=100)]
+    jobs = [
+        aryl.Job("now", 1, 1, 1, 10, submit_time=0),
+        aryl.Job("later", 1, 1, 1, 10, submit_time=100),
+    ]
     decision = aryl.schedule(jobs, one_server(), now=50)
-    assert decision.allocation == {"now": 1, "later": 0} and decision.pending == ["later"]
+    assert decision.allocation == {"now": 1, "later": 0} and decision.pending == [
+        "later"
+    ]
     assert aryl.schedule(jobs, one_server()).pending == []
 
 
@@ -79,8 +96,12 @@ def test_unmarked_workers_count_as_base_first():
 
 
 def test_placement_preferences():
-    servers = [aryl.Server("train", "training"), aryl.Server("loan1", "inference", on_loan=True),
-               aryl.Server("loan2", "inference", on_loan=True), aryl.Server("idle", "inference")]
+    servers = [
+        aryl.Server("train", "training"),
+        aryl.Server("loan1", "inference", on_loan=True),
+        aryl.Server("loan2", "inference", on_loan=True),
+        aryl.Server("idle", "inference"),
+    ]
     jobs = [aryl.Job("inelastic", 4, 1, 1, 100), aryl.Job("elastic", 4, 1, 3, 100)]
     same_speed = {"T4": 1.0}  # the pool preferences alone decide
     decision = aryl.schedule(jobs, servers, gpu_speed=same_speed)
@@ -101,7 +122,10 @@ def test_placement_preferences():
 
 
 def test_gpu_types():
-    servers = [aryl.Server("v", "training"), aryl.Server("t", "inference", on_loan=True)]
+    servers = [
+        aryl.Server("v", "training"),
+        aryl.Server("t", "inference", on_loan=True),
+    ]
     jobs = [aryl.Job("t4", 2, 2, 2, 10, gpu_type="T4"), aryl.Job("wide", 4, 3, 3, 20)]
     decision = aryl.schedule(jobs, servers)
     assert {w.server for w in decision.start if w.job == "t4"} == {"t"}
@@ -115,12 +139,18 @@ def test_gandiva_grows_only_when_nothing_is_pending():
     jobs = [aryl.Job("e", 1, 2, 6, 100)]
     assert aryl.schedule(jobs, one_server(), policy="gandiva").allocation == {"e": 6}
     crowded = jobs + [aryl.Job("q", 8, 1, 1, 10)]  # can never fit beside e
-    assert aryl.schedule(crowded, one_server(), policy="gandiva").allocation == {"e": 2, "q": 0}
+    assert aryl.schedule(crowded, one_server(), policy="gandiva").allocation == {
+        "e": 2,
+        "q": 0,
+    }
 
 
 def test_afs_favours_the_larger_progress_gain_per_gpu():
     jobs = [aryl.Job("long", 1, 1, 8, 1000), aryl.Job("short", 1, 1, 4, 10)]
-    assert aryl.schedule(jobs, one_server(), policy="afs").allocation == {"long": 4, "short": 4}
+    assert aryl.schedule(jobs, one_server(), policy="afs").allocation == {
+        "long": 4,
+        "short": 4,
+    }
 
 
 def test_remaining_work_changes_the_values():
@@ -132,9 +162,17 @@ def test_remaining_work_changes_the_values():
 def test_inputs_as_dicts_and_dataframes():
     jobs = [aryl.Job("A", 1, 2, 3, 100), aryl.Job("B", 1, 2, 6, 20)]
     expected = aryl.schedule(jobs, one_server()).allocation
-    frames = pd.DataFrame([vars(j) for j in jobs]), pd.DataFrame([vars(s) for s in one_server()])
+    frames = (
+        pd.DataFrame([vars(j) for j in jobs]),
+        pd.DataFrame([vars(s) for s in one_server()]),
+    )
     assert aryl.schedule(*frames).allocation == expected
-    assert aryl.schedule([vars(j) for j in jobs], [vars(s) for s in one_server()]).allocation == expected
+    assert (
+        aryl.schedule(
+            [vars(j) for j in jobs], [vars(s) for s in one_server()]
+        ).allocation
+        == expected
+    )
 
 
 def random_cluster(seed):
@@ -145,9 +183,18 @@ def random_cluster(seed):
     for j in range(20):
         d = rng.choice([1, 2, 4, 8])
         lo = rng.randint(1, 3)
-        jobs.append(aryl.Job(f"j{j}", d, lo, lo + rng.randint(0, 3), rng.uniform(60, 3600),
-                             submit_time=j, hetero=rng.random() < 0.2,
-                             gpu_type=rng.choice([None, None, None, "V100", "T4"])))
+        jobs.append(
+            aryl.Job(
+                f"j{j}",
+                d,
+                lo,
+                lo + rng.randint(0, 3),
+                rng.uniform(60, 3600),
+                submit_time=j,
+                hetero=rng.random() < 0.2,
+                gpu_type=rng.choice([None, None, None, "V100", "T4"]),
+            )
+        )
     return jobs, servers
 
 
@@ -162,8 +209,12 @@ def test_every_policy_gives_valid_decisions_over_epochs(policy):
             before = Counter(w for w in workers if not w.flexible)
             workers = decision.apply(workers)
             after = Counter(workers)
-            assert all(after[w] >= n for w, n in before.items())  # base workers never move
-            jobs = jobs[2:] + jobs[:2] if epoch else jobs  # reorder input: same semantics
+            assert all(
+                after[w] >= n for w, n in before.items()
+            )  # base workers never move
+            jobs = (
+                jobs[2:] + jobs[:2] if epoch else jobs
+            )  # reorder input: same semantics
 
 
 @pytest.mark.parametrize(
@@ -192,7 +243,9 @@ def test_decision_displays():
     assert "Decision" in decision._repr_html_()
 
 
-@pytest.mark.parametrize("real_speeds", [False, True], ids=["reference-speed", "T4-quarter"])
+@pytest.mark.parametrize(
+    "real_speeds", [False, True], ids=["reference-speed", "T4-quarter"]
+)
 @pytest.mark.parametrize("seed", range(25))
 def test_kernel_matches_the_python_reference(seed, real_speeds):
     from reference.schedule import schedule as reference
@@ -201,11 +254,24 @@ def test_kernel_matches_the_python_reference(seed, real_speeds):
     workers = []
     for _ in range(3):
         state = State.build(servers, jobs, workers)
-        speed = [aryl.scheduling.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) if real_speeds else 1.0
-                 for s in state.servers]
+        speed = [
+            aryl.scheduling.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0)
+            if real_speeds
+            else 1.0
+            for s in state.servers
+        ]
         raw = aryl._core.schedule(state.core, speed=speed)
-        triples = [(state.job_index[w.job], state.server_index[w.server], w.flexible) for w in state.workers]
-        start, stop, allocation, pending = reference(state.servers, state.jobs, triples, speed)
+        triples = [
+            (state.job_index[w.job], state.server_index[w.server], w.flexible)
+            for w in state.workers
+        ]
+        start, stop, allocation, pending = reference(
+            state.servers, state.jobs, triples, speed
+        )
         assert [tuple(x) for x in raw.start] == start
-        assert (list(raw.stop), list(raw.allocation), list(raw.pending)) == (stop, allocation, pending)
+        assert (list(raw.stop), list(raw.allocation), list(raw.pending)) == (
+            stop,
+            allocation,
+            pending,
+        )
         workers = aryl.scheduling._decision(state, raw, "aryl", []).apply(workers)

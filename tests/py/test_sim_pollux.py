@@ -24,7 +24,9 @@ SMALL_CLUSTER = sim.Cluster(4, 0, gpus_per_server=4)
 
 
 def run(workload, cluster=SMALL_CLUSTER, **config):
-    return sim.simulate(workload, cluster, policy="tiresias", config={"audit": True, **config})
+    return sim.simulate(
+        workload, cluster, policy="tiresias", config={"audit": True, **config}
+    )
 
 
 def test_a_slice_runs_every_job_once_and_keeps_the_invariants():
@@ -39,8 +41,12 @@ def test_a_slice_runs_every_job_once_and_keeps_the_invariants():
     assert (jobs["start_time"] >= jobs["submit_time"]).all()
     assert (jobs["finish_time"] > jobs["start_time"] + 30).all()
     # Progress conserved: M0-equivalent steps delivered = the applications' totals.
-    total = sum(traces.pollux_application(a).core.epoch_progress(traces.pollux_application(a).max_epochs)
-                for a in w["application"])
+    total = sum(
+        traces.pollux_application(a).core.epoch_progress(
+            traces.pollux_application(a).max_epochs
+        )
+        for a in w["application"]
+    )
     assert result.totals["work_completed"] == pytest.approx(total)
     assert result.totals["work_delivered"] == pytest.approx(total)
 
@@ -52,7 +58,11 @@ def test_runs_are_deterministic_and_the_restart_is_a_config_value():
     free = run(w, reallocation_overhead=0.0)
     assert free.summary()["jct_mean"] < a.summary()["jct_mean"]
     # restart_overhead (fixed-duration jobs' checkpoint restart) is not used here.
-    assert run(w, restart_overhead=1000.0).jobs["finish_time"].equals(a.jobs["finish_time"])
+    assert (
+        run(w, restart_overhead=1000.0)
+        .jobs["finish_time"]
+        .equals(a.jobs["finish_time"])
+    )
 
 
 def test_demotion_threshold_changes_the_order():
@@ -87,8 +97,19 @@ def test_cli_runs_a_pollux_workload_file(tmp_path, capsys):
     path = tmp_path / "w.csv"
     small_slice().to_csv(path, index=False)
     out = tmp_path / "out"
-    code = main(["simulate", "--pollux-workload", str(path), "--policy", "tiresias",
-                 "--pollux-cluster", "4x4", "--out", str(out)])
+    code = main(
+        [
+            "simulate",
+            "--pollux-workload",
+            str(path),
+            "--policy",
+            "tiresias",
+            "--pollux-cluster",
+            "4x4",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     assert "jct_mean" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
@@ -96,7 +117,9 @@ def test_cli_runs_a_pollux_workload_file(tmp_path, capsys):
     assert len(pd.read_csv(out / "jobs.csv")) == 24
 
 
-def test_cli_runs_an_embedded_workload_and_rejects_tiresias_without_one(tmp_path, capsys):
+def test_cli_runs_an_embedded_workload_and_rejects_tiresias_without_one(
+    tmp_path, capsys
+):
     assert main(["simulate", "--pollux-workload", "3", "--out", str(tmp_path)]) == 0
     assert "policy tiresias" in capsys.readouterr().out
     assert main(["simulate", "--policy", "tiresias", "--out", str(tmp_path)]) == 2

@@ -39,38 +39,61 @@ def sequential(trace, base, grid):
     rows = []
     for point in grid_points(base, grid):
         p = resolve(point)
-        records = traces.to_jobs(jobs.iloc[:p["first_jobs"]], any_type_share=p["any_type_share"], seed=p["seed"])
+        records = traces.to_jobs(
+            jobs.iloc[: p["first_jobs"]],
+            any_type_share=p["any_type_share"],
+            seed=p["seed"],
+        )
         records = sim.scenario(records, p["scenario"], seed=p["seed"])
-        result = sim.simulate(records, sim.Cluster(p["training_servers"], p["inference_servers"]),
-                              policy=p["policy"], reclaim=p["reclaim"], inference_load=load,
-                              config=p["config"], seed=p["seed"]).check()
+        result = sim.simulate(
+            records,
+            sim.Cluster(p["training_servers"], p["inference_servers"]),
+            policy=p["policy"],
+            reclaim=p["reclaim"],
+            inference_load=load,
+            config=p["config"],
+            seed=p["seed"],
+        ).check()
         rows.append(result.summary())
     return pd.DataFrame(rows)[list(sim.SUMMARY_KEYS)]
 
 
 def test_grid_points_and_resolution():
-    points = grid_points({"seed": 1}, {"headroom": [0.0, 0.2], "policy": ["aryl", "fifo", "afs"]})
-    assert len(points) == 6 and points[1] == {"seed": 1, "headroom": 0.0, "policy": "fifo"}
+    points = grid_points(
+        {"seed": 1}, {"headroom": [0.0, 0.2], "policy": ["aryl", "fifo", "afs"]}
+    )
+    assert len(points) == 6 and points[1] == {
+        "seed": 1,
+        "headroom": 0.0,
+        "policy": "fifo",
+    }
     p = resolve({"scenario": "baseline"})
-    assert p["policy"] == "fifo" and p["config"]["loaning"] is False and p["inference_servers"] == 64
+    assert (
+        p["policy"] == "fifo"
+        and p["config"]["loaning"] is False
+        and p["inference_servers"] == 64
+    )
     assert resolve({"headroom": 0.0}) == resolve({})  # explicit defaults: the same run
     assert resolve({"headroom": 0, "elastic_gpu_share": 1})["config"]["headroom"] == 0.0
     assert resolve({"elastic_gpu_share": 1})["elastic_gpu_share"] == 1.0
     assert resolve({"headroom": 0}) == resolve({})
 
 
-@pytest.mark.parametrize("base, grid, message", [
-    ({"servers": 3}, {}, r"unknown sweep parameter\(s\) \['servers'\]"),
-    ({}, {"headroom": []}, "non-empty list"),
-    ({}, {"policy": "aryl"}, "non-empty list"),
-    ({"policy": "tetris"}, {}, "unknown policy 'tetris'"),
-    ({"reclaim": "exact"}, {}, "unknown reclaim policy"),
-    ({"scenario": "huge"}, {}, "unknown scenario"),
-    ({"training_servers": 2.5}, {}, "training_servers must be an integer"),
-    ({"first_jobs": 0}, {}, "first_jobs must be"),
-    ({"placement": "tetris"}, {}, "unknown placement"),
-    ({"trace": "philly"}, {}, r"unknown trace\(s\) \['philly'\]"),
-])
+@pytest.mark.parametrize(
+    "base, grid, message",
+    [
+        ({"servers": 3}, {}, r"unknown sweep parameter\(s\) \['servers'\]"),
+        ({}, {"headroom": []}, "non-empty list"),
+        ({}, {"policy": "aryl"}, "non-empty list"),
+        ({"policy": "tetris"}, {}, "unknown policy 'tetris'"),
+        ({"reclaim": "exact"}, {}, "unknown reclaim policy"),
+        ({"scenario": "huge"}, {}, "unknown scenario"),
+        ({"training_servers": 2.5}, {}, "training_servers must be an integer"),
+        ({"first_jobs": 0}, {}, "first_jobs must be"),
+        ({"placement": "tetris"}, {}, "unknown placement"),
+        ({"trace": "philly"}, {}, r"unknown trace\(s\) \['philly'\]"),
+    ],
+)
 def test_bad_sweeps_fail_before_running(base, grid, message):
     with pytest.raises(ValueError, match=message):
         sim.sweep(base, grid, traces={}, engine="serial", cache=False)
@@ -78,62 +101,134 @@ def test_bad_sweeps_fail_before_running(base, grid, message):
 
 def test_rows_equal_sequential_runs_and_the_cache_returns_them(trace, tmp_path):
     base = {**SMALL, "trace": "itp"}
-    first = sim.sweep(base, GRID, traces=trace, engine="threads", workers=2, cache=tmp_path, progress=False)
-    assert list(first.columns[:2]) == ["inference_servers", "reclaim"] and len(first) == 4
+    first = sim.sweep(
+        base,
+        GRID,
+        traces=trace,
+        engine="threads",
+        workers=2,
+        cache=tmp_path,
+        progress=False,
+    )
+    assert (
+        list(first.columns[:2]) == ["inference_servers", "reclaim"] and len(first) == 4
+    )
     assert not first["cached"].any()
-    pd.testing.assert_frame_equal(first[list(sim.SUMMARY_KEYS)], sequential(trace, base, GRID), check_dtype=False)
-    again = sim.sweep(base, GRID, traces=trace, engine="serial", cache=tmp_path, progress=False)
+    pd.testing.assert_frame_equal(
+        first[list(sim.SUMMARY_KEYS)], sequential(trace, base, GRID), check_dtype=False
+    )
+    again = sim.sweep(
+        base, GRID, traces=trace, engine="serial", cache=tmp_path, progress=False
+    )
     assert again["cached"].all()
     same = [c for c in first.columns if c not in ("cached", "seconds")]
     pd.testing.assert_frame_equal(again[same], first[same])
     saved = sim.load(first.loc[3, "saved"])
     assert saved.summary()["jct_mean"] == first.loc[3, "jct_mean"]
-    assert saved.provenance.inputs == {"trace": "itp", "sweep": {**base, "inference_servers": 8, "reclaim": "scf"}}
+    assert saved.provenance.inputs == {
+        "trace": "itp",
+        "sweep": {**base, "inference_servers": 8, "reclaim": "scf"},
+    }
 
 
 def test_an_interrupted_sweep_resumes(trace, tmp_path):
     base = {**SMALL, "trace": "itp"}
-    sim.sweep(base, {"inference_servers": [0]}, traces=trace, engine="serial", cache=tmp_path, progress=False)
-    more = sim.sweep(base, {"inference_servers": [0, 8]}, traces=trace, engine="serial", cache=tmp_path,
-                     progress=False)
+    sim.sweep(
+        base,
+        {"inference_servers": [0]},
+        traces=trace,
+        engine="serial",
+        cache=tmp_path,
+        progress=False,
+    )
+    more = sim.sweep(
+        base,
+        {"inference_servers": [0, 8]},
+        traces=trace,
+        engine="serial",
+        cache=tmp_path,
+        progress=False,
+    )
     assert list(more["cached"]) == [True, False]
 
 
 def test_the_cache_key_is_the_content_not_the_name(trace, tmp_path):
     base = {**SMALL, "inference_servers": 0}
-    a = sim.sweep({**base, "trace": "a"}, {}, traces={"a": trace["itp"]}, engine="serial", cache=tmp_path)
-    b = sim.sweep({**base, "trace": "b"}, {}, traces={"b": trace["itp"]}, engine="serial", cache=tmp_path)
+    a = sim.sweep(
+        {**base, "trace": "a"},
+        {},
+        traces={"a": trace["itp"]},
+        engine="serial",
+        cache=tmp_path,
+    )
+    b = sim.sweep(
+        {**base, "trace": "b"},
+        {},
+        traces={"b": trace["itp"]},
+        engine="serial",
+        cache=tmp_path,
+    )
     assert b["cached"].all() and a["fingerprint"].equals(b["fingerprint"])
     jobs, load = trace["itp"]
     other = {"a": (jobs.assign(duration_s=jobs["duration_s"] + 1), load)}
-    c = sim.sweep({**base, "trace": "a"}, {}, traces=other, engine="serial", cache=tmp_path)
+    c = sim.sweep(
+        {**base, "trace": "a"}, {}, traces=other, engine="serial", cache=tmp_path
+    )
     assert not c["cached"].any()
 
 
 def test_sweep_over_traces_and_config_fields(trace):
     jobs, load = trace["itp"]
-    table = sim.sweep({**SMALL}, {"trace": ["itp", "no load"], "lend_hold": [0.0, 3600.0]},
-                      traces={**trace, "no load": (jobs, None)}, engine="threads", cache=False)
+    table = sim.sweep(
+        {**SMALL},
+        {"trace": ["itp", "no load"], "lend_hold": [0.0, 3600.0]},
+        traces={**trace, "no load": (jobs, None)},
+        engine="threads",
+        cache=False,
+    )
     assert list(table["trace"]) == ["itp", "itp", "no load", "no load"]
     assert list(table["lend_hold"]) == [0.0, 3600.0, 0.0, 3600.0]
     assert (table.loc[table["trace"] == "no load", "preemption_ratio"] == 0).all()
     assert table["saved"].isna().all()
 
 
-def test_a_small_sweep_on_a_local_ray_equals_sequential_runs(local_ray, trace, tmp_path):
+def test_a_small_sweep_on_a_local_ray_equals_sequential_runs(
+    local_ray, trace, tmp_path
+):
     base = {**SMALL, "trace": "itp"}
-    table = sim.sweep(base, GRID, traces=trace, engine="ray", cache=tmp_path, progress=False)
+    table = sim.sweep(
+        base, GRID, traces=trace, engine="ray", cache=tmp_path, progress=False
+    )
     assert len(table) == 4 and not table["cached"].any()
-    pd.testing.assert_frame_equal(table[list(sim.SUMMARY_KEYS)], sequential(trace, base, GRID), check_dtype=False)
-    assert sim.sweep(base, GRID, traces=trace, engine="ray", cache=tmp_path)["cached"].all()
+    pd.testing.assert_frame_equal(
+        table[list(sim.SUMMARY_KEYS)], sequential(trace, base, GRID), check_dtype=False
+    )
+    assert sim.sweep(base, GRID, traces=trace, engine="ray", cache=tmp_path)[
+        "cached"
+    ].all()
 
 
 def test_run_point_is_the_cli_simulate(tmp_path, capsys, trace):
     jobs, load = trace["itp"]
     jobs.iloc[:200].to_csv(tmp_path / "jobs.csv", index=False)
     load.to_csv(tmp_path / "load.csv", index=False)
-    assert main(["simulate", str(tmp_path / "jobs.csv"), "--load", str(tmp_path / "load.csv"),
-                 "--training-servers", "8", "--inference-servers", "8", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(tmp_path / "jobs.csv"),
+                "--load",
+                str(tmp_path / "load.csv"),
+                "--training-servers",
+                "8",
+                "--inference-servers",
+                "8",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     cli = json.loads((tmp_path / "o" / "summary.json").read_text())
     api = run_point({**SMALL, "trace": "itp"}, trace["itp"]).summary()
@@ -144,18 +239,47 @@ def test_aryl_sweep_prints_one_table_and_writes_parquet(tmp_path, capsys, trace)
     jobs, load = trace["itp"]
     jobs.iloc[:200].to_csv(tmp_path / "jobs.csv", index=False)
     load.to_csv(tmp_path / "load.csv", index=False)
-    args = ["sweep", str(tmp_path / "jobs.csv"), "--load", str(tmp_path / "load.csv"), "--training-servers", "8",
-            "--grid", "inference_servers=0,8", "--grid", "headroom=0,0.25", "--set", "scenario=basic",
-            "--engine", "threads", "--out", str(tmp_path / "out")]
+    args = [
+        "sweep",
+        str(tmp_path / "jobs.csv"),
+        "--load",
+        str(tmp_path / "load.csv"),
+        "--training-servers",
+        "8",
+        "--grid",
+        "inference_servers=0,8",
+        "--grid",
+        "headroom=0,0.25",
+        "--set",
+        "scenario=basic",
+        "--engine",
+        "threads",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "inference_servers" in printed and "headroom" in printed and "4 runs (0 from the cache)" in printed
+    assert (
+        "inference_servers" in printed
+        and "headroom" in printed
+        and "4 runs (0 from the cache)" in printed
+    )
     table = pd.read_parquet(tmp_path / "out" / "sweep.parquet")
     assert len(table) == 4 and list(table["headroom"]) == [0, 0.25, 0, 0.25]
-    assert (table["trace"] == "jobs.csv+load.csv").all() and (table["aryl_version"] != "").all()
-    record = json.loads(table.attrs["aryl"])  # the command's inputs, parameters, seed, version
-    assert record["command"] == "aryl sweep" and str(tmp_path / "jobs.csv") in record["inputs"]
-    assert record["seed"] == 0 and record["parameters"]["grid"] == ["inference_servers=0,8", "headroom=0,0.25"]
+    assert (table["trace"] == "jobs.csv+load.csv").all() and (
+        table["aryl_version"] != ""
+    ).all()
+    record = json.loads(
+        table.attrs["aryl"]
+    )  # the command's inputs, parameters, seed, version
+    assert (
+        record["command"] == "aryl sweep"
+        and str(tmp_path / "jobs.csv") in record["inputs"]
+    )
+    assert record["seed"] == 0 and record["parameters"]["grid"] == [
+        "inference_servers=0,8",
+        "headroom=0,0.25",
+    ]
     assert main(args) == 0
     assert "4 runs (4 from the cache)" in capsys.readouterr().out
 
@@ -184,7 +308,12 @@ def test_progress_bar_has_an_eta():
     bar.step()
     bar.step()
     text = out.getvalue()
-    assert "1/4 runs" in text and "ETA ?" in text and "4/4 runs" in text and "ETA 0:00" in text
+    assert (
+        "1/4 runs" in text
+        and "ETA ?" in text
+        and "4/4 runs" in text
+        and "ETA 0:00" in text
+    )
 
 
 def test_without_ray_auto_falls_back_to_a_process_pool(trace, monkeypatch):
@@ -194,5 +323,9 @@ def test_without_ray_auto_falls_back_to_a_process_pool(trace, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'aryl\[ray\]'"):
         sim.sweep(base, grid, traces=trace, engine="ray", cache=False)
     with pytest.warns(UserWarning, match=r"Ray is not installed .* local process pool"):
-        table = sim.sweep(base, grid, traces=trace, engine="auto", workers=2, cache=False)
-    pd.testing.assert_frame_equal(table[list(sim.SUMMARY_KEYS)], sequential(trace, base, grid), check_dtype=False)
+        table = sim.sweep(
+            base, grid, traces=trace, engine="auto", workers=2, cache=False
+        )
+    pd.testing.assert_frame_equal(
+        table[list(sim.SUMMARY_KEYS)], sequential(trace, base, grid), check_dtype=False
+    )

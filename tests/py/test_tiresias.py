@@ -15,9 +15,13 @@ def test_hand_checked_round():
     # Job 1 (2 GPUs) keeps node 1. Job 2 (4 GPUs) is new: fits, goes to node 0 (4 free).
     # Job 0 then needs 4 of the 2 GPUs left: stopped. Job 3 (2 GPUs) in queue 1 runs.
     out = _core.tiresias_round(
-        gpus=[4, 2, 4, 2], executed_time=[5 * HOUR, 1 * HOUR, 0, 9 * HOUR],
-        allocations=[[0, 0, 0, 0], [1, 1], [], []], queue0=[0, 1, 2], queue1=[3],
-        node_gpus=[4, 4])
+        gpus=[4, 2, 4, 2],
+        executed_time=[5 * HOUR, 1 * HOUR, 0, 9 * HOUR],
+        allocations=[[0, 0, 0, 0], [1, 1], [], []],
+        queue0=[0, 1, 2],
+        queue1=[3],
+        node_gpus=[4, 4],
+    )
     assert out["demoted"] == [0]
     assert out["queue0"] == [1, 2] and out["queue1"] == [3, 0]
     assert out["running"] == [False, True, True, True]
@@ -66,19 +70,28 @@ def test_matches_reference(seed):
     assert all(u <= c for u, c in zip(used, nodes))
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"gpus": [0]}, "job 0 requests 0 GPUs"),
-    ({"queue0": [], "queue1": []}, "job 0 is in no queue"),
-    ({"queue0": [0], "queue1": [0]}, "job 0 is queued twice"),
-    ({"queue0": [1]}, "queue entry 1 is not a job index"),
-    ({"allocations": [[5]]}, "unknown node 5"),
-    ({"allocations": [[0, 0]]}, "holds 2 GPUs but requests 1"),
-    ({"executed_time": [-1.0]}, "executed_time -1"),
-    ({"gpus": ["a"]}, "gpus must be a sequence of numbers"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"gpus": [0]}, "job 0 requests 0 GPUs"),
+        ({"queue0": [], "queue1": []}, "job 0 is in no queue"),
+        ({"queue0": [0], "queue1": [0]}, "job 0 is queued twice"),
+        ({"queue0": [1]}, "queue entry 1 is not a job index"),
+        ({"allocations": [[5]]}, "unknown node 5"),
+        ({"allocations": [[0, 0]]}, "holds 2 GPUs but requests 1"),
+        ({"executed_time": [-1.0]}, "executed_time -1"),
+        ({"gpus": ["a"]}, "gpus must be a sequence of numbers"),
+    ],
+)
 def test_errors_name_the_record(kwargs, message):
-    args = {"gpus": [1], "executed_time": [0.0], "allocations": [[]], "queue0": [0],
-            "queue1": [], "node_gpus": [4]}
+    args = {
+        "gpus": [1],
+        "executed_time": [0.0],
+        "allocations": [[]],
+        "queue0": [0],
+        "queue1": [],
+        "node_gpus": [4],
+    }
     args.update(kwargs)
     with pytest.raises((ValueError, TypeError), match=message):
         _core.tiresias_round(**args)

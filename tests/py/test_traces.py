@@ -33,10 +33,12 @@ LOAD = "time_s,load,note\n0,0.5,x\n300,1,y\n600,0,z\n"
 @pytest.fixture
 def write(tmp_path):
     """write(text, name="t.csv", gz=False) -> path of a file holding text (gzip-compressed if gz)."""
+
     def _write(text, name="t.csv", gz=False):
         path = tmp_path / name
         path.write_bytes(gzip.compress(text.encode(), mtime=0) if gz else text.encode())
         return path
+
     return _write
 
 
@@ -51,11 +53,23 @@ def broken(write, rows, match):
 
 # ---- read_jobs -----------------------------------------------------------------------------
 
+
 def test_read_jobs_good_file(write):
     frame = read_jobs(write(GOOD))
-    assert list(frame.columns) == ["job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type", "user"]
+    assert list(frame.columns) == [
+        "job_id",
+        "submit_time_s",
+        "num_gpus",
+        "duration_s",
+        "gpu_type",
+        "user",
+    ]
     assert frame["job_id"].tolist() == ["a", "b", "c"]
-    assert frame["num_gpus"].dtype == np.int64 and frame["num_gpus"].tolist() == [1, 8, 12]
+    assert frame["num_gpus"].dtype == np.int64 and frame["num_gpus"].tolist() == [
+        1,
+        8,
+        12,
+    ]
     assert frame["duration_s"].tolist() == [100.0, 3600.0, 50.5]
     assert frame["submit_time_s"].dtype == float
     assert frame["gpu_type"].tolist() == ["unknown", "V100", ""]
@@ -64,20 +78,31 @@ def test_read_jobs_good_file(write):
 
 
 def test_read_jobs_numeric_extra_columns_become_numbers(write):
-    frame = read_jobs(write("job_id,submit_time_s,num_gpus,duration_s,gpu_type,orig\na,0,1,5,unknown,7\n"))
+    frame = read_jobs(
+        write(
+            "job_id,submit_time_s,num_gpus,duration_s,gpu_type,orig\na,0,1,5,unknown,7\n"
+        )
+    )
     assert frame["orig"].tolist() == [7]
 
 
 def test_gzip_is_detected_by_magic_bytes_not_name(write):
     expected = read_jobs(write(GOOD))
-    pd.testing.assert_frame_equal(read_jobs(write(GOOD, name="plain.csv", gz=True)), expected)
-    pd.testing.assert_frame_equal(read_jobs(write(GOOD, name="not-gzip.csv.gz")), expected)
+    pd.testing.assert_frame_equal(
+        read_jobs(write(GOOD, name="plain.csv", gz=True)), expected
+    )
+    pd.testing.assert_frame_equal(
+        read_jobs(write(GOOD, name="not-gzip.csv.gz")), expected
+    )
 
 
 def test_file_objects_text_binary_and_gzip(write):
     expected = read_jobs(write(GOOD))
-    for source in (io.StringIO(GOOD), io.BytesIO(GOOD.encode()),
-                   io.BytesIO(gzip.compress(GOOD.encode()))):
+    for source in (
+        io.StringIO(GOOD),
+        io.BytesIO(GOOD.encode()),
+        io.BytesIO(gzip.compress(GOOD.encode())),
+    ):
         pd.testing.assert_frame_equal(read_jobs(source), expected)
     with open(write(GOOD, gz=True), "rb") as f:
         pd.testing.assert_frame_equal(read_jobs(f), expected)
@@ -89,42 +114,74 @@ def test_stream_errors_name_the_stream():
 
 
 def test_missing_column(write):
-    path = write("job_id,submit_time_s,duration_s,gpu_type\na,0,1,unknown\n", name="broken.csv")
-    with pytest.raises(TraceError, match=r"broken\.csv: line 1 \(header\): missing column\(s\) num_gpus"):
+    path = write(
+        "job_id,submit_time_s,duration_s,gpu_type\na,0,1,unknown\n", name="broken.csv"
+    )
+    with pytest.raises(
+        TraceError,
+        match=r"broken\.csv: line 1 \(header\): missing column\(s\) num_gpus",
+    ):
         read_jobs(path)
 
 
 def test_non_numeric_value(write):
-    broken(write, "a,0,1,100,x,u\nb,5,1,soon,x,u\n",
-           r"row 2 \(line 3\), column 'duration_s': not a number \(got 'soon'\)")
+    broken(
+        write,
+        "a,0,1,100,x,u\nb,5,1,soon,x,u\n",
+        r"row 2 \(line 3\), column 'duration_s': not a number \(got 'soon'\)",
+    )
 
 
 def test_negative_value(write):
-    broken(write, "a,0,1,-5,x,u\n", r"row 1 \(line 2\), column 'duration_s': negative \(got '-5'\)")
+    broken(
+        write,
+        "a,0,1,-5,x,u\n",
+        r"row 1 \(line 2\), column 'duration_s': negative \(got '-5'\)",
+    )
 
 
 def test_negative_submit_time(write):
-    broken(write, "a,-1,1,5,x,u\n", r"row 1 \(line 2\), column 'submit_time_s': negative")
+    broken(
+        write, "a,-1,1,5,x,u\n", r"row 1 \(line 2\), column 'submit_time_s': negative"
+    )
 
 
 def test_zero_gpus(write):
-    broken(write, "a,0,1,5,x,u\nb,0,0,5,x,u\n", r"row 2 \(line 3\), column 'num_gpus': zero GPUs \(got '0'\)")
+    broken(
+        write,
+        "a,0,1,5,x,u\nb,0,0,5,x,u\n",
+        r"row 2 \(line 3\), column 'num_gpus': zero GPUs \(got '0'\)",
+    )
 
 
 def test_fractional_gpus(write):
-    broken(write, "a,0,1.5,5,x,u\n", r"row 1 \(line 2\), column 'num_gpus': not an integer \(got '1.5'\)")
+    broken(
+        write,
+        "a,0,1.5,5,x,u\n",
+        r"row 1 \(line 2\), column 'num_gpus': not an integer \(got '1.5'\)",
+    )
 
 
 def test_nan_value(write):
-    broken(write, "a,0,1,5,x,u\nb,1,1,NaN,x,u\n", r"row 2 \(line 3\), column 'duration_s': NaN \(got 'NaN'\)")
+    broken(
+        write,
+        "a,0,1,5,x,u\nb,1,1,NaN,x,u\n",
+        r"row 2 \(line 3\), column 'duration_s': NaN \(got 'NaN'\)",
+    )
 
 
 def test_infinite_value(write):
-    broken(write, "a,0,1,inf,x,u\n", r"row 1 \(line 2\), column 'duration_s': not finite")
+    broken(
+        write, "a,0,1,inf,x,u\n", r"row 1 \(line 2\), column 'duration_s': not finite"
+    )
 
 
 def test_empty_value(write):
-    broken(write, "a,0,1,5,x,u\nb,,1,5,x,u\n", r"row 2 \(line 3\), column 'submit_time_s': empty value")
+    broken(
+        write,
+        "a,0,1,5,x,u\nb,,1,5,x,u\n",
+        r"row 2 \(line 3\), column 'submit_time_s': empty value",
+    )
 
 
 def test_empty_job_id(write):
@@ -132,11 +189,17 @@ def test_empty_job_id(write):
 
 
 def test_short_row(write):
-    broken(write, "a,0,1,5,x,u\nb,0,1\n", r"row 2 \(line 3\): 3 fields, the header has 6$")
+    broken(
+        write, "a,0,1,5,x,u\nb,0,1\n", r"row 2 \(line 3\): 3 fields, the header has 6$"
+    )
 
 
 def test_long_first_row(write):
-    broken(write, "a,0,1,5,x,u,extra,more\nb,1,1,5,x,u\n", r"row 1 \(line 2\): 8 fields, the header has 6$")
+    broken(
+        write,
+        "a,0,1,5,x,u,extra,more\nb,1,1,5,x,u\n",
+        r"row 1 \(line 2\): 8 fields, the header has 6$",
+    )
 
 
 def test_blank_line_inside_is_an_error(write):
@@ -146,7 +209,9 @@ def test_blank_line_inside_is_an_error(write):
 def test_quoted_fields_and_line_numbers(write):
     rows = 'a,0,1,5,x,"two\nlines"\n"b",1,1,"5",x,u\nc,2,0,5,x,u\n'
     broken(write, rows, r"row 3 \(line 5\), column 'num_gpus': zero GPUs")
-    assert read_jobs(write(HEADER + rows.replace("c,2,0", "c,2,1")))["user"].tolist() == ["two\nlines", "u", "u"]
+    assert read_jobs(write(HEADER + rows.replace("c,2,0", "c,2,1")))[
+        "user"
+    ].tolist() == ["two\nlines", "u", "u"]
 
 
 def test_trailing_blank_lines_are_ignored(write):
@@ -154,17 +219,25 @@ def test_trailing_blank_lines_are_ignored(write):
 
 
 def test_duplicate_id(write):
-    broken(write, "a,0,1,5,x,u\nb,1,1,5,x,u\na,2,1,5,x,u\n",
-           r"row 3 \(line 4\), column 'job_id': duplicate job_id 'a' \(first at row 1\)")
+    broken(
+        write,
+        "a,0,1,5,x,u\nb,1,1,5,x,u\na,2,1,5,x,u\n",
+        r"row 3 \(line 4\), column 'job_id': duplicate job_id 'a' \(first at row 1\)",
+    )
 
 
 def test_unsorted_submit_times(write):
-    broken(write, "a,0,1,5,x,u\nb,20,1,5,x,u\nc,10,1,5,x,u\n",
-           r"row 3 \(line 4\), column 'submit_time_s': goes back in time \(10 after 20 at row 2\)")
+    broken(
+        write,
+        "a,0,1,5,x,u\nb,20,1,5,x,u\nc,10,1,5,x,u\n",
+        r"row 3 \(line 4\), column 'submit_time_s': goes back in time \(10 after 20 at row 2\)",
+    )
 
 
 def test_empty_file(write):
-    with pytest.raises(TraceError, match=r"empty\.csv: empty file; expected a CSV header with job_id"):
+    with pytest.raises(
+        TraceError, match=r"empty\.csv: empty file; expected a CSV header with job_id"
+    ):
         read_jobs(write("", name="empty.csv"))
 
 
@@ -198,24 +271,32 @@ def test_not_utf8(write):
 
 
 def test_drop_invalid_skips_counts_and_warns(write):
-    rows = ("a,0,1,5,x,u\n"      # kept
-            "b,1,0,5,x,u\n"      # zero GPUs
-            "c,2,1,-1,x,u\n"     # negative duration
-            "d,,1,5,x,u\n"       # empty submit time
-            "a,3,1,5,x,u\n"      # duplicate of a
-            "h,4,1\n"            # too few fields
-            "e,50,1,5,x,u\n"     # kept
-            "f,40,1,5,x,u\n"     # goes back in time
-            "g,60,2,7,x,u\n")    # kept
+    rows = (
+        "a,0,1,5,x,u\n"  # kept
+        "b,1,0,5,x,u\n"  # zero GPUs
+        "c,2,1,-1,x,u\n"  # negative duration
+        "d,,1,5,x,u\n"  # empty submit time
+        "a,3,1,5,x,u\n"  # duplicate of a
+        "h,4,1\n"  # too few fields
+        "e,50,1,5,x,u\n"  # kept
+        "f,40,1,5,x,u\n"  # goes back in time
+        "g,60,2,7,x,u\n"
+    )  # kept
     with pytest.warns(UserWarning, match=r"dropped 6 invalid row\(s\) of 9"):
         frame = read_jobs(write(HEADER + rows), drop_invalid=True)
     assert frame["job_id"].tolist() == ["a", "e", "g"]
     assert frame.index.tolist() == [0, 1, 2]
     assert frame.attrs["dropped"] == 6
-    assert frame.attrs["drop_reasons"] == Counter({
-        "row: 3 fields, the header has 6": 1, "num_gpus: zero GPUs": 1, "duration_s: negative": 1,
-        "submit_time_s: empty value": 1,
-        "job_id: duplicate": 1, "submit_time_s: goes back in time": 1})
+    assert frame.attrs["drop_reasons"] == Counter(
+        {
+            "row: 3 fields, the header has 6": 1,
+            "num_gpus: zero GPUs": 1,
+            "duration_s: negative": 1,
+            "submit_time_s: empty value": 1,
+            "job_id: duplicate": 1,
+            "submit_time_s: goes back in time": 1,
+        }
+    )
 
 
 def test_drop_invalid_on_a_clean_file_does_not_warn(write):
@@ -235,6 +316,7 @@ def test_missing_file_is_an_os_error(tmp_path):
 
 # ---- read_load -----------------------------------------------------------------------------
 
+
 def test_read_load_good_file_plain_and_gzip(write):
     frame = read_load(write(LOAD))
     assert frame["time_s"].tolist() == [0.0, 300.0, 600.0]
@@ -251,28 +333,45 @@ def load_error(write, text, match):
 
 
 def test_load_above_one(write):
-    load_error(write, "time_s,load\n0,0.5\n300,1.2\n", r"row 2 \(line 3\), column 'load': above 1 \(got '1.2'\)")
+    load_error(
+        write,
+        "time_s,load\n0,0.5\n300,1.2\n",
+        r"row 2 \(line 3\), column 'load': above 1 \(got '1.2'\)",
+    )
 
 
 def test_load_negative(write):
-    load_error(write, "time_s,load\n0,-0.1\n", r"row 1 \(line 2\), column 'load': negative")
+    load_error(
+        write, "time_s,load\n0,-0.1\n", r"row 1 \(line 2\), column 'load': negative"
+    )
 
 
 def test_load_nan(write):
-    load_error(write, "time_s,load\n0,0.1\n300,nan\n", r"row 2 \(line 3\), column 'load': NaN")
+    load_error(
+        write, "time_s,load\n0,0.1\n300,nan\n", r"row 2 \(line 3\), column 'load': NaN"
+    )
 
 
 def test_load_non_numeric_time(write):
-    load_error(write, "time_s,load\nnoon,0.1\n", r"row 1 \(line 2\), column 'time_s': not a number")
+    load_error(
+        write,
+        "time_s,load\nnoon,0.1\n",
+        r"row 1 \(line 2\), column 'time_s': not a number",
+    )
 
 
 def test_load_time_not_increasing(write):
-    load_error(write, "time_s,load\n0,0.1\n300,0.2\n300,0.3\n",
-               r"row 3 \(line 4\), column 'time_s': time does not increase \(300 after 300 at row 2\)")
+    load_error(
+        write,
+        "time_s,load\n0,0.1\n300,0.2\n300,0.3\n",
+        r"row 3 \(line 4\), column 'time_s': time does not increase \(300 after 300 at row 2\)",
+    )
 
 
 def test_load_missing_column(write):
-    load_error(write, "time_s,util\n0,0.1\n", r"line 1 \(header\): missing column\(s\) load")
+    load_error(
+        write, "time_s,util\n0,0.1\n", r"line 1 \(header\): missing column\(s\) load"
+    )
 
 
 def test_load_empty_file(write):
@@ -285,10 +384,23 @@ def test_load_header_only(write):
 
 # ---- to_jobs -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("gpus, per, workers", [
-    (1, 1, 1), (2, 2, 1), (4, 4, 1), (6, 6, 1), (8, 8, 1), (16, 8, 2), (64, 8, 8),
-    (12, 4, 3), (24, 8, 3), (20, 4, 5), (9, 1, 9),
-])
+
+@pytest.mark.parametrize(
+    "gpus, per, workers",
+    [
+        (1, 1, 1),
+        (2, 2, 1),
+        (4, 4, 1),
+        (6, 6, 1),
+        (8, 8, 1),
+        (16, 8, 2),
+        (64, 8, 8),
+        (12, 4, 3),
+        (24, 8, 3),
+        (20, 4, 5),
+        (9, 1, 9),
+    ],
+)
 def test_worker_split(gpus, per, workers):
     assert worker_split(gpus) == (per, workers)
     assert per * workers == gpus
@@ -315,12 +427,24 @@ def test_to_jobs_fields(write):
 
 
 def test_to_jobs_keeps_real_types_and_uses_training_gpu():
-    frame = pd.DataFrame({"job_id": ["a", "b", "c", "d"], "submit_time_s": [0, 1, 2, 3],
-                          "num_gpus": [1, 1, 1, 1], "duration_s": [5, 5, 5, 5],
-                          "gpu_type": ["A100", "Unknown", None, " "]})
-    assert [j.gpu_type for j in to_jobs(frame, any_type_share=0.0, training_gpu="P100")] == \
-        ["A100", "P100", "P100", "P100"]
-    assert [j.gpu_type for j in to_jobs(frame, any_type_share=1.0)] == ["A100", None, None, None]
+    frame = pd.DataFrame(
+        {
+            "job_id": ["a", "b", "c", "d"],
+            "submit_time_s": [0, 1, 2, 3],
+            "num_gpus": [1, 1, 1, 1],
+            "duration_s": [5, 5, 5, 5],
+            "gpu_type": ["A100", "Unknown", None, " "],
+        }
+    )
+    assert [
+        j.gpu_type for j in to_jobs(frame, any_type_share=0.0, training_gpu="P100")
+    ] == ["A100", "P100", "P100", "P100"]
+    assert [j.gpu_type for j in to_jobs(frame, any_type_share=1.0)] == [
+        "A100",
+        None,
+        None,
+        None,
+    ]
 
 
 def test_any_type_share_is_exact_and_deterministic():
@@ -346,20 +470,27 @@ def test_to_jobs_rejects_bad_input():
         to_jobs(synthetic(days=1, jobs=5)[0], any_type_share=1.5)
     frame = synthetic(days=1, jobs=5)[0].astype({"num_gpus": float})
     frame.loc[2, "num_gpus"] = 2.5
-    with pytest.raises(ValueError, match="job 'syn-000002': num_gpus must be an integer, got 2.5"):
+    with pytest.raises(
+        ValueError, match="job 'syn-000002': num_gpus must be an integer, got 2.5"
+    ):
         to_jobs(frame)
     frame.loc[2, "num_gpus"] = 0
-    with pytest.raises(ValueError, match="num_gpus and max_gpus_per_worker must be >= 1"):
+    with pytest.raises(
+        ValueError, match="num_gpus and max_gpus_per_worker must be >= 1"
+    ):
         to_jobs(frame)
 
 
 def test_to_jobs_runs_in_the_simulator():
     jobs_frame, load = synthetic(days=1, jobs=300, seed=1)
     result = simulate(to_jobs(jobs_frame), Cluster(40, 8), inference_load=load)
-    assert result.summary()["jobs_finished"] + result.summary()["jobs_unfinished"] == 300
+    assert (
+        result.summary()["jobs_finished"] + result.summary()["jobs_unfinished"] == 300
+    )
 
 
 # ---- load helpers --------------------------------------------------------------------------
+
 
 def test_loanable_servers_follows_the_rule():
     rng = np.random.default_rng(0)
@@ -367,34 +498,64 @@ def test_loanable_servers_follows_the_rule():
     load.loc[:3, "load"] = [0.0, 1.0, 0.3, 0.95]
     for n, headroom in ((10, 0.0), (7, 0.1), (0, 0.0), (48, 0.25)):
         out = loanable_servers(load, n, headroom)
-        assert list(out.columns) == ["time_s", "load", "needed", "loanable", "lendable", "lent"]
-        expected = [min(n, math.ceil(min(1.0, x * (1 + headroom)) * n - 1e-9)) for x in load["load"]]
+        assert list(out.columns) == [
+            "time_s",
+            "load",
+            "needed",
+            "loanable",
+            "lendable",
+            "lent",
+        ]
+        expected = [
+            min(n, math.ceil(min(1.0, x * (1 + headroom)) * n - 1e-9))
+            for x in load["load"]
+        ]
         assert out["needed"].tolist() == expected
         assert (out["loanable"] == n - out["needed"]).all()
     out = loanable_servers(load, 10)
-    assert out["needed"].tolist()[:4] == [0, 10, 3, 10]  # 0.3 * 10 is 3.0000000000000004: 3
+    assert out["needed"].tolist()[:4] == [
+        0,
+        10,
+        3,
+        10,
+    ]  # 0.3 * 10 is 3.0000000000000004: 3
 
 
 def test_loanable_servers_matches_the_simulator():
     """The simulator lends exactly loanable_servers(...)["lent"] after each loan event."""
     rng = np.random.default_rng(1)
-    load = pd.DataFrame({"time_s": np.arange(40) * 300.0, "load": np.round(rng.random(40), 2)})
+    load = pd.DataFrame(
+        {"time_s": np.arange(40) * 300.0, "load": np.round(rng.random(40), 2)}
+    )
     load.loc[3:5, "load"] = [0.3, 0.0, 1.0]
     for headroom, hold in ((0.0, 0.0), (0.1, 0.0), (0.0, 3600.0), (0.1, 900.0)):
-        result = simulate([aryl.Job("x", 1, 1, 1, duration=40 * 300.0)], Cluster(1, 10),
-                          inference_load=load,
-                          config={"schedule_interval": 60.0, "loan_interval": 300.0,
-                                  "headroom": headroom, "lend_hold": hold})
+        result = simulate(
+            [aryl.Job("x", 1, 1, 1, duration=40 * 300.0)],
+            Cluster(1, 10),
+            inference_load=load,
+            config={
+                "schedule_interval": 60.0,
+                "loan_interval": 300.0,
+                "headroom": headroom,
+                "lend_hold": hold,
+            },
+        )
         samples = result.timeline[result.timeline["t"] % 300 == 60]
         rows = loanable_servers(load, 10, headroom, lend_hold=hold)
         expected = rows["lent"].to_numpy()
         assert len(samples) == 40
-        assert samples["on_loan"].tolist() == expected[(samples["t"] // 300).astype(int)].tolist()
+        assert (
+            samples["on_loan"].tolist()
+            == expected[(samples["t"] // 300).astype(int)].tolist()
+        )
         if hold == 0.0:
             assert (rows["lent"] == rows["loanable"]).all()
         else:
             assert (rows["lendable"] <= rows["loanable"]).all()
-            assert rows["lent"].diff().clip(lower=0).sum() < rows["loanable"].diff().clip(lower=0).sum()
+            assert (
+                rows["lent"].diff().clip(lower=0).sum()
+                < rows["loanable"].diff().clip(lower=0).sum()
+            )
 
 
 def test_rescale_load(write):
@@ -445,6 +606,7 @@ def test_extend_load_rejects_one_row():
 
 # ---- synthetic -----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def small():
     """3 days at the paper's arrival rate (50,390 jobs in 15 days)."""
@@ -456,8 +618,11 @@ def test_synthetic_schema_round_trips_through_the_readers(small, tmp_path):
     jobs.to_csv(tmp_path / "jobs.csv", index=False)
     load.to_csv(tmp_path / "load.csv", index=False)
     back = read_jobs(tmp_path / "jobs.csv")
-    assert list(back.columns) == list(jobs.columns) == [
-        "job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type"]
+    assert (
+        list(back.columns)
+        == list(jobs.columns)
+        == ["job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type"]
+    )
     np.testing.assert_array_equal(back["duration_s"], jobs["duration_s"])
     assert list(read_load(tmp_path / "load.csv").columns) == ["time_s", "load"]
 
@@ -468,20 +633,26 @@ def test_synthetic_job_statistics(small):
     assert len(jobs) == 10_078 and jobs["submit_time_s"].between(0, span - 1).all()
     gpu_seconds = jobs["num_gpus"] * jobs["duration_s"]
     assert gpu_seconds.mean() == pytest.approx(GPU_SECONDS_PER_JOB, rel=1e-3)
-    assert gpu_seconds.sum() / span / 3544 == pytest.approx(0.82, abs=0.002)  # offered load
+    assert gpu_seconds.sum() / span / 3544 == pytest.approx(
+        0.82, abs=0.002
+    )  # offered load
     mix = jobs["num_gpus"].value_counts(normalize=True)
     itp = {1: 0.755, 2: 0.008, 4: 0.034, 8: 0.176, 16: 0.012, 32: 0.016}
     for gpus, share in itp.items():
         assert mix.get(gpus, 0.0) == pytest.approx(share, abs=0.015), gpus
     assert set(mix.index) <= {1, 2, 4, 8, 16, 32, 64}
-    assert 200 < jobs["duration_s"].min() and jobs["duration_s"].max() > 3 * 86400  # minutes to days
+    assert (
+        200 < jobs["duration_s"].min() and jobs["duration_s"].max() > 3 * 86400
+    )  # minutes to days
     assert 3000 < jobs["duration_s"].median() < 4500
 
 
 def test_synthetic_arrivals_are_diurnal(small):
     jobs, _ = small
     per_hour = (jobs["submit_time_s"] // 3600 % 24).value_counts().sort_index()
-    assert 12 <= per_hour.idxmax() <= 16 and (per_hour.idxmin() <= 4 or per_hour.idxmin() >= 23)
+    assert 12 <= per_hour.idxmax() <= 16 and (
+        per_hour.idxmin() <= 4 or per_hour.idxmin() >= 23
+    )
     assert 2.2 < per_hour.max() / per_hour.min() < 4.0
     assert len(jobs) / 72 == pytest.approx(140, abs=1)  # paper: 50,390 jobs / 360 h
 
@@ -493,12 +664,14 @@ def test_synthetic_load_statistics(small):
     assert load["load"].mean() == pytest.approx(0.65, abs=0.03)
     hourly = load["load"].to_numpy().reshape(3, 24, 12).mean(axis=2)
     ratios = hourly.max(axis=1) / hourly.min(axis=1)
-    assert np.all((1.9 < ratios) & (ratios < 2.6)) and ratios.mean() == pytest.approx(2.2, abs=0.15)
+    assert np.all((1.9 < ratios) & (ratios < 2.6)) and ratios.mean() == pytest.approx(
+        2.2, abs=0.15
+    )
     profile = hourly.mean(axis=0)
-    assert 3 <= profile.argmin() <= 7                     # trough before dawn
+    assert 3 <= profile.argmin() <= 7  # trough before dawn
     assert profile.argmax() >= 20 or profile.argmax() == 0  # peak at night
-    assert 3 <= (profile >= 0.88).sum() <= 6               # lasting about four hours
-    assert load["load"].diff().abs().max() > 0.01          # noisy, not a smooth curve
+    assert 3 <= (profile >= 0.88).sum() <= 6  # lasting about four hours
+    assert load["load"].diff().abs().max() > 0.01  # noisy, not a smooth curve
 
 
 def test_synthetic_is_seeded(small):
@@ -508,7 +681,9 @@ def test_synthetic_is_seeded(small):
     other_jobs, other_load = synthetic(days=3, jobs=10_078, seed=1)
     assert not other_jobs["duration_s"].equals(jobs["duration_s"])
     assert not other_load["load"].equals(load["load"])
-    pd.testing.assert_frame_equal(synthetic(days=3, jobs=10, seed=0)[1], load)  # load: days, seed only
+    pd.testing.assert_frame_equal(
+        synthetic(days=3, jobs=10, seed=0)[1], load
+    )  # load: days, seed only
 
 
 def test_synthetic_rejects_bad_sizes():
@@ -520,13 +695,24 @@ def test_synthetic_rejects_bad_sizes():
 
 # ---- load_default --------------------------------------------------------------------------
 
+
 def test_load_default():
     jobs, load = load_default()
     assert len(jobs) == 15_802 and len(load) == 2_304
-    assert list(jobs.columns) == ["job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type",
-                                  "orig_submission_time_s"]
+    assert list(jobs.columns) == [
+        "job_id",
+        "submit_time_s",
+        "num_gpus",
+        "duration_s",
+        "gpu_type",
+        "orig_submission_time_s",
+    ]
     assert list(load.columns) == ["time_s", "load", "raw_value", "imputed"]
-    assert (jobs["num_gpus"] * jobs["duration_s"]).sum() / 3600 == pytest.approx(705_683, abs=1)
+    assert (jobs["num_gpus"] * jobs["duration_s"]).sum() / 3600 == pytest.approx(
+        705_683, abs=1
+    )
     assert jobs["num_gpus"].value_counts()[1] == 11_924
     assert load["load"].max() == 1.0 and load["imputed"].sum() == 62
-    assert jobs.attrs["dropped"] == 0 and jobs.attrs["source"].endswith("itp_cluster04_jobs.csv.gz")
+    assert jobs.attrs["dropped"] == 0 and jobs.attrs["source"].endswith(
+        "itp_cluster04_jobs.csv.gz"
+    )

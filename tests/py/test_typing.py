@@ -36,8 +36,14 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_core_stub_matches_the_extension():
     _need("pybind11_stubgen")
     env = {**os.environ, "PYTHON": sys.executable}
-    done = subprocess.run(["bash", "scripts/check-stubs"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["bash", "scripts/check-stubs"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -57,17 +63,20 @@ def test_user_script_runs(tmp_path):
     module.main(tmp_path)
 
 
-@pytest.mark.parametrize("names, literal", [
-    (scheduling.POLICIES, aryl_typing.AllocationPolicy),
-    (scheduling.PLACEMENTS, aryl_typing.Placement),
-    (reclaiming.POLICIES, aryl_typing.ReclaimPolicy),
-    (simulation.GOODPUT_POLICIES, aryl_typing.GoodputPolicy),
-    (simulation.RECLAIM_POLICIES, aryl_typing.SimulationReclaimPolicy),
-    (scenarios.SCENARIOS, aryl_typing.ScenarioName),
-    (ENGINES, aryl_typing.SweepEngine),
-    (validation.SCALINGS, aryl_typing.Scaling),
-    (aryl.model.POOLS, aryl_typing.Pool),
-])
+@pytest.mark.parametrize(
+    "names, literal",
+    [
+        (scheduling.POLICIES, aryl_typing.AllocationPolicy),
+        (scheduling.PLACEMENTS, aryl_typing.Placement),
+        (reclaiming.POLICIES, aryl_typing.ReclaimPolicy),
+        (simulation.GOODPUT_POLICIES, aryl_typing.GoodputPolicy),
+        (simulation.RECLAIM_POLICIES, aryl_typing.SimulationReclaimPolicy),
+        (scenarios.SCENARIOS, aryl_typing.ScenarioName),
+        (ENGINES, aryl_typing.SweepEngine),
+        (validation.SCALINGS, aryl_typing.Scaling),
+        (aryl.model.POOLS, aryl_typing.Pool),
+    ],
+)
 def test_runtime_choices_are_the_literal_types(names, literal):
     assert tuple(names) == get_args(literal) and len(set(names)) == len(names)
 

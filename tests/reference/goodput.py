@@ -44,8 +44,12 @@ def objective(p, nodes, replicas, m, accum, step):
     lo = log_step_time(p, a, network_time(p, nodes, replicas))
     e1 = np.sqrt(np.mean((np.log(a) - np.log(accum)) ** 2))
     e2 = np.sqrt(np.mean((lo - np.log(step)) ** 2))
-    return float(e1 + e2 + 1e-3 * (p[6] - 1) ** 2
-                 + 1e-2 * ((p[3] / p[2]) ** 2 + (p[5] / p[4]) ** 2))
+    return float(
+        e1
+        + e2
+        + 1e-3 * (p[6] - 1) ** 2
+        + 1e-2 * ((p[3] / p[2]) ** 2 + (p[5] / p[4]) ** 2)
+    )
 
 
 def pinned(nodes, replicas, m, accum) -> Dict[int, float]:
@@ -70,8 +74,13 @@ def fit(nodes, replicas, m, accum, step) -> Tuple[np.ndarray, float]:
     upper = np.array([np.inf] * 6 + [10.0])
     for i, v in pinned(nodes, replicas, m, accum).items():
         start[i] = lower[i] = upper[i] = v
-    args = (np.asarray(nodes), np.asarray(replicas), np.asarray(m, float), np.asarray(accum),
-            np.asarray(step))
+    args = (
+        np.asarray(nodes),
+        np.asarray(replicas),
+        np.asarray(m, float),
+        np.asarray(accum),
+        np.asarray(step),
+    )
     free = lower < upper
 
     def f(x):
@@ -79,8 +88,9 @@ def fit(nodes, replicas, m, accum, step) -> Tuple[np.ndarray, float]:
         p[free] = x
         return objective(p, *args)
 
-    result = scipy.optimize.minimize(f, start[free], method="L-BFGS-B",
-                                     bounds=list(zip(lower[free], upper[free])))
+    result = scipy.optimize.minimize(
+        f, start[free], method="L-BFGS-B", bounds=list(zip(lower[free], upper[free]))
+    )
     p = start.copy()
     p[free] = result.x
     value = objective(p, *args)
@@ -119,7 +129,9 @@ def optimize(p, grad, limits, nodes, replicas):
         if replicas == 1 and local > m0 + EPS:
             s = max(s, 1)
         m = math.ceil(local / (s + 1) - EPS)
-        g = throughput(p, nodes, replicas, m, s) * efficiency(grad, m0, replicas * m * (s + 1))
+        g = throughput(p, nodes, replicas, m, s) * efficiency(
+            grad, m0, replicas * m * (s + 1)
+        )
         if not (lo <= m <= hi):
             g = 0.0
         if best is None or g > best[0]:
@@ -140,7 +152,10 @@ def fixed_batch(limits, replicas, batch):
 def speedup(p, grad, limits, nodes, replicas):
     if replicas == 0:
         return 0.0
-    return optimize(p, grad, limits, nodes, replicas)[0] / optimize(p, grad, limits, 1, 1)[0]
+    return (
+        optimize(p, grad, limits, nodes, replicas)[0]
+        / optimize(p, grad, limits, 1, 1)[0]
+    )
 
 
 # -- an application's tables -----------------------------------------------------------------
@@ -158,8 +173,10 @@ def measured_step_time(placements, placement, local_bsz):
         return None
     rows = rows.sort_values("local_bsz", kind="stable")
     x = rows["local_bsz"].to_numpy(float)
-    return (float(np.interp(local_bsz, x, rows["step_time"])),
-            float(np.interp(local_bsz, x, rows["sync_time"])))
+    return (
+        float(np.interp(local_bsz, x, rows["step_time"])),
+        float(np.interp(local_bsz, x, rows["sync_time"])),
+    )
 
 
 def grad_stats(validation: Dict[int, object], batch, epoch):
@@ -170,8 +187,14 @@ def grad_stats(validation: Dict[int, object], batch, epoch):
     if lower == upper:
         return float(lo["grad_sqr"][epoch]), float(lo["grad_var"][epoch])
     w = (batch - lower) / (upper - lower)
-    return (float(lo["grad_sqr"][epoch] + (hi["grad_sqr"][epoch] - lo["grad_sqr"][epoch]) * w),
-            float(lo["grad_var"][epoch] + (hi["grad_var"][epoch] - lo["grad_var"][epoch]) * w))
+    return (
+        float(
+            lo["grad_sqr"][epoch] + (hi["grad_sqr"][epoch] - lo["grad_sqr"][epoch]) * w
+        ),
+        float(
+            lo["grad_var"][epoch] + (hi["grad_var"][epoch] - lo["grad_var"][epoch]) * w
+        ),
+    )
 
 
 def epoch_progress(validation, epoch):
@@ -181,5 +204,7 @@ def epoch_progress(validation, epoch):
 
 
 def epoch_at(validation, progress):
-    return max(int(np.searchsorted(v["progress"].to_numpy(), progress, "right"))
-               for v in validation.values())
+    return max(
+        int(np.searchsorted(v["progress"].to_numpy(), progress, "right"))
+        for v in validation.values()
+    )

@@ -15,9 +15,15 @@ def throughput(curve, workers: int) -> float:
     return curve[workers - 1] if curve else float(workers)
 
 
-def running_time(job, workers: int, remaining: float = 1.0, curve=None, speed: float = 1.0) -> float:
-    return (job.estimated_duration * throughput(curve, job.reference_workers)
-            / (throughput(curve, workers) * speed) * remaining)
+def running_time(
+    job, workers: int, remaining: float = 1.0, curve=None, speed: float = 1.0
+) -> float:
+    return (
+        job.estimated_duration
+        * throughput(curve, job.reference_workers)
+        / (throughput(curve, workers) * speed)
+        * remaining
+    )
 
 
 class Placer:
@@ -29,16 +35,24 @@ class Placer:
         self.type_of = [types.setdefault(s.gpu_type, len(types)) for s in servers]
         self.n_types = len(types)
         self.type_speed = [0.0] * self.n_types
-        for s in reversed(range(len(servers))):  # the first server of a type sets its speed
+        for s in reversed(
+            range(len(servers))
+        ):  # the first server of a type sets its speed
             self.type_speed[self.type_of[s]] = speed[s]
-        self.free = [s.gpus if s.pool == "training" or s.on_loan else -1 for s in servers]
+        self.free = [
+            s.gpus if s.pool == "training" or s.on_loan else -1 for s in servers
+        ]
         self.fixed = [0] * len(servers)
         self.flexible = [0] * len(servers)
         self.pinned = [-1] * len(jobs)
-        self.required = [-1 if not j.gpu_type else types.get(j.gpu_type, -2) for j in jobs]
+        self.required = [
+            -1 if not j.gpu_type else types.get(j.gpu_type, -2) for j in jobs
+        ]
 
     def free_gpus(self, t: int = -1) -> int:
-        return sum(f for s, f in enumerate(self.free) if f > 0 and t in (-1, self.type_of[s]))
+        return sum(
+            f for s, f in enumerate(self.free) if f > 0 and t in (-1, self.type_of[s])
+        )
 
     def job_type(self, j: int) -> int:
         return self.required[j] if self.required[j] >= 0 else self.pinned[j]
@@ -80,8 +94,13 @@ class Placer:
             rank = 0 if (server.pool == "inference") == wants_inference else 1
             mixed = int((self.fixed[s] if flexible else self.flexible[s]) > 0)
             empty = int(self.free[s] == server.gpus)
-            key = (-self.type_speed[self.type_of[s]], rank, mixed, empty,
-                   self.free[s] - job.gpus_per_worker)
+            key = (
+                -self.type_speed[self.type_of[s]],
+                rank,
+                mixed,
+                empty,
+                self.free[s] - job.gpus_per_worker,
+            )
             if chosen < 0 or key < best:
                 best, chosen = key, s
         return chosen
@@ -95,7 +114,9 @@ class Placer:
     def place(self, j: int, count: int, flexible: bool, out: list, t: int = -1) -> bool:
         job, was_pinned = self.jobs[j], self.pinned[j]
         if t >= 0:
-            if not self.may_use(j, t) or (not job.hetero and self.job_type(j) not in (-1, t)):
+            if not self.may_use(j, t) or (
+                not job.hetero and self.job_type(j) not in (-1, t)
+            ):
                 return False
             types = [t]
         elif job.hetero or self.job_type(j) >= 0 or self.required[j] == -2:
@@ -119,8 +140,13 @@ class Placer:
         return False
 
 
-def schedule(servers, jobs, workers: List[Tuple[int, int, bool]], speed=None,
-             hetero_efficiency: float = 0.7):
+def schedule(
+    servers,
+    jobs,
+    workers: List[Tuple[int, int, bool]],
+    speed=None,
+    hetero_efficiency: float = 0.7,
+):
     """workers: (job index, server index, flexible); speed: per server (default 1.0).
 
     Returns (start, stop, allocation, pending).
@@ -152,7 +178,9 @@ def schedule(servers, jobs, workers: List[Tuple[int, int, bool]], speed=None,
 
     def time_with(j: int, more: int, t: int) -> float:
         workers_now = fixed[j] + more
-        mean = (base_speed[j] + (more * placer.type_speed[t] if more else 0.0)) / workers_now
+        mean = (
+            base_speed[j] + (more * placer.type_speed[t] if more else 0.0)
+        ) / workers_now
         if base_type[j] == -2 or (more > 0 and base_type[j] >= 0 and base_type[j] != t):
             mean *= hetero_efficiency
         return running_time(jobs[j], workers_now, 1.0, None, mean)
@@ -163,7 +191,9 @@ def schedule(servers, jobs, workers: List[Tuple[int, int, bool]], speed=None,
             return placer.job_type(j)
         best, best_time = -1, time_with(j, 0, 0)
         for t in range(placer.n_types):
-            fit = min(job.max_workers - fixed[j], placer.free_gpus(t) // job.gpus_per_worker)
+            fit = min(
+                job.max_workers - fixed[j], placer.free_gpus(t) // job.gpus_per_worker
+            )
             if not placer.may_use(j, t) or fit < 1:
                 continue
             time = time_with(j, fit, t)
@@ -177,8 +207,10 @@ def schedule(servers, jobs, workers: List[Tuple[int, int, bool]], speed=None,
             add_base(j, s)
 
     # Phase 1: base demand, shortest estimated running time at min_workers first.
-    queue = sorted((j for j in range(n) if count[j] == 0),
-                   key=lambda j: (running_time(jobs[j], jobs[j].min_workers), jobs[j].submit_time))
+    queue = sorted(
+        (j for j in range(n) if count[j] == 0),
+        key=lambda j: (running_time(jobs[j], jobs[j].min_workers), jobs[j].submit_time),
+    )
     start, pending = [], []
     for j in queue:
         first = len(start)
@@ -199,8 +231,12 @@ def schedule(servers, jobs, workers: List[Tuple[int, int, bool]], speed=None,
         groups = []
         for j in group_jobs:
             t_base = time_with(j, 0, t)
-            groups.append([(w * jobs[j].gpus_per_worker, t_base - time_with(j, w, t))
-                           for w in range(1, jobs[j].max_workers - fixed[j] + 1)])
+            groups.append(
+                [
+                    (w * jobs[j].gpus_per_worker, t_base - time_with(j, w, t))
+                    for w in range(1, jobs[j].max_workers - fixed[j] + 1)
+                ]
+            )
         for j, c in zip(group_jobs, knapsack(groups, placer.free_gpus(t))):
             target[j] = c + 1
     stop = []
@@ -219,7 +255,9 @@ def schedule(servers, jobs, workers: List[Tuple[int, int, bool]], speed=None,
     kept_stop = []
     for w in stop:
         j, s, _ = workers[w]
-        same = next((k for k, x in enumerate(start) if x[2] and x[0] == j and x[1] == s), None)
+        same = next(
+            (k for k, x in enumerate(start) if x[2] and x[0] == j and x[1] == s), None
+        )
         if same is None:
             kept_stop.append(w)
         else:

@@ -87,11 +87,16 @@ def throughput(curve: Sequence[float], workers: int) -> float:
     return curve[workers - 1] if curve else float(workers)
 
 
-def running_time(job: Job, workers: int, remaining: float, curve: Sequence[float],
-                 speed: float = 1.0) -> float:
+def running_time(
+    job: Job, workers: int, remaining: float, curve: Sequence[float], speed: float = 1.0
+) -> float:
     """The scheduler's estimate of the job's remaining running time."""
-    return (job.estimated_duration * throughput(curve, job.reference)
-            / (throughput(curve, workers) * speed) * remaining)
+    return (
+        job.estimated_duration
+        * throughput(curve, job.reference)
+        / (throughput(curve, workers) * speed)
+        * remaining
+    )
 
 
 def throughput_curve(job: Job, curve: Sequence[float], scaling: str) -> List[float]:
@@ -141,8 +146,9 @@ class Rng:
 class Placer:
     """Free GPUs and roles per usable server; speed first, then best fit."""
 
-    def __init__(self, servers: List[Server], jobs: List[Job], policy: str,
-                 speed: List[float]):
+    def __init__(
+        self, servers: List[Server], jobs: List[Job], policy: str, speed: List[float]
+    ):
         self.servers, self.jobs, self.policy = servers, jobs, policy
         types: Dict[str, int] = {}
         self.type_of, self.type_speed = [], []
@@ -235,8 +241,13 @@ class Placer:
             other = self.fixed[s] if flexible else self.flexible[s]
             mixed = int(self.policy == "aryl" and other > 0)
             empty = int(self.free[s] == self.servers[s].gpus)
-            key = (-self.type_speed[self.type_of[s]], self.pool_rank(j, s, flexible),
-                   mixed, empty, self.free[s] - d)
+            key = (
+                -self.type_speed[self.type_of[s]],
+                self.pool_rank(j, s, flexible),
+                mixed,
+                empty,
+                self.free[s] - d,
+            )
             if chosen < 0 or key < best:
                 best, chosen = key, s
         return chosen
@@ -256,7 +267,8 @@ class Placer:
         was_pinned = self.pinned[j]
         if t >= 0:
             if not self.may_use(j, t) or (
-                    not job.hetero and self.job_type(j) >= 0 and self.job_type(j) != t):
+                not job.hetero and self.job_type(j) >= 0 and self.job_type(j) != t
+            ):
                 return False
             types = [t]
         elif job.hetero or self.job_type(j) >= 0 or self.required[j] == -2:
@@ -356,8 +368,9 @@ class Epoch:
         first = self.base_type[j]
         if first == -2 or (extra > 0 and first >= 0 and first != t):
             speed *= self.efficiency
-        return running_time(self.jobs[j], workers, self.remaining[j], self.curve(j),
-                            speed)
+        return running_time(
+            self.jobs[j], workers, self.remaining[j], self.curve(j), speed
+        )
 
     def find_flexible_type(self, j: int) -> int:
         """The type job j's extra workers use (hetero: the one finishing soonest)."""
@@ -368,8 +381,10 @@ class Epoch:
         for t in range(self.placer.n_types):
             if not self.placer.may_use(j, t):
                 continue
-            fit = min(job.max_workers - self.fixed[j],
-                      self.placer.type_free[t] // job.gpus_per_worker)
+            fit = min(
+                job.max_workers - self.fixed[j],
+                self.placer.type_free[t] // job.gpus_per_worker,
+            )
             if fit < 1:
                 continue
             time = self.time_with(j, fit, t)
@@ -400,13 +415,17 @@ class Epoch:
         """Queued jobs: shortest estimate first under aryl/sjf, then submit time."""
         queue = [j for j in range(len(self.jobs)) if self.count[j] == 0]
         if self.policy in ("aryl", "sjf"):
+
             def key(j):
-                time = running_time(self.jobs[j], self.demand(j), self.remaining[j],
-                                    self.curve(j))
+                time = running_time(
+                    self.jobs[j], self.demand(j), self.remaining[j], self.curve(j)
+                )
                 return (time, self.jobs[j].submit_time)
         else:
+
             def key(j):
                 return self.jobs[j].submit_time
+
         return sorted(queue, key=key)
 
     def admit(self, queue: List[int]) -> None:
@@ -432,8 +451,9 @@ class Epoch:
             self.placer.undo(placed)
 
             def time_at(s: float) -> float:
-                return running_time(self.jobs[j], self.demand(j), self.remaining[j],
-                                    self.curve(j), s)
+                return running_time(
+                    self.jobs[j], self.demand(j), self.remaining[j], self.curve(j), s
+                )
 
             if self.wait_for(j, fast) + time_at(fast_speed) < time_at(speed):
                 del self.start[first:]
@@ -457,8 +477,11 @@ class Epoch:
         """The fastest type the job may use that has usable GPUs (-1: none)."""
         best, speed = -1, self.placer.type_speed
         for t in range(self.placer.n_types):
-            if (self.placer.may_use(j, t) and self.placer.type_capacity[t] > 0
-                    and (best < 0 or speed[t] > speed[best])):
+            if (
+                self.placer.may_use(j, t)
+                and self.placer.type_capacity[t] > 0
+                and (best < 0 or speed[t] > speed[best])
+            ):
                 best = t
         return best
 
@@ -498,8 +521,9 @@ class Epoch:
 
     def grow(self) -> None:
         """Phase 2: targets of extra workers, kept in place or placed anew."""
-        jobs = [j for j, job in enumerate(self.jobs)
-                if job.elastic and self.fixed[j] > 0]
+        jobs = [
+            j for j, job in enumerate(self.jobs) if job.elastic and self.fixed[j] > 0
+        ]
         if self.policy == "aryl":
             target = self.knapsack_targets(jobs)
         elif self.policy == "gandiva":
@@ -510,7 +534,8 @@ class Epoch:
         self.keep_flexible(target)
         for j in sorted(jobs, key=lambda j: -self.jobs[j].gpus_per_worker):
             while self.extra[j] < target[j] and self.placer.place(
-                    j, 1, True, self.start, self.flexible_type[j]):
+                j, 1, True, self.start, self.flexible_type[j]
+            ):
                 self.extra[j] += 1
 
     def knapsack_targets(self, jobs: List[int]) -> List[int]:
@@ -528,9 +553,12 @@ class Epoch:
             for j in group_jobs:
                 job = self.jobs[j]
                 base_time = self.time_with(j, 0, t)
-                groups.append([
-                    (w * job.gpus_per_worker, base_time - self.time_with(j, w, t))
-                    for w in range(1, job.max_workers - self.fixed[j] + 1)])
+                groups.append(
+                    [
+                        (w * job.gpus_per_worker, base_time - self.time_with(j, w, t))
+                        for w in range(1, job.max_workers - self.fixed[j] + 1)
+                    ]
+                )
             choice = knapsack_same_width(groups, self.placer.type_free[t])
             for j, c in zip(group_jobs, choice):
                 target[j] = c + 1
@@ -551,8 +579,9 @@ class Epoch:
         t, k = self.flexible_type[j], self.extra[j]
         if self.fixed[j] + k >= self.jobs[j].max_workers:
             return 0.0
-        return ((1.0 / self.time_with(j, k + 1, t) - 1.0 / self.time_with(j, k, t))
-                / self.jobs[j].gpus_per_worker)
+        return (
+            1.0 / self.time_with(j, k + 1, t) - 1.0 / self.time_with(j, k, t)
+        ) / self.jobs[j].gpus_per_worker
 
     def afs_grow(self, jobs: List[int]) -> None:
         """AFS: one worker at a time to the largest gain (ties: lower job)."""
@@ -588,8 +617,14 @@ class Epoch:
         kept = []
         for w in self.stop:
             j, s, _ = self.workers[w]
-            same = next((k for k, (nj, ns, nf) in enumerate(self.start)
-                         if nf and nj == j and ns == s), None)
+            same = next(
+                (
+                    k
+                    for k, (nj, ns, nf) in enumerate(self.start)
+                    if nf and nj == j and ns == s
+                ),
+                None,
+            )
             if same is None:
                 kept.append(w)
             else:
@@ -619,8 +654,12 @@ def reclaim(servers, jobs, workers, n: int, policy: str, seed: int) -> ReclaimPl
         if s in jobs_on:
             jobs_on[s][j] = jobs_on[s].get(j, 0) + 1
     if policy == "aryl":
-        order, _ = aryl_reclaim(candidates, [(j, s) for j, s, _ in workers],
-                                [job.min_workers for job in jobs], n)
+        order, _ = aryl_reclaim(
+            candidates,
+            [(j, s) for j, s, _ in workers],
+            [job.min_workers for job in jobs],
+            n,
+        )
     elif policy == "scf":
         order = sorted(candidates, key=lambda s: len(jobs_on[s]))[:n]
     elif policy == "random":
@@ -665,8 +704,14 @@ def give_back(servers, jobs, workers, jobs_on, order: List[int]) -> ReclaimPlan:
 class Lender:
     """How many inference servers can be lent, from the load series."""
 
-    def __init__(self, servers: List[Server], times: List[float], loads: List[float],
-                 headroom: float, hold: float):
+    def __init__(
+        self,
+        servers: List[Server],
+        times: List[float],
+        loads: List[float],
+        headroom: float,
+        hold: float,
+    ):
         self.times, self.loads = list(times), list(loads)
         self.headroom, self.hold = headroom, hold
         self.servers = [s for s, x in enumerate(servers) if x.pool == "inference"]
@@ -762,25 +807,35 @@ class Outcome:
 class Simulator:
     """The event loop and its handlers, as aryl::sim::Engine (fixed duration)."""
 
-    def __init__(self, servers: List[Server], jobs: List[Job],
-                 curves: List[List[float]], load_time: List[float], load: List[float],
-                 config: dict,
-                 full_queue: bool = False):
+    def __init__(
+        self,
+        servers: List[Server],
+        jobs: List[Job],
+        curves: List[List[float]],
+        load_time: List[float],
+        load: List[float],
+        config: dict,
+        full_queue: bool = False,
+    ):
         self.servers, self.jobs, self.config = servers, jobs, config
         # Hand every queued job to the kernel, not only those that could fit: the
         # documented rule the engine's shortcut must not change (docs/model.md §5).
         self.full_queue = full_queue
         self.policy = config["policy"]
-        self.lender = Lender(servers, load_time, load, config["headroom"],
-                             config["lend_hold"])
+        self.lender = Lender(
+            servers, load_time, load, config["headroom"], config["lend_hold"]
+        )
         speeds = config["gpu_speed"]
         self.speed = [speeds.get(s.gpu_type, 1.0) for s in servers]
         given = curves or [[] for _ in jobs]
-        self.curves = [throughput_curve(job, c, config["scaling"])
-                       for job, c in zip(jobs, given)]
+        self.curves = [
+            throughput_curve(job, c, config["scaling"]) for job, c in zip(jobs, given)
+        ]
         self.linear = config["scaling"] == "linear" and not any(given)
-        self.state = [Progress(job.duration * throughput(c, job.reference))
-                      for job, c in zip(jobs, self.curves)]
+        self.state = [
+            Progress(job.duration * throughput(c, job.reference))
+            for job, c in zip(jobs, self.curves)
+        ]
         self.status = ["future"] * len(jobs)
         self.workers: List[List[Tuple[int, bool]]] = [[] for _ in jobs]
         self.running_ids: List[int] = []  # in trace order
@@ -796,8 +851,21 @@ class Simulator:
         self.dirty = self.epoch_pending = False
         self.unfinished = len(jobs)
         n = len(jobs)
-        self.out = Outcome([math.nan] * n, [math.nan] * n, [0] * n, [0] * n, [0.0] * n,
-                           [False] * n, [False] * n, [False] * n, 0, 0, 0, 0, 0.0)
+        self.out = Outcome(
+            [math.nan] * n,
+            [math.nan] * n,
+            [0] * n,
+            [0] * n,
+            [0.0] * n,
+            [False] * n,
+            [False] * n,
+            [False] * n,
+            0,
+            0,
+            0,
+            0,
+            0.0,
+        )
 
     # events
     def push(self, time: float, kind: int, job: int = -1, version: int = 0) -> None:
@@ -978,11 +1046,14 @@ class Simulator:
             servers, jobs, workers, job_of = self.snapshot(True)
             if jobs:
                 options = {
-                    "policy": self.policy, "placement": self.config["placement"],
-                    "backfill": self.config["backfill"], "speed": self.speed,
+                    "policy": self.policy,
+                    "placement": self.config["placement"],
+                    "backfill": self.config["backfill"],
+                    "speed": self.speed,
                     "hetero_efficiency": self.config["hetero_efficiency"],
                     "remaining": [self.state[j].remaining_fraction() for j in job_of],
-                    "throughput": [] if self.linear
+                    "throughput": []
+                    if self.linear
                     else [self.curves[j] for j in job_of],
                 }
                 start, stop = Epoch(servers, jobs, workers, options).run()
@@ -1002,8 +1073,10 @@ class Simulator:
 
     def snapshot(self, with_queue: bool):
         """What the kernels see: servers, running (then queued) jobs, workers."""
-        servers = [Server(s.pool, s.gpus, s.gpu_type, self.on_loan[i])
-                   for i, s in enumerate(self.servers)]
+        servers = [
+            Server(s.pool, s.gpus, s.gpu_type, self.on_loan[i])
+            for i, s in enumerate(self.servers)
+        ]
         jobs, workers, job_of = [], [], []
 
         def add(j: int) -> None:
@@ -1057,8 +1130,9 @@ class Simulator:
                 return key
         return none
 
-    def apply(self, start: list, stop: List[int], workers: list,
-              job_of: List[int]) -> None:
+    def apply(
+        self, start: list, stop: List[int], workers: list, job_of: List[int]
+    ) -> None:
         """Carries out a decision: stops, then starts, then new rates."""
         position, seen = [], [0] * len(job_of)
         for j, _, _ in workers:
@@ -1098,22 +1172,42 @@ class Simulator:
             self.set_rate(j)
 
 
-def from_columns(server_columns: dict,
-                 job_columns: dict) -> Tuple[List[Server], List[Job]]:
+def from_columns(
+    server_columns: dict, job_columns: dict
+) -> Tuple[List[Server], List[Job]]:
     """Servers and jobs from the columns ``aryl._core.simulate`` takes."""
     pools = ("training", "inference")
-    servers = [Server(pools[p], g, t) for p, g, t in zip(
-        server_columns["pool"], server_columns["gpus"], server_columns["gpu_type"])]
-    names = ("gpus_per_worker", "min_workers", "max_workers", "duration",
-             "submit_time", "estimated_duration", "gpu_type", "checkpoint", "hetero",
-             "reference_workers")
+    servers = [
+        Server(pools[p], g, t)
+        for p, g, t in zip(
+            server_columns["pool"], server_columns["gpus"], server_columns["gpu_type"]
+        )
+    ]
+    names = (
+        "gpus_per_worker",
+        "min_workers",
+        "max_workers",
+        "duration",
+        "submit_time",
+        "estimated_duration",
+        "gpu_type",
+        "checkpoint",
+        "hetero",
+        "reference_workers",
+    )
     jobs = [Job(*values) for values in zip(*(job_columns[n] for n in names))]
     return servers, jobs
 
 
-def simulate(server_columns: dict, job_columns: dict, curves: List[List[float]],
-             load_time: List[float], load: List[float], config: dict,
-             full_queue: bool = False) -> Outcome:
+def simulate(
+    server_columns: dict,
+    job_columns: dict,
+    curves: List[List[float]],
+    load_time: List[float],
+    load: List[float],
+    config: dict,
+    full_queue: bool = False,
+) -> Outcome:
     """Runs the reference on the arguments of ``aryl._core.simulate``.
 
     ``full_queue``: hand the kernel every queued job at each epoch (slower; the

@@ -9,9 +9,15 @@ from __future__ import annotations
 from typing import List
 
 
-def tiresias_round(gpus: List[int], executed: List[float], allocations: List[List[int]],
-                   queue0: List[int], queue1: List[int], node_gpus: List[int],
-                   threshold: float = 16 * 3600.0):
+def tiresias_round(
+    gpus: List[int],
+    executed: List[float],
+    allocations: List[List[int]],
+    queue0: List[int],
+    queue1: List[int],
+    node_gpus: List[int],
+    threshold: float = 16 * 3600.0,
+):
     """The artifact's TiresiasPolicy.optimize, one round, on index lists."""
     q0 = [j for j in queue0 if executed[j] * gpus[j] < threshold]
     demoted = [j for j in queue0 if executed[j] * gpus[j] >= threshold]
@@ -35,5 +41,10 @@ def tiresias_round(gpus: List[int], executed: List[float], allocations: List[Lis
                 take = min(free[node], gpus[j] - len(alloc[j]))
                 alloc[j] += [node] * take
                 free[node] -= take
-    return {"queue0": q0, "queue1": q1, "running": running, "allocations": alloc,
-            "demoted": demoted}
+    return {
+        "queue0": q0,
+        "queue1": q1,
+        "running": running,
+        "allocations": alloc,
+        "demoted": demoted,
+    }

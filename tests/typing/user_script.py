@@ -26,8 +26,10 @@ from aryl.typing import AllocationPolicy, ReclaimPolicy, ScenarioName
 def one_epoch() -> aryl.Decision:
     """Schedule once on hand-made records, then return two servers."""
     servers = [aryl.Server("t0"), aryl.Server("i0", "inference", on_loan=True)]
-    jobs = [aryl.Job("a", 2, 1, 3, 3600.0),
-            aryl.Job(7, 8, 1, 1, 600.0, submit_time=5.0)]
+    jobs = [
+        aryl.Job("a", 2, 1, 3, 3600.0),
+        aryl.Job(7, 8, 1, 1, 600.0, submit_time=5.0),
+    ]
     policy: AllocationPolicy = "sjf"
     decision = aryl.schedule(jobs, servers, policy=policy, placement="bfd", now=10.0)
     workers: List[aryl.Worker] = decision.apply([])
@@ -52,8 +54,16 @@ def simulate_trace(folder: Path) -> sim.Comparison:
     print(f"{len(elastic)} jobs, {share:.0%} elastic, {overrides}")
     cluster = sim.Cluster(training_servers=4, inference_servers=4)
     config = sim.Config(placement="aryl", scaling="imperfect", lend_hold=0.0)
-    result = sim.simulate(elastic, cluster, policy="aryl", reclaim="scf",
-                          inference_load=load, config=config, seed=3, label="aryl")
+    result = sim.simulate(
+        elastic,
+        cluster,
+        policy="aryl",
+        reclaim="scf",
+        inference_load=load,
+        config=config,
+        seed=3,
+        label="aryl",
+    )
     summary: Dict[str, float] = result.check().summary()
     assert summary["jct_mean"] > 0
     saved: Path = result.save(folder / "run")

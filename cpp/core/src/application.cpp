@@ -15,36 +15,40 @@ constexpr int max_interpolated_nodes = 16;  // the artifact caps nodes here
 
 bool finite_positive(double x) { return std::isfinite(x) && x > 0.0; }
 
-void check_length(std::size_t expected, std::size_t got, const char* table, const char* column) {
+void check_length(std::size_t expected, std::size_t got, const char* table,
+                  const char* column) {
   if (got != expected)
-    throw std::invalid_argument(fmt::format("{}: column '{}' has {} rows, expected {}", table,
-                                            column, got, expected));
+    throw std::invalid_argument(fmt::format("{}: column '{}' has {} rows, expected {}",
+                                            table, column, got, expected));
 }
 
-void check_times(const char* table, std::size_t row, double local_bsz, double step, double sync) {
+void check_times(const char* table, std::size_t row, double local_bsz, double step,
+                 double sync) {
   if (!finite_positive(local_bsz))
-    throw std::invalid_argument(
-        fmt::format("{}: row {}, column 'local_bsz': must be > 0, got {}", table, row, local_bsz));
+    throw std::invalid_argument(fmt::format(
+        "{}: row {}, column 'local_bsz': must be > 0, got {}", table, row, local_bsz));
   if (!finite_positive(step))
-    throw std::invalid_argument(
-        fmt::format("{}: row {}, column 'step_time': must be > 0, got {}", table, row, step));
+    throw std::invalid_argument(fmt::format(
+        "{}: row {}, column 'step_time': must be > 0, got {}", table, row, step));
   if (!std::isfinite(sync) || sync < 0.0 || sync >= step)
     throw std::invalid_argument(fmt::format(
-        "{}: row {}, column 'sync_time': must be in [0, step_time = {}), got {}", table, row, step,
-        sync));
+        "{}: row {}, column 'sync_time': must be in [0, step_time = {}), got {}", table,
+        row, step, sync));
 }
 
 std::vector<int> parse_placement(const std::string& text, std::size_t row) {
   std::vector<int> out;
   for (char c : text) {
     if (c < '1' || c > '9')
-      throw std::invalid_argument(fmt::format(
-          "placements: row {}, column 'placement': must be digits 1-9 (GPUs per node), got '{}'",
-          row, text));
+      throw std::invalid_argument(
+          fmt::format("placements: row {}, column 'placement': must be digits 1-9 "
+                      "(GPUs per node), got '{}'",
+                      row, text));
     out.push_back(c - '0');
   }
   if (out.empty())
-    throw std::invalid_argument(fmt::format("placements: row {}, column 'placement': empty", row));
+    throw std::invalid_argument(
+        fmt::format("placements: row {}, column 'placement': empty", row));
   return out;
 }
 
@@ -53,7 +57,8 @@ double weight(double a, double b, double x) { return b > a ? (x - a) / (b - a) :
 
 std::pair<double, double> mix(const std::pair<double, double>& lo,
                               const std::pair<double, double>& hi, double w) {
-  return {lo.first + (hi.first - lo.first) * w, lo.second + (hi.second - lo.second) * w};
+  return {lo.first + (hi.first - lo.first) * w,
+          lo.second + (hi.second - lo.second) * w};
 }
 
 }  // namespace
@@ -78,8 +83,9 @@ std::string placement_key(const std::vector<int>& placement) {
 }
 
 Application::Application(std::string name, PlacementTable placements,
-                         ScalabilityTable scalability, std::vector<ValidationTable> validation,
-                         int max_epochs, int max_local_bsz)
+                         ScalabilityTable scalability,
+                         std::vector<ValidationTable> validation, int max_epochs,
+                         int max_local_bsz)
     : name_(std::move(name)) {
   const std::size_t np = placements.placement.size();
   check_length(np, placements.local_bsz.size(), "placements", "local_bsz");
@@ -103,28 +109,30 @@ Application::Application(std::string name, PlacementTable placements,
     int replicas = 0;
     for (int g : p) replicas += g;
     const int nodes = static_cast<int>(p.size());
-    const Point point{placements.local_bsz[i], placements.step_time[i], placements.sync_time[i]};
+    const Point point{placements.local_bsz[i], placements.step_time[i],
+                      placements.sync_time[i]};
     by_key[placement_key(p)].points.push_back(point);
     auto& [step, sync, count] = sums[{nodes, replicas, point.local_bsz}];
     step += point.step_time;
     sync += point.sync_time;
     ++count;
-    samples_.push_back({nodes, replicas, point.local_bsz, point.step_time - point.sync_time,
-                        point.step_time});
+    samples_.push_back({nodes, replicas, point.local_bsz,
+                        point.step_time - point.sync_time, point.step_time});
     lo_bsz = std::min(lo_bsz, point.local_bsz);
     hi_bsz = std::max(hi_bsz, point.local_bsz);
   }
   for (auto& [key, curve] : by_key) {
-    std::stable_sort(curve.points.begin(), curve.points.end(),
-                     [](const Point& a, const Point& b) { return a.local_bsz < b.local_bsz; });
+    std::stable_sort(
+        curve.points.begin(), curve.points.end(),
+        [](const Point& a, const Point& b) { return a.local_bsz < b.local_bsz; });
     measured_.emplace_back(key, std::move(curve));
   }
   for (std::size_t i = 0; i < ns; ++i) {
     const int nodes = scalability.num_nodes[i], replicas = scalability.num_replicas[i];
     if (nodes < 1 || replicas < nodes)
       throw std::invalid_argument(fmt::format(
-          "scalability: row {}: need 1 <= num_nodes <= num_replicas, got {} and {}", i, nodes,
-          replicas));
+          "scalability: row {}: need 1 <= num_nodes <= num_replicas, got {} and {}", i,
+          nodes, replicas));
     check_times("scalability", i, scalability.local_bsz[i], scalability.step_time[i],
                 scalability.sync_time[i]);
     auto& [step, sync, count] = sums[{nodes, replicas, scalability.local_bsz[i]}];
@@ -138,14 +146,19 @@ Application::Application(std::string name, PlacementTable placements,
   for (const auto& [at, total] : sums) {
     const auto& [nodes, replicas, bsz] = at;
     const auto& [step, sync, count] = total;
-    if (grid_.empty() || grid_.back().num_nodes != nodes || grid_.back().num_replicas != replicas)
+    if (grid_.empty() || grid_.back().num_nodes != nodes ||
+        grid_.back().num_replicas != replicas)
       grid_.push_back({nodes, replicas, {}});
-    grid_.back().curve.points.push_back({bsz, step / count, sync / count});  // map order: sorted
+    grid_.back().curve.points.push_back(
+        {bsz, step / count, sync / count});  // map order: sorted
   }
 
-  if (validation.empty()) throw std::invalid_argument("validation: need at least one table");
+  if (validation.empty())
+    throw std::invalid_argument("validation: need at least one table");
   std::sort(validation.begin(), validation.end(),
-            [](const ValidationTable& a, const ValidationTable& b) { return a.batch_size < b.batch_size; });
+            [](const ValidationTable& a, const ValidationTable& b) {
+              return a.batch_size < b.batch_size;
+            });
   std::size_t fewest_rows = validation.front().progress.size();
   for (std::size_t t = 0; t < validation.size(); ++t) {
     const ValidationTable& v = validation[t];
@@ -162,8 +175,8 @@ Application::Application(std::string name, PlacementTable placements,
     for (std::size_t r = 0; r < rows; ++r) {
       if (!std::isfinite(v.progress[r]) || (r > 0 && v.progress[r] < v.progress[r - 1]))
         throw std::invalid_argument(fmt::format(
-            "{}: row {}, column 'progress': must be finite and non-decreasing, got {}", table, r,
-            v.progress[r]));
+            "{}: row {}, column 'progress': must be finite and non-decreasing, got {}",
+            table, r, v.progress[r]));
       if (!std::isfinite(v.grad_sqr[r]) || !std::isfinite(v.grad_var[r]))
         throw std::invalid_argument(
             fmt::format("{}: row {}: grad_sqr and grad_var must be finite", table, r));
@@ -177,12 +190,12 @@ Application::Application(std::string name, PlacementTable placements,
   max_epochs_ = max_epochs > 0 ? max_epochs : static_cast<int>(fewest_rows);
   if (static_cast<std::size_t>(max_epochs_) > fewest_rows)
     throw std::invalid_argument(fmt::format(
-        "{}: max_epochs = {} exceeds the {} rows of the shortest validation table", name_,
-        max_epochs_, fewest_rows));
+        "{}: max_epochs = {} exceeds the {} rows of the shortest validation table",
+        name_, max_epochs_, fewest_rows));
   if (max_batch_size() < min_local_bsz_)
     throw std::invalid_argument(fmt::format(
-        "{}: the largest validated batch ({}) is below the smallest local batch ({})", name_,
-        max_batch_size(), min_local_bsz_));
+        "{}: the largest validated batch ({}) is below the smallest local batch ({})",
+        name_, max_batch_size(), min_local_bsz_));
 }
 
 BatchLimits Application::limits() const {
@@ -194,11 +207,12 @@ std::pair<double, double> Application::along(const Curve& curve, double local_bs
   const auto& pts = curve.points;
   if (local_bsz < pts.front().local_bsz || local_bsz > pts.back().local_bsz)
     throw std::invalid_argument(fmt::format(
-        "step time: local_bsz {} is outside the measured range [{}, {}] of {}", local_bsz,
-        pts.front().local_bsz, pts.back().local_bsz, what));
+        "step time: local_bsz {} is outside the measured range [{}, {}] of {}",
+        local_bsz, pts.front().local_bsz, pts.back().local_bsz, what));
   auto hi = std::lower_bound(pts.begin(), pts.end(), local_bsz,
                              [](const Point& p, double x) { return p.local_bsz < x; });
-  if (hi->local_bsz == local_bsz || hi == pts.begin()) return {hi->step_time, hi->sync_time};
+  if (hi->local_bsz == local_bsz || hi == pts.begin())
+    return {hi->step_time, hi->sync_time};
   const Point& a = *(hi - 1);
   const Point& b = *hi;
   return mix({a.step_time, a.sync_time}, {b.step_time, b.sync_time},
@@ -216,15 +230,16 @@ std::pair<double, double> Application::at_nodes(int num_nodes, double ratio,
   if (first == last || replicas < first->num_replicas - 1e-9 ||
       replicas > (last - 1)->num_replicas + 1e-9)
     throw std::invalid_argument(fmt::format(
-        "step time: {} replicas on {} nodes is outside the measured configurations", replicas,
-        num_nodes));
+        "step time: {} replicas on {} nodes is outside the measured configurations",
+        replicas, num_nodes));
   auto hi = first;
   while (hi + 1 != last && hi->num_replicas < replicas - 1e-9) ++hi;
   const std::string what = fmt::format("{} nodes", num_nodes);
   if (hi == first || std::abs(hi->num_replicas - replicas) <= 1e-9)
     return along(hi->curve, local_bsz, what.c_str());
   auto lo = hi - 1;
-  return mix(along(lo->curve, local_bsz, what.c_str()), along(hi->curve, local_bsz, what.c_str()),
+  return mix(along(lo->curve, local_bsz, what.c_str()),
+             along(hi->curve, local_bsz, what.c_str()),
              weight(lo->num_replicas, hi->num_replicas, replicas));
 }
 
@@ -237,8 +252,9 @@ std::pair<double, double> Application::interpolate(int num_nodes, int num_replic
     if (g.num_nodes >= num_nodes && above == 0) above = g.num_nodes;
   }
   if (below == 0 || above == 0)
-    throw std::invalid_argument(fmt::format(
-        "step time: {} nodes is outside the measured node counts of {}", num_nodes, name_));
+    throw std::invalid_argument(
+        fmt::format("step time: {} nodes is outside the measured node counts of {}",
+                    num_nodes, name_));
   if (below == above) return at_nodes(below, ratio, local_bsz);
   return mix(at_nodes(below, ratio, local_bsz), at_nodes(above, ratio, local_bsz),
              weight(below, above, num_nodes));
@@ -249,15 +265,19 @@ std::pair<double, double> Application::step_time(const std::vector<int>& placeme
   int nodes = 0, replicas = 0;
   for (int g : placement) {
     if (g < 0)
-      throw std::invalid_argument(fmt::format("step time: GPUs per node must be >= 0, got {}", g));
+      throw std::invalid_argument(
+          fmt::format("step time: GPUs per node must be >= 0, got {}", g));
     if (g > 0) ++nodes, replicas += g;
   }
-  if (replicas == 0) throw std::invalid_argument("step time: the placement has no GPUs");
+  if (replicas == 0)
+    throw std::invalid_argument("step time: the placement has no GPUs");
   if (!finite_positive(local_bsz))
-    throw std::invalid_argument(fmt::format("step time: local_bsz must be > 0, got {}", local_bsz));
+    throw std::invalid_argument(
+        fmt::format("step time: local_bsz must be > 0, got {}", local_bsz));
   const std::string key = placement_key(placement);
-  auto it = std::lower_bound(measured_.begin(), measured_.end(), key,
-                             [](const auto& entry, const std::string& k) { return entry.first < k; });
+  auto it = std::lower_bound(
+      measured_.begin(), measured_.end(), key,
+      [](const auto& entry, const std::string& k) { return entry.first < k; });
   if (!key.empty() && it != measured_.end() && it->first == key)
     return along(it->second, local_bsz, ("placement " + key).c_str());
   return interpolate(std::min(nodes, max_interpolated_nodes), replicas, local_bsz);
@@ -267,15 +287,16 @@ GradParams Application::grad_stats(double batch_size, int epoch) const {
   if (!std::isfinite(batch_size) || batch_size < init_batch_size() ||
       batch_size > max_batch_size())
     throw std::invalid_argument(fmt::format(
-        "grad stats: batch size {} is outside the validated range [{}, {}] of {}", batch_size,
-        init_batch_size(), max_batch_size(), name_));
-  auto hi = std::lower_bound(validation_.begin(), validation_.end(), batch_size,
-                             [](const ValidationTable& v, double b) { return v.batch_size < b; });
+        "grad stats: batch size {} is outside the validated range [{}, {}] of {}",
+        batch_size, init_batch_size(), max_batch_size(), name_));
+  auto hi = std::lower_bound(
+      validation_.begin(), validation_.end(), batch_size,
+      [](const ValidationTable& v, double b) { return v.batch_size < b; });
   auto lo = hi->batch_size == batch_size ? hi : hi - 1;
   const auto row = static_cast<std::size_t>(epoch);
   if (epoch < 0 || row >= lo->grad_sqr.size() || row >= hi->grad_sqr.size())
-    throw std::invalid_argument(fmt::format("grad stats: epoch {} is past the validation rows of {}",
-                                            epoch, name_));
+    throw std::invalid_argument(fmt::format(
+        "grad stats: epoch {} is past the validation rows of {}", epoch, name_));
   if (lo == hi) return {lo->grad_sqr[row], lo->grad_var[row]};
   const double w = weight(lo->batch_size, hi->batch_size, batch_size);
   return {lo->grad_sqr[row] + (hi->grad_sqr[row] - lo->grad_sqr[row]) * w,
@@ -285,8 +306,8 @@ GradParams Application::grad_stats(double batch_size, int epoch) const {
 double Application::epoch_progress(int epoch) const {
   if (epoch == 0) return 0.0;
   if (epoch < 0 || epoch > max_epochs_)
-    throw std::invalid_argument(
-        fmt::format("epoch progress: epoch must be in [0, {}], got {}", max_epochs_, epoch));
+    throw std::invalid_argument(fmt::format(
+        "epoch progress: epoch must be in [0, {}], got {}", max_epochs_, epoch));
   double best = validation_.front().progress[static_cast<std::size_t>(epoch - 1)];
   for (const ValidationTable& v : validation_)
     best = std::min(best, v.progress[static_cast<std::size_t>(epoch - 1)]);
@@ -297,7 +318,8 @@ int Application::epoch_at(double progress) const {
   std::size_t most = 0;
   for (const ValidationTable& v : validation_) {
     const auto n = static_cast<std::size_t>(
-        std::upper_bound(v.progress.begin(), v.progress.end(), progress) - v.progress.begin());
+        std::upper_bound(v.progress.begin(), v.progress.end(), progress) -
+        v.progress.begin());
     most = std::max(most, n);
   }
   return static_cast<int>(most);
@@ -307,13 +329,14 @@ double Application::progress_rate(const std::vector<int>& placement, int atomic_
                                   int accum_steps, int epoch) const {
   if (atomic_bsz < 1 || accum_steps < 0)
     throw std::invalid_argument(fmt::format(
-        "progress rate: need atomic_bsz >= 1 and accum_steps >= 0, got {} and {}", atomic_bsz,
-        accum_steps));
+        "progress rate: need atomic_bsz >= 1 and accum_steps >= 0, got {} and {}",
+        atomic_bsz, accum_steps));
   int replicas = 0;
   for (int g : placement) replicas += std::max(g, 0);
   const auto [step, sync] = step_time(placement, atomic_bsz);
   const double batch = static_cast<double>(replicas) * atomic_bsz * (accum_steps + 1);
-  const double gain = statistical_gain(grad_stats(batch, epoch), batch / init_batch_size());
+  const double gain =
+      statistical_gain(grad_stats(batch, epoch), batch / init_batch_size());
   return gain / (step + accum_steps * (step - sync));
 }
 

@@ -13,9 +13,9 @@
 namespace aryl {
 namespace {
 
-constexpr double tiny = 1e-8;          // the artifact's lower bound and "no link" time
-constexpr double floor_eps = 1e-8;     // tolerance of the batch-size floor/ceil
-constexpr int batch_candidates = 50;   // np.geomspace's default count
+constexpr double tiny = 1e-8;         // the artifact's lower bound and "no link" time
+constexpr double floor_eps = 1e-8;    // tolerance of the batch-size floor/ceil
+constexpr int batch_candidates = 50;  // np.geomspace's default count
 constexpr int n_params = 7;
 constexpr int gamma_index = 6;
 
@@ -49,18 +49,20 @@ LogOptim log_optim(double accum, double network, double gamma) {
 
 void check_params(const PerfParams& p) {
   const auto values = p.array();
-  static const char* names[n_params] = {"alpha_c", "beta_c",  "alpha_n", "beta_n",
+  static const char* names[n_params] = {"alpha_c", "beta_c", "alpha_n", "beta_n",
                                         "alpha_r", "beta_r", "gamma"};
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i]) || values[i] <= 0.0)
-      throw std::invalid_argument(
-          fmt::format("perf params: {} must be finite and > 0, got {}", names[i], values[i]));
+      throw std::invalid_argument(fmt::format(
+          "perf params: {} must be finite and > 0, got {}", names[i], values[i]));
   if (p.gamma < 1.0 || p.gamma > 10.0)
-    throw std::invalid_argument(fmt::format("perf params: gamma must be in [1, 10], got {}", p.gamma));
+    throw std::invalid_argument(
+        fmt::format("perf params: gamma must be in [1, 10], got {}", p.gamma));
 }
 
 void check_limits(const BatchLimits& limits) {
-  if (!finite_positive(limits.init_batch_size) || !std::isfinite(limits.max_batch_size) ||
+  if (!finite_positive(limits.init_batch_size) ||
+      !std::isfinite(limits.max_batch_size) ||
       limits.max_batch_size < limits.init_batch_size)
     throw std::invalid_argument(fmt::format(
         "batch limits: need 0 < init_batch_size <= max_batch_size, got {} and {}",
@@ -72,25 +74,29 @@ void check_limits(const BatchLimits& limits) {
 }
 
 void check_samples(const std::vector<ProfileSample>& samples) {
-  if (samples.empty()) throw std::invalid_argument("profile samples: need at least one sample");
+  if (samples.empty())
+    throw std::invalid_argument("profile samples: need at least one sample");
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const ProfileSample& s = samples[i];
     if (s.num_nodes < 1 || s.num_replicas < s.num_nodes)
-      throw std::invalid_argument(fmt::format(
-          "profile sample {}: need 1 <= num_nodes <= num_replicas, got {} nodes, {} replicas", i,
-          s.num_nodes, s.num_replicas));
-    if (!finite_positive(s.atomic_bsz))
       throw std::invalid_argument(
-          fmt::format("profile sample {}: atomic_bsz must be > 0, got {}", i, s.atomic_bsz));
-    if (!finite_positive(s.accum_time) || !finite_positive(s.step_time))
+          fmt::format("profile sample {}: need 1 <= num_nodes <= num_replicas, got {} "
+                      "nodes, {} replicas",
+                      i, s.num_nodes, s.num_replicas));
+    if (!finite_positive(s.atomic_bsz))
       throw std::invalid_argument(fmt::format(
-          "profile sample {}: accum_time and step_time must be finite and > 0, got {} and {}", i,
-          s.accum_time, s.step_time));
+          "profile sample {}: atomic_bsz must be > 0, got {}", i, s.atomic_bsz));
+    if (!finite_positive(s.accum_time) || !finite_positive(s.step_time))
+      throw std::invalid_argument(
+          fmt::format("profile sample {}: accum_time and step_time must be finite and "
+                      "> 0, got {} and {}",
+                      i, s.accum_time, s.step_time));
   }
 }
 
 // The objective and its gradient with respect to the seven parameters.
-double objective(const Vector& p, const std::vector<ProfileSample>& samples, Vector* grad) {
+double objective(const Vector& p, const std::vector<ProfileSample>& samples,
+                 Vector* grad) {
   const double n = static_cast<double>(samples.size());
   const double gamma = p[gamma_index];
   double sum1 = 0.0, sum2 = 0.0;
@@ -117,7 +123,9 @@ double objective(const Vector& p, const std::vector<ProfileSample>& samples, Vec
         g2[ai + 1] += r2 * lo.weight_n * retro / network;
       }
       g2[gamma_index] +=
-          r2 * (lo.weight_a * std::log(accum) + lo.weight_n * std::log(network) - lo.value) / gamma;
+          r2 *
+          (lo.weight_a * std::log(accum) + lo.weight_n * std::log(network) - lo.value) /
+          gamma;
     }
   }
   const double e1 = std::sqrt(sum1 / n), e2 = std::sqrt(sum2 / n);
@@ -142,7 +150,8 @@ double objective(const Vector& p, const std::vector<ProfileSample>& samples, Vec
 // parameters, gamma itself; pinned parameters never move.
 class BoundedSolver {
  public:
-  BoundedSolver(const std::vector<ProfileSample>& samples, const std::array<bool, 7>& pinned)
+  BoundedSolver(const std::vector<ProfileSample>& samples,
+                const std::array<bool, 7>& pinned)
       : samples_(samples) {
     for (int i = 0; i < n_params; ++i)
       if (!pinned[static_cast<std::size_t>(i)]) free_.push_back(i);
@@ -168,14 +177,16 @@ class BoundedSolver {
       if (projected.lpNorm<Eigen::Infinity>() < gradient_tolerance) break;
       std::vector<bool> active(static_cast<std::size_t>(d));
       for (int i = 0; i < d; ++i)
-        active[static_cast<std::size_t>(i)] = (x[i] <= lo(i) && g[i] > 0) || (x[i] >= hi(i) && g[i] < 0);
+        active[static_cast<std::size_t>(i)] =
+            (x[i] <= lo(i) && g[i] > 0) || (x[i] >= hi(i) && g[i] < 0);
       if (active != previous_active) {  // the curvature pairs were of another face
         h.setIdentity();
         fresh = true;
         previous_active = active;
       }
       Eigen::VectorXd direction = direction_of(h, g, active);
-      if (direction.dot(g) >= 0.0) {  // not a descent direction: restart from steepest descent
+      if (direction.dot(g) >=
+          0.0) {  // not a descent direction: restart from steepest descent
         h.setIdentity();
         fresh = true;
         direction = direction_of(h, g, active);
@@ -204,7 +215,8 @@ class BoundedSolver {
       if (sy > 1e-12 * s.norm() * y.norm()) {
         if (fresh) h *= sy / y.dot(y);  // scale the first inverse Hessian
         const double rho = 1.0 / sy;
-        const Eigen::MatrixXd left = Eigen::MatrixXd::Identity(d, d) - rho * s * y.transpose();
+        const Eigen::MatrixXd left =
+            Eigen::MatrixXd::Identity(d, d) - rho * s * y.transpose();
         h = left * h * left.transpose() + rho * s * s.transpose();
         fresh = false;
       }
@@ -237,7 +249,8 @@ class BoundedSolver {
 
   Eigen::VectorXd gather(const Vector& full) const {
     Eigen::VectorXd out(static_cast<Eigen::Index>(free_.size()));
-    for (std::size_t i = 0; i < free_.size(); ++i) out[static_cast<Eigen::Index>(i)] = full[free_[i]];
+    for (std::size_t i = 0; i < free_.size(); ++i)
+      out[static_cast<Eigen::Index>(i)] = full[free_[i]];
     return out;
   }
 
@@ -248,7 +261,8 @@ class BoundedSolver {
   }
 
   // -H g on the inactive coordinates, 0 on the active ones.
-  static Eigen::VectorXd direction_of(const Eigen::MatrixXd& h, const Eigen::VectorXd& g,
+  static Eigen::VectorXd direction_of(const Eigen::MatrixXd& h,
+                                      const Eigen::VectorXd& g,
                                       const std::vector<bool>& active) {
     Eigen::VectorXd masked = g;
     for (Eigen::Index i = 0; i < g.size(); ++i)
@@ -265,14 +279,16 @@ class BoundedSolver {
     for (std::size_t i = 0; i < free_.size(); ++i) {
       const int k = free_[i];
       const double v = x[static_cast<Eigen::Index>(i)];
-      p[k] = k == gamma_index ? v : std::max(std::exp(v), tiny);  // exp(log(1e-8)) < 1e-8
+      p[k] =
+          k == gamma_index ? v : std::max(std::exp(v), tiny);  // exp(log(1e-8)) < 1e-8
     }
     Vector grad_p;
     const double f = objective(p, samples_, &grad_p);
     grad_x.resize(static_cast<Eigen::Index>(free_.size()));
     for (std::size_t i = 0; i < free_.size(); ++i) {
       const int k = free_[i];
-      grad_x[static_cast<Eigen::Index>(i)] = k == gamma_index ? grad_p[k] : grad_p[k] * p[k];
+      grad_x[static_cast<Eigen::Index>(i)] =
+          k == gamma_index ? grad_p[k] : grad_p[k] * p[k];
     }
     return f;
   }
@@ -312,14 +328,18 @@ double predict_accum_time(const PerfParams& p, double atomic_bsz) {
 double predict_network_time(const PerfParams& p, int num_nodes, int num_replicas) {
   const double retro = retrogression(num_replicas);
   switch (link_of(num_nodes, num_replicas)) {
-    case Link::inter: return p.alpha_n + p.beta_n * retro;
-    case Link::intra: return p.alpha_r + p.beta_r * retro;
-    case Link::none: break;
+    case Link::inter:
+      return p.alpha_n + p.beta_n * retro;
+    case Link::intra:
+      return p.alpha_r + p.beta_r * retro;
+    case Link::none:
+      break;
   }
   return tiny + tiny * retro;
 }
 
-double predict_step_time(const PerfParams& p, int num_nodes, int num_replicas, double atomic_bsz) {
+double predict_step_time(const PerfParams& p, int num_nodes, int num_replicas,
+                         double atomic_bsz) {
   return std::exp(log_optim(predict_accum_time(p, atomic_bsz),
                             predict_network_time(p, num_nodes, num_replicas), p.gamma)
                       .value);
@@ -342,7 +362,8 @@ FitReport fit_perf_params_report(const std::vector<ProfileSample>& samples) {
   for (const ProfileSample& s : samples) {
     batches.insert(s.atomic_bsz);
     multi_node = multi_node || s.num_nodes > 1;
-    multi_replica_one_node = multi_replica_one_node || (s.num_nodes == 1 && s.num_replicas > 1);
+    multi_replica_one_node =
+        multi_replica_one_node || (s.num_nodes == 1 && s.num_replicas > 1);
     above_two = above_two || s.num_replicas > 2;
     accum_sum += s.accum_time;
   }
@@ -350,7 +371,8 @@ FitReport fit_perf_params_report(const std::vector<ProfileSample>& samples) {
     p[i] = value;
     pinned[static_cast<std::size_t>(i)] = true;
   };
-  if (batches.size() == 1) pin(0, accum_sum / static_cast<double>(samples.size()) / 2.0);
+  if (batches.size() == 1)
+    pin(0, accum_sum / static_cast<double>(samples.size()) / 2.0);
   if (!multi_node) pin(2, tiny), pin(3, tiny);
   if (!multi_replica_one_node) pin(4, tiny), pin(5, tiny);
   if (!above_two) pin(3, tiny), pin(5, tiny);
@@ -378,9 +400,11 @@ double statistical_gain(const GradParams& grad, double scale) {
 GoodputModel::GoodputModel(PerfParams perf, GradParams grad, BatchLimits limits)
     : perf_(perf), grad_(grad), limits_(limits) {
   check_params(perf_);
-  if (!std::isfinite(grad.sqr) || !std::isfinite(grad.var) || grad.sqr < 0.0 || grad.var < 0.0)
-    throw std::invalid_argument(fmt::format(
-        "grad params: sqr and var must be finite and >= 0, got {} and {}", grad.sqr, grad.var));
+  if (!std::isfinite(grad.sqr) || !std::isfinite(grad.var) || grad.sqr < 0.0 ||
+      grad.var < 0.0)
+    throw std::invalid_argument(
+        fmt::format("grad params: sqr and var must be finite and >= 0, got {} and {}",
+                    grad.sqr, grad.var));
   check_limits(limits_);
 }
 
@@ -406,16 +430,19 @@ double GoodputModel::goodput(int num_nodes, int num_replicas, double atomic_bsz,
 namespace {
 
 void check_allocation(int num_nodes, int num_replicas) {
-  if (num_nodes < 0 || num_nodes > num_replicas || (num_nodes > 0) != (num_replicas > 0))
-    throw std::invalid_argument(fmt::format(
-        "allocation: need 0 <= num_nodes <= num_replicas with both 0 or both > 0, got {} nodes, "
-        "{} replicas",
-        num_nodes, num_replicas));
+  if (num_nodes < 0 || num_nodes > num_replicas ||
+      (num_nodes > 0) != (num_replicas > 0))
+    throw std::invalid_argument(
+        fmt::format("allocation: need 0 <= num_nodes <= num_replicas with both 0 or "
+                    "both > 0, got {} nodes, "
+                    "{} replicas",
+                    num_nodes, num_replicas));
 }
 
 // The artifact's last word on a batch: atomic <= floor(M_max / (K (s + 1))).
 int cap_atomic(const BatchLimits& limits, int num_replicas, int atomic, int accum) {
-  return std::min(atomic, static_cast<int>(limits.max_batch_size / (num_replicas * (accum + 1))));
+  return std::min(
+      atomic, static_cast<int>(limits.max_batch_size / (num_replicas * (accum + 1))));
 }
 
 }  // namespace
@@ -427,13 +454,18 @@ BatchChoice GoodputModel::optimize(int num_nodes, int num_replicas) const {
   const double k = num_replicas;
   const double lo = std::max(limits_.init_batch_size, limits_.min_atomic_bsz * k);
   const double hi = limits_.max_batch_size;
-  const double log_lo = std::log10(lo), step = (std::log10(hi) - log_lo) / (batch_candidates - 1);
+  const double log_lo = std::log10(lo),
+               step = (std::log10(hi) - log_lo) / (batch_candidates - 1);
   bool first = true;
   for (int i = 0; i < batch_candidates; ++i) {
-    const double batch = i == 0 ? lo : i == batch_candidates - 1 ? hi : std::pow(10.0, log_lo + i * step);
+    const double batch = i == 0 ? lo
+                         : i == batch_candidates - 1
+                             ? hi
+                             : std::pow(10.0, log_lo + i * step);
     const double local = batch / k;
     int accum = ceil_int(local / limits_.max_atomic_bsz) - 1;
-    if (num_replicas == 1 && local > limits_.init_batch_size + floor_eps) accum = std::max(accum, 1);
+    if (num_replicas == 1 && local > limits_.init_batch_size + floor_eps)
+      accum = std::max(accum, 1);
     const int atomic = ceil_int(local / (accum + 1));
     BatchChoice c{atomic, accum, 0.0, 0.0, 0.0};
     c.throughput = throughput(num_nodes, num_replicas, atomic, accum);
@@ -452,25 +484,31 @@ double GoodputModel::speedup(int num_nodes, int num_replicas) const {
   return optimize(num_nodes, num_replicas).goodput / optimize(1, 1).goodput;
 }
 
-std::pair<int, int> fixed_batch(const BatchLimits& limits, int num_replicas, double batch_size) {
+std::pair<int, int> fixed_batch(const BatchLimits& limits, int num_replicas,
+                                double batch_size) {
   check_limits(limits);
   if (num_replicas < 1)
-    throw std::invalid_argument(fmt::format("fixed batch: num_replicas must be >= 1, got {}", num_replicas));
-  if (!finite_positive(batch_size))
     throw std::invalid_argument(
-        fmt::format("fixed batch: batch_size must be finite and > 0, got {}", batch_size));
+        fmt::format("fixed batch: num_replicas must be >= 1, got {}", num_replicas));
+  if (!finite_positive(batch_size))
+    throw std::invalid_argument(fmt::format(
+        "fixed batch: batch_size must be finite and > 0, got {}", batch_size));
   const int local = ceil_int(batch_size / num_replicas);
   int accum = ceil_int(static_cast<double>(local) / limits.max_atomic_bsz) - 1;
-  if (num_replicas == 1 && batch_size > limits.init_batch_size) accum = std::max(accum, 1);
+  if (num_replicas == 1 && batch_size > limits.init_batch_size)
+    accum = std::max(accum, 1);
   const int atomic = ceil_int(static_cast<double>(local) / (accum + 1));
   return {cap_atomic(limits, num_replicas, atomic, accum), accum};
 }
 
-BatchChoice GoodputModel::configure(int num_nodes, int num_replicas, double batch_size) const {
+BatchChoice GoodputModel::configure(int num_nodes, int num_replicas,
+                                    double batch_size) const {
   check_allocation(num_nodes, num_replicas);
-  if (num_replicas == 0) throw std::invalid_argument("configure: num_replicas must be >= 1");
+  if (num_replicas == 0)
+    throw std::invalid_argument("configure: num_replicas must be >= 1");
   if (!std::isfinite(batch_size))
-    throw std::invalid_argument(fmt::format("configure: batch_size must be finite, got {}", batch_size));
+    throw std::invalid_argument(
+        fmt::format("configure: batch_size must be finite, got {}", batch_size));
   int atomic = 0, accum = 0;
   if (batch_size > 0.0) {
     std::tie(atomic, accum) = fixed_batch(limits_, num_replicas, batch_size);

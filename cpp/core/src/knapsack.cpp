@@ -34,10 +34,10 @@ struct Candidate {
 // what makes ties go to "none" / low indices in earlier groups.
 struct Problem {
   std::vector<std::vector<Candidate>> stages;  // stage s holds group n - 1 - s
-  Index width = 1;          // weights 0 .. width - 1 are tracked
-  double tolerance = 0.0;   // values closer than this are equal
-  double scale = 0.0;       // the sum of every group's best value
-  long long reach = 0;      // the heaviest total weight any choice can have
+  Index width = 1;                             // weights 0 .. width - 1 are tracked
+  double tolerance = 0.0;                      // values closer than this are equal
+  double scale = 0.0;                          // the sum of every group's best value
+  long long reach = 0;  // the heaviest total weight any choice can have
   int capacity = 0;
   Index max_candidates = 0;
 
@@ -58,11 +58,11 @@ Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capaci
     for (Index i = 0; i < groups[g].size(); ++i) {
       const KnapsackItem& item = groups[g][i];
       if (item.weight < 1)
-        throw std::invalid_argument(
-            fmt::format("group {}, item {}: weight must be >= 1, got {}", g, i, item.weight));
+        throw std::invalid_argument(fmt::format(
+            "group {}, item {}: weight must be >= 1, got {}", g, i, item.weight));
       if (!std::isfinite(item.value))
-        throw std::invalid_argument(
-            fmt::format("group {}, item {}: value must be finite, got {}", g, i, item.value));
+        throw std::invalid_argument(fmt::format(
+            "group {}, item {}: value must be finite, got {}", g, i, item.value));
       if (item.weight > capacity || item.value <= 0.0) continue;
       stage.push_back({item.weight, item.value, static_cast<int>(i)});
       best = std::max(best, item.value);
@@ -72,21 +72,26 @@ Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capaci
     reach += heaviest;
     p.max_candidates = std::max(p.max_candidates, stage.size());
   }
-  // Weights beyond what the items can add up to stay unreachable: no need to track them.
+  // Weights beyond what the items can add up to stay unreachable: no need to track
+  // them.
   p.width = at(std::min<long long>(capacity, reach)) + 1;
   if (p.width - 1 > knapsack_max_weight)
-    throw std::invalid_argument(fmt::format(
-        "capacity {} with items that add up to {}: the knapsack tracks total weights up to {}",
-        capacity, reach, knapsack_max_weight));
+    throw std::invalid_argument(
+        fmt::format("capacity {} with items that add up to {}: the knapsack tracks "
+                    "total weights up to {}",
+                    capacity, reach, knapsack_max_weight));
   Index candidates = 0;
   for (const auto& stage : p.stages) candidates += stage.size();
-  if (static_cast<double>(candidates) * static_cast<double>(p.width) > knapsack_work_limit)
-    throw std::invalid_argument(fmt::format(
-        "{} items over total weights up to {} is more than the knapsack's limit of {:.0e} "
-        "steps",
-        candidates, p.width - 1, knapsack_work_limit));
+  if (static_cast<double>(candidates) * static_cast<double>(p.width) >
+      knapsack_work_limit)
+    throw std::invalid_argument(
+        fmt::format("{} items over total weights up to {} is more than the knapsack's "
+                    "limit of {:.0e} "
+                    "steps",
+                    candidates, p.width - 1, knapsack_work_limit));
   if (!std::isfinite(scale))
-    throw std::invalid_argument("the items' values add up to more than a double can hold");
+    throw std::invalid_argument(
+        "the items' values add up to more than a double can hold");
   p.tolerance = relative_tolerance * scale;
   p.scale = scale;
   p.reach = reach;
@@ -150,7 +155,8 @@ bool take_heaviest(const Problem& p, std::vector<int>& out) {
 // only if it beats the best so far by more than the tolerance.
 template <typename Slot>
 void advance(const std::vector<Candidate>& items, const double* __restrict row,
-             double* __restrict next, Slot* __restrict choice, Index width, double tolerance) {
+             double* __restrict next, Slot* __restrict choice, Index width,
+             double tolerance) {
   std::copy(row, row + width, next);
   std::fill(choice, choice + width, Slot{0});
   for (Index k = 0; k < items.size(); ++k) {
@@ -182,15 +188,16 @@ Index best_weight(const std::vector<double>& row, double tolerance) {
 // The choices of stages [lo, hi) from the DP row before stage lo, with a full
 // choice table; `end` is the total weight after stage hi - 1 (none: the best).
 template <typename Slot>
-void solve_with_table(const Problem& p, Index lo, Index hi, const std::vector<double>& first,
-                      std::optional<Index> end, std::vector<int>& out) {
+void solve_with_table(const Problem& p, Index lo, Index hi,
+                      const std::vector<double>& first, std::optional<Index> end,
+                      std::vector<int>& out) {
   const Index width = p.width;
   std::vector<Slot> table((hi - lo) * width);
   std::vector<double> row = first;
   std::vector<double> next(width);
   for (Index s = lo; s < hi; ++s) {
-    advance(p.stages[s], row.data(), next.data(), table.data() + (s - lo) * width, width,
-            p.tolerance);
+    advance(p.stages[s], row.data(), next.data(), table.data() + (s - lo) * width,
+            width, p.tolerance);
     row.swap(next);
   }
   Index c = end ? *end : best_weight(row, p.tolerance);
@@ -226,7 +233,8 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
     std::vector<double> next(width);
     std::vector<std::uint32_t> choice(width);
     for (Index s = lo; s < mid; ++s) {
-      advance(p.stages[s], middle.data(), next.data(), choice.data(), width, p.tolerance);
+      advance(p.stages[s], middle.data(), next.data(), choice.data(), width,
+              p.tolerance);
       middle.swap(next);
     }
     std::vector<double> row = middle;
@@ -236,8 +244,9 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
     for (Index s = mid; s < hi; ++s) {
       advance(p.stages[s], row.data(), next.data(), choice.data(), width, p.tolerance);
       for (Index c = 0; c < width; ++c)
-        crossing_next[c] =
-            choice[c] == 0 ? crossing[c] : crossing[c - at(p.stages[s][choice[c] - 1].weight)];
+        crossing_next[c] = choice[c] == 0
+                               ? crossing[c]
+                               : crossing[c - at(p.stages[s][choice[c] - 1].weight)];
       row.swap(next);
       crossing.swap(crossing_next);
     }
@@ -253,8 +262,8 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
 
 namespace detail {
 
-std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity,
-                          std::size_t table_limit, bool shortcuts) {
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
+                          int capacity, std::size_t table_limit, bool shortcuts) {
   Problem p = prepare(groups, capacity);
   std::vector<int> out(groups.size(), -1);
   if (p.width == 1) return out;  // nothing fits
@@ -274,7 +283,8 @@ std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, 
 
 }  // namespace detail
 
-std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity) {
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
+                          int capacity) {
   return detail::knapsack(groups, capacity, knapsack_table_limit);
 }
 

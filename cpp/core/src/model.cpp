@@ -21,7 +21,8 @@ void validate_servers(const std::vector<Server>& servers) {
     if (!seen.insert(s.id).second) fail("duplicate server id '{}'", s.id);
     if (s.gpus < 1) fail("server '{}': gpus must be >= 1, got {}", s.id, s.gpus);
     if (s.gpus > max_server_gpus)
-      fail("server '{}': gpus must be at most {}, got {}", s.id, max_server_gpus, s.gpus);
+      fail("server '{}': gpus must be at most {}, got {}", s.id, max_server_gpus,
+           s.gpus);
     if (s.on_loan && s.pool != Pool::inference)
       fail("server '{}': only inference servers can be on loan", s.id);
   }
@@ -31,7 +32,8 @@ void validate_time(const Job& j, const char* field, double value) {
   if (!std::isfinite(value) || value < 0.0)
     fail("job '{}': {} must be a finite number >= 0, got {}", j.id, field, value);
   if (value > max_time_s)
-    fail("job '{}': {} must be at most {:g} s, got {:g}", j.id, field, max_time_s, value);
+    fail("job '{}': {} must be at most {:g} s, got {:g}", j.id, field, max_time_s,
+         value);
 }
 
 void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
@@ -50,11 +52,11 @@ void validate_jobs(const std::vector<Job>& jobs, int largest_server) {
            j.max_workers);
     if (j.reference_workers != 0 &&
         (j.reference_workers < j.min_workers || j.reference_workers > j.max_workers))
-      fail("job '{}': reference_workers {} is outside [min_workers {}, max_workers {}]", j.id,
-           j.reference_workers, j.min_workers, j.max_workers);
+      fail("job '{}': reference_workers {} is outside [min_workers {}, max_workers {}]",
+           j.id, j.reference_workers, j.min_workers, j.max_workers);
     if (static_cast<long long>(j.gpus_per_worker) * j.max_workers > max_job_gpus)
-      fail("job '{}': {} workers of {} GPUs are more than the limit of {} GPUs per job", j.id,
-           j.max_workers, j.gpus_per_worker, max_job_gpus);
+      fail("job '{}': {} workers of {} GPUs are more than the limit of {} GPUs per job",
+           j.id, j.max_workers, j.gpus_per_worker, max_job_gpus);
     validate_time(j, "duration", j.duration);
     validate_time(j, "submit_time", j.submit_time);
     validate_time(j, "estimated_duration", j.estimated_duration);
@@ -75,8 +77,8 @@ void validate_workers(const ClusterState& state) {
     const Job& j = state.jobs[static_cast<std::size_t>(worker.job)];
     const Server& s = state.servers[static_cast<std::size_t>(worker.server)];
     if (s.pool == Pool::inference && !s.on_loan)
-      fail("worker {} of job '{}' is on inference server '{}', which is not on loan",
-           w, j.id, s.id);
+      fail("worker {} of job '{}' is on inference server '{}', which is not on loan", w,
+           j.id, s.id);
     if (!j.gpu_type.empty() && j.gpu_type != s.gpu_type)
       fail("worker {} of job '{}' (needs {}) is on server '{}' of type {}", w, j.id,
            j.gpu_type, s.id, s.gpu_type);
@@ -95,8 +97,8 @@ void validate_workers(const ClusterState& state) {
   for (std::size_t j = 0; j < count.size(); ++j) {
     const Job& job = state.jobs[j];
     if (count[j] != 0 && (count[j] < job.min_workers || count[j] > job.max_workers))
-      fail("job '{}' runs {} workers, outside [min_workers {}, max_workers {}]",
-           job.id, count[j], job.min_workers, job.max_workers);
+      fail("job '{}' runs {} workers, outside [min_workers {}, max_workers {}]", job.id,
+           count[j], job.min_workers, job.max_workers);
   }
 }
 
@@ -117,7 +119,8 @@ void validate(const ClusterState& state) {
     total += s.gpus;
   }
   if (total > max_cluster_gpus)
-    fail("the servers have {} GPUs in all, more than the limit of {}", total, max_cluster_gpus);
+    fail("the servers have {} GPUs in all, more than the limit of {}", total,
+         max_cluster_gpus);
   validate_jobs(state.jobs, largest);
   validate_workers(state);
 }

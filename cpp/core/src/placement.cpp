@@ -8,9 +8,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "index.hpp"
 #include <string>
 #include <tuple>
+#include "index.hpp"
 
 namespace aryl {
 namespace {
@@ -33,7 +33,8 @@ PlacementPolicy parse_placement_policy(std::string_view name) {
       fmt::format("unknown placement '{}'; expected one of: aryl, bfd", name));
 }
 
-Placer::Placer(const ClusterState& state, PlacementPolicy policy, const std::vector<double>& speed)
+Placer::Placer(const ClusterState& state, PlacementPolicy policy,
+               const std::vector<double>& speed)
     : state_(state), policy_(policy) {
   std::vector<const std::string*> names;  // type id -> name, in order of first server
   type_of_.reserve(state.servers.size());
@@ -185,7 +186,8 @@ bool Placer::allowed(int job, int server, int type) const {
   const Job& j = state_.jobs[at(job)];
   if (free_[at(server)] < j.gpus_per_worker) return false;
   const int required = required_[at(job)];
-  if (required == -2 || (required >= 0 && type_of_[at(server)] != required)) return false;
+  if (required == -2 || (required >= 0 && type_of_[at(server)] != required))
+    return false;
   return type < 0 || type_of_[at(server)] == type;
 }
 
@@ -218,8 +220,12 @@ int Placer::best_server(int job, bool flexible, int type) const {
         const int mixed = policy_ == PlacementPolicy::aryl &&
                           (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
         const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
-        const Key key{-type_speed_[at(t)], pool_rank(job, s, flexible), mixed, empty,
-                      free_[at(s)] - d, s};
+        const Key key{-type_speed_[at(t)],
+                      pool_rank(job, s, flexible),
+                      mixed,
+                      empty,
+                      free_[at(s)] - d,
+                      s};
         if (std::get<5>(best) < 0 || key < best) best = key;
         break;
       }
@@ -239,8 +245,8 @@ int Placer::best_server_by_scan(int job, bool flexible, int type) const {
     const int mixed = policy_ == PlacementPolicy::aryl &&
                       (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
     const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
-    const Key key{-type_speed_[at(type_of_[at(s)])], pool_rank(job, s, flexible), mixed, empty,
-                  free_[at(s)] - d};
+    const Key key{-type_speed_[at(type_of_[at(s)])], pool_rank(job, s, flexible), mixed,
+                  empty, free_[at(s)] - d};
     if (chosen < 0 || key < best) {
       best = key;
       chosen = s;
@@ -258,20 +264,24 @@ std::vector<int> Placer::type_order(int job, bool flexible) const {
   const int first = best_server(job, flexible, -1);
   const int preferred = first < 0 ? -1 : type_of_[at(first)];
   std::stable_sort(types.begin(), types.end(), [&](int a, int b) {
-    if (type_speed_[at(a)] != type_speed_[at(b)]) return type_speed_[at(a)] > type_speed_[at(b)];
+    if (type_speed_[at(a)] != type_speed_[at(b)])
+      return type_speed_[at(a)] > type_speed_[at(b)];
     return (a == preferred) > (b == preferred);
   });
   return types;
 }
 
-bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out, int type) {
+bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out,
+                   int type) {
   const Job& j = state_.jobs[at(job)];
-  if (count * j.gpus_per_worker > total_free_) return false;  // cheap reject: long queues
+  if (count * j.gpus_per_worker > total_free_)
+    return false;  // cheap reject: long queues
   if (index_.empty() && n_types_ > 0) build_index(state_);
   const int was_pinned = pinned_[at(job)];
   std::vector<int> types;
   if (type >= 0) {
-    if (!may_use(job, type) || (!j.hetero && job_type(job) >= 0 && job_type(job) != type))
+    if (!may_use(job, type) ||
+        (!j.hetero && job_type(job) >= 0 && job_type(job) != type))
       return false;
     types.push_back(type);
   } else if (j.hetero || job_type(job) >= 0 || required_[at(job)] == -2) {

@@ -60,7 +60,8 @@ class Search {
     for (int j = 0; j < jobs_; ++j) {
       const PolluxJob& job = jobs[static_cast<std::size_t>(order[j])];
       caps_.push_back(job.max_replicas);
-      speedups_.emplace_back(job.model, fair, std::min(max_nodes_, nodes_), job.max_replicas);
+      speedups_.emplace_back(job.model, fair, std::min(max_nodes_, nodes_),
+                             job.max_replicas);
       for (int n = 0; n < nodes_ && !job.current.empty(); ++n)
         base_[idx(j, n)] = job.current[static_cast<std::size_t>(n)];
       const double delay = options.restart_delay;
@@ -86,7 +87,8 @@ class Search {
         replicas += v;
         changed |= v != base_[idx(j, n)];
       }
-      double scaled = speedups_[static_cast<std::size_t>(j)](used_nodes, replicas) * scale_;
+      double scaled =
+          speedups_[static_cast<std::size_t>(j)](used_nodes, replicas) * scale_;
       if (changed) scaled *= penalty_[static_cast<std::size_t>(j)];
       inverse += 1.0 / (scaled + 1e-3);
     }
@@ -121,7 +123,8 @@ class Search {
     std::vector<int>& free = free_;
     free = gpus_;
     for (int j = 0; j < jobs_; ++j)
-      for (int n = 0; n < nodes_; ++n) free[static_cast<std::size_t>(n)] -= s[idx(j, n)];
+      for (int n = 0; n < nodes_; ++n)
+        free[static_cast<std::size_t>(n)] -= s[idx(j, n)];
     const auto open = [&](int n) { return free[static_cast<std::size_t>(n)] >= 1; };
     int open_nodes = 0;
     for (int n = 0; n < nodes_; ++n) open_nodes += open(n);
@@ -180,7 +183,8 @@ class Search {
       replicas += s[idx(j, n)];
       used += s[idx(j, n)] > 0;
     }
-    if (replicas <= cap && used <= max_nodes_) return;  // the shuffle would change nothing
+    if (replicas <= cap && used <= max_nodes_)
+      return;  // the shuffle would change nothing
     std::vector<int>& visit = visit_;
     visit.resize(static_cast<std::size_t>(nodes_));
     std::iota(visit.begin(), visit.end(), 0);
@@ -219,24 +223,28 @@ void check_jobs(const std::vector<PolluxJob>& jobs, const std::vector<int>& node
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const PolluxJob& job = jobs[j];
     if (!keys.insert(job.key).second)
-      throw std::invalid_argument(fmt::format("pollux: job {}: duplicate key {}", j, job.key));
-    if (job.max_replicas < 0)
       throw std::invalid_argument(
-          fmt::format("pollux: job {}: max_replicas must be >= 0, got {}", j, job.max_replicas));
-    if (!std::isfinite(job.age) || job.age < 0.0 || !std::isfinite(job.attained_service) ||
-        !std::isfinite(job.submit_time) || job.num_restarts < 0)
+          fmt::format("pollux: job {}: duplicate key {}", j, job.key));
+    if (job.max_replicas < 0)
       throw std::invalid_argument(fmt::format(
-          "pollux: job {}: age, attained_service and submit_time must be finite (age >= 0) and "
-          "num_restarts >= 0",
-          j));
+          "pollux: job {}: max_replicas must be >= 0, got {}", j, job.max_replicas));
+    if (!std::isfinite(job.age) || job.age < 0.0 ||
+        !std::isfinite(job.attained_service) || !std::isfinite(job.submit_time) ||
+        job.num_restarts < 0)
+      throw std::invalid_argument(
+          fmt::format("pollux: job {}: age, attained_service and submit_time must be "
+                      "finite (age >= 0) and "
+                      "num_restarts >= 0",
+                      j));
     if (!job.current.empty() && job.current.size() != node_gpus.size())
-      throw std::invalid_argument(fmt::format(
-          "pollux: job {}: current has {} entries for {} nodes", j, job.current.size(),
-          node_gpus.size()));
+      throw std::invalid_argument(
+          fmt::format("pollux: job {}: current has {} entries for {} nodes", j,
+                      job.current.size(), node_gpus.size()));
   }
   std::vector<std::vector<int>> current;
   for (const PolluxJob& job : jobs)
-    current.push_back(job.current.empty() ? std::vector<int>(node_gpus.size(), 0) : job.current);
+    current.push_back(job.current.empty() ? std::vector<int>(node_gpus.size(), 0)
+                                          : job.current);
   check_pollux_allocation(jobs, node_gpus, current, std::numeric_limits<int>::max());
 }
 
@@ -260,7 +268,9 @@ PolluxSpeedups::PolluxSpeedups(std::optional<GoodputModel> model, int fair_repli
     : model_(std::move(model)),
       fair_replicas_(std::max(fair_replicas, 1)),
       max_replicas_(std::max(max_replicas, 0)),
-      table_(static_cast<std::size_t>((std::max(max_nodes, 0) + 1) * (max_replicas_ + 1)), -1.0) {
+      table_(
+          static_cast<std::size_t>((std::max(max_nodes, 0) + 1) * (max_replicas_ + 1)),
+          -1.0) {
   if (!model_) return;
   base_ = model_->optimize(1, fair_replicas).goodput;
   // A fair share the job cannot use at all (its batch range rules it out):
@@ -280,12 +290,15 @@ double PolluxSpeedups::operator()(int nodes, int replicas) {
   return slot;
 }
 
-double pollux_objective(const std::vector<PolluxJob>& jobs, const std::vector<int>& node_gpus,
-                        const std::vector<std::vector<int>>& allocation, double restart_delay) {
+double pollux_objective(const std::vector<PolluxJob>& jobs,
+                        const std::vector<int>& node_gpus,
+                        const std::vector<std::vector<int>>& allocation,
+                        double restart_delay) {
   check_nodes(node_gpus);
   check_jobs(jobs, node_gpus);
   check_pollux_allocation(jobs, node_gpus, allocation, std::numeric_limits<int>::max());
-  if (jobs.empty() || std::accumulate(node_gpus.begin(), node_gpus.end(), 0) == 0) return 0.0;
+  if (jobs.empty() || std::accumulate(node_gpus.begin(), node_gpus.end(), 0) == 0)
+    return 0.0;
   const std::vector<int> order = priority_order(jobs);
   Rng unused(0);
   PolluxOptions options;
@@ -311,8 +324,8 @@ void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const std::vector<int>& row = allocation[j];
     if (row.size() != node_gpus.size())
-      throw std::invalid_argument(fmt::format(
-          "pollux: job {}: {} entries for {} nodes", j, row.size(), node_gpus.size()));
+      throw std::invalid_argument(fmt::format("pollux: job {}: {} entries for {} nodes",
+                                              j, row.size(), node_gpus.size()));
     int replicas = 0, nodes = 0;
     for (std::size_t n = 0; n < row.size(); ++n) {
       if (row[n] < 0)
@@ -323,24 +336,27 @@ void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
       used[n] += row[n];
     }
     if (replicas > jobs[j].max_replicas || nodes > max_nodes_per_job)
-      throw std::invalid_argument(fmt::format(
-          "pollux: job {}: {} replicas on {} nodes exceeds its caps ({} replicas, {} nodes)", j,
-          replicas, nodes, jobs[j].max_replicas, max_nodes_per_job));
-    for (std::size_t n = 0; n < row.size() && nodes > 1; ++n) distributed[n] += row[n] > 0;
+      throw std::invalid_argument(
+          fmt::format("pollux: job {}: {} replicas on {} nodes exceeds its caps ({} "
+                      "replicas, {} nodes)",
+                      j, replicas, nodes, jobs[j].max_replicas, max_nodes_per_job));
+    for (std::size_t n = 0; n < row.size() && nodes > 1; ++n)
+      distributed[n] += row[n] > 0;
   }
   for (std::size_t n = 0; n < node_gpus.size(); ++n) {
     if (used[n] > node_gpus[n])
-      throw std::invalid_argument(fmt::format("pollux: node {}: {} replicas on {} GPUs", n,
-                                              used[n], node_gpus[n]));
+      throw std::invalid_argument(fmt::format("pollux: node {}: {} replicas on {} GPUs",
+                                              n, used[n], node_gpus[n]));
     if (distributed[n] > 1)
-      throw std::invalid_argument(
-          fmt::format("pollux: node {} hosts {} distributed jobs (at most 1)", n, distributed[n]));
+      throw std::invalid_argument(fmt::format(
+          "pollux: node {} hosts {} distributed jobs (at most 1)", n, distributed[n]));
   }
 }
 
-PolluxPolicy::PolluxPolicy(PolluxOptions options) : options_(options), rng_(options.seed) {
-  if (options.population < 2 || options.generations < 0 || options.max_nodes_per_job < 1 ||
-      !(options.restart_delay >= 0.0))
+PolluxPolicy::PolluxPolicy(PolluxOptions options)
+    : options_(options), rng_(options.seed) {
+  if (options.population < 2 || options.generations < 0 ||
+      options.max_nodes_per_job < 1 || !(options.restart_delay >= 0.0))
     throw std::invalid_argument(fmt::format(
         "pollux: need population >= 2, generations >= 0, max_nodes_per_job >= 1 and "
         "restart_delay >= 0, got {}, {}, {}, {}",
@@ -348,12 +364,13 @@ PolluxPolicy::PolluxPolicy(PolluxOptions options) : options_(options), rng_(opti
         options.restart_delay));
 }
 
-std::vector<std::vector<int>> PolluxPolicy::optimize(const std::vector<PolluxJob>& jobs,
-                                                     const std::vector<int>& node_gpus) {
+std::vector<std::vector<int>> PolluxPolicy::optimize(
+    const std::vector<PolluxJob>& jobs, const std::vector<int>& node_gpus) {
   check_nodes(node_gpus);
   check_jobs(jobs, node_gpus);
   const int nodes = static_cast<int>(node_gpus.size());
-  std::vector<std::vector<int>> result(jobs.size(), std::vector<int>(node_gpus.size(), 0));
+  std::vector<std::vector<int>> result(jobs.size(),
+                                       std::vector<int>(node_gpus.size(), 0));
   const int total = std::accumulate(node_gpus.begin(), node_gpus.end(), 0);
   if (jobs.empty() || total == 0) {
     prev_states_.clear();
@@ -379,8 +396,8 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(const std::vector<PolluxJob
       for (int j = 0; j < jobs_n; ++j) {
         const auto it = prev_row.find(jobs[static_cast<std::size_t>(order[j])].key);
         if (it == prev_row.end()) continue;
-        std::copy_n(old.begin() + static_cast<std::ptrdiff_t>(it->second * nodes), nodes,
-                    s.begin() + static_cast<std::ptrdiff_t>(search.idx(j, 0)));
+        std::copy_n(old.begin() + static_cast<std::ptrdiff_t>(it->second * nodes),
+                    nodes, s.begin() + static_cast<std::ptrdiff_t>(search.idx(j, 0)));
       }
       seeds.push_back(std::move(s));
     }
@@ -401,7 +418,9 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(const std::vector<PolluxJob
     const auto& b = population[rng_.below(population.size())];
     return (b.value > a.value ? b : a).state;
   };
-  const auto better = [](const Individual& a, const Individual& b) { return a.value > b.value; };
+  const auto better = [](const Individual& a, const Individual& b) {
+    return a.value > b.value;
+  };
   for (int g = 0; g < options_.generations; ++g) {
     std::vector<Individual> children;
     children.reserve(size);

@@ -16,17 +16,18 @@ PolluxJobModel::PolluxJobModel(BatchLimits limits, double fixed_batch_size)
   fixed_batch(limits_, 1, limits_.init_batch_size);  // validates the limits
 }
 
-bool PolluxJobModel::observe(int num_nodes, int num_replicas, int atomic_bsz, double step_time,
-                             double sync_time) {
+bool PolluxJobModel::observe(int num_nodes, int num_replicas, int atomic_bsz,
+                             double step_time, double sync_time) {
   if (num_nodes < 1 || num_replicas < num_nodes || atomic_bsz < 1)
-    throw std::invalid_argument(fmt::format(
-        "pollux job: need 1 <= num_nodes <= num_replicas and atomic_bsz >= 1, got {}, {}, {}",
-        num_nodes, num_replicas, atomic_bsz));
+    throw std::invalid_argument(
+        fmt::format("pollux job: need 1 <= num_nodes <= num_replicas and atomic_bsz >= "
+                    "1, got {}, {}, {}",
+                    num_nodes, num_replicas, atomic_bsz));
   if (!std::isfinite(step_time) || step_time <= 0.0 || !std::isfinite(sync_time) ||
       sync_time < 0.0 || sync_time >= step_time)
     throw std::invalid_argument(fmt::format(
-        "pollux job: need step_time > 0 and 0 <= sync_time < step_time, got {} and {}", step_time,
-        sync_time));
+        "pollux job: need step_time > 0 and 0 <= sync_time < step_time, got {} and {}",
+        step_time, sync_time));
   if (!seen_.insert({num_nodes, num_replicas, atomic_bsz}).second) return false;
   samples_.push_back({num_nodes, num_replicas, static_cast<double>(atomic_bsz),
                       step_time - sync_time, step_time});
@@ -35,10 +36,11 @@ bool PolluxJobModel::observe(int num_nodes, int num_replicas, int atomic_bsz, do
 }
 
 void PolluxJobModel::observe_grad(GradParams grad) {
-  if (!std::isfinite(grad.sqr) || !std::isfinite(grad.var) || grad.sqr < 0.0 || grad.var < 0.0)
+  if (!std::isfinite(grad.sqr) || !std::isfinite(grad.var) || grad.sqr < 0.0 ||
+      grad.var < 0.0)
     throw std::invalid_argument(fmt::format(
-        "pollux job: grad_sqr and grad_var must be finite and >= 0, got {} and {}", grad.sqr,
-        grad.var));
+        "pollux job: grad_sqr and grad_var must be finite and >= 0, got {} and {}",
+        grad.sqr, grad.var));
   grad_ = grad;
 }
 
@@ -51,11 +53,13 @@ GoodputModel PolluxJobModel::model() const {
 
 double PolluxJobModel::speedup(int num_nodes, int num_replicas) const {
   if (has_model()) return model().speedup(num_nodes, num_replicas);
-  if (num_nodes < 0 || num_nodes > num_replicas || (num_nodes > 0) != (num_replicas > 0))
-    throw std::invalid_argument(fmt::format(
-        "allocation: need 0 <= num_nodes <= num_replicas with both 0 or both > 0, got {} nodes, "
-        "{} replicas",
-        num_nodes, num_replicas));
+  if (num_nodes < 0 || num_nodes > num_replicas ||
+      (num_nodes > 0) != (num_replicas > 0))
+    throw std::invalid_argument(
+        fmt::format("allocation: need 0 <= num_nodes <= num_replicas with both 0 or "
+                    "both > 0, got {} nodes, "
+                    "{} replicas",
+                    num_nodes, num_replicas));
   return num_replicas;
 }
 
@@ -63,12 +67,13 @@ BatchChoice PolluxJobModel::batch(int num_nodes, int num_replicas) const {
   if (has_model()) return model().configure(num_nodes, num_replicas, fixed_batch_size_);
   if (num_nodes < 1 || num_replicas < num_nodes)
     throw std::invalid_argument(fmt::format(
-        "allocation: need 1 <= num_nodes <= num_replicas, got {} nodes, {} replicas", num_nodes,
-        num_replicas));
-  const double batch = fixed_batch_size_ > 0.0
-                           ? fixed_batch_size_
-                           : std::max(limits_.init_batch_size,
-                                      static_cast<double>(limits_.min_atomic_bsz) * num_replicas);
+        "allocation: need 1 <= num_nodes <= num_replicas, got {} nodes, {} replicas",
+        num_nodes, num_replicas));
+  const double batch =
+      fixed_batch_size_ > 0.0
+          ? fixed_batch_size_
+          : std::max(limits_.init_batch_size,
+                     static_cast<double>(limits_.min_atomic_bsz) * num_replicas);
   const auto [atomic, accum] = fixed_batch(limits_, num_replicas, batch);
   return {atomic, accum, 0.0, 0.0, 0.0};
 }
@@ -80,7 +85,8 @@ int PolluxJobModel::max_profiled_replicas() const {
 }
 
 int PolluxJobModel::max_replicas() const {
-  const int by_batch = static_cast<int>(limits_.max_batch_size / limits_.min_atomic_bsz);
+  const int by_batch =
+      static_cast<int>(limits_.max_batch_size / limits_.min_atomic_bsz);
   return std::min({std::max(2 * max_profiled_replicas(), 1), 64, by_batch});
 }
 

@@ -58,7 +58,8 @@ class LoanedServers {
   [[nodiscard]] bool returned(int c) const { return returned_[at(c)] != 0; }
   // (job, workers) of the jobs on candidate c.
   [[nodiscard]] std::span<const Entry> jobs_on(int c) const {
-    return {entries_.data() + entry_begin_[at(c)], entries_.data() + entry_begin_[at(c) + 1]};
+    return {entries_.data() + entry_begin_[at(c)],
+            entries_.data() + entry_begin_[at(c) + 1]};
   }
   // (candidate, workers) of the candidates hosting job j.
   [[nodiscard]] std::span<const Entry> span_of(int j) const {
@@ -126,16 +127,20 @@ class LoanedServers {
     std::vector<Entry> raw(at(entry_begin_.back()));
     std::vector<int> fill(entry_begin_.begin(), entry_begin_.end() - 1);
     for (const Worker& w : state_.workers)
-      if (const int c = candidate_of[at(w.server)]; c >= 0) raw[at(fill[at(c)]++)] = {w.job, 1};
+      if (const int c = candidate_of[at(w.server)]; c >= 0)
+        raw[at(fill[at(c)]++)] = {w.job, 1};
     // Merge the workers of one job on one server (a server holds few entries).
     entries_.reserve(raw.size());
     for (Index c = 0; c < candidates_.size(); ++c) {
       const auto first = entries_.size();
       for (int i = entry_begin_[c]; i < entry_begin_[c + 1]; ++i) {
-        auto same = std::find_if(entries_.begin() + static_cast<std::ptrdiff_t>(first),
-                                 entries_.end(), [&](const Entry& e) { return e.job == raw[at(i)].job; });
-        if (same != entries_.end()) ++same->workers;
-        else entries_.push_back(raw[at(i)]);
+        auto same = std::find_if(
+            entries_.begin() + static_cast<std::ptrdiff_t>(first), entries_.end(),
+            [&](const Entry& e) { return e.job == raw[at(i)].job; });
+        if (same != entries_.end())
+          ++same->workers;
+        else
+          entries_.push_back(raw[at(i)]);
       }
       entry_begin_[c] = static_cast<int>(first);
     }
@@ -166,11 +171,11 @@ class LoanedServers {
   std::vector<int> candidates_;   // candidate -> server index
   std::vector<int> entry_begin_;  // candidate -> first entry in entries_
   std::vector<Entry> entries_;
-  std::vector<int> span_begin_;   // job -> first entry in spans_
+  std::vector<int> span_begin_;  // job -> first entry in spans_
   std::vector<Entry> spans_;
-  std::vector<int> scaled_;       // job -> workers scaled in
-  std::vector<char> alive_;       // job not preempted
-  std::vector<char> returned_;    // candidate returned
+  std::vector<int> scaled_;     // job -> workers scaled in
+  std::vector<char> alive_;     // job not preempted
+  std::vector<char> returned_;  // candidate returned
   ReclaimPlan plan_;
 };
 
@@ -193,7 +198,8 @@ void select_aryl(LoanedServers& loan, int n) {
     const bool last = pick == n - 1;
     int best = -1;
     for (int c = 0; c < loan.size(); ++c)
-      if (!loan.returned(c) && (best < 0 || better(effect[at(c)], effect[at(best)], last)))
+      if (!loan.returned(c) &&
+          (best < 0 || better(effect[at(c)], effect[at(best)], last)))
         best = c;
     loan.give_back(best, changed);
     for (int j : changed)
@@ -334,11 +340,13 @@ std::vector<int> select_exact(const LoanedServers& loan, int n) {
   const int busy = loan.size() - idle;
   const double sets = exact_search_space(idle, busy, n);
   if (sets > exact_subset_limit)
-    throw std::invalid_argument(fmt::format(
-        "exact reclaim would search {:.3g} server sets ({} busy and {} idle on-loan servers, "
-        "{} to return), more than its limit of {:.0e}; use policy 'aryl' for instances this "
-        "large",
-        sets, busy, idle, n, exact_subset_limit));
+    throw std::invalid_argument(
+        fmt::format("exact reclaim would search {:.3g} server sets ({} busy and {} "
+                    "idle on-loan servers, "
+                    "{} to return), more than its limit of {:.0e}; use policy 'aryl' "
+                    "for instances this "
+                    "large",
+                    sets, busy, idle, n, exact_subset_limit));
   return ExactSearch(loan, n).run();
 }
 
@@ -368,10 +376,18 @@ ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
     throw std::invalid_argument(fmt::format(
         "asked to reclaim {} servers but only {} are on loan", n, loan.size()));
   switch (policy) {
-    case ReclaimPolicy::aryl: select_aryl(loan, n); break;
-    case ReclaimPolicy::scf: give_back_all(loan, select_scf(loan, n)); break;
-    case ReclaimPolicy::random: give_back_all(loan, select_random(loan, n, seed)); break;
-    case ReclaimPolicy::exact: give_back_all(loan, select_exact(loan, n)); break;
+    case ReclaimPolicy::aryl:
+      select_aryl(loan, n);
+      break;
+    case ReclaimPolicy::scf:
+      give_back_all(loan, select_scf(loan, n));
+      break;
+    case ReclaimPolicy::random:
+      give_back_all(loan, select_random(loan, n, seed));
+      break;
+    case ReclaimPolicy::exact:
+      give_back_all(loan, select_exact(loan, n));
+      break;
   }
   return loan.finish();
 }

@@ -18,17 +18,22 @@ namespace {
 
 using detail::at;
 
-
 // One scheduling epoch: the state split into fixed and flexible workers, the
 // placer holding the fixed ones, and the decision being built.
 class Epoch {
  public:
   Epoch(const ClusterState& state, const ScheduleOptions& options)
-      : state_(state), options_(options), placer_(state, options.placement, options.speed),
-        count_(worker_counts(state)), flexible_(state.workers.size(), 0),
-        fixed_(state.jobs.size(), 0), extra_(state.jobs.size(), 0),
-        released_(state.jobs.size(), 0), base_speed_(state.jobs.size(), 0.0),
-        base_type_(state.jobs.size(), -1), flexible_type_(state.jobs.size(), -1) {
+      : state_(state),
+        options_(options),
+        placer_(state, options.placement, options.speed),
+        count_(worker_counts(state)),
+        flexible_(state.workers.size(), 0),
+        fixed_(state.jobs.size(), 0),
+        extra_(state.jobs.size(), 0),
+        released_(state.jobs.size(), 0),
+        base_speed_(state.jobs.size(), 0.0),
+        base_type_(state.jobs.size(), -1),
+        flexible_type_(state.jobs.size(), -1) {
     check_options();
     split_base_and_flexible();
     for (std::size_t w = 0; w < state.workers.size(); ++w)
@@ -60,13 +65,16 @@ class Epoch {
 
   void check_options() const {
     const std::size_t n = state_.jobs.size();
-    const auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+    const auto fail = [](const std::string& what) {
+      throw std::invalid_argument(what);
+    };
     if (!options_.remaining.empty() && options_.remaining.size() != n)
-      fail(fmt::format("remaining has {} entries for {} jobs", options_.remaining.size(), n));
+      fail(fmt::format("remaining has {} entries for {} jobs",
+                       options_.remaining.size(), n));
     for (std::size_t j = 0; j < options_.remaining.size(); ++j)
       if (!(options_.remaining[j] > 0.0 && options_.remaining[j] <= 1.0))
-        fail(fmt::format("job '{}': remaining must be in (0, 1], got {}", state_.jobs[j].id,
-                         options_.remaining[j]));
+        fail(fmt::format("job '{}': remaining must be in (0, 1], got {}",
+                         state_.jobs[j].id, options_.remaining[j]));
     if (!options_.speed.empty() && options_.speed.size() != state_.servers.size())
       fail(fmt::format("speed has {} entries for {} servers", options_.speed.size(),
                        state_.servers.size()));
@@ -75,17 +83,21 @@ class Epoch {
         fail(fmt::format("server '{}': speed must be finite and > 0, got {}",
                          state_.servers[s].id, options_.speed[s]));
     if (!(options_.hetero_efficiency > 0.0 && options_.hetero_efficiency <= 1.0))
-      fail(fmt::format("hetero_efficiency must be in (0, 1], got {}", options_.hetero_efficiency));
+      fail(fmt::format("hetero_efficiency must be in (0, 1], got {}",
+                       options_.hetero_efficiency));
     if (!options_.throughput.empty() && options_.throughput.size() != n)
-      fail(fmt::format("throughput has {} curves for {} jobs", options_.throughput.size(), n));
+      fail(fmt::format("throughput has {} curves for {} jobs",
+                       options_.throughput.size(), n));
     for (std::size_t j = 0; j < options_.throughput.size(); ++j) {
       const std::vector<double>& c = options_.throughput[j];
       if (!c.empty() && c.size() != at(state_.jobs[j].max_workers))
-        fail(fmt::format("job '{}': throughput has {} values, expected one per worker count 1..{}",
-                         state_.jobs[j].id, c.size(), state_.jobs[j].max_workers));
+        fail(fmt::format(
+            "job '{}': throughput has {} values, expected one per worker count 1..{}",
+            state_.jobs[j].id, c.size(), state_.jobs[j].max_workers));
       for (double v : c)
         if (!(v > 0.0 && std::isfinite(v)))
-          fail(fmt::format("job '{}': throughput values must be finite and > 0", state_.jobs[j].id));
+          fail(fmt::format("job '{}': throughput values must be finite and > 0",
+                           state_.jobs[j].id));
     }
   }
 
@@ -105,7 +117,8 @@ class Epoch {
   [[nodiscard]] double time_with(int j, int extra, int type) const {
     const int base = fixed_[at(j)];
     const int workers = base + extra;
-    double speed = base_speed_[at(j)] + (extra > 0 ? extra * placer_.type_speed(type) : 0.0);
+    double speed =
+        base_speed_[at(j)] + (extra > 0 ? extra * placer_.type_speed(type) : 0.0);
     speed /= workers;
     const int first = base_type_[at(j)];
     if (first == -2 || (extra > 0 && first >= 0 && first != type))
@@ -153,14 +166,16 @@ class Epoch {
       }
   }
 
-  [[nodiscard]] int base_demand(int j) const { return aryl::base_demand(job(j), options_.policy); }
+  [[nodiscard]] int base_demand(int j) const {
+    return aryl::base_demand(job(j), options_.policy);
+  }
 
   [[nodiscard]] std::vector<int> queue_order() const {
     std::vector<int> queue;
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
       if (!running(j)) queue.push_back(j);
-    const bool shortest_first =
-        options_.policy == AllocationPolicy::aryl || options_.policy == AllocationPolicy::sjf;
+    const bool shortest_first = options_.policy == AllocationPolicy::aryl ||
+                                options_.policy == AllocationPolicy::sjf;
     // Keys computed once per job, not once per comparison.
     std::vector<double> time(state_.jobs.size(), 0.0);
     if (shortest_first)
@@ -191,8 +206,9 @@ class Epoch {
   bool admit_one(int j) {
     const std::size_t first = decision_.start.size();
     if (!placer_.place(j, base_demand(j), false, decision_.start)) return false;
-    const std::vector<Worker> placed(decision_.start.begin() + static_cast<std::ptrdiff_t>(first),
-                                     decision_.start.end());
+    const std::vector<Worker> placed(
+        decision_.start.begin() + static_cast<std::ptrdiff_t>(first),
+        decision_.start.end());
     const int fast = fastest_type(j);
     const double speed = mean_speed(placed);
     if (speed < placer_.type_speed(fast) * (1.0 - 1e-12)) {
@@ -218,7 +234,8 @@ class Epoch {
       sum += server_speed(w.server);
       mixed |= placer_.type_of(w.server) != placer_.type_of(workers.front().server);
     }
-    return sum / static_cast<double>(workers.size()) * (mixed ? options_.hetero_efficiency : 1.0);
+    return sum / static_cast<double>(workers.size()) *
+           (mixed ? options_.hetero_efficiency : 1.0);
   }
 
   // The fastest GPU type the job may use that the cluster has (-1: none).
@@ -262,7 +279,8 @@ class Epoch {
       if (gpus[at(j)].empty()) continue;
       const double left = time_with(j, 0, 0);
       for (int t = 0; t < placer_.n_types(); ++t)
-        if (gpus[at(j)][at(t)] > 0) releases_[at(t)].emplace_back(left, gpus[at(j)][at(t)]);
+        if (gpus[at(j)][at(t)] > 0)
+          releases_[at(t)].emplace_back(left, gpus[at(j)][at(t)]);
     }
     for (auto& r : releases_) std::sort(r.begin(), r.end());
   }
@@ -280,10 +298,17 @@ class Epoch {
     const std::vector<int> jobs = elastic_jobs();
     std::vector<int> target(state_.jobs.size(), 0);
     switch (options_.policy) {
-      case AllocationPolicy::aryl: target = knapsack_targets(jobs); break;
-      case AllocationPolicy::gandiva: target = gandiva_targets(jobs); break;
-      case AllocationPolicy::afs: afs_grow(jobs); return;
-      default: return;
+      case AllocationPolicy::aryl:
+        target = knapsack_targets(jobs);
+        break;
+      case AllocationPolicy::gandiva:
+        target = gandiva_targets(jobs);
+        break;
+      case AllocationPolicy::afs:
+        afs_grow(jobs);
+        return;
+      default:
+        return;
     }
     keep_flexible(target);
     // Largest per-worker demand first (best-fit decreasing), then job order.
@@ -321,7 +346,8 @@ class Epoch {
       }
       // Flexible workers were never added to the placer: their GPUs count as free.
       const std::vector<int> choice = knapsack(groups, placer_.free_gpus(t));
-      for (std::size_t g = 0; g < group_jobs.size(); ++g) target[at(group_jobs[g])] = choice[g] + 1;
+      for (std::size_t g = 0; g < group_jobs.size(); ++g)
+        target[at(group_jobs[g])] = choice[g] + 1;
     }
     return target;
   }
@@ -348,7 +374,8 @@ class Epoch {
       const int t = flexible_type_[at(j)];
       const int k = extra_[at(j)];
       if (fixed_[at(j)] + k >= job(j).max_workers) return 0.0;  // full: never taken
-      return (1.0 / time_with(j, k + 1, t) - 1.0 / time_with(j, k, t)) / job(j).gpus_per_worker;
+      return (1.0 / time_with(j, k + 1, t) - 1.0 / time_with(j, k, t)) /
+             job(j).gpus_per_worker;
     };
     using Entry = std::pair<double, int>;  // (gain, -job): ties to the lower job index
     std::priority_queue<Entry> heap;
@@ -359,7 +386,8 @@ class Epoch {
       const auto [value, negative_job] = heap.top();
       const int j = -negative_job;
       heap.pop();
-      if (!(value > 0.0) || fixed_[at(j)] + extra_[at(j)] >= job(j).max_workers) continue;
+      if (!(value > 0.0) || fixed_[at(j)] + extra_[at(j)] >= job(j).max_workers)
+        continue;
       if (!placer_.place(j, 1, true, decision_.start, flexible_type_[at(j)])) continue;
       ++extra_[at(j)];
       heap.emplace(gain(j), -j);
@@ -386,11 +414,14 @@ class Epoch {
     std::vector<int> stop;
     for (int w : decision_.stop) {
       const Worker& old = state_.workers[at(w)];
-      const auto same = std::find_if(decision_.start.begin(), decision_.start.end(), [&](const Worker& n) {
-        return n.flexible && n.job == old.job && n.server == old.server;
-      });
-      if (same != decision_.start.end()) decision_.start.erase(same);
-      else stop.push_back(w);
+      const auto same = std::find_if(
+          decision_.start.begin(), decision_.start.end(), [&](const Worker& n) {
+            return n.flexible && n.job == old.job && n.server == old.server;
+          });
+      if (same != decision_.start.end())
+        decision_.start.erase(same);
+      else
+        stop.push_back(w);
     }
     decision_.stop = stop;
   }
@@ -408,13 +439,14 @@ class Epoch {
   const ClusterState& state_;
   const ScheduleOptions& options_;
   Placer placer_;
-  std::vector<int> count_;     // job -> workers before the decision
-  std::vector<char> flexible_; // worker -> released for this epoch
-  std::vector<int> fixed_;     // job -> base workers after the decision
-  std::vector<int> extra_;     // job -> flexible workers after the decision
-  std::vector<int> released_;  // job -> flexible workers before the decision
+  std::vector<int> count_;          // job -> workers before the decision
+  std::vector<char> flexible_;      // worker -> released for this epoch
+  std::vector<int> fixed_;          // job -> base workers after the decision
+  std::vector<int> extra_;          // job -> flexible workers after the decision
+  std::vector<int> released_;       // job -> flexible workers before the decision
   std::vector<double> base_speed_;  // job -> summed GPU speed of its base workers
-  std::vector<int> base_type_;      // job -> GPU type of its base workers (-1 none, -2 mixed)
+  std::vector<int>
+      base_type_;  // job -> GPU type of its base workers (-1 none, -2 mixed)
   std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
   std::vector<std::vector<std::pair<double, int>>> releases_;  // see estimate_releases
   Decision decision_;
@@ -429,7 +461,8 @@ AllocationPolicy parse_allocation_policy(std::string_view name) {
   if (name == "gandiva") return AllocationPolicy::gandiva;
   if (name == "afs") return AllocationPolicy::afs;
   throw std::invalid_argument(fmt::format(
-      "unknown allocation policy '{}'; expected one of: aryl, fifo, sjf, gandiva, afs", name));
+      "unknown allocation policy '{}'; expected one of: aryl, fifo, sjf, gandiva, afs",
+      name));
 }
 
 bool scales_elastic_jobs(AllocationPolicy policy) {

@@ -13,7 +13,8 @@ std::size_t at(int i) { return static_cast<std::size_t>(i); }
 void check(const TiresiasInput& in) {
   const int n = static_cast<int>(in.jobs.size());
   if (!std::isfinite(in.threshold) || in.threshold < 0.0)
-    throw std::invalid_argument(fmt::format("tiresias: threshold must be >= 0, got {}", in.threshold));
+    throw std::invalid_argument(
+        fmt::format("tiresias: threshold must be >= 0, got {}", in.threshold));
   for (std::size_t k = 0; k < in.node_gpus.size(); ++k)
     if (in.node_gpus[k] < 0)
       throw std::invalid_argument(
@@ -22,28 +23,34 @@ void check(const TiresiasInput& in) {
   for (const auto* queue : {&in.queue0, &in.queue1})
     for (int j : *queue) {
       if (j < 0 || j >= n)
-        throw std::invalid_argument(
-            fmt::format("tiresias: queue entry {} is not a job index (0..{})", j, n - 1));
+        throw std::invalid_argument(fmt::format(
+            "tiresias: queue entry {} is not a job index (0..{})", j, n - 1));
       if (++seen[at(j)] > 1)
         throw std::invalid_argument(fmt::format("tiresias: job {} is queued twice", j));
     }
   std::vector<int> used(in.node_gpus.size(), 0);
   for (int j = 0; j < n; ++j) {
     const TiresiasJob& job = in.jobs[at(j)];
-    if (seen[at(j)] == 0) throw std::invalid_argument(fmt::format("tiresias: job {} is in no queue", j));
+    if (seen[at(j)] == 0)
+      throw std::invalid_argument(fmt::format("tiresias: job {} is in no queue", j));
     if (job.gpus < 1)
-      throw std::invalid_argument(fmt::format("tiresias: job {} requests {} GPUs, need >= 1", j, job.gpus));
+      throw std::invalid_argument(
+          fmt::format("tiresias: job {} requests {} GPUs, need >= 1", j, job.gpus));
     if (!std::isfinite(job.executed_time) || job.executed_time < 0.0)
-      throw std::invalid_argument(fmt::format(
-          "tiresias: job {} has executed_time {}, need finite and >= 0", j, job.executed_time));
+      throw std::invalid_argument(
+          fmt::format("tiresias: job {} has executed_time {}, need finite and >= 0", j,
+                      job.executed_time));
     if (!job.allocation.empty() && static_cast<int>(job.allocation.size()) != job.gpus)
-      throw std::invalid_argument(fmt::format(
-          "tiresias: job {} holds {} GPUs but requests {}", j, job.allocation.size(), job.gpus));
+      throw std::invalid_argument(
+          fmt::format("tiresias: job {} holds {} GPUs but requests {}", j,
+                      job.allocation.size(), job.gpus));
     for (int node : job.allocation) {
       if (node < 0 || at(node) >= in.node_gpus.size())
-        throw std::invalid_argument(fmt::format("tiresias: job {} holds a GPU on unknown node {}", j, node));
+        throw std::invalid_argument(
+            fmt::format("tiresias: job {} holds a GPU on unknown node {}", j, node));
       if (++used[at(node)] > in.node_gpus[at(node)])
-        throw std::invalid_argument(fmt::format("tiresias: node {} is over-committed", node));
+        throw std::invalid_argument(
+            fmt::format("tiresias: node {} is over-committed", node));
     }
   }
 }

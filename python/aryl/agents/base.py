@@ -41,8 +41,15 @@ class JobAgent(abc.ABC):
     """
 
     @abc.abstractmethod
-    def observe(self, num_nodes: int, num_replicas: int, atomic_bsz: int, step_time: float,
-                sync_time: float, **statistics: float) -> bool:
+    def observe(
+        self,
+        num_nodes: int,
+        num_replicas: int,
+        atomic_bsz: int,
+        step_time: float,
+        sync_time: float,
+        **statistics: float,
+    ) -> bool:
         """Record one measured step time (and any job statistics); ``True`` if the
         agent's model changed."""
 
@@ -54,8 +61,9 @@ class JobAgent(abc.ABC):
     def speedup(self, num_nodes: int, num_replicas: int) -> float:
         """Goodput on this allocation relative to one GPU (0 for no GPU)."""
 
-    def throughput_curve(self, max_workers: int, gpus_per_worker: int = 1,
-                         gpus_per_node: int = 4) -> List[float]:
+    def throughput_curve(
+        self, max_workers: int, gpus_per_worker: int = 1, gpus_per_node: int = 4
+    ) -> List[float]:
         """Relative throughput with 1..``max_workers`` workers, for ``aryl.sim.simulate(...,
         throughput={job_id: curve})`` and aryl's knapsack.
 
@@ -65,9 +73,18 @@ class JobAgent(abc.ABC):
         default (throughput(w) = w): the running-time reduction of an extra worker
         comes from goodput, not a fixed scaling rule.
         """
-        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
-            raise ValueError(f"max_workers must be an integer >= 1, got {max_workers!r}")
-        for name, value in (("gpus_per_worker", gpus_per_worker), ("gpus_per_node", gpus_per_node)):
+        if (
+            isinstance(max_workers, bool)
+            or not isinstance(max_workers, int)
+            or max_workers < 1
+        ):
+            raise ValueError(
+                f"max_workers must be an integer >= 1, got {max_workers!r}"
+            )
+        for name, value in (
+            ("gpus_per_worker", gpus_per_worker),
+            ("gpus_per_node", gpus_per_node),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         speedups = []
@@ -75,5 +92,7 @@ class JobAgent(abc.ABC):
             gpus = w * gpus_per_worker
             speedups.append(self.speedup(packed_nodes(gpus, gpus_per_node), gpus))
         if speedups[0] <= 0:
-            raise ValueError("the one-worker speedup is not positive; no curve can be formed")
+            raise ValueError(
+                "the one-worker speedup is not positive; no curve can be formed"
+            )
         return [s / speedups[0] for s in speedups]

@@ -11,11 +11,23 @@ from .. import _core
 from .base import BatchChoice, JobAgent
 
 #: The seven throughput parameters, in the order of ``PolluxAgent.perf_params``.
-PERF_PARAM_NAMES = ("alpha_c", "beta_c", "alpha_n", "beta_n", "alpha_r", "beta_r", "gamma")
+PERF_PARAM_NAMES = (
+    "alpha_c",
+    "beta_c",
+    "alpha_n",
+    "beta_n",
+    "alpha_r",
+    "beta_r",
+    "gamma",
+)
 
 
 def _integer(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < low
+    ):
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
 
@@ -68,37 +80,68 @@ class PolluxAgent(JobAgent):
     1.0
     """
 
-    def __init__(self, init_batch_size: float, max_batch_size: float, min_local_bsz: int,
-                 max_local_bsz: int, *, batch_size: Optional[float] = None) -> None:
+    def __init__(
+        self,
+        init_batch_size: float,
+        max_batch_size: float,
+        min_local_bsz: int,
+        max_local_bsz: int,
+        *,
+        batch_size: Optional[float] = None,
+    ) -> None:
         self.init_batch_size = _positive("init_batch_size", init_batch_size)
         self.max_batch_size = _positive("max_batch_size", max_batch_size)
         if self.max_batch_size < self.init_batch_size:
-            raise ValueError(f"max_batch_size ({max_batch_size}) is below init_batch_size "
-                             f"({init_batch_size})")
+            raise ValueError(
+                f"max_batch_size ({max_batch_size}) is below init_batch_size "
+                f"({init_batch_size})"
+            )
         self.min_local_bsz = _integer("min_local_bsz", min_local_bsz, 1)
-        self.max_local_bsz = _integer("max_local_bsz", max_local_bsz, self.min_local_bsz)
-        self.batch_size = None if batch_size is None else _positive("batch_size", batch_size)
-        self._job = _core.PolluxJobModel(self.init_batch_size, self.max_batch_size,
-                                         self.min_local_bsz, self.max_local_bsz,
-                                         self.batch_size or 0.0)
+        self.max_local_bsz = _integer(
+            "max_local_bsz", max_local_bsz, self.min_local_bsz
+        )
+        self.batch_size = (
+            None if batch_size is None else _positive("batch_size", batch_size)
+        )
+        self._job = _core.PolluxJobModel(
+            self.init_batch_size,
+            self.max_batch_size,
+            self.min_local_bsz,
+            self.max_local_bsz,
+            self.batch_size or 0.0,
+        )
 
     @classmethod
-    def for_application(cls, application: Any, *, batch_size: Optional[float] = None) -> PolluxAgent:
+    def for_application(
+        cls, application: Any, *, batch_size: Optional[float] = None
+    ) -> PolluxAgent:
         """An agent with an application's batch limits (an ``aryl.traces.PolluxApplication``
         or its name among the embedded ones)."""
         if isinstance(application, str):
             from ..traces import pollux_application
+
             application = pollux_application(application)
-        return cls(application.init_batch_size, application.max_batch_size,
-                   application.min_local_bsz, application.max_local_bsz, batch_size=batch_size)
+        return cls(
+            application.init_batch_size,
+            application.max_batch_size,
+            application.min_local_bsz,
+            application.max_local_bsz,
+            batch_size=batch_size,
+        )
 
     # -- observing -------------------------------------------------------------------------
 
     # The only statistics Pollux keeps are named (any other is a TypeError), so this
     # narrows JobAgent.observe's **statistics on purpose.
     def observe(  # type: ignore[override]
-        self, num_nodes: int, num_replicas: int, atomic_bsz: int, step_time: float,
-        sync_time: float, *, grad_sqr: Optional[float] = None,
+        self,
+        num_nodes: int,
+        num_replicas: int,
+        atomic_bsz: int,
+        step_time: float,
+        sync_time: float,
+        *,
+        grad_sqr: Optional[float] = None,
         grad_var: Optional[float] = None,
     ) -> bool:
         """Record a measured step (and the current gradient statistics).
@@ -118,7 +161,9 @@ class PolluxAgent(JobAgent):
         except (TypeError, ValueError):
             raise TypeError(f"sync_time must be a number, got {sync_time!r}") from None
         if not (0 <= sync < step):
-            raise ValueError(f"sync_time must be in [0, step_time = {step}), got {sync_time!r}")
+            raise ValueError(
+                f"sync_time must be in [0, step_time = {step}), got {sync_time!r}"
+            )
         if (grad_sqr is None) != (grad_var is None):
             raise ValueError("give grad_sqr and grad_var together")
         if grad_sqr is not None:
@@ -144,10 +189,15 @@ class PolluxAgent(JobAgent):
         """The profiles in the order first seen: ``num_nodes, num_replicas, atomic_bsz,
         step_time, sync_time``."""
         raw = self._job.profile()
-        return pd.DataFrame({"num_nodes": raw["num_nodes"], "num_replicas": raw["num_replicas"],
-                             "atomic_bsz": raw["atomic_bsz"].astype(np.int64),
-                             "step_time": raw["step_time"],
-                             "sync_time": raw["step_time"] - raw["accum_time"]})
+        return pd.DataFrame(
+            {
+                "num_nodes": raw["num_nodes"],
+                "num_replicas": raw["num_replicas"],
+                "atomic_bsz": raw["atomic_bsz"].astype(np.int64),
+                "step_time": raw["step_time"],
+                "sync_time": raw["step_time"] - raw["accum_time"],
+            }
+        )
 
     @property
     def max_profiled_replicas(self) -> int:
@@ -169,7 +219,9 @@ class PolluxAgent(JobAgent):
 
     def goodput(self, num_nodes: int, num_replicas: int) -> BatchChoice:
         """The batch Pollux would choose on this allocation and its predicted goodput."""
-        return self._choice(num_replicas, self.model().optimize(num_nodes, num_replicas))
+        return self._choice(
+            num_replicas, self.model().optimize(num_nodes, num_replicas)
+        )
 
     def speedup(self, num_nodes: int, num_replicas: int) -> float:
         """Predicted goodput relative to one GPU; ``num_replicas`` before any model."""
@@ -183,13 +235,25 @@ class PolluxAgent(JobAgent):
         return self._choice(num_replicas, self._job.batch(num_nodes, num_replicas))
 
     @staticmethod
-    def _choice(num_replicas: int, raw: Tuple[float, int, int, float, float]) -> BatchChoice:
+    def _choice(
+        num_replicas: int, raw: Tuple[float, int, int, float, float]
+    ) -> BatchChoice:
         goodput, atomic, accum, throughput, efficiency = raw
-        return BatchChoice(goodput, atomic, accum, num_replicas * atomic * (accum + 1), throughput,
-                           efficiency)
+        return BatchChoice(
+            goodput,
+            atomic,
+            accum,
+            num_replicas * atomic * (accum + 1),
+            throughput,
+            efficiency,
+        )
 
     def __repr__(self) -> str:
-        mode = "adaptive" if self.batch_size is None else f"batch_size={self.batch_size:g}"
-        return (f"PolluxAgent(batch {self.init_batch_size:g}..{self.max_batch_size:g}, local "
-                f"{self.min_local_bsz}..{self.max_local_bsz}, {mode}, "
-                f"{len(self._job.profile()['step_time'])} profiles)")
+        mode = (
+            "adaptive" if self.batch_size is None else f"batch_size={self.batch_size:g}"
+        )
+        return (
+            f"PolluxAgent(batch {self.init_batch_size:g}..{self.max_batch_size:g}, local "
+            f"{self.min_local_bsz}..{self.max_local_bsz}, {mode}, "
+            f"{len(self._job.profile()['step_time'])} profiles)"
+        )

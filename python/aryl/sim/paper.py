@@ -48,15 +48,26 @@ BASELINE = "Baseline (FIFO)"
 
 #: Row names that need an inference-load series (they lend servers).
 LOANING_ROWS = (
-    "Aryl Basic", "Aryl Advanced", "Aryl Ideal", "Loaning only, random reclaim",
-    "Loaning only, SCF reclaim", "Loaning only, aryl reclaim", "Ablation: Basic, imperfect",
+    "Aryl Basic",
+    "Aryl Advanced",
+    "Aryl Ideal",
+    "Loaning only, random reclaim",
+    "Loaning only, SCF reclaim",
+    "Loaning only, aryl reclaim",
+    "Ablation: Basic, imperfect",
     "Ablation: Basic, plain BFD",
 )
 
 
-def paper_runs(jobs: Records, load: Any = None, seed: int = 0, config: Optional[Dict[str, Any]] = None,
-               elastic_gpu_share: float = 0.36, hetero_share: float = 0.10,
-               checkpoint: bool = True) -> Dict[str, Dict[str, Any]]:
+def paper_runs(
+    jobs: Records,
+    load: Any = None,
+    seed: int = 0,
+    config: Optional[Dict[str, Any]] = None,
+    elastic_gpu_share: float = 0.36,
+    hetero_share: float = 0.10,
+    checkpoint: bool = True,
+) -> Dict[str, Dict[str, Any]]:
     """The comparison's rows: name -> ``simulate`` keyword arguments, in display order.
 
     Parameters
@@ -80,15 +91,27 @@ def paper_runs(jobs: Records, load: Any = None, seed: int = 0, config: Optional[
         Row name -> ``dict(jobs=..., policy=..., reclaim=..., inference_load=..., config=...,
         seed=...)``; the first row is the Baseline every speed-up is measured against.
     """
-    sets = {name: scenario(jobs, name, seed, elastic_gpu_share, hetero_share, checkpoint)
-            for name in SCENARIOS}
+    sets = {
+        name: scenario(jobs, name, seed, elastic_gpu_share, hetero_share, checkpoint)
+        for name in SCENARIOS
+    }
     common = dict(config or {})
 
-    def row(jobs_of: ScenarioName, policy: AllocationPolicy,
-            reclaim: SimulationReclaimPolicy = "aryl", **overrides: Any) -> Dict[str, Any]:
+    def row(
+        jobs_of: ScenarioName,
+        policy: AllocationPolicy,
+        reclaim: SimulationReclaimPolicy = "aryl",
+        **overrides: Any,
+    ) -> Dict[str, Any]:
         settings = {**common, **overrides}
-        return dict(jobs=sets[jobs_of], policy=policy, reclaim=reclaim, inference_load=load,
-                    config=settings, seed=seed)
+        return dict(
+            jobs=sets[jobs_of],
+            policy=policy,
+            reclaim=reclaim,
+            inference_load=load,
+            config=settings,
+            seed=seed,
+        )
 
     def aryl(name: ScenarioName, **overrides: Any) -> Dict[str, Any]:
         preset = scenario_config(name)
@@ -117,7 +140,9 @@ def paper_runs(jobs: Records, load: Any = None, seed: int = 0, config: Optional[
     return runs
 
 
-def speedups(summaries: Mapping[str, Mapping[str, float]], baseline: str = BASELINE) -> pd.DataFrame:
+def speedups(
+    summaries: Mapping[str, Mapping[str, float]], baseline: str = BASELINE
+) -> pd.DataFrame:
     """A table of summaries (one row per run, in the given order) with speed-ups over a row.
 
     ``summaries`` maps a row name to ``Result.summary()``. Adds ``speed-up JCT`` and
@@ -127,7 +152,10 @@ def speedups(summaries: Mapping[str, Mapping[str, float]], baseline: str = BASEL
     """
     table = pd.DataFrame({name: dict(s) for name, s in summaries.items()}).T
     base = baseline if baseline in table.index else table.index[0]
-    for column, key in (("speed-up JCT", "jct_mean"), ("speed-up queue", "queuing_mean")):
+    for column, key in (
+        ("speed-up JCT", "jct_mean"),
+        ("speed-up queue", "queuing_mean"),
+    ):
         mean = table[key].astype(float)
         table[column] = float(mean[base]) / mean.where(mean > 0)
     return table
@@ -136,24 +164,47 @@ def speedups(summaries: Mapping[str, Mapping[str, float]], baseline: str = BASEL
 #: The orderings the paper's evaluation implies between rows of ``paper_runs``, as
 #: (claim, metric, chain of rows): each row's metric is below (``<``) or not above (``<=``) the next.
 ORDERINGS = (
-    ("loaning + elastic beats elastic alone (mean JCT)", "jct_mean",
-     ("Aryl Basic", "<", "Elastic only, aryl")),
-    ("loaning + elastic beats loaning alone (mean JCT)", "jct_mean",
-     ("Aryl Basic", "<", "Loaning only, aryl reclaim")),
-    ("Ideal <= Advanced <= Basic (mean JCT)", "jct_mean",
-     ("Aryl Ideal", "<=", "Aryl Advanced", "<=", "Aryl Basic")),
-    ("imperfect scaling raises mean JCT over linear", "jct_mean",
-     ("Aryl Basic", "<", "Ablation: Basic, imperfect")),
-    ("plain BFD placement preempts more than aryl placement", "preemption_ratio",
-     ("Aryl Basic", "<", "Ablation: Basic, plain BFD")),
-    ("aryl reclaim preempts no more than SCF", "preemption_ratio",
-     ("Loaning only, aryl reclaim", "<=", "Loaning only, SCF reclaim")),
-    ("SCF preempts fewer than random reclaim", "preemption_ratio",
-     ("Loaning only, SCF reclaim", "<", "Loaning only, random reclaim")),
+    (
+        "loaning + elastic beats elastic alone (mean JCT)",
+        "jct_mean",
+        ("Aryl Basic", "<", "Elastic only, aryl"),
+    ),
+    (
+        "loaning + elastic beats loaning alone (mean JCT)",
+        "jct_mean",
+        ("Aryl Basic", "<", "Loaning only, aryl reclaim"),
+    ),
+    (
+        "Ideal <= Advanced <= Basic (mean JCT)",
+        "jct_mean",
+        ("Aryl Ideal", "<=", "Aryl Advanced", "<=", "Aryl Basic"),
+    ),
+    (
+        "imperfect scaling raises mean JCT over linear",
+        "jct_mean",
+        ("Aryl Basic", "<", "Ablation: Basic, imperfect"),
+    ),
+    (
+        "plain BFD placement preempts more than aryl placement",
+        "preemption_ratio",
+        ("Aryl Basic", "<", "Ablation: Basic, plain BFD"),
+    ),
+    (
+        "aryl reclaim preempts no more than SCF",
+        "preemption_ratio",
+        ("Loaning only, aryl reclaim", "<=", "Loaning only, SCF reclaim"),
+    ),
+    (
+        "SCF preempts fewer than random reclaim",
+        "preemption_ratio",
+        ("Loaning only, SCF reclaim", "<", "Loaning only, random reclaim"),
+    ),
 )
 
 
-def check_orderings(summaries: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, Any]]:
+def check_orderings(
+    summaries: Mapping[str, Mapping[str, float]],
+) -> Dict[str, Dict[str, Any]]:
     """Which of ``ORDERINGS`` hold for one set of rows (name -> ``Result.summary()``).
 
     Returns claim -> ``{"holds": bool, "values": {row: value}}``; claims naming a row that is
@@ -165,7 +216,9 @@ def check_orderings(summaries: Mapping[str, Mapping[str, float]]) -> Dict[str, D
         if not all(r in summaries for r in rows):
             continue
         values = {r: float(summaries[r][metric]) for r in rows}
-        holds = all(values[a] < values[b] if op == "<" else values[a] <= values[b]
-                    for a, op, b in zip(chain[:-1:2], chain[1::2], chain[2::2]))
+        holds = all(
+            values[a] < values[b] if op == "<" else values[a] <= values[b]
+            for a, op, b in zip(chain[:-1:2], chain[1::2], chain[2::2])
+        )
         out[claim] = {"holds": holds, "metric": metric, "values": values}
     return out

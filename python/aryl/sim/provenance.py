@@ -60,18 +60,23 @@ def fingerprint_frame(frame: Optional[pd.DataFrame]) -> Optional[str]:
     if frame is None:
         return None
     values = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    return _digest(json.dumps([str(c) for c in frame.columns]).encode(), values.tobytes())
+    return _digest(
+        json.dumps([str(c) for c in frame.columns]).encode(), values.tobytes()
+    )
 
 
 def fingerprint_load(time: Sequence[float], load: Sequence[float]) -> Optional[str]:
     """16 hex digits of SHA-256 over a load series' times and values (``None`` when empty)."""
     if len(time) == 0:
         return None
-    return _digest(np.asarray(time, dtype=float).tobytes(), np.asarray(load, dtype=float).tobytes())
+    return _digest(
+        np.asarray(time, dtype=float).tobytes(), np.asarray(load, dtype=float).tobytes()
+    )
 
 
-def extend_to_jobs(time: Sequence[float], load: Sequence[float], last_submit: float
-                   ) -> Tuple[List[float], List[float], Optional[str]]:
+def extend_to_jobs(
+    time: Sequence[float], load: Sequence[float], last_submit: float
+) -> Tuple[List[float], List[float], Optional[str]]:
     """Extend a load series that ends before the last job is submitted; say how.
 
     The rule every entry point shares (``simulate``, hence ``aryl simulate``, ``aryl
@@ -95,9 +100,11 @@ def extend_to_jobs(time: Sequence[float], load: Sequence[float], last_submit: fl
     until = float(last_submit) + EXTEND_MARGIN_S
     out = extend_load(pd.DataFrame({"time_s": time, "load": load}), until)
     period = time[-1] - time[0] + (time[-1] - time[-2])
-    note = (f"the load series ({_days(time[0])}-{_days(time[-1])} days) ends before the last "
-            f"submission ({_days(last_submit)} days); repeated every {_days(period)} days up to "
-            f"{_days(until)} days (last submission + {_days(EXTEND_MARGIN_S)} days)")
+    note = (
+        f"the load series ({_days(time[0])}-{_days(time[-1])} days) ends before the last "
+        f"submission ({_days(last_submit)} days); repeated every {_days(period)} days up to "
+        f"{_days(until)} days (last submission + {_days(EXTEND_MARGIN_S)} days)"
+    )
     return out["time_s"].tolist(), out["load"].tolist(), note
 
 
@@ -145,7 +152,9 @@ class Provenance:
         config = dict(data.get("config", {}))
         if isinstance(config.get("prediction_error"), list):
             config["prediction_error"] = tuple(config["prediction_error"])
-        return cls(**{**{k: v for k, v in data.items() if k in names}, "config": config})
+        return cls(
+            **{**{k: v for k, v in data.items() if k in names}, "config": config}
+        )
 
     def _rows(self) -> List[Tuple[str, str]]:
         from .._display import describe_config
@@ -153,17 +162,27 @@ class Provenance:
         c = self.cluster
         rows = [
             ("jobs", f"{self.jobs:,} (fingerprint {self.jobs_fingerprint})"),
-            ("cluster", f"{c.get('training_servers', '?')} training ({c.get('training_gpu', '')}) + "
-                        f"{c.get('inference_servers', '?')} inference ({c.get('inference_gpu', '')}) "
-                        f"servers"),
+            (
+                "cluster",
+                f"{c.get('training_servers', '?')} training ({c.get('training_gpu', '')}) + "
+                f"{c.get('inference_servers', '?')} inference ({c.get('inference_gpu', '')}) "
+                f"servers",
+            ),
             ("policy / reclaim", f"{self.policy} / {self.reclaim}"),
-            ("inference load", f"{self.load_rows:,} rows (fingerprint {self.load_fingerprint})"
-             if self.load_rows else "none (nothing lent)"),
+            (
+                "inference load",
+                f"{self.load_rows:,} rows (fingerprint {self.load_fingerprint})"
+                if self.load_rows
+                else "none (nothing lent)",
+            ),
         ]
         if self.load_extended:
             rows.append(("load extended", self.load_extended))
-        rows += [("config", describe_config(self.config)), ("seed", str(self.seed)),
-                 ("aryl", self.aryl_version)]
+        rows += [
+            ("config", describe_config(self.config)),
+            ("seed", str(self.seed)),
+            ("aryl", self.aryl_version),
+        ]
         rows += [(str(k), str(v)) for k, v in self.inputs.items()]
         return rows
 

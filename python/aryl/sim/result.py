@@ -16,10 +16,22 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Summary keys, in display order.
 SUMMARY_KEYS = (
-    "queuing_mean", "queuing_median", "queuing_p95", "queuing_p99",
-    "jct_mean", "jct_median", "jct_p95", "jct_p99",
-    "gpu_usage_training", "gpu_usage_overall", "preemption_ratio", "collateral_damage",
-    "flexible_reclaim_share", "scaling_ops", "jobs_finished", "jobs_unfinished",
+    "queuing_mean",
+    "queuing_median",
+    "queuing_p95",
+    "queuing_p99",
+    "jct_mean",
+    "jct_median",
+    "jct_p95",
+    "jct_p99",
+    "gpu_usage_training",
+    "gpu_usage_overall",
+    "preemption_ratio",
+    "collateral_damage",
+    "flexible_reclaim_share",
+    "scaling_ops",
+    "jobs_finished",
+    "jobs_unfinished",
 )
 
 
@@ -58,20 +70,32 @@ class Result:
         t = self.totals
         span = t["end_time"]
         training = self.capacity["training_gpus"] * span
-        overall = (self.capacity["training_gpus"] + self.capacity["inference_gpus"]) * span
-        used = t["training_gpu_seconds"] + t["loaned_gpu_seconds"] + t["inference_gpu_seconds"]
+        overall = (
+            self.capacity["training_gpus"] + self.capacity["inference_gpus"]
+        ) * span
+        used = (
+            t["training_gpu_seconds"]
+            + t["loaned_gpu_seconds"]
+            + t["inference_gpu_seconds"]
+        )
         out = {}
         for name, values in (("queuing", queued), ("jct", jct)):
             for stat, q in (("mean", None), ("median", 50), ("p95", 95), ("p99", 99)):
                 if len(values) == 0:
                     out[f"{name}_{stat}"] = float("nan")
                 else:
-                    out[f"{name}_{stat}"] = float(values.mean() if q is None else np.percentile(values, q))
+                    out[f"{name}_{stat}"] = float(
+                        values.mean() if q is None else np.percentile(values, q)
+                    )
         out["gpu_usage_training"] = _ratio(t["training_gpu_seconds"], training)
         out["gpu_usage_overall"] = _ratio(used, overall)
         out["preemption_ratio"] = _ratio(self.jobs["preemptions"].sum(), len(self.jobs))
-        out["collateral_damage"] = _ratio(t["collateral_gpus"], t["reclaim_demand_gpus"])
-        out["flexible_reclaim_share"] = _ratio(t["servers_reclaimed_free"], t["servers_reclaimed"])
+        out["collateral_damage"] = _ratio(
+            t["collateral_gpus"], t["reclaim_demand_gpus"]
+        )
+        out["flexible_reclaim_share"] = _ratio(
+            t["servers_reclaimed_free"], t["servers_reclaimed"]
+        )
         out["scaling_ops"] = int(self.jobs["scaling_ops"].sum())
         out["jobs_finished"] = int(self.jobs["finish_time"].notna().sum())
         out["jobs_unfinished"] = len(self.jobs) - out["jobs_finished"]
@@ -96,12 +120,17 @@ class Result:
         if j["id"].duplicated().any():
             problems.append("a job appears twice")
         t = self.totals
-        if abs(t["work_delivered"] - t["work_completed"] - t["work_lost_total"]) > 1e-6 * max(1.0, t["work_delivered"]):
+        if abs(
+            t["work_delivered"] - t["work_completed"] - t["work_lost_total"]
+        ) > 1e-6 * max(1.0, t["work_delivered"]):
             problems.append("work delivered != work completed + work lost")
         tl = self.timeline
         if (tl["training_gpus_used"] > self.capacity["training_gpus"]).any():
             problems.append("training GPUs over capacity")
-        if (tl["loaned_gpus_used"] > tl["on_loan"] * self.capacity["max_inference_server_gpus"]).any():
+        if (
+            tl["loaned_gpus_used"]
+            > tl["on_loan"] * self.capacity["max_inference_server_gpus"]
+        ).any():
             problems.append("loaned GPUs used beyond the servers on loan")
         if problems:
             raise InvariantError("; ".join(problems))
@@ -120,32 +149,47 @@ class Result:
         """Same tables (columns, dtypes, values, NaN where NaN), totals, label and provenance."""
         if not isinstance(other, Result):
             return NotImplemented
-        return (self.label == other.label and self.capacity == other.capacity
-                and self.violations == other.violations and self.provenance == other.provenance
-                and _same_dict(self.totals, other.totals)
-                and self.jobs.equals(other.jobs) and self.timeline.equals(other.timeline)
-                and list(self.jobs.columns) == list(other.jobs.columns)
-                and list(self.timeline.columns) == list(other.timeline.columns))
+        return (
+            self.label == other.label
+            and self.capacity == other.capacity
+            and self.violations == other.violations
+            and self.provenance == other.provenance
+            and _same_dict(self.totals, other.totals)
+            and self.jobs.equals(other.jobs)
+            and self.timeline.equals(other.timeline)
+            and list(self.jobs.columns) == list(other.jobs.columns)
+            and list(self.timeline.columns) == list(other.timeline.columns)
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable tables
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"Result({self.label or 'simulation'}: {s['jobs_finished']} jobs finished, "
-                f"{s['jobs_unfinished']} unfinished; mean JCT {s['jct_mean']:.0f} s, "
-                f"mean queuing {s['queuing_mean']:.0f} s, preemption ratio {s['preemption_ratio']:.2%})")
+        return (
+            f"Result({self.label or 'simulation'}: {s['jobs_finished']} jobs finished, "
+            f"{s['jobs_unfinished']} unfinished; mean JCT {s['jct_mean']:.0f} s, "
+            f"mean queuing {s['queuing_mean']:.0f} s, preemption ratio {s['preemption_ratio']:.2%})"
+        )
 
     def _repr_html_(self) -> str:
         from .._display import LABELS, html_table, metric
 
-        rows: List[Tuple[str, Any]] = [(LABELS.get(k, k), metric(k, v))
-                                       for k, v in self.summary().items()]
+        rows: List[Tuple[str, Any]] = [
+            (LABELS.get(k, k), metric(k, v)) for k, v in self.summary().items()
+        ]
         p = self.provenance
         if p is not None:
-            rows += [("jobs", f"{p.jobs:,}"), ("policy / reclaim", f"{p.policy} / {p.reclaim}"),
-                     ("cluster", f"{p.cluster.get('training_servers')} training + "
-                                 f"{p.cluster.get('inference_servers')} inference servers"),
-                     ("seed", p.seed), ("aryl", p.aryl_version)]
+            rows += [
+                ("jobs", f"{p.jobs:,}"),
+                ("policy / reclaim", f"{p.policy} / {p.reclaim}"),
+                (
+                    "cluster",
+                    f"{p.cluster.get('training_servers')} training + "
+                    f"{p.cluster.get('inference_servers')} inference servers",
+                ),
+                ("seed", p.seed),
+                ("aryl", p.aryl_version),
+            ]
             if p.load_extended:
                 rows.append(("note", p.load_extended))
         return html_table(rows, self.label or "Result")
@@ -156,7 +200,12 @@ def _ratio(a: float, b: float) -> float:
 
 
 def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+    if (
+        isinstance(a, float)
+        and isinstance(b, float)
+        and math.isnan(a)
+        and math.isnan(b)
+    ):
         return True
     return bool(a == b)
 

@@ -92,8 +92,12 @@ def _gpu_time(jobs: JobTable) -> np.ndarray:
 def _inelastic(jobs: JobTable, checkpoint: bool) -> JobTable:
     """Every job fixed at the worker count its ``duration`` was measured at."""
     w = jobs.column("reference_workers")
-    return jobs.replace(min_workers=w, max_workers=w, hetero=np.zeros(len(jobs), dtype=bool),
-                        checkpoint=np.full(len(jobs), bool(checkpoint)))
+    return jobs.replace(
+        min_workers=w,
+        max_workers=w,
+        hetero=np.zeros(len(jobs), dtype=bool),
+        checkpoint=np.full(len(jobs), bool(checkpoint)),
+    )
 
 
 def _elastic(jobs: JobTable, chosen: np.ndarray, hetero: bool = False) -> JobTable:
@@ -105,17 +109,25 @@ def _elastic(jobs: JobTable, chosen: np.ndarray, hetero: bool = False) -> JobTab
     return jobs.replace(
         min_workers=np.where(chosen, w, jobs.column("min_workers")),
         max_workers=np.where(chosen, 2 * w, jobs.column("max_workers")),
-        gpu_type=types, hetero=np.where(chosen, hetero, jobs.column("hetero")))
+        gpu_type=types,
+        hetero=np.where(chosen, hetero, jobs.column("hetero")),
+    )
 
 
-def _elastic_draw(jobs: JobTable, target: float, rng: np.random.Generator, name: str) -> np.ndarray:
+def _elastic_draw(
+    jobs: JobTable, target: float, rng: np.random.Generator, name: str
+) -> np.ndarray:
     """Indices made elastic: the shortest prefix, in Efraimidis–Spirakis key order, of the
     >= 8-GPU candidates whose GPU-time reaches ``target`` of all jobs' GPU-time."""
     gpu_time = _gpu_time(jobs)
-    candidates = np.flatnonzero(jobs.column("gpus_per_worker") * jobs.column("max_workers") >= 8)
+    candidates = np.flatnonzero(
+        jobs.column("gpus_per_worker") * jobs.column("max_workers") >= 8
+    )
     weights = gpu_time[candidates]
     with np.errstate(divide="ignore"):
-        keys = np.log(rng.random(len(candidates))) / weights  # w == 0 -> -inf, drawn last
+        keys = (
+            np.log(rng.random(len(candidates))) / weights
+        )  # w == 0 -> -inf, drawn last
     total = float(np.cumsum(gpu_time)[-1]) if len(gpu_time) else 0.0  # summed in order
     goal = target * total
     order = np.argsort(-keys, kind="stable")
@@ -125,14 +137,23 @@ def _elastic_draw(jobs: JobTable, target: float, rng: np.random.Generator, name:
     taken = int(np.count_nonzero(before < goal)) if len(order) else 0
     final = float(reached[taken - 1]) if taken else 0.0
     if final < goal:
-        warnings.warn(f"scenario {name!r}: the {len(candidates)} jobs with >= 8 GPUs hold only "
-                      f"{final / total:.1%} of the GPU-time, short of the "
-                      f"elastic_gpu_share {target:.1%}; all of them are elastic", stacklevel=3)
+        warnings.warn(
+            f"scenario {name!r}: the {len(candidates)} jobs with >= 8 GPUs hold only "
+            f"{final / total:.1%} of the GPU-time, short of the "
+            f"elastic_gpu_share {target:.1%}; all of them are elastic",
+            stacklevel=3,
+        )
     return candidates[order[:taken]]
 
 
-def scenario(jobs: Records, name: ScenarioName, seed: int = 0, elastic_gpu_share: float = 0.36,
-             hetero_share: float = 0.10, checkpoint: bool = True) -> JobTable:
+def scenario(
+    jobs: Records,
+    name: ScenarioName,
+    seed: int = 0,
+    elastic_gpu_share: float = 0.36,
+    hetero_share: float = 0.10,
+    checkpoint: bool = True,
+) -> JobTable:
     """The jobs of preset ``name`` (see the module docstring for the exact rules).
 
     Parameters
@@ -158,10 +179,15 @@ def scenario(jobs: Records, name: ScenarioName, seed: int = 0, elastic_gpu_share
         ids. Elastic jobs keep their work.
     """
     if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
+        raise ValueError(
+            f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}"
+        )
     _check_share(elastic_gpu_share, "elastic_gpu_share")
     given = JobTable.of(jobs)
-    n_hetero, rng = _count(hetero_share, len(given), "hetero_share"), np.random.default_rng(seed)
+    n_hetero, rng = (
+        _count(hetero_share, len(given), "hetero_share"),
+        np.random.default_rng(seed),
+    )
     out = _inelastic(given, checkpoint)
     if name == "ideal":
         return _elastic(out, np.ones(len(out), dtype=bool), hetero=True)
@@ -186,12 +212,15 @@ def scenario_config(name: ScenarioName) -> Dict[str, Any]:
     ``hetero_efficiency`` 0.7 (only ``advanced`` has hetero jobs); ``ideal``: aryl at 1.0.
     """
     if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}")
+        raise ValueError(
+            f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}"
+        )
     return dict(_CONFIG[name])
 
 
-def apply_prediction_error(jobs: Records, fraction: float = 0.2, max_error: float = 0.25,
-                           seed: int = 0) -> JobTable:
+def apply_prediction_error(
+    jobs: Records, fraction: float = 0.2, max_error: float = 0.25, seed: int = 0
+) -> JobTable:
     """Wrong running-time estimates, as in the paper's ``table:inaccurate_profiler``.
 
     Parameters
@@ -217,7 +246,9 @@ def apply_prediction_error(jobs: Records, fraction: float = 0.2, max_error: floa
     table = JobTable.of(jobs)
     estimate = table.column("duration").copy()
     rng = np.random.default_rng(seed)
-    wrong = rng.choice(len(table), size=_count(fraction, len(table), "fraction"), replace=False)
+    wrong = rng.choice(
+        len(table), size=_count(fraction, len(table), "fraction"), replace=False
+    )
     estimate[wrong] *= 1.0 + rng.uniform(-max_error, max_error, size=len(wrong))
     return table.replace(estimated_duration=estimate)
 
@@ -235,10 +266,15 @@ def describe(jobs: Records) -> Dict[str, float]:
     total = float(gpu_time.sum())
     out: Dict[str, float] = {"jobs": len(table), "gpu_time": total}
     elastic = table.column("max_workers") > table.column("min_workers")
-    for kind, chosen in (("elastic", elastic), ("hetero", table.column("hetero")),
-                         ("checkpoint", table.column("checkpoint"))):
+    for kind, chosen in (
+        ("elastic", elastic),
+        ("hetero", table.column("hetero")),
+        ("checkpoint", table.column("checkpoint")),
+    ):
         count = int(np.count_nonzero(chosen))
         out[f"{kind}_jobs"] = count
         out[f"{kind}_share"] = count / len(table) if len(table) else 0.0
-        out[f"{kind}_gpu_time_share"] = float(gpu_time[chosen].sum()) / total if total else 0.0
+        out[f"{kind}_gpu_time_share"] = (
+            float(gpu_time[chosen].sum()) / total if total else 0.0
+        )
     return out

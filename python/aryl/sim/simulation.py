@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from .. import _core, validation
-from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..jobtable import JobTable
+from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
 from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
 from ..typing import (
     GoodputPolicy,
@@ -123,10 +123,13 @@ class Cluster:
 
     def servers(self) -> List[Server]:
         """The servers, training first (ids ``t0..``, inference ``i0..``)."""
-        return [Server(f"t{i}", "training", self.gpus_per_server, self.training_gpu)
-                for i in range(self.training_servers)] + \
-               [Server(f"i{i}", "inference", self.gpus_per_server, self.inference_gpu)
-                for i in range(self.inference_servers)]
+        return [
+            Server(f"t{i}", "training", self.gpus_per_server, self.training_gpu)
+            for i in range(self.training_servers)
+        ] + [
+            Server(f"i{i}", "inference", self.gpus_per_server, self.inference_gpu)
+            for i in range(self.inference_servers)
+        ]
 
 
 def simulate(
@@ -201,14 +204,22 @@ def simulate(
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
         return _simulate_pollux(jobs, cluster, policy, config, progress, label)
     if policy in GOODPUT_POLICIES:
-        raise ValueError(f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
-                         "(aryl.traces.read_pollux_workload)")
+        raise ValueError(
+            f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
+            "(aryl.traces.read_pollux_workload)"
+        )
     if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
+        raise ValueError(
+            f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}"
+        )
     if reclaim not in RECLAIM_POLICIES:
-        raise ValueError(f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random")
+        raise ValueError(
+            f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random"
+        )
     if config.placement not in PLACEMENTS:
-        raise ValueError(f"unknown placement {config.placement!r}; expected aryl or bfd")
+        raise ValueError(
+            f"unknown placement {config.placement!r}; expected aryl or bfd"
+        )
     servers = _servers(cluster)
     table = JobTable.of(jobs)
     if not config.elasticity:
@@ -217,29 +228,51 @@ def simulate(
     if config.prediction_error is not None:
         table = apply_prediction_error(table, *config.prediction_error, seed=seed)
     columns = table.core_columns()
-    core = _core.ClusterState(server_columns(servers), columns, _NO_WORKERS)  # validates
+    core = _core.ClusterState(
+        server_columns(servers), columns, _NO_WORKERS
+    )  # validates
     load_time, load = _load(inference_load)
     last_submit = float(table.column("submit_time").max()) if len(table) else 0.0
     load_time, load, extended = extend_to_jobs(load_time, load, last_submit)
     served = (load_time, load)
-    if not config.loaning:  # nothing is lent; the load still occupies the inference cluster
+    if (
+        not config.loaning
+    ):  # nothing is lent; the load still occupies the inference cluster
         load_time, load = [], []
     curves = _curves(table, throughput)
     validation.check_durations(table)
-    validation.check_can_run(servers, table, core, policy, load_time, load, config.headroom)
+    validation.check_can_run(
+        servers, table, core, policy, load_time, load, config.headroom
+    )
     raw = _core.simulate(
-        server_columns(servers), columns, curves, load_time, load,
-        _core_config(config, policy, reclaim, seed), progress,
+        server_columns(servers),
+        columns,
+        curves,
+        load_time,
+        load,
+        _core_config(config, policy, reclaim, seed),
+        progress,
     )
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
-    result = _result(servers, table.ids, table.column("submit_time"), raw, label or policy)
+    result = _result(
+        servers, table.ids, table.column("submit_time"), raw, label or policy
+    )
     result.provenance = Provenance(
-        jobs=len(table), jobs_fingerprint=fingerprint_jobs(table), cluster=_describe_cluster(cluster, servers),
-        policy=policy, reclaim=reclaim, config=dataclasses.asdict(config), seed=int(seed),
-        aryl_version=aryl_version(), load_fingerprint=fingerprint_load(*served),
-        load_rows=len(served[0]), load_extended=extended, throughput=throughput is not None)
+        jobs=len(table),
+        jobs_fingerprint=fingerprint_jobs(table),
+        cluster=_describe_cluster(cluster, servers),
+        policy=policy,
+        reclaim=reclaim,
+        config=dataclasses.asdict(config),
+        seed=int(seed),
+        aryl_version=aryl_version(),
+        load_fingerprint=fingerprint_load(*served),
+        load_rows=len(served[0]),
+        load_extended=extended,
+        throughput=throughput is not None,
+    )
     return result
 
 
@@ -248,11 +281,17 @@ _NO_WORKERS: Dict[str, List[Any]] = {"job": [], "server": [], "flexible": []}
 
 def _servers(cluster: Union[Cluster, Records]) -> List[Server]:
     """The cluster's servers, none on loan (the simulator lends them)."""
-    servers = cluster.servers() if isinstance(cluster, Cluster) else as_records(cluster, Server, "server")
+    servers = (
+        cluster.servers()
+        if isinstance(cluster, Cluster)
+        else as_records(cluster, Server, "server")
+    )
     return [dataclasses.replace(s, on_loan=False) for s in servers]
 
 
-def _curves(table: JobTable, throughput: Optional[Mapping[Any, Sequence[float]]]) -> List[List[float]]:
+def _curves(
+    table: JobTable, throughput: Optional[Mapping[Any, Sequence[float]]]
+) -> List[List[float]]:
     """Per-job throughput curves in the table's order (empty list: none given)."""
     if not throughput:
         return []
@@ -265,7 +304,9 @@ def _curves(table: JobTable, throughput: Optional[Mapping[Any, Sequence[float]]]
     return curves
 
 
-def _describe_cluster(cluster: Union[Cluster, Records], servers: List[Server]) -> Dict[str, Any]:
+def _describe_cluster(
+    cluster: Union[Cluster, Records], servers: List[Server]
+) -> Dict[str, Any]:
     """The cluster as counts (a ``Cluster``'s fields, or counted from the servers)."""
     if isinstance(cluster, Cluster):
         return dataclasses.asdict(cluster)
@@ -281,18 +322,27 @@ def _describe_cluster(cluster: Union[Cluster, Records], servers: List[Server]) -
 def _is_pollux_workload(jobs: Any) -> bool:
     from ..traces.pollux import WORKLOAD_COLUMNS
 
-    return isinstance(jobs, pd.DataFrame) and all(c in jobs.columns for c in WORKLOAD_COLUMNS)
+    return isinstance(jobs, pd.DataFrame) and all(
+        c in jobs.columns for c in WORKLOAD_COLUMNS
+    )
 
 
-def _simulate_pollux(workload: pd.DataFrame, cluster: Union[Cluster, Records], policy: str,
-                     config: Config, progress: Optional[Callable[[float], Optional[bool]]],
-                     label: str) -> Result:
+def _simulate_pollux(
+    workload: pd.DataFrame,
+    cluster: Union[Cluster, Records],
+    policy: str,
+    config: Config,
+    progress: Optional[Callable[[float], Optional[bool]]],
+    label: str,
+) -> Result:
     """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
     from ..traces.pollux import pollux_applications
 
     if policy not in GOODPUT_POLICIES:
-        raise ValueError(f"a Pollux workload runs under policy {', '.join(map(repr, GOODPUT_POLICIES))}, "
-                         f"got {policy!r}")
+        raise ValueError(
+            f"a Pollux workload runs under policy {', '.join(map(repr, GOODPUT_POLICIES))}, "
+            f"got {policy!r}"
+        )
     apps = dict(workload.attrs.get("applications") or {})
     missing = sorted(set(workload["application"]) - set(apps))
     if missing:
@@ -309,23 +359,34 @@ def _simulate_pollux(workload: pd.DataFrame, cluster: Union[Cluster, Records], p
         fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
         batch = [f or 0.0 for f in fixed]
         caps = [1 if f else POLLUX_MAX_REPLICAS for f in fixed]
-        jobs = [Job(str(name), 1, 1, cap, 1.0, float(t))
-                for name, cap, t in zip(workload["name"], caps, workload["time"])]
+        jobs = [
+            Job(str(name), 1, 1, cap, 1.0, float(t))
+            for name, cap, t in zip(workload["name"], caps, workload["time"])
+        ]
     else:
         # duration is not used by goodput-driven jobs (their applications decide).
-        jobs = [Job(str(name), 1, r, r, 1.0, float(t))
-                for name, r, t in zip(workload["name"], replicas, workload["time"])]
+        jobs = [
+            Job(str(name), 1, r, r, 1.0, float(t))
+            for name, r, t in zip(workload["name"], replicas, workload["time"])
+        ]
     State.build(servers, jobs, [])  # validates ids and records
     raw = _core.simulate(
-        server_columns(servers), job_columns(jobs), [], [], [],
-        _core_config(config, policy, "aryl", 0), progress,
+        server_columns(servers),
+        job_columns(jobs),
+        [],
+        [],
+        [],
+        _core_config(config, policy, "aryl", 0),
+        progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
         job_batch_size=batch,
     )
     ids = np.empty(len(jobs), dtype=object)
     ids[:] = [j.id for j in jobs]
-    return _result(servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy)
+    return _result(
+        servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy
+    )
 
 
 def compare(
@@ -359,10 +420,14 @@ def compare(
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max(1, int(threads))) as pool:
-        futures = {name: pool.submit(run, name, kwargs) for name, kwargs in runs.items()}
+        futures = {
+            name: pool.submit(run, name, kwargs) for name, kwargs in runs.items()
+        }
         results = {name: f.result() for name, f in futures.items()}
     rows = {name: r.summary() for name, r in results.items()}
-    return Comparison.of(pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)], results)
+    return Comparison.of(
+        pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)], results
+    )
 
 
 def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
@@ -373,20 +438,31 @@ def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
     names = {f.name for f in dataclasses.fields(Config)}
     unknown = sorted(set(config) - names)
     if unknown:
-        raise ValueError(f"unknown config field(s) {unknown}; expected some of {sorted(names)}")
+        raise ValueError(
+            f"unknown config field(s) {unknown}; expected some of {sorted(names)}"
+        )
     return Config(**config)
 
 
-def _core_config(config: Config, policy: str, reclaim: str, seed: int) -> Dict[str, Any]:
+def _core_config(
+    config: Config, policy: str, reclaim: str, seed: int
+) -> Dict[str, Any]:
     return {
-        "policy": policy, "reclaim": reclaim, "placement": config.placement,
-        "backfill": bool(config.backfill), "scaling": config.scaling,
-        "schedule_interval": float(config.schedule_interval), "loan_interval": float(config.loan_interval),
-        "restart_overhead": float(config.restart_overhead), "headroom": float(config.headroom),
+        "policy": policy,
+        "reclaim": reclaim,
+        "placement": config.placement,
+        "backfill": bool(config.backfill),
+        "scaling": config.scaling,
+        "schedule_interval": float(config.schedule_interval),
+        "loan_interval": float(config.loan_interval),
+        "restart_overhead": float(config.restart_overhead),
+        "headroom": float(config.headroom),
         "lend_hold": float(config.lend_hold),
         "hetero_efficiency": float(config.hetero_efficiency),
         "gpu_speed": {str(k): float(v) for k, v in config.gpu_speed.items()},
-        "horizon": float(config.horizon), "seed": int(seed), "audit": bool(config.audit),
+        "horizon": float(config.horizon),
+        "seed": int(seed),
+        "audit": bool(config.audit),
         "reallocation_overhead": float(config.reallocation_overhead),
         "tiresias_threshold": float(config.tiresias_threshold),
         "pollux_population": int(config.pollux_population),
@@ -401,14 +477,20 @@ def _load(inference_load: Any) -> Tuple[List[float], List[float]]:
     if isinstance(inference_load, pd.DataFrame):
         time_col = "time_s" if "time_s" in inference_load else "time"
         if time_col not in inference_load or "load" not in inference_load:
-            raise ValueError("inference_load needs columns 'time_s' (or 'time') and 'load'")
+            raise ValueError(
+                "inference_load needs columns 'time_s' (or 'time') and 'load'"
+            )
         rows = inference_load[[time_col, "load"]].to_numpy(dtype=float)
     else:
         rows = np.asarray(inference_load, dtype=float)
         if rows.ndim != 2 or rows.shape[1] != 2:
-            raise ValueError(f"inference_load must be (time_s, load) pairs, got shape {rows.shape}")
+            raise ValueError(
+                f"inference_load must be (time_s, load) pairs, got shape {rows.shape}"
+            )
     if np.isnan(rows).any():
-        raise ValueError(f"inference_load row {int(np.isnan(rows).any(axis=1).argmax())} has NaN")
+        raise ValueError(
+            f"inference_load row {int(np.isnan(rows).any(axis=1).argmax())} has NaN"
+        )
     return rows[:, 0].tolist(), rows[:, 1].tolist()
 
 
@@ -422,23 +504,62 @@ def _load_integral(times: List[float], loads: List[float], end: float) -> float:
     return float(np.sum(np.asarray(loads, dtype=float) * np.diff(edges)))
 
 
-def _result(servers: List[Server], ids: np.ndarray, submit: np.ndarray, raw: Dict[str, Any],
-            label: str) -> Result:
+def _result(
+    servers: List[Server],
+    ids: np.ndarray,
+    submit: np.ndarray,
+    raw: Dict[str, Any],
+    label: str,
+) -> Result:
     start, finish = raw["start_time"], raw["finish_time"]
-    types = {p: "+".join(sorted({s.gpu_type for s in servers if s.pool == p})) for p in ("training", "inference")}
-    on_training, on_inference = raw["ran_on_training"].astype(bool), raw["ran_on_inference"].astype(bool)
-    gpu_types = np.where(on_training & on_inference, f"{types['training']}+{types['inference']}",
-                         np.where(on_inference, types["inference"], np.where(on_training, types["training"], "")))
-    frame = pd.DataFrame({
-        "id": ids.tolist(), "submit_time": submit, "start_time": start, "finish_time": finish,
-        "queuing_time": start - submit, "jct": finish - submit,
-        "preemptions": raw["preemptions"], "scaling_ops": raw["scaling_ops"], "work_lost": raw["work_lost"],
-        "ran_on_training": on_training, "ran_on_inference": on_inference,
-        "ran_mixed": raw["ran_mixed"].astype(bool), "gpu_types": gpu_types,
-    })
-    timeline = pd.DataFrame({k: raw[k] for k in (
-        "t", "training_gpus_used", "loaned_gpus_used", "on_loan", "inference_needed",
-        "queue_length", "running_jobs")})
+    types = {
+        p: "+".join(sorted({s.gpu_type for s in servers if s.pool == p}))
+        for p in ("training", "inference")
+    }
+    on_training, on_inference = (
+        raw["ran_on_training"].astype(bool),
+        raw["ran_on_inference"].astype(bool),
+    )
+    gpu_types = np.where(
+        on_training & on_inference,
+        f"{types['training']}+{types['inference']}",
+        np.where(
+            on_inference,
+            types["inference"],
+            np.where(on_training, types["training"], ""),
+        ),
+    )
+    frame = pd.DataFrame(
+        {
+            "id": ids.tolist(),
+            "submit_time": submit,
+            "start_time": start,
+            "finish_time": finish,
+            "queuing_time": start - submit,
+            "jct": finish - submit,
+            "preemptions": raw["preemptions"],
+            "scaling_ops": raw["scaling_ops"],
+            "work_lost": raw["work_lost"],
+            "ran_on_training": on_training,
+            "ran_on_inference": on_inference,
+            "ran_mixed": raw["ran_mixed"].astype(bool),
+            "gpu_types": gpu_types,
+        }
+    )
+    timeline = pd.DataFrame(
+        {
+            k: raw[k]
+            for k in (
+                "t",
+                "training_gpus_used",
+                "loaned_gpus_used",
+                "on_loan",
+                "inference_needed",
+                "queue_length",
+                "running_jobs",
+            )
+        }
+    )
     totals = {k: v for k, v in raw.items() if np.isscalar(v)}
     inference = [s.gpus for s in servers if s.pool == "inference"]
     capacity = {

@@ -74,8 +74,10 @@ class Sizing:
         return self.cluster.inference_servers
 
 
-def inference_count(training_servers: int,
-                    ratio: float = PAPER_INFERENCE_SERVERS / PAPER_TRAINING_SERVERS) -> int:
+def inference_count(
+    training_servers: int,
+    ratio: float = PAPER_INFERENCE_SERVERS / PAPER_TRAINING_SERVERS,
+) -> int:
     """Inference servers for ``training_servers`` at ``ratio`` (the paper's 520:443), half up."""
     return int(math.floor(training_servers * ratio + 0.5))
 
@@ -86,8 +88,10 @@ def _servers_needed(jobs: JobTable, gpus_per_server: int) -> int:
     per_server = gpus_per_server // d
     if (per_server == 0).any():
         i = int(np.argmax(per_server == 0))
-        raise ValueError(f"job {jobs.ids[i]!r}: a worker of {int(d[i])} GPUs does not fit a "
-                         f"{gpus_per_server}-GPU server")
+        raise ValueError(
+            f"job {jobs.ids[i]!r}: a worker of {int(d[i])} GPUs does not fit a "
+            f"{gpus_per_server}-GPU server"
+        )
     return int((-(-jobs.column("reference_workers") // per_server)).max())
 
 
@@ -129,44 +133,67 @@ def size_cluster(
     if not 0.0 < utilisation < 1.0:
         raise ValueError(f"utilisation must be in (0, 1), got {utilisation!r}")
     if not (inference_ratio >= 0.0 and math.isfinite(inference_ratio)):
-        raise ValueError(f"inference_ratio must be finite and >= 0, got {inference_ratio!r}")
+        raise ValueError(
+            f"inference_ratio must be finite and >= 0, got {inference_ratio!r}"
+        )
     if inference_servers is not None and inference_servers < 0:
         raise ValueError(f"inference_servers must be >= 0, got {inference_servers!r}")
     base = scenario(jobs, "baseline")
     if not len(base):
         raise ValueError("size_cluster needs at least one job")
-    settings = dict(vars(Config()) if config is None else
-                    vars(config) if isinstance(config, Config) else config)
+    settings = dict(
+        vars(Config())
+        if config is None
+        else vars(config)
+        if isinstance(config, Config)
+        else config
+    )
     settings["loaning"] = False
     evaluated: Dict[int, float] = {}
 
     def use(n: int) -> float:
         if n not in evaluated:
             if len(evaluated) >= max_runs:
-                raise RuntimeError(f"size_cluster: no settled count after {max_runs} runs "
-                                   f"(tried {sorted(evaluated)})")
-            result = simulate(base, Cluster(n, 0, gpus_per_server), policy="fifo", config=settings)
+                raise RuntimeError(
+                    f"size_cluster: no settled count after {max_runs} runs "
+                    f"(tried {sorted(evaluated)})"
+                )
+            result = simulate(
+                base, Cluster(n, 0, gpus_per_server), policy="fifo", config=settings
+            )
             evaluated[n] = result.summary()["gpu_usage_training"]
         return evaluated[n]
 
     floor = _servers_needed(base, gpus_per_server)
     submit = base.column("submit_time")
-    span = max(float(submit.max() - submit.min()),
-               float(base.column("duration").max()))  # a run lasts at least its longest job
+    span = max(
+        float(submit.max() - submit.min()), float(base.column("duration").max())
+    )  # a run lasts at least its longest job
     work = float(np.cumsum(_gpu_time(base))[-1])  # summed in order
-    guess = max(floor, math.ceil(work / (gpus_per_server * max(span, 1.0) * utilisation)))
+    guess = max(
+        floor, math.ceil(work / (gpus_per_server * max(span, 1.0) * utilisation))
+    )
     lo, hi = _bracket(use, guess, floor, utilisation)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if use(mid) > utilisation else (lo, mid)
     best = min(evaluated, key=lambda n: (abs(evaluated[n] - utilisation), n))
-    n_inference = (inference_count(best, inference_ratio) if inference_servers is None
-                   else int(inference_servers))
-    return Sizing(Cluster(best, n_inference, gpus_per_server), evaluated[best], utilisation, evaluated)
+    n_inference = (
+        inference_count(best, inference_ratio)
+        if inference_servers is None
+        else int(inference_servers)
+    )
+    return Sizing(
+        Cluster(best, n_inference, gpus_per_server),
+        evaluated[best],
+        utilisation,
+        evaluated,
+    )
 
 
-def _bracket(use: Callable[[int], float], guess: int, floor: int,
-             target: float) -> Tuple[int, int]:
+def _bracket(
+    use: Callable[[int], float], guess: int, floor: int, target: float
+) -> Tuple[int, int]:
     """(lo, hi) with use(lo) > target >= use(hi) and lo < hi, or (floor - 1, floor)."""
     step = max(1, guess // 16)
     if use(guess) > target:
@@ -178,6 +205,8 @@ def _bracket(use: Callable[[int], float], guess: int, floor: int,
     while lo > floor and use(lo) <= target:
         step *= 2
         hi, lo = lo, max(floor, lo - step)
-    if use(lo) <= target:  # even the smallest cluster that fits every job is not that busy
+    if (
+        use(lo) <= target
+    ):  # even the smallest cluster that fits every job is not that busy
         return lo - 1, lo
     return lo, hi

@@ -29,7 +29,9 @@ def _parquet() -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
-        raise ImportError("saving and loading results needs pyarrow: pip install pyarrow") from exc
+        raise ImportError(
+            "saving and loading results needs pyarrow: pip install pyarrow"
+        ) from exc
 
 
 def save(result: Result, path: Union[str, os.PathLike[str]]) -> Path:
@@ -51,9 +53,13 @@ def save(result: Result, path: Union[str, os.PathLike[str]]) -> Path:
         jobs.to_parquet(tmp / "jobs.parquet", index=False)
         result.timeline.to_parquet(tmp / "timeline.parquet", index=False)
         meta.update(
-            label=result.label, totals=result.totals, capacity=result.capacity,
+            label=result.label,
+            totals=result.totals,
+            capacity=result.capacity,
             violations=list(result.violations),
-            provenance=None if result.provenance is None else result.provenance.to_dict(),
+            provenance=None
+            if result.provenance is None
+            else result.provenance.to_dict(),
             summary=result.summary(),
         )
         (tmp / "result.json").write_text(json.dumps(_jsonable(meta), indent=1) + "\n")
@@ -72,15 +78,25 @@ def load(path: Union[str, os.PathLike[str]]) -> Result:
     path = Path(path)
     meta_file = path / "result.json"
     if not meta_file.is_file():
-        raise FileNotFoundError(f"{path}: no saved aryl result here (expected result.json)")
+        raise FileNotFoundError(
+            f"{path}: no saved aryl result here (expected result.json)"
+        )
     meta: Any = json.loads(meta_file.read_text())
     if meta.get("format") != FORMAT:
-        raise ValueError(f"{meta_file}: unknown format {meta.get('format')!r}, expected {FORMAT!r}")
+        raise ValueError(
+            f"{meta_file}: unknown format {meta.get('format')!r}, expected {FORMAT!r}"
+        )
     jobs = pd.read_parquet(path / "jobs.parquet")
     if "ids" in meta:
         jobs["id"] = pd.Series(meta["ids"], dtype=object, index=jobs.index)
     timeline = pd.read_parquet(path / "timeline.parquet")
     provenance = meta.get("provenance")
-    return Result(jobs, timeline, meta["totals"], meta["capacity"], meta["label"],
-                  list(meta["violations"]),
-                  None if provenance is None else Provenance.from_dict(provenance))
+    return Result(
+        jobs,
+        timeline,
+        meta["totals"],
+        meta["capacity"],
+        meta["label"],
+        list(meta["violations"]),
+        None if provenance is None else Provenance.from_dict(provenance),
+    )

@@ -38,7 +38,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import (
     Any,
-    Callable,
     Dict,
     Iterator,
     List,
@@ -64,15 +63,24 @@ from .simulation import Cluster, Config, _config, simulate
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {
-    "trace": ("embedded", "name of the trace in ``traces`` (default: the embedded ITP jobs "
-                          "with the Alibaba-2018 load)"),
+    "trace": (
+        "embedded",
+        "name of the trace in ``traces`` (default: the embedded ITP jobs "
+        "with the Alibaba-2018 load)",
+    ),
     "first_jobs": (None, "use only the trace's first N jobs (None: all)"),
     "training_servers": (64, "8-GPU V100 training servers"),
     "inference_servers": (64, "8-GPU T4 inference servers that can be lent"),
     "scenario": ("basic", "which jobs are elastic/hetero (aryl.sim.SCENARIOS)"),
-    "elastic_gpu_share": (0.36, "share of GPU-time held by elastic jobs (basic, advanced)"),
+    "elastic_gpu_share": (
+        0.36,
+        "share of GPU-time held by elastic jobs (basic, advanced)",
+    ),
     "hetero_share": (0.10, "share of all jobs made hetero (advanced)"),
-    "policy": (None, "allocation policy (None: the scenario's; fifo for baseline, else aryl)"),
+    "policy": (
+        None,
+        "allocation policy (None: the scenario's; fifo for baseline, else aryl)",
+    ),
     "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
     "seed": (0, "seed of every random choice (GPU types, scenario, random reclaim)"),
     "any_type_share": (0.21, "share of unknown-type jobs that may run on any GPU type"),
@@ -86,12 +94,15 @@ def default_cache_dir() -> Path:
     """``$ARYL_CACHE_DIR``, else ``$XDG_CACHE_HOME/aryl/sweeps``, else ``~/.cache/aryl/sweeps``."""
     if os.environ.get("ARYL_CACHE_DIR"):
         return Path(os.environ["ARYL_CACHE_DIR"])
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache"
+    )
     return Path(root) / "aryl" / "sweeps"
 
 
-def grid_points(base: Optional[Mapping[str, Any]], grid: Optional[Mapping[str, Sequence[Any]]]
-                ) -> List[Dict[str, Any]]:
+def grid_points(
+    base: Optional[Mapping[str, Any]], grid: Optional[Mapping[str, Sequence[Any]]]
+) -> List[Dict[str, Any]]:
     """The runs of a sweep: ``base`` updated with each combination of ``grid``'s values.
 
     The first grid key varies slowest (``itertools.product`` order). Unknown names and
@@ -99,14 +110,25 @@ def grid_points(base: Optional[Mapping[str, Any]], grid: Optional[Mapping[str, S
     """
     base, grid = dict(base or {}), dict(grid or {})
     for name, values in grid.items():
-        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not len(values):
-            raise ValueError(f"grid {name!r}: give a non-empty list of values, got {values!r}")
+        if (
+            isinstance(values, (str, bytes))
+            or not isinstance(values, Sequence)
+            or not len(values)
+        ):
+            raise ValueError(
+                f"grid {name!r}: give a non-empty list of values, got {values!r}"
+            )
     unknown = sorted((set(base) | set(grid)) - set(PARAMETERS) - set(_CONFIG_FIELDS))
     if unknown:
-        raise ValueError(f"unknown sweep parameter(s) {unknown}; expected some of "
-                         f"{sorted(PARAMETERS) + sorted(_CONFIG_FIELDS)}")
+        raise ValueError(
+            f"unknown sweep parameter(s) {unknown}; expected some of "
+            f"{sorted(PARAMETERS) + sorted(_CONFIG_FIELDS)}"
+        )
     names = list(grid)
-    return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*grid.values())]
+    return [
+        {**base, **dict(zip(names, combo))}
+        for combo in itertools.product(*grid.values())
+    ]
 
 
 def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
@@ -117,30 +139,53 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     scenarios and placements and bad counts are a ``ValueError`` here, before anything
     runs; the simulator checks the rest.
     """
-    p = {name: _as_default_type(point.get(name, default), default)
-         for name, (default, _) in PARAMETERS.items()}
+    p = {
+        name: _as_default_type(point.get(name, default), default)
+        for name, (default, _) in PARAMETERS.items()
+    }
     if p["scenario"] not in SCENARIOS:
-        raise ValueError(f"unknown scenario {p['scenario']!r}; expected one of {', '.join(SCENARIOS)}")
+        raise ValueError(
+            f"unknown scenario {p['scenario']!r}; expected one of {', '.join(SCENARIOS)}"
+        )
     preset = scenario_config(p["scenario"])
     p["policy"] = p["policy"] or preset.pop("policy")
     preset.pop("policy", None)
     if p["policy"] not in POLICIES:
-        raise ValueError(f"unknown policy {p['policy']!r}; expected one of {', '.join(POLICIES)}")
+        raise ValueError(
+            f"unknown policy {p['policy']!r}; expected one of {', '.join(POLICIES)}"
+        )
     if p["reclaim"] not in RECLAIM_POLICIES or p["reclaim"] == "exact":
-        raise ValueError(f"unknown reclaim policy {p['reclaim']!r}; expected aryl, scf or random")
+        raise ValueError(
+            f"unknown reclaim policy {p['reclaim']!r}; expected aryl, scf or random"
+        )
     for name in ("training_servers", "inference_servers", "seed"):
-        if isinstance(p[name], bool) or not isinstance(p[name], (int, np.integer)) or p[name] < 0:
+        if (
+            isinstance(p[name], bool)
+            or not isinstance(p[name], (int, np.integer))
+            or p[name] < 0
+        ):
             raise ValueError(f"{name} must be an integer >= 0, got {p[name]!r}")
         p[name] = int(p[name])
-    if p["first_jobs"] is not None and (not isinstance(p["first_jobs"], (int, np.integer))
-                                        or p["first_jobs"] < 1):
-        raise ValueError(f"first_jobs must be None or an integer >= 1, got {p['first_jobs']!r}")
+    if p["first_jobs"] is not None and (
+        not isinstance(p["first_jobs"], (int, np.integer)) or p["first_jobs"] < 1
+    ):
+        raise ValueError(
+            f"first_jobs must be None or an integer >= 1, got {p['first_jobs']!r}"
+        )
     defaults = Config()
-    config = {**preset, **{k: _as_default_type(v, getattr(defaults, k))
-                           for k, v in point.items() if k in _CONFIG_FIELDS}}
+    config = {
+        **preset,
+        **{
+            k: _as_default_type(v, getattr(defaults, k))
+            for k, v in point.items()
+            if k in _CONFIG_FIELDS
+        },
+    }
     p["config"] = dataclasses.asdict(_config(config))
     if p["config"]["placement"] not in PLACEMENTS:
-        raise ValueError(f"unknown placement {p['config']['placement']!r}; expected aryl or bfd")
+        raise ValueError(
+            f"unknown placement {p['config']['placement']!r}; expected aryl or bfd"
+        )
     return p
 
 
@@ -149,7 +194,11 @@ def _as_default_type(value: Any, default: Any) -> Any:
 
     So ``0`` and ``0.0`` are the same run, with the same cache key and column type.
     """
-    if isinstance(default, float) and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if (
+        isinstance(default, float)
+        and isinstance(value, (int, np.integer))
+        and not isinstance(value, bool)
+    ):
         return float(value)
     return value
 
@@ -157,20 +206,28 @@ def _as_default_type(value: Any, default: Any) -> Any:
 def _fingerprint(resolved: Mapping[str, Any], trace_fingerprint: str) -> str:
     """SHA-256 of the trace's contents, the resolved run (trace name aside) and aryl's version."""
     run = {k: v for k, v in resolved.items() if k != "trace"}
-    text = json.dumps({"trace": trace_fingerprint, "run": run, "aryl": aryl_version()},
-                      sort_keys=True, default=repr)
+    text = json.dumps(
+        {"trace": trace_fingerprint, "run": run, "aryl": aryl_version()},
+        sort_keys=True,
+        default=repr,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def trace_fingerprint(trace: Trace) -> str:
     """A hash of a trace's jobs and load (frames by value, job lists field by field)."""
     jobs, load = trace
-    jobs_fp = fingerprint_frame(jobs) if isinstance(jobs, pd.DataFrame) else \
-        fingerprint_jobs(jobs)
+    jobs_fp = (
+        fingerprint_frame(jobs)
+        if isinstance(jobs, pd.DataFrame)
+        else fingerprint_jobs(jobs)
+    )
     if load is None or isinstance(load, pd.DataFrame):
         load_fp = fingerprint_frame(load)
     else:
-        load_fp = hashlib.sha256(np.asarray(load, dtype=float).tobytes()).hexdigest()[:16]
+        load_fp = hashlib.sha256(np.asarray(load, dtype=float).tobytes()).hexdigest()[
+            :16
+        ]
     return f"{jobs_fp}-{load_fp}"
 
 
@@ -198,20 +255,37 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
     p = resolve(point)
     jobs, load = trace
     if isinstance(jobs, pd.DataFrame):
-        frame = jobs if p["first_jobs"] is None else jobs.iloc[:p["first_jobs"]]
+        frame = jobs if p["first_jobs"] is None else jobs.iloc[: p["first_jobs"]]
         records = to_jobs(frame, any_type_share=p["any_type_share"], seed=p["seed"])
     else:
-        records = JobTable.of(jobs)[:p["first_jobs"]]
-    records = scenario(records, p["scenario"], seed=p["seed"], elastic_gpu_share=p["elastic_gpu_share"],
-                       hetero_share=p["hetero_share"])
-    label = ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"
-    result = simulate(records, Cluster(p["training_servers"], p["inference_servers"]),
-                      policy=p["policy"], reclaim=p["reclaim"], inference_load=load,
-                      config=p["config"], seed=p["seed"], label=label)
+        records = JobTable.of(jobs)[: p["first_jobs"]]
+    records = scenario(
+        records,
+        p["scenario"],
+        seed=p["seed"],
+        elastic_gpu_share=p["elastic_gpu_share"],
+        hetero_share=p["hetero_share"],
+    )
+    label = (
+        ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"
+    )
+    result = simulate(
+        records,
+        Cluster(p["training_servers"], p["inference_servers"]),
+        policy=p["policy"],
+        reclaim=p["reclaim"],
+        inference_load=load,
+        config=p["config"],
+        seed=p["seed"],
+        label=label,
+    )
     if check:
         result.check()
     if result.provenance is not None:
-        result.provenance.inputs = {"trace": p["trace"], "sweep": _jsonable_point(point)}
+        result.provenance.inputs = {
+            "trace": p["trace"],
+            "sweep": _jsonable_point(point),
+        }
     return result
 
 
@@ -235,19 +309,18 @@ def _timed(point: Mapping[str, Any], trace: Trace, check: bool) -> Tuple[Result,
     return result, time.perf_counter() - start
 
 
-def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Tuple[Result, float]:
+def _timed_in_worker(
+    point: Mapping[str, Any], name: str, check: bool
+) -> Tuple[Result, float]:
     return _timed(point, _WORKER_TRACES[name], check)
 
 
 Todo = Tuple[int, Dict[str, Any]]  # (row number, point)
 
 
-#: Submits one point to an executor.
-Submit = Callable[[Mapping[str, Any]], "Future[Tuple[Result, float]]"]
-
-
-def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int,
-               check: bool) -> Iterator[Tuple[int, Result, float]]:
+def _run_local(
+    todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int, check: bool
+) -> Iterator[Tuple[int, Result, float]]:
     if engine == "serial":
         for i, point in todo:
             yield (i, *_timed(point, traces[point.get("trace", "embedded")], check))
@@ -257,11 +330,20 @@ def _run_local(todo: List[Todo], traces: Dict[str, Trace], engine: str, workers:
 
     if engine == "threads":
         pool: cf.Executor = cf.ThreadPoolExecutor(workers)
-        submit: Submit = lambda point: pool.submit(_timed, point, traces[_trace(point)], check)  # noqa: E731
+
+        def submit(point: Mapping[str, Any]) -> Future[Tuple[Result, float]]:
+            return pool.submit(_timed, point, traces[_trace(point)], check)
     else:
-        pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_init_worker, initargs=(traces,))
-        submit = lambda point: pool.submit(_timed_in_worker, point, _trace(point), check)  # noqa: E731
+        pool = cf.ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(traces,),
+        )
+
+        def submit(point: Mapping[str, Any]) -> Future[Tuple[Result, float]]:
+            return pool.submit(_timed_in_worker, point, _trace(point), check)
+
     with pool:
         futures = {submit(point): i for i, point in todo}
         try:
@@ -277,8 +359,10 @@ def _ray(address: Optional[str], workers: int) -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise ImportError("sweeping on Ray needs Ray: pip install 'aryl[ray]' (or pass "
-                          "engine='processes' for a local process pool)") from exc
+        raise ImportError(
+            "sweeping on Ray needs Ray: pip install 'aryl[ray]' (or pass "
+            "engine='processes' for a local process pool)"
+        ) from exc
     if not ray.is_initialized():
         if address:
             ray.init(address=address, log_to_driver=False)
@@ -287,8 +371,13 @@ def _ray(address: Optional[str], workers: int) -> Any:
     return ray
 
 
-def _run_ray(todo: List[Todo], traces: Dict[str, Trace], address: Optional[str], workers: int,
-             check: bool) -> Iterator[Tuple[int, Result, float]]:
+def _run_ray(
+    todo: List[Todo],
+    traces: Dict[str, Trace],
+    address: Optional[str],
+    workers: int,
+    check: bool,
+) -> Iterator[Tuple[int, Result, float]]:
     ray = _ray(address, workers)
     remote = ray.remote(num_cpus=1)(_timed)
     refs = {name: ray.put(trace) for name, trace in traces.items()}
@@ -312,7 +401,9 @@ def _trace(point: Mapping[str, Any]) -> str:
 
 def _engine(engine: str, address: Optional[str]) -> str:
     if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        raise ValueError(
+            f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}"
+        )
     if engine != "auto":
         return engine
     try:
@@ -320,13 +411,17 @@ def _engine(engine: str, address: Optional[str]) -> str:
     except ImportError:
         if address:
             raise ImportError("address= needs Ray: pip install 'aryl[ray]'") from None
-        warnings.warn("Ray is not installed (pip install 'aryl[ray]'); running the sweep on a "
-                      "local process pool", stacklevel=3)
+        warnings.warn(
+            "Ray is not installed (pip install 'aryl[ray]'); running the sweep on a "
+            "local process pool",
+            stacklevel=3,
+        )
         return "processes"
     return "ray"
 
 
 # ---- progress ------------------------------------------------------------------------------
+
 
 class SweepProgress:
     """One line on stderr across a sweep's runs: done/total, cached, elapsed, ETA."""
@@ -368,7 +463,8 @@ class SweepProgress:
         self.stream.write(
             f"\rsweep {self.done:>4}/{self.total} runs [{'#' * filled}{'.' * (30 - filled)}] "
             f"{self.done / self.total:4.0%}  {self.cached} cached  {_clock(elapsed)} elapsed"
-            f"  ETA {'?' if eta is None else _clock(eta)}  ")
+            f"  ETA {'?' if eta is None else _clock(eta)}  "
+        )
         if self.done == self.total:
             self.stream.write("\n")
         self.stream.flush()
@@ -384,6 +480,7 @@ def _default_progress() -> bool:
 
 
 # ---- the sweep -------------------------------------------------------------------------------
+
 
 def sweep(
     base: Optional[Mapping[str, Any]] = None,
@@ -446,24 +543,41 @@ def sweep(
     resolved = [resolve(p) for p in points]
     traces = dict(traces or {})
     needed = {_trace(p) for p in points}
-    embedded = "embedded" in needed and "embedded" not in traces  # read only if a run needs it
+    embedded = (
+        "embedded" in needed and "embedded" not in traces
+    )  # read only if a run needs it
     missing = sorted(needed - set(traces) - ({"embedded"} if embedded else set()))
     if missing:
-        raise ValueError(f"unknown trace(s) {missing}; give them in traces= (known: {sorted(traces)})")
-    trace_fps = {name: trace_fingerprint(traces[name]) for name in needed if name in traces}
+        raise ValueError(
+            f"unknown trace(s) {missing}; give them in traces= (known: {sorted(traces)})"
+        )
+    trace_fps = {
+        name: trace_fingerprint(traces[name]) for name in needed if name in traces
+    }
     if embedded:
         trace_fps["embedded"] = _embedded_fingerprint()
     keys = [_fingerprint(r, trace_fps[_trace(p)]) for p, r in zip(points, resolved)]
-    folder = None if cache is False else (default_cache_dir() if cache is True else Path(cache))
+    folder = (
+        None
+        if cache is False
+        else (default_cache_dir() if cache is True else Path(cache))
+    )
 
     rows: List[Optional[Dict[str, Any]]] = [None] * len(points)
     for i, key in enumerate(keys):
         summary = _cached(folder, key)
         if summary is not None:
-            rows[i] = {**summary, "cached": True, "seconds": summary.get("seconds", np.nan)}
+            rows[i] = {
+                **summary,
+                "cached": True,
+                "seconds": summary.get("seconds", np.nan),
+            }
     todo = [(i, points[i]) for i in range(len(points)) if rows[i] is None]
-    bar = SweepProgress(len(points), len(points) - len(todo),
-                        _default_progress() if progress is None else progress)
+    bar = SweepProgress(
+        len(points),
+        len(points) - len(todo),
+        _default_progress() if progress is None else progress,
+    )
     if todo:
         if embedded:
             from ..traces import load_default
@@ -472,16 +586,23 @@ def sweep(
         traces = {name: traces[name] for name in {_trace(p) for _, p in todo}}
         which = _engine(engine, address)
         n = int(workers or os.cpu_count() or 1)
-        runs = _run_ray(todo, traces, address, n, check) if which == "ray" else \
-            _run_local(todo, traces, which, n, check)
+        runs = (
+            _run_ray(todo, traces, address, n, check)
+            if which == "ray"
+            else _run_local(todo, traces, which, n, check)
+        )
         for i, result, seconds in runs:
-            fresh = {**_row(result, keys[i], trace_fps[_trace(points[i])]), "cached": False,
-                     "seconds": seconds}
+            fresh = {
+                **_row(result, keys[i], trace_fps[_trace(points[i])]),
+                "cached": False,
+                "seconds": seconds,
+            }
             rows[i] = fresh
             if folder is not None:
                 result.save(folder / keys[i])
-                (folder / keys[i] / "row.json").write_text(json.dumps({**fresh, "cached": None},
-                                                                      default=repr) + "\n")
+                (folder / keys[i] / "row.json").write_text(
+                    json.dumps({**fresh, "cached": None}, default=repr) + "\n"
+                )
             bar.step()
     for i, row in enumerate(rows):
         row["saved"] = None if folder is None else str(folder / keys[i])  # type: ignore[index]
@@ -490,9 +611,14 @@ def sweep(
 
 def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:
     p = result.provenance
-    return {**result.summary(), "label": result.label, "jobs": len(result.jobs),
-            "trace_fingerprint": trace_fp, "fingerprint": key,
-            "aryl_version": p.aryl_version if p else aryl_version()}
+    return {
+        **result.summary(),
+        "label": result.label,
+        "jobs": len(result.jobs),
+        "trace_fingerprint": trace_fp,
+        "fingerprint": key,
+        "aryl_version": p.aryl_version if p else aryl_version(),
+    }
 
 
 def _cached(folder: Optional[Path], key: str) -> Optional[Dict[str, Any]]:
@@ -505,15 +631,40 @@ def _cached(folder: Optional[Path], key: str) -> Optional[Dict[str, Any]]:
         return None
 
 
-def _frame(points: List[Dict[str, Any]], resolved: List[Dict[str, Any]], rows: List[Any],
-           varied: List[str]) -> pd.DataFrame:
-    given = [k for k in dict.fromkeys(k for p in points for k in p) if k in _CONFIG_FIELDS]
-    params = varied + [k for k in PARAMETERS if k not in varied] + [k for k in given if k not in varied]
+def _frame(
+    points: List[Dict[str, Any]],
+    resolved: List[Dict[str, Any]],
+    rows: List[Any],
+    varied: List[str],
+) -> pd.DataFrame:
+    given = [
+        k for k in dict.fromkeys(k for p in points for k in p) if k in _CONFIG_FIELDS
+    ]
+    params = (
+        varied
+        + [k for k in PARAMETERS if k not in varied]
+        + [k for k in given if k not in varied]
+    )
     records = []
     for r, row in zip(resolved, rows):
         values = {k: (r["config"][k] if k in _CONFIG_FIELDS else r[k]) for k in params}
-        records.append({**values, **{k: row[k] for k in SUMMARY_KEYS}, **{
-            k: row[k] for k in ("label", "jobs", "trace_fingerprint", "fingerprint", "aryl_version",
-                                "cached", "seconds", "saved")}})
+        records.append(
+            {
+                **values,
+                **{k: row[k] for k in SUMMARY_KEYS},
+                **{
+                    k: row[k]
+                    for k in (
+                        "label",
+                        "jobs",
+                        "trace_fingerprint",
+                        "fingerprint",
+                        "aryl_version",
+                        "cached",
+                        "seconds",
+                        "saved",
+                    )
+                },
+            }
+        )
     return pd.DataFrame.from_records(records)
-

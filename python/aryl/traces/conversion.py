@@ -18,7 +18,9 @@ UNKNOWN_GPU_TYPES = frozenset({"", "unknown", "nan", "none"})
 
 def _columns(frame: pd.DataFrame, required: Tuple[str, ...], what: str) -> None:
     if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+        raise ValueError(
+            f"{what} must be a pandas DataFrame, got {type(frame).__name__}"
+        )
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise ValueError(f"{what} frame: missing column(s) {', '.join(missing)}")
@@ -38,9 +40,15 @@ def worker_split(num_gpus: int, max_gpus_per_worker: int = 8) -> Tuple[int, int]
     (4, 3)
     """
     if num_gpus < 1 or max_gpus_per_worker < 1:
-        raise ValueError(f"num_gpus and max_gpus_per_worker must be >= 1, got "
-                         f"{num_gpus} and {max_gpus_per_worker}")
-    per = num_gpus if num_gpus <= max_gpus_per_worker else math.gcd(num_gpus, max_gpus_per_worker)
+        raise ValueError(
+            f"num_gpus and max_gpus_per_worker must be >= 1, got "
+            f"{num_gpus} and {max_gpus_per_worker}"
+        )
+    per = (
+        num_gpus
+        if num_gpus <= max_gpus_per_worker
+        else math.gcd(num_gpus, max_gpus_per_worker)
+    )
     return per, num_gpus // per
 
 
@@ -48,8 +56,14 @@ def _half_up(x: float) -> int:
     return int(math.floor(x + 0.5))
 
 
-def to_jobs(frame: pd.DataFrame, *, max_gpus_per_worker: int = 8, any_type_share: float = 0.21,
-            training_gpu: str = "V100", seed: int = 0) -> JobTable:
+def to_jobs(
+    frame: pd.DataFrame,
+    *,
+    max_gpus_per_worker: int = 8,
+    any_type_share: float = 0.21,
+    training_gpu: str = "V100",
+    seed: int = 0,
+) -> JobTable:
     """The jobs of a job frame (``read_jobs``, ``load_default`` or ``synthetic``).
 
     Returned as a ``JobTable``: a read-only sequence of ``aryl.Job`` held as
@@ -90,18 +104,27 @@ def to_jobs(frame: pd.DataFrame, *, max_gpus_per_worker: int = 8, any_type_share
     types[~missing] = [str(t).strip() for t in types[~missing].tolist()]
     types[missing] = None
     unknown = missing | np.isin(
-        np.char.lower(np.where(missing, "", types).astype(str)), list(UNKNOWN_GPU_TYPES))
+        np.char.lower(np.where(missing, "", types).astype(str)), list(UNKNOWN_GPU_TYPES)
+    )
     candidates = np.flatnonzero(unknown)
     any_type = np.random.default_rng(seed).choice(
-        candidates, size=_half_up(any_type_share * len(candidates)), replace=False)
+        candidates, size=_half_up(any_type_share * len(candidates)), replace=False
+    )
     types[unknown] = training_gpu
     types[any_type] = None
-    return JobTable.of(pd.DataFrame({
-        "id": frame["job_id"].to_numpy(dtype=object), "gpus_per_worker": per,
-        "min_workers": workers, "max_workers": workers,
-        "duration": frame["duration_s"].to_numpy(dtype=float),
-        "submit_time": frame["submit_time_s"].to_numpy(dtype=float), "gpu_type": types,
-    }))
+    return JobTable.of(
+        pd.DataFrame(
+            {
+                "id": frame["job_id"].to_numpy(dtype=object),
+                "gpus_per_worker": per,
+                "min_workers": workers,
+                "max_workers": workers,
+                "duration": frame["duration_s"].to_numpy(dtype=float),
+                "submit_time": frame["submit_time_s"].to_numpy(dtype=float),
+                "gpu_type": types,
+            }
+        )
+    )
 
 
 def _whole_gpus(frame: pd.DataFrame, max_gpus_per_worker: int) -> np.ndarray:
@@ -123,8 +146,12 @@ def _load_columns(load: pd.DataFrame) -> Tuple[np.ndarray, np.ndarray]:
     return load["time_s"].to_numpy(dtype=float), load["load"].to_numpy(dtype=float)
 
 
-def loanable_servers(load: pd.DataFrame, inference_servers: int,
-                     headroom: float = 0.0, lend_hold: float = 0.0) -> pd.DataFrame:
+def loanable_servers(
+    load: pd.DataFrame,
+    inference_servers: int,
+    headroom: float = 0.0,
+    lend_hold: float = 0.0,
+) -> pd.DataFrame:
     """Inference servers needed, spare and lent at each time of a load series.
 
     The simulator's rule (``aryl.sim.simulate``, applied every ``loan_interval``; here
@@ -154,24 +181,40 @@ def loanable_servers(load: pd.DataFrame, inference_servers: int,
     time, value = _load_columns(load)
     n = int(inference_servers)
     if n < 0 or not headroom >= 0.0 or not lend_hold >= 0.0:
-        raise ValueError(f"inference_servers, headroom and lend_hold must be >= 0, got "
-                         f"{inference_servers}, {headroom}, {lend_hold}")
+        raise ValueError(
+            f"inference_servers, headroom and lend_hold must be >= 0, got "
+            f"{inference_servers}, {headroom}, {lend_hold}"
+        )
 
     def spare(x: np.ndarray) -> np.ndarray:
         need = np.minimum(1.0, x * (1.0 + headroom)) * n
         return n - np.minimum(n, np.ceil(need - 1e-9)).astype(np.int64)
 
     loanable = spare(value)
-    start = np.searchsorted(time, time - lend_hold, side="right") - 1  # row in force at t - hold
-    peak = np.array([value[max(a, 0):i + 1].max() for i, a in enumerate(start)]) if len(value) else value
+    start = (
+        np.searchsorted(time, time - lend_hold, side="right") - 1
+    )  # row in force at t - hold
+    peak = (
+        np.array([value[max(a, 0) : i + 1].max() for i, a in enumerate(start)])
+        if len(value)
+        else value
+    )
     lendable = np.minimum(loanable, spare(peak))
     lent = np.zeros(len(value), dtype=np.int64)
     now = 0
     for i in range(len(value)):
         now = loanable[i] if now > loanable[i] else max(now, lendable[i])
         lent[i] = now
-    return pd.DataFrame({"time_s": time, "load": value, "needed": n - loanable,
-                         "loanable": loanable, "lendable": lendable, "lent": lent})
+    return pd.DataFrame(
+        {
+            "time_s": time,
+            "load": value,
+            "needed": n - loanable,
+            "loanable": loanable,
+            "lendable": lendable,
+            "lent": lent,
+        }
+    )
 
 
 def rescale_load(load: pd.DataFrame, floor: float = 0.3) -> pd.DataFrame:
@@ -232,8 +275,14 @@ def extend_load(load: pd.DataFrame, until_s: float) -> pd.DataFrame:
     """
     time, _ = _load_columns(load)
     if len(time) < 2 or not (np.diff(time) > 0).all():
-        raise ValueError("extend_load needs at least two rows with strictly increasing time_s")
-    if isinstance(until_s, bool) or not isinstance(until_s, numbers.Real) or not math.isfinite(until_s):
+        raise ValueError(
+            "extend_load needs at least two rows with strictly increasing time_s"
+        )
+    if (
+        isinstance(until_s, bool)
+        or not isinstance(until_s, numbers.Real)
+        or not math.isfinite(until_s)
+    ):
         raise ValueError(f"until_s must be a finite number, got {until_s!r}")
     step = time[-1] - time[-2]
     period = time[-1] - time[0] + step
@@ -242,7 +291,8 @@ def extend_load(load: pd.DataFrame, until_s: float) -> pd.DataFrame:
         raise ValueError(
             f"extending the load series ({len(time)} rows over a period of {period:g} s) to "
             f"{until_s:g} s would take {copies:.3g} copies, more than {MAX_EXTENDED_ROWS:,} rows; "
-            "use a series with a longer period or a shorter trace")
+            "use a series with a longer period or a shorter trace"
+        )
     parts = [load.assign(time_s=time + k * period) for k in range(copies)]
     out = pd.concat(parts, ignore_index=True)
     keep = (np.arange(len(out)) < len(load)) | (out["time_s"].to_numpy() < until_s)

@@ -50,8 +50,18 @@ GPU_SECONDS_PER_JOB = PAPER_UTILIZATION * PAPER_GPUS * PAPER_DAYS * 86400.0 / PA
 #: Diurnal arrival rate: relative amplitude and busiest hour of day.
 ARRIVAL_AMPLITUDE, ARRIVAL_PEAK_HOUR = 0.5, 14.0
 #: Daily inference-load shape ``f(h)`` in [0, 1]: (hour, value) knots, linear in between.
-LOAD_PROFILE = ((0, 1.0), (1, 0.6), (3, 0.15), (5, 0.0), (8, 0.1), (12, 0.28), (16, 0.4),
-                (18, 0.55), (20, 1.0), (24, 1.0))
+LOAD_PROFILE = (
+    (0, 1.0),
+    (1, 0.6),
+    (3, 0.15),
+    (5, 0.0),
+    (8, 0.1),
+    (12, 0.28),
+    (16, 0.4),
+    (18, 0.55),
+    (20, 1.0),
+    (24, 1.0),
+)
 #: Load = ``LOAD_TROUGH + (LOAD_PEAK - LOAD_TROUGH) * f(h)`` before noise.
 LOAD_TROUGH, LOAD_PEAK = 0.42, 0.95
 LOAD_STEP_S = 300
@@ -67,7 +77,9 @@ def _itp_pairs() -> Tuple[np.ndarray, np.ndarray]:
 def _arrivals(rng: np.random.Generator, jobs: int, span: float) -> np.ndarray:
     """``jobs`` sorted submit times in ``[0, span)`` with the diurnal rate (inverse CDF)."""
     grid = np.linspace(0.0, span, int(span // 60) + 2)
-    rate = 1.0 + ARRIVAL_AMPLITUDE * np.cos(2 * np.pi * (grid / 3600 - ARRIVAL_PEAK_HOUR) / 24)
+    rate = 1.0 + ARRIVAL_AMPLITUDE * np.cos(
+        2 * np.pi * (grid / 3600 - ARRIVAL_PEAK_HOUR) / 24
+    )
     cdf = np.concatenate([[0.0], np.cumsum((rate[1:] + rate[:-1]) / 2)])
     times = np.interp(rng.random(jobs) * cdf[-1], cdf, grid)
     return np.sort(np.minimum(np.floor(times), span - 1))
@@ -76,17 +88,23 @@ def _arrivals(rng: np.random.Generator, jobs: int, span: float) -> np.ndarray:
 def _load(rng: np.random.Generator, days: int) -> pd.DataFrame:
     time = np.arange(days * 86400 // LOAD_STEP_S) * float(LOAD_STEP_S)
     hours, shape = zip(*LOAD_PROFILE)
-    level = LOAD_TROUGH + (LOAD_PEAK - LOAD_TROUGH) * np.interp(time / 3600 % 24, hours, shape)
+    level = LOAD_TROUGH + (LOAD_PEAK - LOAD_TROUGH) * np.interp(
+        time / 3600 % 24, hours, shape
+    )
     level *= np.repeat(1.0 + 0.03 * rng.standard_normal(days), 86400 // LOAD_STEP_S)
-    phi, shocks = 0.8, 0.02 * np.sqrt(1 - 0.8 ** 2) * rng.standard_normal(len(time))
+    phi, shocks = 0.8, 0.02 * np.sqrt(1 - 0.8**2) * rng.standard_normal(len(time))
     noise = np.empty(len(time))
     noise[0] = 0.02 * rng.standard_normal()
     for i in range(1, len(time)):
         noise[i] = phi * noise[i - 1] + shocks[i]
-    return pd.DataFrame({"time_s": time, "load": np.round(np.clip(level + noise, 0.0, 1.0), 5)})
+    return pd.DataFrame(
+        {"time_s": time, "load": np.round(np.clip(level + noise, 0.0, 1.0), 5)}
+    )
 
 
-def synthetic(days: int = 15, jobs: int = 50_000, seed: int = 0) -> Tuple[pd.DataFrame, pd.DataFrame]:
+def synthetic(
+    days: int = 15, jobs: int = 50_000, seed: int = 0
+) -> Tuple[pd.DataFrame, pd.DataFrame]:
     """A seeded job trace and inference-load series calibrated to the paper (module docstring).
 
     Parameters
@@ -106,20 +124,26 @@ def synthetic(days: int = 15, jobs: int = 50_000, seed: int = 0) -> Tuple[pd.Dat
         (``"unknown"``), sorted by submit time; load ``time_s`` (0, 300, ...) and ``load``.
     """
     if int(days) != days or days < 1 or int(jobs) != jobs or jobs < 1:
-        raise ValueError(f"days and jobs must be integers >= 1, got {days!r} and {jobs!r}")
+        raise ValueError(
+            f"days and jobs must be integers >= 1, got {days!r} and {jobs!r}"
+        )
     days, jobs = int(days), int(jobs)
     job_seed, arrival_seed, load_seed = np.random.SeedSequence(seed).spawn(3)
     gpus, duration = _itp_pairs()
     pick = np.random.default_rng(job_seed).integers(len(gpus), size=jobs)
     gpus, duration = gpus[pick], duration[pick]
     duration = duration * GPU_SECONDS_PER_JOB / float(np.mean(gpus * duration))
-    frame = pd.DataFrame({
-        "job_id": [f"syn-{i:06d}" for i in range(jobs)],
-        "submit_time_s": _arrivals(np.random.default_rng(arrival_seed), jobs, days * 86400.0),
-        "num_gpus": gpus.astype(np.int64),
-        "duration_s": np.maximum(1.0, np.round(duration)),
-        "gpu_type": "unknown",
-    })
+    frame = pd.DataFrame(
+        {
+            "job_id": [f"syn-{i:06d}" for i in range(jobs)],
+            "submit_time_s": _arrivals(
+                np.random.default_rng(arrival_seed), jobs, days * 86400.0
+            ),
+            "num_gpus": gpus.astype(np.int64),
+            "duration_s": np.maximum(1.0, np.round(duration)),
+            "gpu_type": "unknown",
+        }
+    )
     source = f"synthetic(days={days}, jobs={jobs}, seed={seed})"
     frame.attrs.update(source=source, dropped=0, drop_reasons=Counter())
     load = _load(np.random.default_rng(load_seed), days)

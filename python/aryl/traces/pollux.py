@@ -29,8 +29,14 @@ from .reading import (
 #: Columns of a Pollux workload, in order.
 WORKLOAD_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
 #: The six applications of the artifact and the epochs each job runs.
-POLLUX_EPOCHS = {"bert": 2, "cifar10": 100, "deepspeech2": 80, "imagenet": 90, "ncf": 10,
-                 "yolov3": 50}
+POLLUX_EPOCHS = {
+    "bert": 2,
+    "cifar10": 100,
+    "deepspeech2": 80,
+    "imagenet": 90,
+    "ncf": 10,
+    "yolov3": 50,
+}
 POLLUX_APPLICATIONS = tuple(sorted(POLLUX_EPOCHS))
 #: Per-GPU batch caps that override the largest measured local batch.
 POLLUX_MAX_LOCAL_BSZ = {"yolov3": 8}
@@ -62,18 +68,40 @@ class PolluxApplication:
     core: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        tables = [{"batch_size": b, **{c: v[c].to_numpy(float) for c in
-                                        ("progress", "iteration", "grad_sqr", "grad_var")}}
-                  for b, v in self.validation.items()]
+        tables = [
+            {
+                "batch_size": b,
+                **{
+                    c: v[c].to_numpy(float)
+                    for c in ("progress", "iteration", "grad_sqr", "grad_var")
+                },
+            }
+            for b, v in self.validation.items()
+        ]
         try:
             core = _core.Application(
                 self.name,
-                {"placement": self.placements["placement"].astype(str).tolist(),
-                 **{c: self.placements[c].to_numpy(float)
-                    for c in ("local_bsz", "step_time", "sync_time")}},
-                {c: self.scalability[c].to_numpy(float) for c in
-                 ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time")},
-                tables, self.max_epochs, self.max_local_bsz_override or 0)
+                {
+                    "placement": self.placements["placement"].astype(str).tolist(),
+                    **{
+                        c: self.placements[c].to_numpy(float)
+                        for c in ("local_bsz", "step_time", "sync_time")
+                    },
+                },
+                {
+                    c: self.scalability[c].to_numpy(float)
+                    for c in (
+                        "num_nodes",
+                        "num_replicas",
+                        "local_bsz",
+                        "step_time",
+                        "sync_time",
+                    )
+                },
+                tables,
+                self.max_epochs,
+                self.max_local_bsz_override or 0,
+            )
         except ValueError as exc:
             raise TraceError(f"application {self.name!r}: {exc}") from None
         object.__setattr__(self, "core", core)
@@ -138,9 +166,13 @@ def _find(folder: Any, stem: str) -> Any:
     raise TraceError(f"{folder}: no {stem} (or {stem}.gz)")
 
 
-def read_pollux_application(folder: Any, name: Optional[str] = None, *,
-                            max_epochs: Optional[int] = None,
-                            max_local_bsz: Optional[int] = None) -> PolluxApplication:
+def read_pollux_application(
+    folder: Any,
+    name: Optional[str] = None,
+    *,
+    max_epochs: Optional[int] = None,
+    max_local_bsz: Optional[int] = None,
+) -> PolluxApplication:
     """Read one application folder (``placements.csv``, ``scalability.csv``,
     ``validation-<batch>.csv``; each may be gzip-compressed with a ``.gz`` suffix).
 
@@ -151,24 +183,41 @@ def read_pollux_application(folder: Any, name: Optional[str] = None, *,
     if isinstance(folder, str):
         folder = Path(folder)
     name = name or folder.name
-    placements = _columns(_read_csv(_find(folder, "placements.csv")), f"{folder}/placements.csv",
-                          ("placement", "local_bsz", "step_time", "sync_time"))
-    scalability = _columns(_read_csv(_find(folder, "scalability.csv")),
-                           f"{folder}/scalability.csv",
-                           ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"))
+    placements = _columns(
+        _read_csv(_find(folder, "placements.csv")),
+        f"{folder}/placements.csv",
+        ("placement", "local_bsz", "step_time", "sync_time"),
+    )
+    scalability = _columns(
+        _read_csv(_find(folder, "scalability.csv")),
+        f"{folder}/scalability.csv",
+        ("num_nodes", "num_replicas", "local_bsz", "step_time", "sync_time"),
+    )
     validation: Dict[int, pd.DataFrame] = {}
     for entry in folder.iterdir():
         match = _VALIDATION.match(entry.name)
         if match:
             validation[int(match.group(1))] = _columns(
-                _read_csv(entry), f"{folder}/{entry.name}",
-                ("progress", "iteration", "grad_sqr", "grad_var"))
+                _read_csv(entry),
+                f"{folder}/{entry.name}",
+                ("progress", "iteration", "grad_sqr", "grad_var"),
+            )
     if not validation:
         raise TraceError(f"{folder}: no validation-<batch>.csv files")
     validation = dict(sorted(validation.items()))
-    epochs = max_epochs or POLLUX_EPOCHS.get(name) or min(len(v) for v in validation.values())
-    return PolluxApplication(name, placements, scalability, validation, int(epochs),
-                             max_local_bsz or POLLUX_MAX_LOCAL_BSZ.get(name))
+    epochs = (
+        max_epochs
+        or POLLUX_EPOCHS.get(name)
+        or min(len(v) for v in validation.values())
+    )
+    return PolluxApplication(
+        name,
+        placements,
+        scalability,
+        validation,
+        int(epochs),
+        max_local_bsz or POLLUX_MAX_LOCAL_BSZ.get(name),
+    )
 
 
 def _embedded() -> Any:
@@ -179,8 +228,10 @@ def _embedded() -> Any:
 def pollux_application(name: str) -> PolluxApplication:
     """One of the six embedded applications (``POLLUX_APPLICATIONS``), cached."""
     if name not in POLLUX_EPOCHS:
-        raise ValueError(f"unknown Pollux application {name!r}; expected one of "
-                         f"{', '.join(POLLUX_APPLICATIONS)}")
+        raise ValueError(
+            f"unknown Pollux application {name!r}; expected one of "
+            f"{', '.join(POLLUX_APPLICATIONS)}"
+        )
     return read_pollux_application(_embedded() / "traces" / name, name)
 
 
@@ -194,7 +245,9 @@ def pollux_applications(profiles: Profiles = None) -> Dict[str, PolluxApplicatio
     root = Path(profiles)
     if not root.is_dir():
         raise TraceError(f"{root}: profiles must be a directory of application folders")
-    return {p.name: read_pollux_application(p) for p in sorted(root.iterdir()) if p.is_dir()}
+    return {
+        p.name: read_pollux_application(p) for p in sorted(root.iterdir()) if p.is_dir()
+    }
 
 
 def read_pollux_workload(source: Any, profiles: Profiles = None) -> pd.DataFrame:
@@ -229,18 +282,34 @@ def read_pollux_workload(source: Any, profiles: Profiles = None) -> pd.DataFrame
     frame = table.frame
     apps = pollux_applications(profiles)
     time, why_time = _numbers(frame["time"])
-    replicas, why_replicas = _numbers(frame["num_replicas"], integer=True, zero="zero replicas")
-    batch, why_batch = _numbers(frame["batch_size"], integer=True, zero="zero batch size")
+    replicas, why_replicas = _numbers(
+        frame["num_replicas"], integer=True, zero="zero replicas"
+    )
+    batch, why_batch = _numbers(
+        frame["batch_size"], integer=True, zero="zero batch size"
+    )
     known = frame["application"].isin(list(apps)).to_numpy()
-    why_app = np.where(frame["application"] == "", "empty value",
-                       np.where(known, "", f"unknown application (known: {', '.join(sorted(apps))})"))
+    why_app = np.where(
+        frame["application"] == "",
+        "empty value",
+        np.where(known, "", f"unknown application (known: {', '.join(sorted(apps))})"),
+    )
     names = frame["name"]
-    why_name = np.where(names == "", "empty value",
-                        np.where(names.duplicated(keep="first").to_numpy(), "duplicate name", ""))
-    bad, labels = _first_problem(table, {
-        "name": why_name.astype(object), "time": why_time,
-        "application": why_app.astype(object), "num_replicas": why_replicas,
-        "batch_size": why_batch})
+    why_name = np.where(
+        names == "",
+        "empty value",
+        np.where(names.duplicated(keep="first").to_numpy(), "duplicate name", ""),
+    )
+    bad, labels = _first_problem(
+        table,
+        {
+            "name": why_name.astype(object),
+            "time": why_time,
+            "application": why_app.astype(object),
+            "num_replicas": why_replicas,
+            "batch_size": why_batch,
+        },
+    )
     if bad.any():
         _raise_first(table, bad, labels)
     out = frame.copy()

@@ -66,11 +66,19 @@ def _lines(source: Any) -> Tuple[str, Iterator[str], Callable[[], None]]:
         name, stream = os.fspath(source), open(source, "rb")
         close = stream.close
     else:
-        name, stream, close = str(getattr(source, "name", "<stream>")), source, lambda: None
+        name, stream, close = (
+            str(getattr(source, "name", "<stream>")),
+            source,
+            lambda: None,
+        )
     head = stream.read(2)
     if isinstance(head, str):  # a text stream
         text = itertools.chain([head + stream.readline()], stream) if head else iter(())
-        return name, (line.lstrip("\ufeff") if i == 0 else line for i, line in enumerate(text)), close
+        return (
+            name,
+            (line.lstrip("\ufeff") if i == 0 else line for i, line in enumerate(text)),
+            close,
+        )
     binary: Any = io.BufferedReader(_Prefixed(head, stream))
     if head == b"\x1f\x8b":
         binary = gzip.GzipFile(fileobj=binary, mode="rb")
@@ -119,23 +127,33 @@ def _tables(source: Any, required: Tuple[str, ...]) -> Iterator[_Table]:
             reader = csv.reader(lines)
             try:
                 first, content = None, False
-                for record in reader:  # the header is the first line, unless all are blank
+                for (
+                    record
+                ) in reader:  # the header is the first line, unless all are blank
                     first = record if first is None else first
                     if not _blank(record):
                         content = True
                         break
                 header = [h.strip() for h in first or []]
                 if not content:
-                    raise TraceError(f"{name}: empty file; expected a CSV header with {', '.join(required)}")
+                    raise TraceError(
+                        f"{name}: empty file; expected a CSV header with {', '.join(required)}"
+                    )
                 missing = [c for c in required if c not in header]
                 if missing:
-                    raise TraceError(f"{name}: line 1 (header): missing column(s) {', '.join(missing)}; "
-                                     f"found {', '.join(header)}")
+                    raise TraceError(
+                        f"{name}: line 1 (header): missing column(s) {', '.join(missing)}; "
+                        f"found {', '.join(header)}"
+                    )
                 if len(set(header)) < len(header):
-                    raise TraceError(f"{name}: line 1 (header): duplicate column names in {', '.join(header)}")
+                    raise TraceError(
+                        f"{name}: line 1 (header): duplicate column names in {', '.join(header)}"
+                    )
                 yield from _chunks(name, header, reader)
             except csv.Error as exc:
-                raise TraceError(f"{name}: line {reader.line_num}: not valid CSV ({exc})") from None
+                raise TraceError(
+                    f"{name}: line {reader.line_num}: not valid CSV ({exc})"
+                ) from None
     finally:
         close()
 
@@ -150,8 +168,13 @@ def _chunks(name: str, header: List[str], reader: Any) -> Iterator[_Table]:
 
     def flush() -> _Table:
         nonlocal rows, lines, shape, count
-        table = _Table(name, pd.DataFrame(rows, columns=header, dtype=object),
-                       np.arange(count, count + len(rows)), np.array(lines), np.array(shape, dtype=object))
+        table = _Table(
+            name,
+            pd.DataFrame(rows, columns=header, dtype=object),
+            np.arange(count, count + len(rows)),
+            np.array(lines),
+            np.array(shape, dtype=object),
+        )
         count += len(rows)
         rows, lines, shape = [], [], []
         return table
@@ -173,7 +196,12 @@ def _chunks(name: str, header: List[str], reader: Any) -> Iterator[_Table]:
             at = len(rows) - 1
             for blank, blank_line in blanks:
                 lines.insert(at, blank_line)
-                shape.insert(at, f"{len(blank)} fields, the header has {width}" if blank else "blank line")
+                shape.insert(
+                    at,
+                    f"{len(blank)} fields, the header has {width}"
+                    if blank
+                    else "blank line",
+                )
                 rows.insert(at, [""] * width)
                 at += 1
             blanks = []
@@ -185,26 +213,38 @@ def _chunks(name: str, header: List[str], reader: Any) -> Iterator[_Table]:
         raise TraceError(f"{name}: header only, no data rows")
 
 
-def _numbers(text: pd.Series, *, integer: bool = False, high: Optional[float] = None,
-             zero: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
+def _numbers(
+    text: pd.Series,
+    *,
+    integer: bool = False,
+    high: Optional[float] = None,
+    zero: Optional[str] = None,
+) -> Tuple[np.ndarray, np.ndarray]:
     """Values of a string column and, per row, what is wrong with it (``""`` if nothing)."""
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     with np.errstate(invalid="ignore"):
-        checks = [(text == "", "empty value"),
-                  (text.str.lower().str.lstrip("+-") == "nan", "NaN"),
-                  (np.isnan(values), "not a number"), (np.isinf(values), "not finite"),
-                  (values < 0, "negative")]
+        checks = [
+            (text == "", "empty value"),
+            (text.str.lower().str.lstrip("+-") == "nan", "NaN"),
+            (np.isnan(values), "not a number"),
+            (np.isinf(values), "not finite"),
+            (values < 0, "negative"),
+        ]
         if integer:
             checks.append((values != np.floor(values), "not an integer"))
         if zero is not None:
             checks.append((values == 0, zero))
         if high is not None:
             checks.append((values > high, f"above {high:g}"))
-    reasons = np.select([np.asarray(c, dtype=bool) for c, _ in checks], [r for _, r in checks], "")
+    reasons = np.select(
+        [np.asarray(c, dtype=bool) for c, _ in checks], [r for _, r in checks], ""
+    )
     return values, reasons.astype(object)
 
 
-def _first_problem(table: _Table, reasons: Dict[str, np.ndarray]) -> Tuple[np.ndarray, List[str]]:
+def _first_problem(
+    table: _Table, reasons: Dict[str, np.ndarray]
+) -> Tuple[np.ndarray, List[str]]:
     """Rows with a problem and, for each, ``"column: reason"`` of its first one (``row`` for
     a wrong number of fields)."""
     bad = np.zeros(len(table.frame), dtype=bool)
@@ -221,7 +261,9 @@ def _raise_first(table: _Table, bad: np.ndarray, labels: List[str]) -> None:
     column, reason = labels[0].split(": ", 1)
     if column == "row":
         raise TraceError(f"{table.where(row)}: {reason}")
-    raise TraceError(f"{table.where(row, column)}: {reason} (got {table.frame[column].iloc[row]!r})")
+    raise TraceError(
+        f"{table.where(row, column)}: {reason} (got {table.frame[column].iloc[row]!r})"
+    )
 
 
 def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
@@ -261,10 +303,18 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     for chunk in _tables(source, JOB_COLUMNS):
         frame = chunk.frame
         submit, why_submit = _numbers(frame["submit_time_s"], high=MAX_TIME_S)
-        gpus, why_gpus = _numbers(frame["num_gpus"], integer=True, zero="zero GPUs", high=MAX_JOB_GPUS)
-        duration, why_duration = _numbers(frame["duration_s"], zero="zero duration", high=MAX_TIME_S)
-        reasons = {"job_id": np.where(frame["job_id"] == "", "empty value", "").astype(object),
-                   "submit_time_s": why_submit, "num_gpus": why_gpus, "duration_s": why_duration}
+        gpus, why_gpus = _numbers(
+            frame["num_gpus"], integer=True, zero="zero GPUs", high=MAX_JOB_GPUS
+        )
+        duration, why_duration = _numbers(
+            frame["duration_s"], zero="zero duration", high=MAX_TIME_S
+        )
+        reasons = {
+            "job_id": np.where(frame["job_id"] == "", "empty value", "").astype(object),
+            "submit_time_s": why_submit,
+            "num_gpus": why_gpus,
+            "duration_s": why_duration,
+        }
         bad, labels = _first_problem(chunk, reasons)
         if bad.any() and not drop_invalid:
             _raise_first(chunk, bad, labels)
@@ -274,12 +324,25 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
         frame = frame[good].reset_index(drop=True)
         frame["submit_time_s"], frame["duration_s"] = submit[good], duration[good]
         frame["num_gpus"] = gpus[good].astype(np.int64)
-        kept.append(_Table(chunk.name, _shared_strings(frame, ("job_id",)), chunk.rows[good],
-                           chunk.lines[good], chunk.shape[good]))
+        kept.append(
+            _Table(
+                chunk.name,
+                _shared_strings(frame, ("job_id",)),
+                chunk.rows[good],
+                chunk.lines[good],
+                chunk.shape[good],
+            )
+        )
     table = _concat(kept)
     keep = _unique_ids(table, np.arange(len(table.frame)), drop_invalid, dropped)
-    keep = _in_time_order(table, table.frame["submit_time_s"].to_numpy(), keep, drop_invalid, dropped)
-    out = table.frame.iloc[keep].reset_index(drop=True) if len(keep) < len(table.frame) else table.frame
+    keep = _in_time_order(
+        table, table.frame["submit_time_s"].to_numpy(), keep, drop_invalid, dropped
+    )
+    out = (
+        table.frame.iloc[keep].reset_index(drop=True)
+        if len(keep) < len(table.frame)
+        else table.frame
+    )
     return _finish(table.name, total, out, JOB_COLUMNS, dropped)
 
 
@@ -294,43 +357,63 @@ def _shared_strings(frame: pd.DataFrame, unique: Tuple[str, ...]) -> pd.DataFram
 
 
 def _concat(tables: List[_Table]) -> _Table:
-    return _Table(tables[0].name, pd.concat([t.frame for t in tables], ignore_index=True),
-                  np.concatenate([t.rows for t in tables]), np.concatenate([t.lines for t in tables]),
-                  np.concatenate([t.shape for t in tables]))
+    return _Table(
+        tables[0].name,
+        pd.concat([t.frame for t in tables], ignore_index=True),
+        np.concatenate([t.rows for t in tables]),
+        np.concatenate([t.lines for t in tables]),
+        np.concatenate([t.shape for t in tables]),
+    )
 
 
-def _unique_ids(table: _Table, keep: np.ndarray, drop: bool, dropped: Counter[str]) -> np.ndarray:
+def _unique_ids(
+    table: _Table, keep: np.ndarray, drop: bool, dropped: Counter[str]
+) -> np.ndarray:
     """``keep`` without the later rows of a repeated ``job_id`` (or the error for the first)."""
     ids = table.frame["job_id"].iloc[keep]
     dup = ids.duplicated(keep="first").to_numpy()
     if dup.any() and not drop:
         i = int(np.flatnonzero(dup)[0])
         first = int(keep[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
-        raise TraceError(f"{table.where(int(keep[i]), 'job_id')}: duplicate job_id {ids.iloc[i]!r} "
-                         f"(first at row {table.rows[first] + 1})")
+        raise TraceError(
+            f"{table.where(int(keep[i]), 'job_id')}: duplicate job_id {ids.iloc[i]!r} "
+            f"(first at row {table.rows[first] + 1})"
+        )
     dropped["job_id: duplicate"] += int(dup.sum())
     unique: np.ndarray = keep[~dup]
     return unique
 
 
-def _in_time_order(table: _Table, submit: np.ndarray, keep: np.ndarray, drop: bool,
-                   dropped: Counter[str]) -> np.ndarray:
+def _in_time_order(
+    table: _Table,
+    submit: np.ndarray,
+    keep: np.ndarray,
+    drop: bool,
+    dropped: Counter[str],
+) -> np.ndarray:
     """``keep`` without rows submitted before an earlier kept row (or the error for the first)."""
     times = submit[keep]
     before = np.concatenate([[-np.inf], np.maximum.accumulate(times)[:-1]])
     back = times < before
     if back.any() and not drop:
         i = int(np.flatnonzero(back)[0])
-        raise TraceError(f"{table.where(int(keep[i]), 'submit_time_s')}: goes back in time "
-                         f"({times[i]:g} after {times[i - 1]:g} at row {table.rows[keep[i - 1]] + 1}); "
-                         "job traces must be sorted by submit_time_s")
+        raise TraceError(
+            f"{table.where(int(keep[i]), 'submit_time_s')}: goes back in time "
+            f"({times[i]:g} after {times[i - 1]:g} at row {table.rows[keep[i - 1]] + 1}); "
+            "job traces must be sorted by submit_time_s"
+        )
     dropped["submit_time_s: goes back in time"] += int(back.sum())
     in_order: np.ndarray = keep[~back]
     return in_order
 
 
-def _finish(name: str, rows: int, out: pd.DataFrame, required: Tuple[str, ...],
-            dropped: Counter[str]) -> pd.DataFrame:
+def _finish(
+    name: str,
+    rows: int,
+    out: pd.DataFrame,
+    required: Tuple[str, ...],
+    dropped: Counter[str],
+) -> pd.DataFrame:
     """Numeric extra columns, attrs, and the drop warning."""
     for column in out.columns.difference(list(required), sort=False):
         try:
@@ -341,8 +424,11 @@ def _finish(name: str, rows: int, out: pd.DataFrame, required: Tuple[str, ...],
     if out.empty:
         raise TraceError(f"{name}: all {rows} rows are invalid ({dict(dropped)})")
     if dropped:
-        warnings.warn(f"{name}: dropped {sum(dropped.values())} invalid row(s) of {rows}: "
-                      f"{dict(dropped)}", stacklevel=3)
+        warnings.warn(
+            f"{name}: dropped {sum(dropped.values())} invalid row(s) of {rows}: "
+            f"{dict(dropped)}",
+            stacklevel=3,
+        )
     out.attrs.update(source=name, dropped=sum(dropped.values()), drop_reasons=dropped)
     return out
 
@@ -382,8 +468,10 @@ def read_load(source: Any) -> pd.DataFrame:
     back = np.flatnonzero(np.diff(time) <= 0)
     if back.size:
         i = int(back[0]) + 1
-        raise TraceError(f"{table.where(i, 'time_s')}: time does not increase ({time[i]:g} after "
-                         f"{time[i - 1]:g} at row {i}); times must increase strictly")
+        raise TraceError(
+            f"{table.where(i, 'time_s')}: time does not increase ({time[i]:g} after "
+            f"{time[i - 1]:g} at row {i}); times must increase strictly"
+        )
     return _finish(table.name, len(table.frame), table.frame, LOAD_COLUMNS, Counter())
 
 
@@ -402,5 +490,8 @@ def load_default() -> Tuple[pd.DataFrame, pd.DataFrame]:
         New frames on every call.
     """
     data = files("aryl") / "data"
-    with (data / DEFAULT_JOBS).open("rb") as jobs, (data / DEFAULT_LOAD).open("rb") as load:
+    with (
+        (data / DEFAULT_JOBS).open("rb") as jobs,
+        (data / DEFAULT_LOAD).open("rb") as load,
+    ):
         return read_jobs(jobs), read_load(load)

@@ -40,7 +40,8 @@ class Application {
   // sync > step, no validation table, duplicate validation batch sizes, max_epochs
   // beyond a table's rows).
   Application(std::string name, PlacementTable placements, ScalabilityTable scalability,
-              std::vector<ValidationTable> validation, int max_epochs = 0, int max_local_bsz = 0);
+              std::vector<ValidationTable> validation, int max_epochs = 0,
+              int max_local_bsz = 0);
 
   const std::string& name() const { return name_; }
   double init_batch_size() const { return validation_.front().batch_size; }
@@ -59,7 +60,8 @@ class Application {
   // same replicas-per-node ratio on the two measured node counts around N, then
   // linearly in nodes. (The artifact triangulates the points instead; both are
   // exact on measured points.) std::invalid_argument outside the measured range.
-  std::pair<double, double> step_time(const std::vector<int>& placement, double local_bsz) const;
+  std::pair<double, double> step_time(const std::vector<int>& placement,
+                                      double local_bsz) const;
 
   // (grad_sqr, grad_var) during `epoch` at global batch M, interpolated linearly
   // between the validated batch sizes around M (std::invalid_argument outside
@@ -78,8 +80,8 @@ class Application {
   // True progress per second on `placement` with atomic batch m and s
   // accumulation steps during `epoch`: gain(M / M0) / (step + s (step - sync)),
   // M = K m (s + 1), gain from grad_stats(M, epoch).
-  double progress_rate(const std::vector<int>& placement, int atomic_bsz, int accum_steps,
-                       int epoch) const;
+  double progress_rate(const std::vector<int>& placement, int atomic_bsz,
+                       int accum_steps, int epoch) const;
 
   // Every measured row as a profile sample (placements then scalability), for
   // fitting the throughput model to all of the application's data.
@@ -97,9 +99,12 @@ class Application {
     Curve curve;
   };
 
-  static std::pair<double, double> along(const Curve& curve, double local_bsz, const char* what);
-  std::pair<double, double> interpolate(int num_nodes, int num_replicas, double local_bsz) const;
-  std::pair<double, double> at_nodes(int num_nodes, double ratio, double local_bsz) const;
+  static std::pair<double, double> along(const Curve& curve, double local_bsz,
+                                         const char* what);
+  std::pair<double, double> interpolate(int num_nodes, int num_replicas,
+                                        double local_bsz) const;
+  std::pair<double, double> at_nodes(int num_nodes, double ratio,
+                                     double local_bsz) const;
 
   std::string name_;
   std::vector<std::pair<std::string, Curve>> measured_;  // sorted by placement key

@@ -46,7 +46,8 @@ struct GradParams {
 // batch m: compute time T_accum and the whole step T_optim.
 double predict_accum_time(const PerfParams& p, double atomic_bsz);
 double predict_network_time(const PerfParams& p, int num_nodes, int num_replicas);
-double predict_step_time(const PerfParams& p, int num_nodes, int num_replicas, double atomic_bsz);
+double predict_step_time(const PerfParams& p, int num_nodes, int num_replicas,
+                         double atomic_bsz);
 
 // One measured profile: N nodes, K replicas, atomic batch m -> compute time
 // (step - sync) and whole step time, both > 0.
@@ -61,7 +62,7 @@ struct ProfileSample {
 // What the fit did, for diagnostics and tests.
 struct FitReport {
   PerfParams params;
-  double objective = 0.0;       // at params, before the post-fit alpha_n/beta_n prior
+  double objective = 0.0;  // at params, before the post-fit alpha_n/beta_n prior
   int iterations = 0;
   std::array<bool, 7> pinned{};  // parameters held fixed (missing data)
 };
@@ -109,7 +110,8 @@ struct BatchChoice {
 // - 1e-8) - 1 (at least 1 when K = 1 and M > M0), m = ceil(local / (s + 1) -
 // 1e-8), then m capped at floor(M_max / (K (s + 1))). std::invalid_argument for
 // K < 1 or M not finite and > 0.
-std::pair<int, int> fixed_batch(const BatchLimits& limits, int num_replicas, double batch_size);
+std::pair<int, int> fixed_batch(const BatchLimits& limits, int num_replicas,
+                                double batch_size);
 
 class GoodputModel {
  public:
@@ -122,11 +124,13 @@ class GoodputModel {
   const BatchLimits& limits() const { return limits_; }
 
   // Samples per second for N nodes, K replicas, atomic batch m, s accumulation steps.
-  double throughput(int num_nodes, int num_replicas, double atomic_bsz, int accum_steps) const;
+  double throughput(int num_nodes, int num_replicas, double atomic_bsz,
+                    int accum_steps) const;
   // Statistical efficiency of the global batch M (1 at M = M0, <= 1 above).
   double efficiency(double batch_size) const;
   // throughput x efficiency(K m (s + 1)).
-  double goodput(int num_nodes, int num_replicas, double atomic_bsz, int accum_steps) const;
+  double goodput(int num_nodes, int num_replicas, double atomic_bsz,
+                 int accum_steps) const;
 
   // The batch a Pollux job would choose on N nodes with K replicas: 50 global
   // batches geometrically spaced in [max(M0, m_min K), M_max]; local = M / K;

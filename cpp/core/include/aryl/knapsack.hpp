@@ -46,7 +46,8 @@ inline constexpr double knapsack_work_limit = 4e9;
 //     first, ordering "none" before item 0 before item 1 ...; i.e. earlier
 //     groups take nothing or low item indices, later groups take what remains.
 //     (Values within the tolerance count as equal here too.)
-std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity);
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
+                          int capacity);
 
 namespace detail {
 // knapsack() with the table limit as a parameter (0 forces divide and conquer
@@ -54,8 +55,8 @@ namespace detail {
 // common divisor; taking every group's heaviest item when all fit and that is
 // provably the DP's answer) optional; exposed so the tests can check that every
 // path makes the same choices.
-std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups, int capacity,
-                          std::size_t table_limit, bool shortcuts = true);
+std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
+                          int capacity, std::size_t table_limit, bool shortcuts = true);
 }  // namespace detail
 
 }  // namespace aryl

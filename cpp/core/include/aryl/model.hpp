@@ -28,7 +28,7 @@ struct Job {
   double submit_time = 0.0;
   double estimated_duration = 0.0;  // what the scheduler is told
   std::string gpu_type;             // required type; empty = any type
-  bool checkpoint = true;  // a preempted job resumes from its progress
+  bool checkpoint = true;           // a preempted job resumes from its progress
   bool hetero = false;
   // Workers at which `duration` (and `estimated_duration`) was measured, in
   // [min_workers, max_workers]; 0 means max_workers.

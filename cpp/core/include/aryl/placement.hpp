@@ -44,19 +44,26 @@ class Placer {
   bool keep(const Worker& worker);
   // Places `count` workers of `job`, on GPU type `type` only if it is >= 0; all
   // or nothing. Appends them to `out`.
-  bool place(int job, int count, bool flexible, std::vector<Worker>& out, int type = -1);
+  bool place(int job, int count, bool flexible, std::vector<Worker>& out,
+             int type = -1);
 
   [[nodiscard]] int free_gpus() const;
-  [[nodiscard]] int free_gpus(int type) const { return type_free_[static_cast<std::size_t>(type)]; }
+  [[nodiscard]] int free_gpus(int type) const {
+    return type_free_[static_cast<std::size_t>(type)];
+  }
   [[nodiscard]] int n_types() const { return n_types_; }
-  [[nodiscard]] int type_of(int server) const { return type_of_[static_cast<std::size_t>(server)]; }
+  [[nodiscard]] int type_of(int server) const {
+    return type_of_[static_cast<std::size_t>(server)];
+  }
   [[nodiscard]] double type_speed(int type) const {
     return type_speed_[static_cast<std::size_t>(type)];
   }
   // Removes workers just placed for a job that had none before (unpins it).
   void undo(const std::vector<Worker>& placed);
   // GPUs of usable servers of the type, free or not.
-  [[nodiscard]] int capacity(int type) const { return type_capacity_[static_cast<std::size_t>(type)]; }
+  [[nodiscard]] int capacity(int type) const {
+    return type_capacity_[static_cast<std::size_t>(type)];
+  }
   // The GPU type the job may use: required or pinned, -1 if any.
   [[nodiscard]] int job_type(int job) const;
   // Whether the job may run on GPU type `type` at all.
@@ -83,12 +90,12 @@ class Placer {
 
   const ClusterState& state_;
   PlacementPolicy policy_;
-  std::vector<int> type_of_;    // server -> GPU type id
+  std::vector<int> type_of_;  // server -> GPU type id
   int n_types_ = 0;
   std::vector<double> type_speed_;  // type -> relative speed
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> type_capacity_;  // type -> GPUs of usable servers
-  std::vector<int> free_;       // server -> free GPUs (-1: not usable)
+  std::vector<int> free_;           // server -> free GPUs (-1: not usable)
   // type -> free GPUs -> usable servers with that many free
   std::vector<std::map<int, int>> servers_by_free_;
   // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
@@ -96,11 +103,11 @@ class Placer {
   static constexpr std::size_t buckets_per_type = 8;
   bool scan_ = false;
   std::vector<std::vector<std::set<int>>> index_;
-  int total_free_ = 0;          // sum of the usable servers' free GPUs
-  std::vector<int> fixed_;      // server -> base workers hosted
-  std::vector<int> flexible_;   // server -> flexible workers hosted
-  std::vector<int> pinned_;     // job -> GPU type id its workers use, or -1
-  std::vector<int> required_;   // job -> GPU type id it requires, -1 any, -2 none exists
+  int total_free_ = 0;         // sum of the usable servers' free GPUs
+  std::vector<int> fixed_;     // server -> base workers hosted
+  std::vector<int> flexible_;  // server -> flexible workers hosted
+  std::vector<int> pinned_;    // job -> GPU type id its workers use, or -1
+  std::vector<int> required_;  // job -> GPU type id it requires, -1 any, -2 none exists
 };
 
 }  // namespace aryl

@@ -29,8 +29,8 @@ struct PolluxJob {
   std::vector<int> current;       // replicas per node now (empty: none)
   double attained_service = 0.0;  // GPU-seconds held so far (priority, then submit)
   double submit_time = 0.0;
-  double age = 0.0;               // s since submission (restart penalty)
-  int num_restarts = 0;           // reallocations after its first start
+  double age = 0.0;      // s since submission (restart penalty)
+  int num_restarts = 0;  // reallocations after its first start
 };
 
 struct PolluxOptions {
@@ -62,7 +62,8 @@ class PolluxSpeedups {
 // dominant share of one node is worth 1), times max(age - 30 restarts, 0) /
 // (age + 30) when its allocation differs from `current`; then the power mean
 // with p = -1 of (scaled + 1e-3). Public for tests.
-double pollux_objective(const std::vector<PolluxJob>& jobs, const std::vector<int>& node_gpus,
+double pollux_objective(const std::vector<PolluxJob>& jobs,
+                        const std::vector<int>& node_gpus,
                         const std::vector<std::vector<int>>& allocation,
                         double restart_delay = 30.0);
 

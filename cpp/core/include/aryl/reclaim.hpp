@@ -16,9 +16,10 @@ enum class ReclaimPolicy { aryl, scf, random, exact };
 ReclaimPolicy parse_reclaim_policy(std::string_view name);
 
 struct ReclaimPlan {
-  std::vector<int> servers;                   // returned servers, in the order chosen
-  std::vector<int> preempted;                 // jobs preempted, in order of preemption
-  std::vector<std::pair<int, int>> scaled_in; // (job, workers removed), job keeps >= min
+  std::vector<int> servers;    // returned servers, in the order chosen
+  std::vector<int> preempted;  // jobs preempted, in order of preemption
+  std::vector<std::pair<int, int>>
+      scaled_in;            // (job, workers removed), job keeps >= min
   int demand_gpus = 0;      // GPUs of the returned servers
   int collateral_gpus = 0;  // GPUs freed by preempted jobs on servers not returned
 };

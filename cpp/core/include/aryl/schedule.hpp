@@ -45,10 +45,10 @@ struct ScheduleOptions {
 };
 
 struct Decision {
-  std::vector<Worker> start;   // workers to launch (flexible = beyond min_workers)
-  std::vector<int> stop;       // indices into state.workers to remove (scale-ins)
-  std::vector<int> allocation; // job -> workers after the decision (0 = not running)
-  std::vector<int> pending;    // queued jobs left queued, in queue order
+  std::vector<Worker> start;    // workers to launch (flexible = beyond min_workers)
+  std::vector<int> stop;        // indices into state.workers to remove (scale-ins)
+  std::vector<int> allocation;  // job -> workers after the decision (0 = not running)
+  std::vector<int> pending;     // queued jobs left queued, in queue order
 };
 
 // Running jobs (those with workers) keep their base workers where they are; a

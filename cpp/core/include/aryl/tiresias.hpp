@@ -12,9 +12,10 @@ namespace aryl {
 inline constexpr double tiresias_default_threshold = 16 * 3600.0;
 
 struct TiresiasJob {
-  int gpus = 1;                 // requested replicas (one GPU each), >= 1
-  double executed_time = 0.0;   // seconds this job has run (wall clock, not GPU-s), >= 0
-  std::vector<int> allocation;  // node index of each GPU it holds now (empty: not running)
+  int gpus = 1;                // requested replicas (one GPU each), >= 1
+  double executed_time = 0.0;  // seconds this job has run (wall clock, not GPU-s), >= 0
+  std::vector<int>
+      allocation;  // node index of each GPU it holds now (empty: not running)
 };
 
 struct TiresiasInput {
@@ -26,10 +27,11 @@ struct TiresiasInput {
 };
 
 struct TiresiasDecision {
-  std::vector<int> queue0, queue1;             // after demotion
-  std::vector<bool> running;                   // per job
-  std::vector<std::vector<int>> allocations;   // per job: node of each GPU (empty if not running)
-  std::vector<int> demoted;                    // jobs moved from queue 0 to queue 1 this round
+  std::vector<int> queue0, queue1;  // after demotion
+  std::vector<bool> running;        // per job
+  std::vector<std::vector<int>>
+      allocations;           // per job: node of each GPU (empty if not running)
+  std::vector<int> demoted;  // jobs moved from queue 0 to queue 1 this round
 };
 
 // One round:

@@ -31,8 +31,9 @@ void Accounting::integrate(double dt, const Usage& u) {
   r_.loaned_capacity_seconds += static_cast<double>(u.loaned_gpus) * dt;
 }
 
-void Accounting::sample(double t, const Usage& u, std::int64_t on_loan, std::int64_t needed,
-                        std::int64_t queued, std::int64_t running) {
+void Accounting::sample(double t, const Usage& u, std::int64_t on_loan,
+                        std::int64_t needed, std::int64_t queued,
+                        std::int64_t running) {
   t_.push_back(t);
   training_.push_back(u.training_used);
   loaned_.push_back(u.loaned_used);
@@ -57,15 +58,18 @@ void Accounting::ran_on(int job, Pool pool) {
 }
 
 void Accounting::violation(double t, const std::string& what) {
-  if (r_.violations.size() < 20) r_.violations.push_back(fmt::format("t={}: {}", t, what));
+  if (r_.violations.size() < 20)
+    r_.violations.push_back(fmt::format("t={}: {}", t, what));
 }
 
 Result Accounting::finish(double end, double work_completed) {
   r_.work_completed = work_completed;
-  const double gap = std::abs(r_.work_delivered - r_.work_completed - r_.work_lost_total);
+  const double gap =
+      std::abs(r_.work_delivered - r_.work_completed - r_.work_lost_total);
   if (gap > 1e-6 * std::max(1.0, r_.work_delivered))
-    violation(end, fmt::format("work delivered {} != completed {} + lost {}", r_.work_delivered,
-                               r_.work_completed, r_.work_lost_total));
+    violation(end,
+              fmt::format("work delivered {} != completed {} + lost {}",
+                          r_.work_delivered, r_.work_completed, r_.work_lost_total));
   r_.end_time = end;
   const auto column = [](auto& v) { return xt::adapt(v, {v.size()}); };
   r_.t = column(t_);

@@ -11,10 +11,10 @@ namespace aryl::sim {
 
 // What the cluster holds at one moment, for integration and sampling.
 struct Usage {
-  std::int64_t training_used = 0;  // GPUs of training jobs on training servers
-  std::int64_t loaned_used = 0;    // ... on on-loan inference servers
-  std::int64_t loaned_gpus = 0;    // GPUs of the servers on loan
-  double inference_occupied = 0.0; // GPUs busy with inference (load x capacity)
+  std::int64_t training_used = 0;   // GPUs of training jobs on training servers
+  std::int64_t loaned_used = 0;     // ... on on-loan inference servers
+  std::int64_t loaned_gpus = 0;     // GPUs of the servers on loan
+  double inference_occupied = 0.0;  // GPUs busy with inference (load x capacity)
 };
 
 class Accounting {

@@ -11,7 +11,9 @@
 namespace aryl::sim {
 
 void Engine::audit() {
-  const auto fail = [&](const std::string& what) { accounting_.violation(now(), what); };
+  const auto fail = [&](const std::string& what) {
+    accounting_.violation(now(), what);
+  };
   std::vector<int> used(servers_.size(), 0);
   std::size_t queued = 0, running = 0;
   for (std::size_t j = 0; j < state_.size(); ++j) {
@@ -21,8 +23,8 @@ void Engine::audit() {
     queued += status == Status::queued;
     running += status == Status::running;
     if (status == Status::running && (n < job.min_workers || n > job.max_workers))
-      fail(fmt::format("job '{}' runs {} workers outside [{}, {}]", job.id, n, job.min_workers,
-                       job.max_workers));
+      fail(fmt::format("job '{}' runs {} workers outside [{}, {}]", job.id, n,
+                       job.min_workers, job.max_workers));
     if (status != Status::running && n > 0)
       fail(fmt::format("job '{}' holds workers while not running", job.id));
     if (state_[j].done > state_[j].work * (1 + 1e-9))
@@ -31,15 +33,16 @@ void Engine::audit() {
       used[at(p.server)] += job.gpus_per_worker;
       const Server& srv = servers_[at(p.server)];
       if (srv.pool == Pool::inference && !on_loan_[at(p.server)])
-        fail(fmt::format("job '{}' runs on inference server '{}', not on loan", job.id, srv.id));
+        fail(fmt::format("job '{}' runs on inference server '{}', not on loan", job.id,
+                         srv.id));
     }
   }
   if (queued != queue_.size() || running != running_ids_.size())
     fail("queued/running book-keeping is off");
   for (std::size_t s = 0; s < servers_.size(); ++s)
     if (used[s] > servers_[s].gpus || used[s] != used_[s])
-      fail(fmt::format("server '{}' holds {} GPUs of {} (book: {})", servers_[s].id, used[s],
-                       servers_[s].gpus, used_[s]));
+      fail(fmt::format("server '{}' holds {} GPUs of {} (book: {})", servers_[s].id,
+                       used[s], servers_[s].gpus, used_[s]));
 }
 
 }  // namespace aryl::sim

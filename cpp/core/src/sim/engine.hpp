@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "../index.hpp"
-#include "aryl/pollux.hpp"
 #include "accounting.hpp"
+#include "aryl/pollux.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "events.hpp"
 #include "goodput_progress.hpp"
@@ -31,12 +31,13 @@ enum class Status : std::uint8_t { future, queued, running, finished };
 class Engine {
  public:
   Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
-         const std::vector<LoadPoint>& load, const Config& config, const Progress& progress,
-         const std::vector<Application>& applications);
+         const std::vector<LoadPoint>& load, const Config& config,
+         const Progress& progress, const std::vector<Application>& applications);
   Result run();
 
  private:
-  using FifoKey = std::pair<double, int>;  // arrival order: submit time, then trace order
+  using FifoKey =
+      std::pair<double, int>;  // arrival order: submit time, then trace order
 
   // inputs
   void check_inputs() const;
@@ -70,9 +71,12 @@ class Engine {
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
   [[nodiscard]] int releasable_gpus() const;
-  [[nodiscard]] FifoKey fifo_key(int j) const { return {jobs_[at(j)].job.submit_time, j}; }
+  [[nodiscard]] FifoKey fifo_key(int j) const {
+    return {jobs_[at(j)].job.submit_time, j};
+  }
   [[nodiscard]] FifoKey fifo_blocker(int bound) const;
-  void apply(const Decision& d, const ClusterState& state, const std::vector<int>& job_of);
+  void apply(const Decision& d, const ClusterState& state,
+             const std::vector<int>& job_of);
   // goodput-driven jobs, one round at each epoch (rounds.cpp)
   void on_round();
   void step_goodput(double from, double seconds);
@@ -93,20 +97,21 @@ class Engine {
   ClusterState snapshot_;  // the kernels' view, rebuilt in place (snapshot)
   Lender lender_;
   Accounting accounting_;
-  ScheduleOptions options_;  // the kernel's options; remaining/throughput per epoch
-  std::vector<double> speed_;                 // server -> GPU speed
-  std::vector<std::vector<double>> curves_;   // job -> throughput with 1..max workers
-  bool linear_ = true;                        // every curve linear: the kernel's default
-  std::vector<JobProgress> state_;            // job -> progress
+  ScheduleOptions options_;    // the kernel's options; remaining/throughput per epoch
+  std::vector<double> speed_;  // server -> GPU speed
+  std::vector<std::vector<double>> curves_;  // job -> throughput with 1..max workers
+  bool linear_ = true;                       // every curve linear: the kernel's default
+  std::vector<JobProgress> state_;           // job -> progress
   std::vector<Status> status_ = std::vector<Status>(jobs_.size(), Status::future);
-  std::vector<std::vector<Placed>> workers_ = std::vector<std::vector<Placed>>(jobs_.size());
+  std::vector<std::vector<Placed>> workers_ =
+      std::vector<std::vector<Placed>>(jobs_.size());
   std::vector<int> running_ids_;  // running jobs, in trace order
   std::set<FifoKey> queue_;       // queued jobs in arrival order
   std::vector<int> used_;         // server -> GPUs held by training workers
   std::vector<char> on_loan_;     // server -> lent to training
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
   double last_arrival_ = 0.0, next_report_ = 0.0;
-  bool dirty_ = false;         // something changed since the last epoch planned
+  bool dirty_ = false;          // something changed since the last epoch planned
   bool epoch_pending_ = false;  // an epoch event is in the queue
   int quiet_events_ = 0;        // events since the last progress report
   int unfinished_ = 0;

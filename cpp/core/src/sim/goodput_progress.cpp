@@ -9,7 +9,9 @@
 namespace aryl::sim {
 
 GoodputJob::GoodputJob(const Application& app, double batch_size, bool learning)
-    : app_(&app), batch_size_(batch_size), total_(app.epoch_progress(app.max_epochs())) {
+    : app_(&app),
+      batch_size_(batch_size),
+      total_(app.epoch_progress(app.max_epochs())) {
   if (learning) learner_.emplace(app.limits(), std::max(batch_size, 0.0));
 }
 
@@ -17,11 +19,13 @@ void GoodputJob::choose_batch() {
   int replicas = 0;
   for (int g : placement_) replicas += g;
   if (learner_) {
-    const BatchChoice b = learner_->batch(static_cast<int>(placement_.size()), replicas);
+    const BatchChoice b =
+        learner_->batch(static_cast<int>(placement_.size()), replicas);
     atomic_bsz_ = b.atomic_bsz;
     accum_steps_ = b.accum_steps;
   } else {
-    std::tie(atomic_bsz_, accum_steps_) = fixed_batch(app_->limits(), replicas, batch_size_);
+    std::tie(atomic_bsz_, accum_steps_) =
+        fixed_batch(app_->limits(), replicas, batch_size_);
   }
 }
 
@@ -33,7 +37,8 @@ void GoodputJob::observe() {
   const auto [step, sync] = app_->step_time(placement_, atomic_bsz_);
   const double batch = static_cast<double>(replicas) * atomic_bsz_ * (accum_steps_ + 1);
   learner_->observe_grad(app_->grad_stats(batch, epoch_));
-  learner_->observe(static_cast<int>(placement_.size()), replicas, atomic_bsz_, step, sync);
+  learner_->observe(static_cast<int>(placement_.size()), replicas, atomic_bsz_, step,
+                    sync);
 }
 
 void GoodputJob::reallocate(const std::vector<int>& placement, double restart) {

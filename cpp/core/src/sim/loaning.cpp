@@ -43,6 +43,8 @@ int Lender::most_spare() const {
   return spare_for(low);
 }
 
-double Lender::settled() const { return load_.empty() ? 0.0 : load_.back().time + hold_; }
+double Lender::settled() const {
+  return load_.empty() ? 0.0 : load_.back().time + hold_;
+}
 
 }  // namespace aryl::sim

@@ -26,7 +26,8 @@ void Engine::tiresias_allocate(double interval) {
   active.insert(active.end(), queue1_.begin(), queue1_.end());
   TiresiasInput in;
   in.threshold = config_.tiresias_threshold;
-  for (const Server& s : servers_) in.node_gpus.push_back(s.pool == Pool::training ? s.gpus : 0);
+  for (const Server& s : servers_)
+    in.node_gpus.push_back(s.pool == Pool::training ? s.gpus : 0);
   for (std::size_t i = 0; i < active.size(); ++i) {
     const int j = active[i];
     TiresiasJob tj{jobs_[at(j)].job.max_workers, executed_[at(j)], {}};
@@ -43,7 +44,8 @@ void Engine::tiresias_allocate(double interval) {
   for (const bool starts : {false, true})
     for (std::size_t i = 0; i < active.size(); ++i) {
       const std::vector<int>& holds = d.allocations[i];
-      if (holds != in.jobs[i].allocation && holds.empty() != starts) reallocate(active[i], holds);
+      if (holds != in.jobs[i].allocation && holds.empty() != starts)
+        reallocate(active[i], holds);
     }
 }
 

@@ -33,15 +33,20 @@ double JobProgress::finish_time(double now) const {
   return std::max(now, paused_until) + std::max(0.0, work - done) / rate;
 }
 
-double JobProgress::remaining_fraction() const { return std::clamp(1.0 - done / work, 1e-9, 1.0); }
+double JobProgress::remaining_fraction() const {
+  return std::clamp(1.0 - done / work, 1e-9, 1.0);
+}
 
-double progress_rate(const std::vector<double>& curve, const std::vector<Placed>& workers,
-                     const std::vector<Server>& servers, const std::vector<double>& speed,
-                     double hetero_efficiency, bool& mixed) {
+double progress_rate(const std::vector<double>& curve,
+                     const std::vector<Placed>& workers,
+                     const std::vector<Server>& servers,
+                     const std::vector<double>& speed, double hetero_efficiency,
+                     bool& mixed) {
   mixed = false;
   if (workers.empty()) return 0.0;
   double sum = 0.0;
-  const std::string& first = servers[static_cast<std::size_t>(workers.front().server)].gpu_type;
+  const std::string& first =
+      servers[static_cast<std::size_t>(workers.front().server)].gpu_type;
   for (const Placed& p : workers) {
     sum += speed[static_cast<std::size_t>(p.server)];
     mixed |= servers[static_cast<std::size_t>(p.server)].gpu_type != first;

@@ -38,8 +38,10 @@ struct JobProgress {
 
 // Progress per second of `workers` on `servers` whose relative speeds are
 // `speed`; `mixed` tells whether they span GPU types.
-double progress_rate(const std::vector<double>& curve, const std::vector<Placed>& workers,
-                     const std::vector<Server>& servers, const std::vector<double>& speed,
-                     double hetero_efficiency, bool& mixed);
+double progress_rate(const std::vector<double>& curve,
+                     const std::vector<Placed>& workers,
+                     const std::vector<Server>& servers,
+                     const std::vector<double>& speed, double hetero_efficiency,
+                     bool& mixed);
 
 }  // namespace aryl::sim

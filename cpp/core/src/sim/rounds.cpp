@@ -20,17 +20,19 @@ void Engine::check_goodput_inputs() const {
   const bool pollux = config_.allocator == Allocator::pollux;
   for (const SimJob& j : jobs_) {
     if (j.application < 0 || j.application >= apps)
-      throw std::invalid_argument(fmt::format(
-          "job '{}': application index {} is not one of the {} applications (a run's jobs are "
-          "either all goodput-driven or all fixed-duration)",
-          j.job.id, j.application, apps));
+      throw std::invalid_argument(
+          fmt::format("job '{}': application index {} is not one of the {} "
+                      "applications (a run's jobs are "
+                      "either all goodput-driven or all fixed-duration)",
+                      j.job.id, j.application, apps));
     if (pollux && (!(j.batch_size >= 0.0) || !std::isfinite(j.batch_size)))
       throw std::invalid_argument(fmt::format(
-          "job '{}': batch_size must be finite and >= 0 (0: the job chooses), got {}", j.job.id,
-          j.batch_size));
+          "job '{}': batch_size must be finite and >= 0 (0: the job chooses), got {}",
+          j.job.id, j.batch_size));
     if (!pollux && (!(j.batch_size > 0.0) || !std::isfinite(j.batch_size)))
       throw std::invalid_argument(
-          fmt::format("job '{}': batch_size must be finite and > 0, got {}", j.job.id, j.batch_size));
+          fmt::format("job '{}': batch_size must be finite and > 0, got {}", j.job.id,
+                      j.batch_size));
     if (pollux && j.job.gpus_per_worker != 1)
       throw std::invalid_argument(fmt::format(
           "job '{}': a goodput-driven job runs one-GPU replicas (gpus_per_worker = 1)",
@@ -43,11 +45,14 @@ void Engine::check_goodput_inputs() const {
   }
   if (config_.allocator != Allocator::tiresias && !pollux)
     throw std::invalid_argument(
-        "goodput-driven jobs need an allocator for them: policy 'tiresias' or 'pollux'");
+        "goodput-driven jobs need an allocator for them: policy 'tiresias' or "
+        "'pollux'");
   if (lender_.active())
-    throw std::invalid_argument("goodput-driven runs do not lend inference servers (no load)");
+    throw std::invalid_argument(
+        "goodput-driven runs do not lend inference servers (no load)");
   if (!(config_.reallocation_overhead >= 0.0) || !(config_.tiresias_threshold >= 0.0))
-    throw std::invalid_argument("reallocation_overhead and tiresias_threshold must be >= 0");
+    throw std::invalid_argument(
+        "reallocation_overhead and tiresias_threshold must be >= 0");
 }
 
 void Engine::on_round() {
@@ -83,11 +88,13 @@ void Engine::reallocate(int j, const std::vector<int>& allocation) {
   const bool was_running = status_of(j) == Status::running;
   clear_workers(j);
   for (int server : allocation) add_worker(j, server, false);
-  goodput_[at(j)].reallocate(allocation_placement(allocation), config_.reallocation_overhead);
+  goodput_[at(j)].reallocate(allocation_placement(allocation),
+                             config_.reallocation_overhead);
   if (!allocation.empty() && !was_running) {
     status_[at(j)] = Status::running;
     queue_.erase(fifo_key(j));
-    running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j), j);
+    running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j),
+                        j);
     accounting_.started(j, now());
   } else if (allocation.empty() && was_running) {
     status_[at(j)] = Status::queued;

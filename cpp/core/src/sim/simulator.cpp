@@ -14,11 +14,19 @@
 namespace aryl::sim {
 
 Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
-               const std::vector<LoadPoint>& load, const Config& config, const Progress& progress,
-               const std::vector<Application>& applications)
-    : servers_(servers), jobs_(jobs), load_(load), config_(config), progress_(progress),
-      lender_(servers, load, config), accounting_(jobs.size()), state_(jobs.size()),
-      used_(servers.size(), 0), on_loan_(servers.size(), 0), applications_(applications) {
+               const std::vector<LoadPoint>& load, const Config& config,
+               const Progress& progress, const std::vector<Application>& applications)
+    : servers_(servers),
+      jobs_(jobs),
+      load_(load),
+      config_(config),
+      progress_(progress),
+      lender_(servers, load, config),
+      accounting_(jobs.size()),
+      state_(jobs.size()),
+      used_(servers.size(), 0),
+      on_loan_(servers.size(), 0),
+      applications_(applications) {
   goodput_run_ = std::any_of(jobs.begin(), jobs.end(),
                              [](const SimJob& j) { return j.application >= 0; });
   check_inputs();
@@ -37,7 +45,8 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     }
   }
   for (const Server& s : servers)
-    speed_.push_back(config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
+    speed_.push_back(
+        config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
   options_.policy = config.policy;
   options_.placement = config.placement;
   options_.backfill = config.backfill;
@@ -74,10 +83,18 @@ Result Engine::run() {
     const Event e = events_.pop();
     accounting_.integrate(e.time - before, usage(before));
     switch (e.kind) {
-      case Kind::arrival: on_arrival(e.job); break;
-      case Kind::finish: on_finish(e.job, e.version); break;
-      case Kind::loan: on_loan(); break;
-      case Kind::epoch: on_epoch(); break;
+      case Kind::arrival:
+        on_arrival(e.job);
+        break;
+      case Kind::finish:
+        on_finish(e.job, e.version);
+        break;
+      case Kind::loan:
+        on_loan();
+        break;
+      case Kind::epoch:
+        on_epoch();
+        break;
     }
     if (config_.audit) audit();
     if (!report_progress()) break;
@@ -98,19 +115,21 @@ void Engine::check_inputs() const {
   validate(probe);
   std::map<int, std::map<std::string, int>> slots;  // GPUs per worker -> slots per type
   for (const SimJob& j : jobs_) {
-    if (!j.throughput.empty() && j.throughput.size() != static_cast<std::size_t>(j.job.max_workers))
+    if (!j.throughput.empty() &&
+        j.throughput.size() != static_cast<std::size_t>(j.job.max_workers))
       throw std::invalid_argument(fmt::format(
-          "job '{}': throughput has {} values, expected one per worker count 1..{}", j.job.id,
-          j.throughput.size(), j.job.max_workers));
+          "job '{}': throughput has {} values, expected one per worker count 1..{}",
+          j.job.id, j.throughput.size(), j.job.max_workers));
     for (double v : j.throughput)
       if (!(v > 0.0) || !std::isfinite(v))
-        throw std::invalid_argument(
-            fmt::format("job '{}': throughput values must be finite and > 0", j.job.id));
+        throw std::invalid_argument(fmt::format(
+            "job '{}': throughput values must be finite and > 0", j.job.id));
     const auto shape = slots.try_emplace(j.job.gpus_per_worker);
     if (shape.second) shape.first->second = slots_per_type(j.job.gpus_per_worker);
     if (!fits_somewhere(j.job, shape.first->second))
       throw std::invalid_argument(fmt::format(
-          "job '{}' can never run: {} workers of {} GPUs do not fit on the servers it may use "
+          "job '{}' can never run: {} workers of {} GPUs do not fit on the servers it "
+          "may use "
           "(training servers plus the inference servers the load ever spares)",
           j.job.id, demand(j.job), j.job.gpus_per_worker));
   }
@@ -118,12 +137,12 @@ void Engine::check_inputs() const {
     const LoadPoint& p = load_[i];
     if (!std::isfinite(p.time) || !(p.load >= 0.0 && p.load <= 1.0))
       throw std::invalid_argument(fmt::format(
-          "inference load row {}: time must be finite and load in [0, 1], got ({}, {})", i,
-          p.time, p.load));
+          "inference load row {}: time must be finite and load in [0, 1], got ({}, {})",
+          i, p.time, p.load));
     if (i > 0 && p.time <= load_[i - 1].time)
-      throw std::invalid_argument(fmt::format(
-          "inference load row {}: times must increase, got {} after {}", i, p.time,
-          load_[i - 1].time));
+      throw std::invalid_argument(
+          fmt::format("inference load row {}: times must increase, got {} after {}", i,
+                      p.time, load_[i - 1].time));
   }
   if (!(config_.schedule_interval > 0.0) || !(config_.loan_interval > 0.0))
     throw std::invalid_argument("schedule_interval and loan_interval must be > 0");
@@ -131,7 +150,8 @@ void Engine::check_inputs() const {
       !(config_.lend_hold >= 0.0) ||
       !(config_.hetero_efficiency > 0.0 && config_.hetero_efficiency <= 1.0))
     throw std::invalid_argument(
-        "restart_overhead, headroom and lend_hold must be >= 0 and hetero_efficiency in (0, 1]");
+        "restart_overhead, headroom and lend_hold must be >= 0 and hetero_efficiency "
+        "in (0, 1]");
   for (const auto& [type, speed] : config_.gpu_speed)
     if (!(speed > 0.0) || !std::isfinite(speed))
       throw std::invalid_argument(
@@ -145,23 +165,28 @@ void Engine::check_inputs() const {
 void Engine::check_span() const {
   double fastest = 0.0;
   for (const Server& s : servers_)
-    fastest = std::max(fastest, config_.gpu_speed.count(s.gpu_type) ? config_.gpu_speed.at(s.gpu_type) : 1.0);
+    fastest = std::max(fastest, config_.gpu_speed.count(s.gpu_type)
+                                    ? config_.gpu_speed.at(s.gpu_type)
+                                    : 1.0);
   double span = 0.0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     const std::vector<double>& curve = curves_[j];
     const double best = *std::max_element(curve.begin(), curve.end());
-    const double work = jobs_[j].job.duration * throughput(curve, jobs_[j].job.reference());
+    const double work =
+        jobs_[j].job.duration * throughput(curve, jobs_[j].job.reference());
     span = std::max(span, jobs_[j].job.submit_time + work / best / fastest);
   }
   span = std::min(span, config_.horizon);
-  std::vector<std::pair<const char*, double>> steps{{"schedule_interval", config_.schedule_interval}};
+  std::vector<std::pair<const char*, double>> steps{
+      {"schedule_interval", config_.schedule_interval}};
   if (lender_.active()) steps.emplace_back("loan_interval", config_.loan_interval);
   for (const auto& [name, interval] : steps)
     if (span / interval > max_steps)
-      throw std::invalid_argument(fmt::format(
-          "the simulation would span at least {:.4g} s, {:.3g} steps of {} = {:g} s; the limit is "
-          "{}: use a longer {}, a horizon, or shorter times",
-          span, span / interval, name, interval, max_steps, name));
+      throw std::invalid_argument(
+          fmt::format("the simulation would span at least {:.4g} s, {:.3g} steps of {} "
+                      "= {:g} s; the limit is "
+                      "{}: use a longer {}, a horizon, or shorter times",
+                      span, span / interval, name, interval, max_steps, name));
 }
 
 int Engine::demand(const Job& j) const { return base_demand(j, config_.policy); }
@@ -197,7 +222,8 @@ bool Engine::fits_somewhere(const Job& j,
 // ---- time -------------------------------------------------------------------
 
 Usage Engine::usage(double t) const {
-  return {training_used_, loaned_used_, loaned_gpus_, lender_.load_at(t) * lender_.gpus()};
+  return {training_used_, loaned_used_, loaned_gpus_,
+          lender_.load_at(t) * lender_.gpus()};
 }
 
 // About every 1% of the arrivals' span, and every 4,096 events whatever the
@@ -341,8 +367,8 @@ void Engine::take_back(int n) {
   std::vector<int> job_of;
   const ClusterState& state = snapshot(job_of, false);
   Result& r = accounting_.result();
-  const ReclaimPlan plan =
-      reclaim(state, n, config_.reclaim, config_.seed + static_cast<std::uint64_t>(r.reclaims));
+  const ReclaimPlan plan = reclaim(
+      state, n, config_.reclaim, config_.seed + static_cast<std::uint64_t>(r.reclaims));
   ++r.reclaims;
   r.collateral_gpus += plan.collateral_gpus;
   r.reclaim_demand_gpus += plan.demand_gpus;
@@ -350,7 +376,8 @@ void Engine::take_back(int n) {
   for (int j : plan.preempted) preempted[at(j)] = 1;
   for (int s : plan.servers) {
     bool free = true;
-    for (const Worker& w : state.workers) free &= !(w.server == s && preempted[at(w.job)]);
+    for (const Worker& w : state.workers)
+      free &= !(w.server == s && preempted[at(w.job)]);
     r.servers_reclaimed_free += free;
   }
   r.servers_reclaimed += static_cast<std::int64_t>(plan.servers.size());
@@ -360,7 +387,8 @@ void Engine::take_back(int n) {
     advance(sj);
     std::vector<Placed>& w = workers_[at(sj)];
     for (std::size_t k = w.size(); k-- > 0;)
-      if (std::find(plan.servers.begin(), plan.servers.end(), w[k].server) != plan.servers.end())
+      if (std::find(plan.servers.begin(), plan.servers.end(), w[k].server) !=
+          plan.servers.end())
         remove_worker(sj, k);
     accounting_.scaled(sj);
     set_rate(sj);
@@ -427,7 +455,8 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   if (state.servers.empty()) state.servers = servers_;
   state.workers.clear();
   std::size_t n_jobs = 0;
-  for (std::size_t s = 0; s < servers_.size(); ++s) state.servers[s].on_loan = on_loan_[s] != 0;
+  for (std::size_t s = 0; s < servers_.size(); ++s)
+    state.servers[s].on_loan = on_loan_[s] != 0;
   const int bound = with_queue ? releasable_gpus() : 0;
   const FifoKey blocker = with_queue ? fifo_blocker(bound) : FifoKey{};
   // Gandiva grows only when nothing is pending: keep one hopeless job to say so.
@@ -435,9 +464,12 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   const auto add = [&](int j) {
     const int index = static_cast<int>(n_jobs++);
     job_of.push_back(j);
-    if (n_jobs <= state.jobs.size()) state.jobs[n_jobs - 1] = jobs_[at(j)].job;
-    else state.jobs.push_back(jobs_[at(j)].job);
-    for (const Placed& p : workers_[at(j)]) state.workers.push_back({index, p.server, p.flexible});
+    if (n_jobs <= state.jobs.size())
+      state.jobs[n_jobs - 1] = jobs_[at(j)].job;
+    else
+      state.jobs.push_back(jobs_[at(j)].job);
+    for (const Placed& p : workers_[at(j)])
+      state.workers.push_back({index, p.server, p.flexible});
   };
   for (const int j : running_ids_) add(j);
   if (!with_queue) {
@@ -447,7 +479,8 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   for (const FifoKey& key : queue_) {  // in arrival order
     if (!(key < blocker)) break;
     const Job& job = jobs_[at(key.second)].job;
-    if (demand(job) * job.gpus_per_worker <= bound || std::exchange(keep_hopeless, false))
+    if (demand(job) * job.gpus_per_worker <= bound ||
+        std::exchange(keep_hopeless, false))
       add(key.second);
   }
   state.jobs.resize(n_jobs);
@@ -458,7 +491,8 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
 int Engine::releasable_gpus() const {
   int gpus = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s)
-    if (servers_[s].pool == Pool::training || on_loan_[s]) gpus += servers_[s].gpus - used_[s];
+    if (servers_[s].pool == Pool::training || on_loan_[s])
+      gpus += servers_[s].gpus - used_[s];
   if (scales_elastic_jobs(config_.policy))
     for (const int j : running_ids_) {
       const Job& job = jobs_[at(j)].job;
@@ -483,7 +517,8 @@ Engine::FifoKey Engine::fifo_blocker(int bound) const {
   return none;
 }
 
-void Engine::apply(const Decision& d, const ClusterState& state, const std::vector<int>& job_of) {
+void Engine::apply(const Decision& d, const ClusterState& state,
+                   const std::vector<int>& job_of) {
   std::vector<int> touched;
   std::vector<std::vector<std::size_t>> stops(job_of.size());
   // Workers of one job appear in the snapshot in the job's own order.
@@ -510,7 +545,8 @@ void Engine::apply(const Decision& d, const ClusterState& state, const std::vect
     if (status_of(j) == Status::queued && !workers_[at(j)].empty()) {
       status_[at(j)] = Status::running;
       queue_.erase(fifo_key(j));
-      running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j), j);
+      running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j),
+                          j);
       s.updated = now();
       accounting_.started(j, now());
       if (s.restarted) s.paused_until = now() + config_.restart_overhead;
@@ -521,7 +557,8 @@ void Engine::apply(const Decision& d, const ClusterState& state, const std::vect
 }
 
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
-                const std::vector<LoadPoint>& load, const Config& config, const Progress& progress,
+                const std::vector<LoadPoint>& load, const Config& config,
+                const Progress& progress,
                 const std::vector<Application>& applications) {
   return Engine(servers, jobs, load, config, progress, applications).run();
 }

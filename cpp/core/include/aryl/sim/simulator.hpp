@@ -53,13 +53,13 @@ struct Config {
   // first start included (the Pollux artifact's 30 s).
   double reallocation_overhead = 30.0;
   double tiresias_threshold = 16 * 3600.0;  // GPU-s of executed time before demotion
-  int pollux_population = 100;   // the Pollux search's population per round
+  int pollux_population = 100;              // the Pollux search's population per round
   int pollux_generations = 100;  // its generations per round (the paper: 250)
-  double headroom = 0.0;            // inference keeps ceil(load x (1 + headroom) x N) servers
+  double headroom = 0.0;  // inference keeps ceil(load x (1 + headroom) x N) servers
   // A server is lent only once the load has left it spare for this long (s);
   // reclaiming stays immediate. Damps lending back and forth on load noise.
   double lend_hold = 3600.0;
-  double hetero_efficiency = 0.7;   // throughput factor of a job spanning GPU types
+  double hetero_efficiency = 0.7;  // throughput factor of a job spanning GPU types
   std::map<std::string, double> gpu_speed{{"V100", 1.0}, {"T4", 0.25}};  // unknown: 1.0
   double horizon = std::numeric_limits<double>::infinity();  // stop time (s)
   std::uint64_t seed = 0;  // of the random reclaim policy
@@ -97,20 +97,22 @@ struct Result {
   xt::xtensor<std::uint8_t, 1> ran_on_training, ran_on_inference, ran_mixed;
 
   xt::xtensor<double, 1> t;
-  xt::xtensor<std::int64_t, 1> training_gpus_used, loaned_gpus_used, on_loan, inference_needed,
-      queue_length, running_jobs;
+  xt::xtensor<std::int64_t, 1> training_gpus_used, loaned_gpus_used, on_loan,
+      inference_needed, queue_length, running_jobs;
 
   double end_time = 0.0;
-  double training_gpu_seconds = 0.0;   // GPU-seconds of training jobs on training servers
-  double loaned_gpu_seconds = 0.0;     // ... on on-loan inference servers
+  double training_gpu_seconds =
+      0.0;                          // GPU-seconds of training jobs on training servers
+  double loaned_gpu_seconds = 0.0;  // ... on on-loan inference servers
   double inference_gpu_seconds = 0.0;  // occupied by inference (load x capacity)
   double loaned_capacity_seconds = 0.0;
-  double work_delivered = 0.0;  // worker-seconds of progress at reference speed
-  double work_completed = 0.0;  // work of finished jobs + progress of unfinished ones
-  double work_lost_total = 0.0; // progress discarded by preemptions without checkpoint
+  double work_delivered = 0.0;   // worker-seconds of progress at reference speed
+  double work_completed = 0.0;   // work of finished jobs + progress of unfinished ones
+  double work_lost_total = 0.0;  // progress discarded by preemptions without checkpoint
   std::int64_t reclaims = 0, servers_reclaimed = 0, servers_reclaimed_free = 0;
   std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
-  std::vector<std::string> violations;  // audit findings (empty when all invariants held)
+  std::vector<std::string>
+      violations;  // audit findings (empty when all invariants held)
 };
 
 using Progress = std::function<bool(double fraction)>;  // return false to cancel
@@ -126,7 +128,8 @@ inline constexpr double max_steps = 5'000'000;
 // With goodput-driven jobs (all of the trace's, indexing `applications`) the
 // run is round-based, as the Pollux artifact's: the first round is at
 // schedule_interval; each round first advances every running job over the last
-// interval, then allocates (Allocator::tiresias or Allocator::pollux). Their work columns count M0-equivalent steps.
+// interval, then allocates (Allocator::tiresias or Allocator::pollux). Their work
+// columns count M0-equivalent steps.
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
                 const std::vector<LoadPoint>& load, const Config& config,
                 const Progress& progress = {},
