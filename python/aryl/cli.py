@@ -11,9 +11,23 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from . import reclaiming
+
+if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
+    from .jobtable import JobTable
+    from .typing import SimulationPolicy
 from ._display import FORMATS, Table, render
 from .outputs import output_directory, write_atomically
 from .validation import MAX_INT, MAX_SEED
@@ -321,7 +335,7 @@ def _name_values(text: str, what: str) -> Tuple[str, List[Any]]:
 # ---- inputs ------------------------------------------------------------------
 
 
-def _inputs(args: argparse.Namespace) -> Tuple[List[Any], Any, str]:
+def _inputs(args: argparse.Namespace) -> Tuple[JobTable, Any, str]:
     """(jobs, load frame or None, description) from the arguments or the embedded trace."""
     from . import traces
 
@@ -467,7 +481,7 @@ def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
         else traces.read_pollux_workload(source)
     )
     nodes, gpus = args.pollux_cluster
-    policy = args.policy or "tiresias"
+    policy: SimulationPolicy = args.policy or "tiresias"
     where = f"Pollux workload {source}" if source.isdigit() else str(source)
     _say(
         args,

@@ -25,6 +25,7 @@ from typing import (
     Type,
     TypeVar,
     Union,
+    cast,
     get_args,
 )
 
@@ -98,7 +99,7 @@ def _id(value: Any, what: str) -> Id:
         ) from None
     if value is None:
         raise ValueError(f"{what} must be an int or a str, got None")
-    return value
+    return cast(Id, value)
 
 
 @dataclass(frozen=True)
@@ -170,8 +171,8 @@ class Job:
             value = _integer(getattr(self, name), f"{what}: {name}", True)
             object.__setattr__(self, name, value)
         for name in ("duration", "submit_time"):
-            value = _real(getattr(self, name), f"{what}: {name}", True)
-            object.__setattr__(self, name, value)
+            real = _real(getattr(self, name), f"{what}: {name}", True)
+            object.__setattr__(self, name, real)
         if self.estimated_duration is None:
             object.__setattr__(self, "estimated_duration", self.duration)
         object.__setattr__(

@@ -48,7 +48,7 @@ def schedule_pollux(
     active = [j for j in jobs if j.id not in future]
     nodes = [s for s in servers if s.pool == "training" or s.on_loan]
     node_index = {s.id: n for n, s in enumerate(nodes)}
-    held: Dict[Any, Counter] = {j.id: Counter() for j in active}
+    held: Dict[Any, Counter[int]] = {j.id: Counter() for j in active}
     for w in workers:
         if w.server not in node_index:
             raise ValueError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, get_args
+from typing import Any, Dict, List, Optional, Tuple, get_args
 
 import numpy as np
 
@@ -167,7 +167,7 @@ class ReclaimResult:
         "_plan",
     )
 
-    def __init__(self, state: Any, policy: str, raw: Any) -> None:
+    def __init__(self, state: Any, policy: ReclaimPolicy, raw: Any) -> None:
         """Keep the kernel's answer and the ids it refers to (no conversion yet)."""
         self.policy, self._raw = policy, raw
         self._state, self._version = state, state.version
@@ -185,19 +185,19 @@ class ReclaimResult:
         return np.asarray(self._raw.preempted, dtype=np.int64)
 
     @property
-    def scaled_in(self) -> List[tuple]:
+    def scaled_in(self) -> List[Tuple[int, int]]:
         """(job row, workers removed) for the jobs that keep ``min_workers``."""
         return list(self._raw.scaled_in)
 
     @property
     def demand_gpus(self) -> int:
         """GPUs of the returned servers."""
-        return self._raw.demand_gpus
+        return int(self._raw.demand_gpus)
 
     @property
     def collateral_gpus(self) -> int:
         """GPUs freed by preempted jobs on servers that are not returned."""
-        return self._raw.collateral_gpus
+        return int(self._raw.collateral_gpus)
 
     @property
     def plan(self) -> ReclaimPlan:
@@ -230,7 +230,9 @@ class ReclaimResult:
         )
 
 
-def reclaim_state(state: Any, n: int, policy: str, seed: int) -> ReclaimResult:
+def reclaim_state(
+    state: Any, n: int, policy: ReclaimPolicy, seed: int
+) -> ReclaimResult:
     """``ClusterState.reclaim``: the kernel on the state's compiled copy."""
     validation.text(policy, "reclaim policy", POLICIES)
     n = validation.integer(n, "n", -validation.MAX_INT)

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, get_args
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    get_args,
+    overload,
+)
 
 import numpy as np
 
 from . import _core, validation
 from .model import Job, Records, Server, State, Worker, as_records
 from .typing import AllocationPolicy, Placement, SchedulePolicy
+
+if TYPE_CHECKING:
+    from .state import ClusterState
 
 POLICIES = get_args(AllocationPolicy)
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100.
@@ -37,6 +50,12 @@ class Decision:
     allocation: Dict[Any, int] = field(default_factory=dict)
     pending: List[Any] = field(default_factory=list)
     unplaceable: Dict[Any, str] = field(default_factory=dict)
+
+    @overload
+    def apply(self, workers: ClusterState) -> None: ...
+
+    @overload
+    def apply(self, workers: Records) -> List[Worker]: ...
 
     def apply(self, workers: Any) -> Optional[List[Worker]]:
         """The workers after the decision: ``workers`` less ``stop``, plus ``start``.
@@ -190,7 +209,7 @@ def schedule(
     if policy == "pollux":
         from .pollux_schedule import schedule_pollux
 
-        return schedule_pollux(
+        return schedule_pollux(  # type: ignore[no-any-return]
             jobs, servers, workers, now, agents, validation.seed(seed)
         )
     validation.text(policy, "policy", POLICIES)
@@ -322,7 +341,7 @@ class ScheduleResult:
     def __init__(
         self,
         state: Any,
-        policy: str,
+        policy: SchedulePolicy,
         raw: Any,
         kept: Optional[np.ndarray],
         future: np.ndarray,
@@ -422,7 +441,7 @@ class ScheduleResult:
 
 def schedule_state(
     state: Any,
-    policy: str,
+    policy: AllocationPolicy,
     now: Optional[float],
     placement: str,
     backfill: bool,

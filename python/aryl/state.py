@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from .model import (
     _real,
     as_records,
 )
+from .typing import AllocationPolicy, ReclaimPolicy
 
 _INT = {
     "job": ("gpus_per_worker", "min_workers", "max_workers", "reference_workers"),
@@ -112,7 +113,7 @@ def _raw_columns(data: Any, what: str) -> Tuple[Dict[str, Any], int]:
 def _records_columns(records: Records, what: str) -> Dict[str, Any]:
     """Dataclasses or dicts (checked one by one, as by the record API) as columns."""
     cls = _CLASS[what]
-    items = as_records(records, cls, what)
+    items: List[Any] = as_records(records, cls, what)
     return {
         f.name: _objects(getattr(r, f.name) for r in items)
         for f in dataclasses.fields(cls)
@@ -202,7 +203,7 @@ def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
             values.tolist()
         ):  # the first bad value, named as records do
             _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
-    out = values.copy()
+    out: np.ndarray = values.copy()
     out[missing] = None
     return out
 
@@ -316,7 +317,7 @@ def _index(ids: np.ndarray, what: str) -> Dict[Any, int]:
     """Id -> row; a duplicate is a ValueError (as in the record API)."""
     index = dict(zip(ids.tolist(), range(len(ids))))
     if len(index) != len(ids):
-        seen: set = set()
+        seen: Set[Any] = set()
         for id_ in ids.tolist():
             if id_ in seen:
                 raise ValueError(f"duplicate {what} id {id_!r}")
@@ -422,7 +423,10 @@ class ClusterState:
 
     @classmethod
     def _build(
-        cls, servers: Optional[dict], jobs: Optional[dict], workers: Optional[dict]
+        cls,
+        servers: Optional[Dict[str, Any]],
+        jobs: Optional[Dict[str, Any]],
+        workers: Optional[Dict[str, Any]],
     ) -> ClusterState:
         state = cls()
         server_table = (
@@ -463,12 +467,14 @@ class ClusterState:
     @property
     def job_ids(self) -> List[Any]:
         """Job ids in row order (the order the index arrays of results refer to)."""
-        return self._jobs["id"].tolist()
+        ids: List[Any] = self._jobs["id"].tolist()
+        return ids
 
     @property
     def server_ids(self) -> List[Any]:
         """Server ids in row order."""
-        return self._servers["id"].tolist()
+        ids: List[Any] = self._servers["id"].tolist()
+        return ids
 
     def servers(self) -> List[Server]:
         """The servers as ``aryl.Server`` records (built on each call)."""
@@ -500,7 +506,7 @@ class ClusterState:
             "reference_workers",
         )
         rows = zip(t["id"].tolist(), *(t[n].tolist() for n in names))
-        return [Job(r[0], *r[1:7], r[7] or None, *r[8:]) for r in rows]
+        return [Job(r[0], *r[1:7], r[7] or None, *r[8:]) for r in rows]  # type: ignore[call-arg]
 
     def workers(self) -> List[Worker]:
         """The workers as ``aryl.Worker`` records, ``gpus`` filled in."""
@@ -703,7 +709,7 @@ class ClusterState:
         """Rows of the workers equal to ``stop`` (job, server, flexible, gpus)."""
         if not stop:
             return np.zeros(0, dtype=np.int64)
-        free: Dict[tuple, List[int]] = {}
+        free: Dict[Tuple[Any, Any, bool], List[int]] = {}
         for row, worker in enumerate(self.workers()):
             free.setdefault((worker.job, worker.server, worker.flexible), []).append(
                 row
@@ -729,7 +735,9 @@ class ClusterState:
         )
 
     @staticmethod
-    def _core_columns(servers: Table, jobs: Table, workers: Table) -> tuple:
+    def _core_columns(
+        servers: Table, jobs: Table, workers: Table
+    ) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
         server_columns = {
             "id": servers["key"].tolist(),
             "pool": servers["pool"],
@@ -770,7 +778,7 @@ class ClusterState:
             *self._core_columns(self._servers, _take(self._jobs, jobs), workers)
         )
 
-    def _server_kinds(self) -> Counter:
+    def _server_kinds(self) -> Counter[Tuple[str, str, int, bool]]:
         """Servers by (pool, gpu_type, gpus, on_loan), as ``validation._room`` takes."""
         if "kinds" not in self._cache:
             s = self._servers
@@ -782,13 +790,14 @@ class ClusterState:
                     s["on_loan"].tolist(),
                 )
             )
-        return self._cache["kinds"]
+        kinds: Counter[Tuple[str, str, int, bool]] = self._cache["kinds"]
+        return kinds
 
     # --------------------------------------------------------------- kernels
 
     def schedule(
         self,
-        policy: str = "aryl",
+        policy: AllocationPolicy = "aryl",
         now: Optional[float] = None,
         placement: str = "aryl",
         backfill: bool = False,
@@ -816,7 +825,7 @@ class ClusterState:
             throughput,
         )
 
-    def reclaim(self, n: int, policy: str = "aryl", seed: int = 0) -> Any:
+    def reclaim(self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0) -> Any:
         """Choose ``n`` on-loan servers to return, as ``aryl.reclaim`` (same arguments).
 
         Returns a ``ReclaimResult``: index arrays into this state's rows, its
@@ -866,7 +875,9 @@ def _worker_table(
     return table
 
 
-def _check_worker_gpus(gpus: np.ndarray, expected: np.ndarray, job_ids: list) -> None:
+def _check_worker_gpus(
+    gpus: np.ndarray, expected: np.ndarray, job_ids: List[Any]
+) -> None:
     for i, (given, want) in enumerate(zip(gpus.tolist(), expected.tolist())):
         if given is None or (isinstance(given, float) and math.isnan(given)):
             continue

@@ -104,7 +104,7 @@ def _must_not_type_check() -> None:
     aryl.schedule(jobs, servers, policy="FIFO")  # type: ignore[arg-type]
     aryl.schedule(jobs, servers, placement="best-fit")  # type: ignore[arg-type]
     aryl.reclaim(servers, jobs, [], 1, policy="greedy")  # type: ignore[arg-type]
-    sim.simulate(jobs, sim.Cluster(), policy="pollux")  # type: ignore[arg-type]
+    sim.simulate(jobs, sim.Cluster(), policy="Pollux")  # type: ignore[arg-type]
     sim.simulate(jobs, sim.Cluster(), reclaim="exact")  # type: ignore[arg-type]
     sim.scenario(jobs, "advanced-ish")  # type: ignore[arg-type]
     sim.Config(scaling="superlinear")  # type: ignore[arg-type]
