@@ -41,9 +41,7 @@ PUBLISHED = {
     7: 5479.91,
     8: 5079.71,
 }
-ARTIFACT_WALL = (
-    17.0  # s per workload, Tiresias, 2-core machine (shared/pollux/README.md)
-)
+ARTIFACT_WALL = 17.0  # s per workload, Tiresias, 2-core machine (the artifact run here)
 #: Published average JCT (s) per workload, Pollux at relative job load 1.0.
 PUBLISHED_POLLUX = {
     1: 2088.77,

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'knapsack', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'knapsack', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'tiresias_default_threshold', 'tiresias_round', 'validate']
 class ClusterState:
     """
     Servers, jobs and worker placement, as the kernels see them.
@@ -162,13 +162,31 @@ class Decision:
     def allocation(self) -> list[int]:
         ...
     @property
+    def allocation_array(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
     def pending(self) -> list[int]:
+        ...
+    @property
+    def pending_array(self) -> numpy.typing.NDArray[numpy.int32]:
         ...
     @property
     def start(self) -> list:
         ...
     @property
+    def start_flexible(self) -> numpy.typing.NDArray[numpy.bool]:
+        ...
+    @property
+    def start_job(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
+    def start_server(self) -> numpy.typing.NDArray[numpy.int32]:
+        ...
+    @property
     def stop(self) -> list[int]:
+        ...
+    @property
+    def stop_array(self) -> numpy.typing.NDArray[numpy.int32]:
         ...
 def allocation_placement(allocation: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> list[int]:
     """
@@ -193,6 +211,10 @@ def fixed_batch(init_batch_size: typing.SupportsFloat | typing.SupportsIndex, ma
 def knapsack(groups: typing.Any, capacity: typing.Any) -> list[int]:
     """
     Multiple-choice knapsack over lists of (weight, value) pairs: per group the chosen item's index or -1 (see aryl.knapsack).
+    """
+def pollux_optimize(models: list, max_replicas: typing.Any, current: list, attained_service: typing.Any, submit_time: typing.Any, age: typing.Any, num_restarts: typing.Any, node_gpus: typing.Any, population: typing.Any = 100, generations: typing.Any = 100, seed: typing.Any = 0) -> tuple[list[list[int]], float]:
+    """
+    One round of the Pollux policy's genetic search: (replicas per node of each job, objective). models: a GoodputModel or None (not yet profiled) per job; current: replicas per node now ([] for none).
     """
 def predict_step_time(perf_params: typing.Any, num_nodes: typing.Any, num_replicas: typing.Any, atomic_bsz: typing.Any) -> numpy.typing.NDArray[numpy.float64]:
     """
