@@ -44,6 +44,23 @@ def test_a_frame_and_records_give_the_same_table(seed):
     assert list(from_frame[5:9]) == jobs[5:9]
 
 
+def test_zero_and_one_are_not_flags_in_a_frame_either():
+    frame = pd.DataFrame(
+        {
+            "id": ["a"],
+            "gpus_per_worker": [8],
+            "min_workers": [1],
+            "max_workers": [1],
+            "duration": [60.0],
+            "hetero": [1],
+        }
+    )
+    with pytest.raises(
+        ValueError, match="job 'a': hetero must be True or False, got 1"
+    ):
+        JobTable.of(frame)
+
+
 def test_defaults_of_missing_columns_are_the_jobs_defaults():
     frame = pd.DataFrame(
         {
@@ -89,7 +106,7 @@ def test_a_bad_frame_value_names_the_job_as_the_record_path_does(
         [frame[column].iloc[0] if column in frame else "x", value], dtype=object
     )
     if column == "hetero":
-        frame[column] = [0, 2]
+        frame[column] = pd.Series([False, 2], dtype=object)  # 2 is no flag
     with pytest.raises(ValueError, match=message):
         JobTable.of(frame)
 
