@@ -160,7 +160,10 @@ class JobTable(Sequence[Job]):
 
 def _array(name: str, values: Any) -> np.ndarray:
     if name in INT_FIELDS:
-        return np.asarray(values, dtype=np.int64)
+        try:
+            return np.asarray(values, dtype=np.int64)
+        except OverflowError:
+            raise ValueError(f"job field {name}: a value is out of range") from None
     if name in REAL_FIELDS:
         return np.asarray(values, dtype=np.float64)
     if name in FLAG_FIELDS:

@@ -315,7 +315,7 @@ def test_readme_what_if_snippets_run_as_written(tmp_path, monkeypatch):
     )  # what `aryl simulate` runs (see test_sweep)
     # Smaller and on threads: starting Ray is tested in test_sweep and notebook 02.
     sweep = sweep.replace('"first_jobs": 3000', '"first_jobs": 300').replace(
-        "})  # 8 runs", "}, engine='threads')"
+        "\n)  # 8 runs", "\n    engine='threads',\n)"
     )
     assert "engine='threads'" in sweep
     exec(compile(sweep, "README sweep", "exec"), namespace)

@@ -205,7 +205,7 @@ def test_prediction_error_changes_only_estimates():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(policy="pollux"), "unknown policy 'pollux'"),
+        (dict(policy="Pollux"), "unknown policy 'Pollux'"),
         (dict(reclaim="exact"), "unknown reclaim policy 'exact'"),
         (dict(config={"speed": 2}), r"unknown config field\(s\) \['speed'\]"),
         (dict(config={"placement": "tetris"}), "unknown placement 'tetris'"),
