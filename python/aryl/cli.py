@@ -1118,7 +1118,7 @@ def _parser() -> argparse.ArgumentParser:
         "(Basic) under Gandiva, AFS and aryl; two controls (SJF and FIFO with backfill, no "
         "loaning) and two ablations (imperfect scaling, plain best-fit placement). Prints one "
         "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
-        "default the cluster is sized to the paper's Baseline load (72%% training GPU use).",
+        "default the cluster is sized to the paper's Baseline load (72% training GPU use).",
     )
     _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
