@@ -190,24 +190,17 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
     if not names <= set(FIELDS) or not set(REQUIRED) <= names:
         return None
     columns: Dict[str, np.ndarray] = {}
-    for name in INT_FIELDS:
-        if name in names:
-            values = _int_column(frame[name])
-            if values is None:
-                return None
-            columns[name] = values
-    for name in REAL_FIELDS:
-        if name in names:
-            values = _real_column(frame[name])
-            if values is None:
-                return None
-            columns[name] = values
-    for name in FLAG_FIELDS:
-        if name in names:
-            values = _flag_column(frame[name])
-            if values is None:
-                return None
-            columns[name] = values
+    for fields, convert in (
+        (INT_FIELDS, _int_column),
+        (REAL_FIELDS, _real_column),
+        (FLAG_FIELDS, _flag_column),
+    ):
+        for name in fields:
+            if name in names:
+                values = convert(frame[name])
+                if values is None:
+                    return None
+                columns[name] = values
     gpu_type = (
         _type_column(frame["gpu_type"])
         if "gpu_type" in names

@@ -199,9 +199,8 @@ def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
         "string",
         "empty",
     ):
-        for i, v in enumerate(
-            values.tolist()
-        ):  # the first bad value, named as records do
+        # The first bad value, named as records do.
+        for i, v in enumerate(values.tolist()):
             _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
     out: np.ndarray = values.copy()
     out[missing] = None

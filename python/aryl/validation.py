@@ -189,7 +189,7 @@ def unplaceable(
     """
     from .jobtable import JobTable
 
-    table = JobTable.of(list(jobs) if not isinstance(jobs, JobTable) else jobs)
+    table = JobTable.of(jobs)
     n = len(table)
     if n == 0:
         return {}

@@ -125,9 +125,8 @@ def _elastic_draw(
     )
     weights = gpu_time[candidates]
     with np.errstate(divide="ignore"):
-        keys = (
-            np.log(rng.random(len(candidates))) / weights
-        )  # w == 0 -> -inf, drawn last
+        # w == 0 -> -inf, drawn last
+        keys = np.log(rng.random(len(candidates))) / weights
     total = float(np.cumsum(gpu_time)[-1]) if len(gpu_time) else 0.0  # summed in order
     goal = target * total
     order = np.argsort(-keys, kind="stable")

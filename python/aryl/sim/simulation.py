@@ -227,17 +227,15 @@ def simulate(
         table = table.replace(min_workers=w, max_workers=w)
     if config.prediction_error is not None:
         table = apply_prediction_error(table, *config.prediction_error, seed=seed)
-    columns = table.core_columns()
-    core = _core.ClusterState(
-        server_columns(servers), columns, _NO_WORKERS
-    )  # validates
+    server_table, columns = server_columns(servers), table.core_columns()
+    # Validates the records once; check_can_run reads its base demands.
+    core = _core.ClusterState(server_table, columns, _NO_WORKERS)
     load_time, load = _load(inference_load)
     last_submit = float(table.column("submit_time").max()) if len(table) else 0.0
     load_time, load, extended = extend_to_jobs(load_time, load, last_submit)
     served = (load_time, load)
-    if (
-        not config.loaning
-    ):  # nothing is lent; the load still occupies the inference cluster
+    if not config.loaning:
+        # Nothing is lent; the load still occupies the inference cluster.
         load_time, load = [], []
     curves = _curves(table, throughput)
     validation.check_durations(table)
@@ -245,7 +243,7 @@ def simulate(
         servers, table, core, policy, load_time, load, config.headroom
     )
     raw = _core.simulate(
-        server_columns(servers),
+        server_table,
         columns,
         curves,
         load_time,

@@ -166,9 +166,8 @@ def size_cluster(
 
     floor = _servers_needed(base, gpus_per_server)
     submit = base.column("submit_time")
-    span = max(
-        float(submit.max() - submit.min()), float(base.column("duration").max())
-    )  # a run lasts at least its longest job
+    # A run lasts at least its longest job.
+    span = max(float(submit.max() - submit.min()), float(base.column("duration").max()))
     work = float(np.cumsum(_gpu_time(base))[-1])  # summed in order
     guess = max(
         floor, math.ceil(work / (gpus_per_server * max(span, 1.0) * utilisation))
@@ -205,8 +204,7 @@ def _bracket(
     while lo > floor and use(lo) <= target:
         step *= 2
         hi, lo = lo, max(floor, lo - step)
-    if (
-        use(lo) <= target
-    ):  # even the smallest cluster that fits every job is not that busy
+    # Even the smallest cluster that fits every job is not that busy.
+    if use(lo) <= target:
         return lo - 1, lo
     return lo, hi
