@@ -93,6 +93,9 @@ std::vector<std::vector<double>> curves_from(const py::handle& curves,
 
 std::vector<Server> servers_from(const py::dict& table);
 std::vector<Job> jobs_from(const py::dict& table);
+// The jobs' columns into records the caller keeps: resize(n), then job(i) for each.
+void fill_jobs(const py::dict& table, const std::function<void(std::size_t)>& resize,
+               const std::function<Job&(std::size_t)>& job);
 
 // A 1-d xtensor moved to the heap and exposed to NumPy without a copy; the
 // array owns it.

@@ -1,6 +1,7 @@
 #include "prelude.hpp"
 
 #include <climits>
+#include <functional>
 
 #include "aryl/model.hpp"
 
@@ -26,25 +27,49 @@ std::vector<Server> servers_from(const py::dict& t) {
   return out;
 }
 
+// Column by column into the records, each column freed before the next is read:
+// the transient memory is one column, not all of them (500k-job simulations).
+void fill_jobs(const py::dict& t, const std::function<void(std::size_t)>& resize,
+               const std::function<Job&(std::size_t)>& job) {
+  std::size_t n = 0;
+  {
+    auto id = string_column(t, "jobs", "id", std::nullopt);
+    n = id.size();
+    resize(n);
+    for (std::size_t i = 0; i < n; ++i) job(i).id = std::move(id[i]);
+  }
+  const auto ints = [&](const char* key, int Job::* field) {
+    const auto values = int_column(t, "jobs", key, n, INT_MIN, INT_MAX);
+    for (std::size_t i = 0; i < n; ++i) job(i).*field = as_int(values[i]);
+  };
+  const auto reals = [&](const char* key, double Job::* field) {
+    const auto values = real_column(t, "jobs", key, n);
+    for (std::size_t i = 0; i < n; ++i) job(i).*field = values[i];
+  };
+  const auto flags = [&](const char* key, bool Job::* field) {
+    const auto values = bool_column(t, "jobs", key, n);
+    for (std::size_t i = 0; i < n; ++i) job(i).*field = values[i];
+  };
+  ints("gpus_per_worker", &Job::gpus_per_worker);
+  ints("min_workers", &Job::min_workers);
+  ints("max_workers", &Job::max_workers);
+  reals("duration", &Job::duration);
+  reals("submit_time", &Job::submit_time);
+  reals("estimated_duration", &Job::estimated_duration);
+  {
+    auto type = string_column(t, "jobs", "gpu_type", n);
+    for (std::size_t i = 0; i < n; ++i) job(i).gpu_type = std::move(type[i]);
+  }
+  flags("checkpoint", &Job::checkpoint);
+  flags("hetero", &Job::hetero);
+  ints("reference_workers", &Job::reference_workers);
+}
+
 std::vector<Job> jobs_from(const py::dict& t) {
-  const auto id = string_column(t, "jobs", "id", std::nullopt);
-  const std::size_t n = id.size();
-  const auto d = int_column(t, "jobs", "gpus_per_worker", n, INT_MIN, INT_MAX);
-  const auto lo = int_column(t, "jobs", "min_workers", n, INT_MIN, INT_MAX);
-  const auto hi = int_column(t, "jobs", "max_workers", n, INT_MIN, INT_MAX);
-  const auto duration = real_column(t, "jobs", "duration", n);
-  const auto submit = real_column(t, "jobs", "submit_time", n);
-  const auto estimate = real_column(t, "jobs", "estimated_duration", n);
-  const auto type = string_column(t, "jobs", "gpu_type", n);
-  const auto checkpoint = bool_column(t, "jobs", "checkpoint", n);
-  const auto hetero = bool_column(t, "jobs", "hetero", n);
-  const auto reference =
-      int_column(t, "jobs", "reference_workers", n, INT_MIN, INT_MAX);
-  std::vector<Job> out(n);
-  for (std::size_t i = 0; i < n; ++i)
-    out[i] = {id[i],         as_int(d[i]), as_int(lo[i]),       as_int(hi[i]),
-              duration[i],   submit[i],    estimate[i],         type[i],
-              checkpoint[i], hetero[i],    as_int(reference[i])};
+  std::vector<Job> out;
+  fill_jobs(
+      t, [&out](std::size_t n) { out.resize(n); },
+      [&out](std::size_t i) -> Job& { return out[i]; });
   return out;
 }
 

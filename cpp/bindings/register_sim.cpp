@@ -145,13 +145,18 @@ void register_sim(py::module_& m) {
          const py::object& progress, const std::vector<Application>& applications,
          const py::object& job_application, const py::object& job_batch_size) {
         const std::vector<Server> server_list = servers_from(servers);
-        const std::vector<Job> job_list = jobs_from(jobs);
-        const std::vector<std::vector<double>> curves =
-            curves_from(throughput, job_list.size());
-        std::vector<sim::SimJob> sim_jobs(job_list.size());
-        for (std::size_t j = 0; j < job_list.size(); ++j)
-          sim_jobs[j] = {job_list[j],
-                         curves.empty() ? std::vector<double>{} : curves[j]};
+        // Read straight into the engine's records, curves moved in: at 500k
+        // jobs each copy of them would cost ~60 MB.
+        std::vector<sim::SimJob> sim_jobs;
+        fill_jobs(
+            jobs, [&sim_jobs](std::size_t n) { sim_jobs.resize(n); },
+            [&sim_jobs](std::size_t j) -> Job& { return sim_jobs[j].job; });
+        {
+          std::vector<std::vector<double>> curves =
+              curves_from(throughput, sim_jobs.size());
+          for (std::size_t j = 0; j < curves.size(); ++j)
+            sim_jobs[j].throughput = std::move(curves[j]);
+        }
         const std::vector<double> times = real_sequence(load_time, "load_time");
         const std::vector<double> loads = real_sequence(load, "load");
         if (times.size() != loads.size())
@@ -164,10 +169,10 @@ void register_sim(py::module_& m) {
         const std::vector<double> batch_of =
             double_arg(job_batch_size, "job_batch_size");
         if (!app_of.empty() || !batch_of.empty()) {
-          if (app_of.size() != job_list.size() || batch_of.size() != job_list.size())
+          if (app_of.size() != sim_jobs.size() || batch_of.size() != sim_jobs.size())
             throw py::value_error(
                 "job_application and job_batch_size need one value per job");
-          for (std::size_t j = 0; j < job_list.size(); ++j) {
+          for (std::size_t j = 0; j < sim_jobs.size(); ++j) {
             sim_jobs[j].application = app_of[j];
             sim_jobs[j].batch_size = batch_of[j];
           }

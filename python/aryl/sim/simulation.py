@@ -242,6 +242,7 @@ def simulate(
     validation.check_can_run(
         servers, table, core, policy, load_time, load, config.headroom
     )
+    del core  # the engine keeps its own copy of the jobs; at 500k jobs this is ~100 MB
     raw = _core.simulate(
         server_table,
         columns,
@@ -518,15 +519,12 @@ def _result(
         raw["ran_on_training"].astype(bool),
         raw["ran_on_inference"].astype(bool),
     )
-    gpu_types = np.where(
-        on_training & on_inference,
-        f"{types['training']}+{types['inference']}",
-        np.where(
-            on_inference,
-            types["inference"],
-            np.where(on_training, types["training"], ""),
-        ),
+    # Four possible values: an object column of shared str, not one str per job.
+    names = np.array(
+        ["", types["training"], types["inference"], "+".join(types.values())],
+        dtype=object,
     )
+    gpu_types = names[on_training.astype(np.intp) + 2 * on_inference]
     frame = pd.DataFrame(
         {
             "id": ids.tolist(),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,12 @@ inline constexpr double max_time_s = 1e15;
 // limits above, a running job whose
 // worker count is outside [min_workers, max_workers], a GPU-type mismatch.
 void validate(const ClusterState& state);
+
+// validate() of servers and jobs without workers, the jobs read through job(0..n-1):
+// for callers that keep jobs inside their own records (the simulator's), uncopied.
+using JobAt = std::function<const Job&(std::size_t)>;
+void validate_jobs(const std::vector<Server>& servers, std::size_t n_jobs,
+                   const JobAt& job);
 
 // Workers per job (index = job index).
 std::vector<int> worker_counts(const ClusterState& state);

@@ -99,9 +99,16 @@ class Engine {
   Accounting accounting_;
   ScheduleOptions options_;    // the kernel's options; remaining/throughput per epoch
   std::vector<double> speed_;  // server -> GPU speed
-  std::vector<std::vector<double>> curves_;  // job -> throughput with 1..max workers
-  bool linear_ = true;                       // every curve linear: the kernel's default
-  std::vector<JobProgress> state_;           // job -> progress
+  // Throughput with 1..max workers, one per distinct curve (jobs of one shape
+  // share theirs), and job -> its curve.
+  std::vector<std::vector<double>> curves_;
+  std::vector<std::uint32_t> curve_of_;
+  [[nodiscard]] const std::vector<double>& curve(int j) const {
+    return curves_[curve_of_[at(j)]];
+  }
+  void share_curves();
+  bool linear_ = true;              // every curve linear: the kernel's default
+  std::vector<JobProgress> state_;  // job -> progress
   std::vector<Status> status_ = std::vector<Status>(jobs_.size(), Status::future);
   std::vector<std::vector<Placed>> workers_ =
       std::vector<std::vector<Placed>>(jobs_.size());

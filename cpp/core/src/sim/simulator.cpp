@@ -53,11 +53,12 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   options_.speed = speed_;
   options_.hetero_efficiency = config.hetero_efficiency;
   bool linear = config.scaling == Scaling::linear;
+  share_curves();
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const Job& job = jobs[j].job;
-    curves_.push_back(throughput_curve(jobs[j], config.scaling));
     linear &= jobs[j].throughput.empty();
-    state_[j].work = job.duration * throughput(curves_.back(), job.reference());
+    state_[j].work =
+        job.duration * throughput(curve(static_cast<int>(j)), job.reference());
     if (goodput_run_) {
       goodput_.emplace_back(applications[at(jobs[j].application)], jobs[j].batch_size,
                             config.allocator == Allocator::pollux);
@@ -110,9 +111,8 @@ Result Engine::run() {
 // ---- inputs -----------------------------------------------------------------
 
 void Engine::check_inputs() const {
-  ClusterState probe{servers_, {}, {}};
-  for (const SimJob& j : jobs_) probe.jobs.push_back(j.job);
-  validate(probe);
+  validate_jobs(servers_, jobs_.size(),
+                [this](std::size_t j) -> const Job& { return jobs_[j].job; });
   std::map<int, std::map<std::string, int>> slots;  // GPUs per worker -> slots per type
   for (const SimJob& j : jobs_) {
     if (!j.throughput.empty() &&
@@ -170,10 +170,9 @@ void Engine::check_span() const {
                                     : 1.0);
   double span = 0.0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const std::vector<double>& curve = curves_[j];
-    const double best = *std::max_element(curve.begin(), curve.end());
-    const double work =
-        jobs_[j].job.duration * throughput(curve, jobs_[j].job.reference());
+    const std::vector<double>& c = curve(static_cast<int>(j));
+    const double best = *std::max_element(c.begin(), c.end());
+    const double work = jobs_[j].job.duration * throughput(c, jobs_[j].job.reference());
     span = std::max(span, jobs_[j].job.submit_time + work / best / fastest);
   }
   span = std::min(span, config_.horizon);
@@ -239,6 +238,24 @@ bool Engine::report_progress() {
   return progress_(fraction);
 }
 
+// One curve per distinct (min, max) shape, or per distinct curve given: at 500k
+// jobs a curve each would cost ~50 MB for a few hundred distinct ones.
+void Engine::share_curves() {
+  std::map<std::pair<int, int>, std::uint32_t> by_shape;
+  std::map<std::vector<double>, std::uint32_t> by_values;
+  curve_of_.reserve(jobs_.size());
+  for (const SimJob& j : jobs_) {
+    const auto next = static_cast<std::uint32_t>(curves_.size());
+    const std::uint32_t index =
+        j.throughput.empty()
+            ? by_shape.try_emplace({j.job.min_workers, j.job.max_workers}, next)
+                  .first->second
+            : by_values.try_emplace(j.throughput, next).first->second;
+    if (index == next) curves_.push_back(throughput_curve(j, config_.scaling));
+    curve_of_.push_back(index);
+  }
+}
+
 // ---- job progress -------------------------------------------------------------
 
 void Engine::advance(int j) {
@@ -251,7 +268,7 @@ void Engine::set_rate(int j) {
   JobProgress& s = state_[at(j)];
   ++s.version;
   bool mixed = false;
-  s.rate = progress_rate(curves_[at(j)], workers_[at(j)], servers_, speed_,
+  s.rate = progress_rate(curve(j), workers_[at(j)], servers_, speed_,
                          config_.hetero_efficiency, mixed);
   if (mixed) accounting_.ran_mixed(j);
   if (s.rate > 0.0) events_.push(s.finish_time(now()), Kind::finish, j, s.version);
@@ -416,7 +433,7 @@ void Engine::on_epoch() {
       options_.throughput.clear();
       for (int j : job_of) {
         options_.remaining.push_back(state_[at(j)].remaining_fraction());
-        if (!linear_) options_.throughput.push_back(curves_[at(j)]);
+        if (!linear_) options_.throughput.push_back(curve(j));
       }
       apply(schedule(state, options_), state, job_of);
       ++accounting_.result().epochs_run;
