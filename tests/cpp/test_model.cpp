@@ -85,3 +85,28 @@ TEST_CASE("the model's limits keep every sum of GPUs and times finite", "[model]
     REQUIRE_THROWS_WITH(validate(s), Catch::Contains("GPUs in all"));
   }
 }
+
+TEST_CASE("validate_jobs reads jobs kept inside other records, as validate does",
+          "[model]") {
+  struct Wrapped {
+    Job job;
+    int extra = 0;
+  };
+  const ClusterState s = paper_reclaim_example();
+  std::vector<Wrapped> records;
+  for (const Job& j : s.jobs) records.push_back({j});
+  const auto check = [&] {
+    validate_jobs(s.servers, records.size(),
+                  [&](std::size_t j) -> const Job& { return records[j].job; });
+  };
+  REQUIRE_NOTHROW(check());
+  SECTION("the first bad record is named, in job order") {
+    records[2].job.duration = -1;
+    records[1].job.id = records[0].job.id;  // a duplicate before it
+    REQUIRE_THROWS_WITH(check(), Catch::Contains("duplicate job id 'a'"));
+  }
+  SECTION("a bad value") {
+    records[1].job.min_workers = 0;
+    REQUIRE_THROWS_WITH(check(), Catch::Contains("job 'b': min_workers must be >= 1"));
+  }
+}

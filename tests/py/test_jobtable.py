@@ -44,6 +44,24 @@ def test_a_frame_and_records_give_the_same_table(seed):
     assert list(from_frame[5:9]) == jobs[5:9]
 
 
+def test_a_frame_s_gpu_types_are_shared_str_with_none_where_missing():
+    # One str per distinct type, not per job: at 500k jobs that is ~25 MB.
+    types = ["V100", None, "T4", float("nan"), "V100", pd.NA] * 50
+    frame = pd.DataFrame(
+        {
+            "id": range(len(types)),
+            "gpus_per_worker": 1,
+            "min_workers": 1,
+            "max_workers": 1,
+            "duration": 60.0,
+            "gpu_type": pd.Series(types, dtype=object),
+        }
+    )
+    column = JobTable.of(frame).column("gpu_type")
+    assert column.tolist() == ["V100", None, "T4", None, "V100", None] * 50
+    assert len({id(t) for t in column.tolist()}) == 3  # V100, T4, None
+
+
 def test_zero_and_one_are_not_flags_in_a_frame_either():
     frame = pd.DataFrame(
         {
