@@ -185,6 +185,33 @@ def test_unplaceable_jobs_are_reported_as_by_the_record_api():
     assert result.decision == expected
 
 
+def test_repeated_epochs_on_one_state_equal_the_record_api():
+    # The state caches what depends only on it (unplaceable jobs, the kernel's
+    # sub-state) per policy and per set of jobs still to come: epochs at other
+    # times, with other policies and speeds, and after an update, must not reuse
+    # a stale entry; a caller's edit of one result must not leak into the next.
+    jobs, servers = random_cluster(11)
+    servers = servers[:2] + servers[4:6]  # some jobs can never be placed
+    state = ClusterState.from_records(servers, jobs)
+    for now, policy, speeds in [
+        (None, "aryl", None),
+        (5.0, "aryl", None),
+        (5.0, "fifo", {"T4": 0.5}),
+        (12.0, "aryl", {"T4": 0.5}),
+        (None, "aryl", None),
+    ]:
+        result = state.schedule(policy=policy, now=now, gpu_speed=speeds)
+        expected = aryl.schedule(
+            jobs, servers, policy=policy, now=now, gpu_speed=speeds
+        )
+        assert result.decision == expected
+        result.unplaceable.clear()
+    more = aryl.Job("late", 1, 1, 1, 60.0, submit_time=1.0)
+    state.add_jobs([more])
+    expected = aryl.schedule([*jobs, more], servers, now=5.0)
+    assert state.schedule(now=5.0).decision == expected
+
+
 def test_a_job_wider_than_every_server_is_refused_by_the_state():
     # The record API reports it unplaceable; a state never holds it (its validation).
     with pytest.raises(
