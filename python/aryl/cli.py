@@ -569,12 +569,15 @@ def compare(args: argparse.Namespace) -> int:
     _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
     cluster = _cluster(args, jobs)
     _say(args)
-    runs = sim.paper_runs(jobs, load, seed=args.seed, config=_config(args))
+    runs = sim.paper_runs(
+        jobs, load, seed=args.seed, config=_config(args), pollux_rows=args.pollux_rows
+    )
     results = {}
     with Progress(len(runs), _progress_wanted(args)) as progress:
         for name, kwargs in runs.items():
+            on = sim.pollux_nodes(cluster) if name in sim.POLLUX_ROWS else cluster
             results[name] = sim.simulate(
-                cluster=cluster, progress=progress.run(name), label=name, **kwargs
+                cluster=on, progress=progress.run(name), label=name, **kwargs
             ).check()
     summaries = {name: r.summary() for name, r in results.items()}
     table = _integer_columns(sim.speedups(summaries), summaries)
@@ -1122,6 +1125,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
+    p.add_argument(
+        "--pollux-rows",
+        action="store_true",
+        help="add the goodput-driven rows: Pollux (its genetic search) and "
+        "Aryl+TunedJobs (aryl with each job's Pollux agent), on the Basic jobs mapped "
+        "onto Pollux applications, no loaning, the training GPUs as 4-GPU nodes "
+        "(much slower than the other rows)",
+    )
     p.set_defaults(run=compare)
 
     p = sub.add_parser(
