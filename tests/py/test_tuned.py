@@ -65,39 +65,6 @@ def test_the_agent_rechooses_what_the_model_says():
     assert (choice.atomic_bsz, choice.accum_steps) == (256, 0)
 
 
-# ---- the knapsack values of a tuned job -------------------------------------------------
-
-def test_tuned_view_gives_the_kernel_the_models_running_times():
-    m = model(0.0, 1.0)
-    left, estimated = 1e5, 500.0
-    remaining, curve = _core.tuned_kernel_view(m, 8, 2, 4, left, estimated)
-    # G(k) by hand: efficiency 1, local 256 on k > 1 replicas (1024 / k <= 256 from k = 4),
-    # one node up to 4 replicas, two beyond.
-    def hand_goodput(k):
-        nodes = math.ceil(k / 4)
-        return m.optimize(nodes, k)[0]
-    assert curve == pytest.approx([hand_goodput(k) for k in range(1, 9)])
-    assert curve[3] == pytest.approx(1024 / (0.356 + t_net(1, 4)))
-    assert curve[7] == pytest.approx(1024 / (0.1 + 0.001 * 128 + t_net(2, 8)))
-    # The kernel's running time with w workers: estimated x curve[ref] / curve[w] x remaining.
-    kernel_time = [estimated * curve[1] / curve[w - 1] * remaining for w in range(1, 9)]
-    assert kernel_time == pytest.approx([left * 32 / g for g in curve])
-    # Values of "w more workers" from min = 2: T(2) - T(2 + w), by hand.
-    values = [kernel_time[1] - kernel_time[1 + w] for w in range(1, 7)]
-    hand = [left * 32 / curve[1] - left * 32 / curve[1 + w] for w in range(1, 7)]
-    assert values == pytest.approx(hand)
-    # A two-node size is worth less than four replicas on one node here.
-    assert curve[4] < curve[3]
-
-
-def test_tuned_view_rejects_bad_input():
-    m = model(0.0, 1.0)
-    for args in ((0, 1, 4, 1.0, 1.0), (4, 5, 4, 1.0, 1.0), (4, 1, 0, 1.0, 1.0),
-                 (4, 1, 4, -1.0, 1.0), (4, 1, 4, 1.0, 0.0)):
-        with pytest.raises(ValueError, match="tuned view"):
-            _core.tuned_kernel_view(m, *args)
-
-
 # ---- the mapping ---------------------------------------------------------------------
 
 def test_app_choice_follows_the_gpu_time_buckets():
@@ -208,6 +175,27 @@ def test_tuned_runs_are_deterministic_and_differ_from_plain():
     assert not a.jobs["finish_time"].equals(plain.jobs["finish_time"])
 
 
+def alone(agent):
+    """One cifar10 job (batch 128, at least 32 per replica) allowed 1..16 replicas
+    on 16 free GPUs: the GPUs it holds over its run."""
+    w = pd.DataFrame({"name": ["x"], "time": [0.0], "application": ["cifar10"],
+                      "num_replicas": [1], "batch_size": [128], "min_replicas": [1],
+                      "max_replicas": [16], "work_scale": [0.05]})
+    result = run(w, agent).check()
+    used = result.timeline["training_gpus_used"]
+    return used[used > 0]
+
+
+def test_an_untuned_job_never_outgrows_its_batch():
+    # 128 / 32 = 4 replicas at most: more would leave a replica below 32 samples.
+    assert 1 < alone(None).max() <= 4
+
+
+def test_a_tuned_job_grows_its_batch_with_its_replicas():
+    # Its agent may raise the batch (up to 4096), so more replicas are worth having.
+    assert alone("pollux").max() > 4
+
+
 def test_rigid_jobs_under_plain_aryl_never_scale():
     w = mapped()
     w["min_replicas"] = w["max_replicas"] = w["num_replicas"]
@@ -226,8 +214,6 @@ def test_bad_agent_or_policy_is_refused():
         sim.simulate([aryl.Job("x", 1, 1, 1, 10.0)], CLUSTER, config={"agent": "pollux"})
     with pytest.raises(ValueError, match="work_scale"):
         run(w.assign(work_scale=[1.0, 0.0, 1.0, 1.0]))
-    with pytest.raises(ValueError, match="min_workers = max_workers"):
-        sim.simulate(w, CLUSTER, policy="tiresias")
 
 
 def test_paper_runs_add_the_tuned_row_only_when_asked():

@@ -172,22 +172,23 @@ def pollux_profiles(jobs: Any, seed: int = 0, node_gpus: int = 8,
 
 
 def pollux_elastic(workload: pd.DataFrame, node_gpus: int = 4,
-                   min_replicas: int = 1) -> pd.DataFrame:
-    """A Pollux workload made elastic for policy ``aryl``: each job may run
-    ``min_replicas`` (at most its own ``num_replicas``) up to ``max_mapped_replicas``
-    of its application on nodes of ``node_gpus`` GPUs (at least its
-    ``num_replicas``). The applications come from ``workload.attrs`` (else the
-    embedded ones)."""
-    for value, name in ((min_replicas, "min_replicas"), (node_gpus, "node_gpus")):
+                   factor: int = 2) -> pd.DataFrame:
+    """A Pollux workload made elastic for policy ``aryl``, as the paper's scenarios
+    make a job elastic: each job keeps its ``num_replicas`` as its base demand and
+    may grow to ``factor`` times it, capped by ``max_mapped_replicas`` of its
+    application on nodes of ``node_gpus`` GPUs. The applications come from
+    ``workload.attrs`` (else the embedded ones)."""
+    for value, name in ((factor, "factor"), (node_gpus, "node_gpus")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                 or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     apps = {**pollux_applications(), **dict(workload.attrs.get("applications") or {})}
     out = workload.copy()
     rows = list(zip(out["application"], out["num_replicas"].astype(int)))
-    out["min_replicas"] = [min(int(min_replicas), k) for _, k in rows]
-    out["max_replicas"] = [max(max_mapped_replicas(apps[a], int(node_gpus)), k)
-                           for a, k in rows]
+    out["min_replicas"] = [k for _, k in rows]
+    out["max_replicas"] = [
+        max(min(int(factor) * k, max_mapped_replicas(apps[a], int(node_gpus))), k)
+        for a, k in rows]
     out.attrs = dict(workload.attrs)
     return out
 

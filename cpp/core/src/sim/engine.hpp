@@ -85,6 +85,8 @@ class Engine {
   void reassign(int j, const std::vector<Placed>& workers);
   // aryl's kernel in rounds, tuned jobs' views (kernel_rounds.cpp)
   void kernel_allocate();
+  [[nodiscard]] std::vector<Placed> place_replicas(int replicas, int min_workers,
+                                                   std::vector<int>& free) const;
   [[nodiscard]] std::pair<double, std::vector<double>> kernel_view(int j);
   void note_learning(int j, std::size_t profiles, int epoch);
   // the Tiresias allocation of a round (preemptive.cpp)

