@@ -83,8 +83,12 @@ def workloads(numbers: List[int], pollux: bool) -> None:
         print(f"  workload-{n} done", flush=True)
     published = sum(PUBLISHED_POLLUX[n] for n in numbers) / len(numbers)
     rows.append(
-        ["mean", f"{published:.0f}", *(f"{v / len(numbers):.0f}" for v in sums.values()),
-         ""]
+        [
+            "mean",
+            f"{published:.0f}",
+            *(f"{v / len(numbers):.0f}" for v in sums.values()),
+            "",
+        ]
     )
     print("\nmean JCT / mean queuing (s), 16 nodes x 4 GPUs\n")
     print(table(header, rows))
@@ -127,7 +131,14 @@ def itp(training_servers: int, generations: int) -> None:
         print(f"  {name} done", flush=True)
     print(
         table(
-            ["row", "mean JCT (s)", "mean queuing (s)", "unfinished", "paper (s)", "CPU"],
+            [
+                "row",
+                "mean JCT (s)",
+                "mean queuing (s)",
+                "unfinished",
+                "paper (s)",
+                "CPU",
+            ],
             rows,
         )
     )
@@ -138,7 +149,9 @@ def main() -> None:
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("workloads", help="the 8 Pollux workloads")
     p.add_argument("--workloads", type=int, nargs="*", default=list(PUBLISHED_POLLUX))
-    p.add_argument("--pollux", action="store_true", help="also run aryl's Pollux policy")
+    p.add_argument(
+        "--pollux", action="store_true", help="also run aryl's Pollux policy"
+    )
     p = sub.add_parser("itp", help="the ITP trace, Basic scenario")
     p.add_argument("--training-servers", type=int, default=85)
     p.add_argument("--generations", type=int, default=100)

@@ -90,7 +90,8 @@ TEST_CASE("aryl rounds: an elastic job grows into free GPUs and shrinks for a ne
   CHECK(r.preemptions(0) == 0);
 }
 
-TEST_CASE("aryl rounds with agents run and keep the invariants", "[sim][goodput][aryl]") {
+TEST_CASE("aryl rounds with agents run and keep the invariants",
+          "[sim][goodput][aryl]") {
   const std::vector<Application> apps{toy(1.0, 20.0)};
   const std::vector<SimJob> jobs{job("A", 1, 2, 0, 60.0), job("B", 1, 2, 30, 60.0),
                                  job("C", 1, 1, 200, 60.0)};
@@ -109,12 +110,14 @@ TEST_CASE("tuned view: the kernel's running times are the model's", "[goodput][a
   CHECK(v.curve[0] == Approx(1024 / (4 * 0.356)).epsilon(1e-6));
   CHECK(v.curve[3] == Approx(1024 / (0.356 + 0.01 + 0.001 * 2)).epsilon(1e-6));
   for (int w = 1; w <= 4; ++w) {
-    const double kernel = 500.0 * v.curve[1] / v.curve[static_cast<std::size_t>(w - 1)] *
-                          v.remaining;
+    const double kernel =
+        500.0 * v.curve[1] / v.curve[static_cast<std::size_t>(w - 1)] * v.remaining;
     CHECK(kernel == Approx(1e5 * 32 / v.curve[static_cast<std::size_t>(w - 1)]));
   }
-  CHECK_THROWS_WITH(tuned_kernel_view(model, 4, 5, 4, 1.0, 1.0), Contains("tuned view"));
-  CHECK_THROWS_WITH(tuned_kernel_view(model, 4, 1, 4, 1.0, 0.0), Contains("tuned view"));
+  CHECK_THROWS_WITH(tuned_kernel_view(model, 4, 5, 4, 1.0, 1.0),
+                    Contains("tuned view"));
+  CHECK_THROWS_WITH(tuned_kernel_view(model, 4, 1, 4, 1.0, 0.0),
+                    Contains("tuned view"));
 }
 
 TEST_CASE("an untuned job's curve is its measured rate at the user's batch",
@@ -141,7 +144,8 @@ TEST_CASE("tuned jobs need aryl's kernel", "[sim][goodput][aryl]") {
   std::vector<SimJob> jobs{job("A", 1, 1, 0, 10.0)};
   Config c = aryl_rounds(true);
   c.allocator = Allocator::tiresias;
-  CHECK_THROWS_WITH(simulate(one_node(1), jobs, {}, c, {}, apps), Contains("policy 'aryl'"));
+  CHECK_THROWS_WITH(simulate(one_node(1), jobs, {}, c, {}, apps),
+                    Contains("policy 'aryl'"));
   jobs[0].work_scale = -1.0;
   CHECK_THROWS_WITH(simulate(one_node(1), jobs, {}, aryl_rounds(), {}, apps),
                     Contains("work_scale"));

@@ -10,7 +10,6 @@ import pytest
 import aryl
 from aryl import _core, sim, traces
 from aryl.agents import PolluxAgent
-from aryl.cli import main
 
 # alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma
 PERF = (0.1, 0.001, 0.05, 0.01, 0.01, 0.001, 1.0)
@@ -30,6 +29,7 @@ def t_net(nodes, replicas):
 
 
 # ---- the agent's batch choice ---------------------------------------------------------
+
 
 def test_without_gradient_noise_the_smallest_batch_wins():
     # var = 0: efficiency M0 / M, goodput M0 / ((s + 1) T_accum(m) + T_net): the smallest
@@ -59,13 +59,21 @@ def test_the_agent_rechooses_what_the_model_says():
     before = agent.batch(1, 2)  # no model yet: max(M0, m_min K) = 32 over 2 replicas
     assert (before.atomic_bsz, before.accum_steps) == (16, 0)
     for k, m in ((1, 32), (2, 64), (4, 128)):
-        agent.observe(1, k, m, step_time=0.1 + 0.001 * m + t_net(1, k), sync_time=t_net(1, k),
-                      grad_sqr=0.0, grad_var=1.0)
+        agent.observe(
+            1,
+            k,
+            m,
+            step_time=0.1 + 0.001 * m + t_net(1, k),
+            sync_time=t_net(1, k),
+            grad_sqr=0.0,
+            grad_var=1.0,
+        )
     choice = agent.batch(1, 4)
     assert (choice.atomic_bsz, choice.accum_steps) == (256, 0)
 
 
 # ---- the mapping ---------------------------------------------------------------------
+
 
 def test_app_choice_follows_the_gpu_time_buckets():
     hours = [0.5, 0.99, 1.0, 9.9, 10.0, 99.0, 100.0, 5000.0]
@@ -100,10 +108,12 @@ def test_app_choice_rejects_bad_hours():
 
 
 def small_jobs():
-    return [aryl.Job("a", 1, 1, 4, 600.0, 0.0, reference_workers=2),
-            aryl.Job("b", 2, 1, 1, 3 * 3600.0, 30.0),
-            aryl.Job("c", 4, 1, 2, 5 * 3600.0, 90.0, reference_workers=1),
-            aryl.Job("d", 1, 1, 1, 200.0, 100.0)]
+    return [
+        aryl.Job("a", 1, 1, 4, 600.0, 0.0, reference_workers=2),
+        aryl.Job("b", 2, 1, 1, 3 * 3600.0, 30.0),
+        aryl.Job("c", 4, 1, 2, 5 * 3600.0, 90.0, reference_workers=1),
+        aryl.Job("d", 1, 1, 1, 200.0, 100.0),
+    ]
 
 
 def test_mapping_is_seeded_and_keeps_durations():
@@ -119,7 +129,9 @@ def test_mapping_is_seeded_and_keeps_durations():
     # Alone on its compact placement at the user's batch, each job runs its duration.
     for _, row in w.iterrows():
         app = traces.pollux_application(row["application"])
-        solo = traces.pollux_mapping.solo_time(app, row["num_replicas"], row["batch_size"], 4)
+        solo = traces.pollux_mapping.solo_time(
+            app, row["num_replicas"], row["batch_size"], 4
+        )
         assert row["work_scale"] * solo == pytest.approx(row["duration"])
 
 
@@ -142,14 +154,27 @@ def mapped(n=16, seed=0):
     for i in range(n):
         d = float(rng.uniform(300, 4 * 3600))
         lo = int(rng.integers(1, 3))
-        records.append(aryl.Job(f"j{i}", 1, lo, lo + int(rng.integers(0, 4)), d,
-                                float(60 * i), reference_workers=lo))
+        records.append(
+            aryl.Job(
+                f"j{i}",
+                1,
+                lo,
+                lo + int(rng.integers(0, 4)),
+                d,
+                float(60 * i),
+                reference_workers=lo,
+            )
+        )
     return traces.pollux_profiles(records, seed=seed, node_gpus=4)
 
 
 def run(workload, agent=None, **config):
-    return sim.simulate(workload, CLUSTER, policy="aryl",
-                        config={"audit": True, "agent": agent, **config})
+    return sim.simulate(
+        workload,
+        CLUSTER,
+        policy="aryl",
+        config={"audit": True, "agent": agent, **config},
+    )
 
 
 @pytest.mark.parametrize("agent", [None, "pollux"])
@@ -162,8 +187,13 @@ def test_every_job_finishes_once_and_the_invariants_hold(agent):
     assert jobs["finish_time"].notna().all()
     assert (jobs["start_time"] >= jobs["submit_time"]).all()
     assert (result.timeline["training_gpus_used"] <= 16).all()
-    total = sum(s * traces.pollux_application(a).core.epoch_progress(
-        traces.pollux_application(a).max_epochs) for a, s in zip(w["application"], w["work_scale"]))
+    total = sum(
+        s
+        * traces.pollux_application(a).core.epoch_progress(
+            traces.pollux_application(a).max_epochs
+        )
+        for a, s in zip(w["application"], w["work_scale"])
+    )
     assert result.totals["work_completed"] == pytest.approx(total)
 
 
@@ -178,9 +208,18 @@ def test_tuned_runs_are_deterministic_and_differ_from_plain():
 def alone(agent):
     """One cifar10 job (batch 128, at least 32 per replica) allowed 1..16 replicas
     on 16 free GPUs: the GPUs it holds over its run."""
-    w = pd.DataFrame({"name": ["x"], "time": [0.0], "application": ["cifar10"],
-                      "num_replicas": [1], "batch_size": [128], "min_replicas": [1],
-                      "max_replicas": [16], "work_scale": [0.05]})
+    w = pd.DataFrame(
+        {
+            "name": ["x"],
+            "time": [0.0],
+            "application": ["cifar10"],
+            "num_replicas": [1],
+            "batch_size": [128],
+            "min_replicas": [1],
+            "max_replicas": [16],
+            "work_scale": [0.05],
+        }
+    )
     result = run(w, agent).check()
     used = result.timeline["training_gpus_used"]
     return used[used > 0]
@@ -208,17 +247,25 @@ def test_bad_agent_or_policy_is_refused():
     with pytest.raises(ValueError, match="unknown agent"):
         run(w, "optimus")
     with pytest.raises(ValueError, match="needs policy 'aryl'"):
-        sim.simulate(w.assign(min_replicas=w["num_replicas"], max_replicas=w["num_replicas"]),
-                     CLUSTER, policy="tiresias", config={"agent": "pollux"})
+        sim.simulate(
+            w.assign(min_replicas=w["num_replicas"], max_replicas=w["num_replicas"]),
+            CLUSTER,
+            policy="tiresias",
+            config={"agent": "pollux"},
+        )
     with pytest.raises(ValueError, match="Pollux workload"):
-        sim.simulate([aryl.Job("x", 1, 1, 1, 10.0)], CLUSTER, config={"agent": "pollux"})
+        sim.simulate(
+            [aryl.Job("x", 1, 1, 1, 10.0)], CLUSTER, config={"agent": "pollux"}
+        )
     with pytest.raises(ValueError, match="work_scale"):
         run(w.assign(work_scale=[1.0, 0.0, 1.0, 1.0]))
 
 
 def test_paper_runs_add_the_tuned_row_only_when_asked():
-    jobs = [aryl.Job(f"j{i}", 1, w, w, 600.0 + 60 * i, 30.0 * i)
-            for i, w in enumerate([8, 1, 1, 2] * 3)]
+    jobs = [
+        aryl.Job(f"j{i}", 1, w, w, 600.0 + 60 * i, 30.0 * i)
+        for i, w in enumerate([8, 1, 1, 2] * 3)
+    ]
     assert "Aryl+TunedJobs" not in sim.paper_runs(jobs)
     runs = sim.paper_runs(jobs, pollux_rows=True, node_gpus=4)
     row = runs["Aryl+TunedJobs"]

@@ -244,8 +244,7 @@ std::pair<double, double> Application::at_nodes(int num_nodes, double ratio,
   if (hi == first || std::abs(hi->num_replicas - replicas) <= 1e-9)
     return along(hi->curve, local_bsz);
   auto lo = hi - 1;
-  return mix(along(lo->curve, local_bsz),
-             along(hi->curve, local_bsz),
+  return mix(along(lo->curve, local_bsz), along(hi->curve, local_bsz),
              weight(lo->num_replicas, hi->num_replicas, replicas));
 }
 

@@ -446,9 +446,7 @@ def _kernel_jobs(
         duration = given[i]
         if math.isnan(duration):
             duration = solo_time(app, k, b, node_gpus) * scale[i]
-        jobs.append(
-            Job(str(name), 1, lo, hi, duration, float(t), reference_workers=k)
-        )
+        jobs.append(Job(str(name), 1, lo, hi, duration, float(t), reference_workers=k))
         fixed = POLLUX_FIXED_BATCH.get(app_name)
         batch.append((fixed or 0.0) if tuned else b)
     return jobs, batch

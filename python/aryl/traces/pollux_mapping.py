@@ -29,7 +29,7 @@ it runs exactly its trace duration.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -74,7 +74,12 @@ def compact_placement(replicas: int, node_gpus: int) -> List[int]:
 
 
 def _limits(app: Any) -> Tuple[float, float, int, int]:
-    return (app.init_batch_size, app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
+    return (
+        app.init_batch_size,
+        app.max_batch_size,
+        app.min_local_bsz,
+        app.max_local_bsz,
+    )
 
 
 def user_batch(app: Any, replicas: int) -> int:
@@ -126,8 +131,9 @@ def _most_replicas(app: Any, node_gpus: int) -> int:
     return 1
 
 
-def pollux_profiles(jobs: Any, seed: int = 0, node_gpus: int = 8,
-                    profiles: Profiles = None) -> pd.DataFrame:
+def pollux_profiles(
+    jobs: Any, seed: int = 0, node_gpus: int = 8, profiles: Profiles = None
+) -> pd.DataFrame:
     """A Pollux workload for aryl jobs: each job gets an application by GPU-time.
 
     Parameters
@@ -153,34 +159,51 @@ def pollux_profiles(jobs: Any, seed: int = 0, node_gpus: int = 8,
         the applications used. Run it with ``aryl.sim.simulate(..., policy="aryl")``
         and ``config={"agent": "pollux"}`` for Aryl+TunedJobs.
     """
-    if isinstance(node_gpus, bool) or not isinstance(node_gpus, (int, np.integer)) \
-            or node_gpus < 1:
+    if (
+        isinstance(node_gpus, bool)
+        or not isinstance(node_gpus, (int, np.integer))
+        or node_gpus < 1
+    ):
         raise ValueError(f"node_gpus must be an integer >= 1, got {node_gpus!r}")
     records = as_records(jobs, Job, "job")
     apps = pollux_applications(profiles)
-    gpu_hours = [j.duration * j.reference_workers * j.gpus_per_worker / 3600.0
-                 for j in records]
+    gpu_hours = [
+        j.duration * j.reference_workers * j.gpus_per_worker / 3600.0 for j in records
+    ]
     chosen = pollux_app_choice(gpu_hours, seed)
     missing = sorted(set(chosen) - set(apps))
     if missing:
         raise ValueError(f"no profiles for application(s) {missing}")
     rows = [_mapped_row(j, apps[a], int(node_gpus)) for j, a in zip(records, chosen)]
-    out = pd.DataFrame(rows, columns=["name", "time", "application", "num_replicas",
-                                      "batch_size", *MAPPING_COLUMNS])
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "name",
+            "time",
+            "application",
+            "num_replicas",
+            "batch_size",
+            *MAPPING_COLUMNS,
+        ],
+    )
     out.attrs["applications"] = {a: apps[a] for a in sorted(set(out["application"]))}
     return out
 
 
-def pollux_elastic(workload: pd.DataFrame, node_gpus: int = 4,
-                   factor: int = 2) -> pd.DataFrame:
+def pollux_elastic(
+    workload: pd.DataFrame, node_gpus: int = 4, factor: int = 2
+) -> pd.DataFrame:
     """A Pollux workload made elastic for policy ``aryl``, as the paper's scenarios
     make a job elastic: each job keeps its ``num_replicas`` as its base demand and
     may grow to ``factor`` times it, capped by ``max_mapped_replicas`` of its
     application on nodes of ``node_gpus`` GPUs. The applications come from
     ``workload.attrs`` (else the embedded ones)."""
     for value, name in ((factor, "factor"), (node_gpus, "node_gpus")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-                or value < 1:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < 1
+        ):
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     apps = {**pollux_applications(), **dict(workload.attrs.get("applications") or {})}
     out = workload.copy()
@@ -188,7 +211,8 @@ def pollux_elastic(workload: pd.DataFrame, node_gpus: int = 4,
     out["min_replicas"] = [k for _, k in rows]
     out["max_replicas"] = [
         max(min(int(factor) * k, max_mapped_replicas(apps[a], int(node_gpus))), k)
-        for a, k in rows]
+        for a, k in rows
+    ]
     out.attrs = dict(workload.attrs)
     return out
 
@@ -196,7 +220,10 @@ def pollux_elastic(workload: pd.DataFrame, node_gpus: int = 4,
 def split_cap(app: Any, batch_size: float, node_gpus: int) -> int:
     """The most replicas a fixed global batch spreads over with every replica at
     the application's minimum local batch or more (and ``max_mapped_replicas``)."""
-    return max(1, min(max_mapped_replicas(app, node_gpus), int(batch_size // app.min_local_bsz)))
+    return max(
+        1,
+        min(max_mapped_replicas(app, node_gpus), int(batch_size // app.min_local_bsz)),
+    )
 
 
 def _mapped_row(job: Job, app: Any, node_gpus: int) -> Dict[str, Any]:
@@ -207,7 +234,14 @@ def _mapped_row(job: Job, app: Any, node_gpus: int) -> Dict[str, Any]:
     replicas = min(max(job.reference_workers * d, low), high)
     batch = user_batch(app, replicas)
     scale = job.duration / solo_time(app, replicas, batch, node_gpus)
-    return {"name": str(job.id), "time": float(job.submit_time), "application": app.name,
-            "num_replicas": replicas, "batch_size": batch, "min_replicas": low,
-            "max_replicas": high, "duration": float(job.estimated_duration),
-            "work_scale": scale}
+    return {
+        "name": str(job.id),
+        "time": float(job.submit_time),
+        "application": app.name,
+        "num_replicas": replicas,
+        "batch_size": batch,
+        "min_replicas": low,
+        "max_replicas": high,
+        "duration": float(job.estimated_duration),
+        "work_scale": scale,
+    }

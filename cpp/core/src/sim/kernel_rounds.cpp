@@ -14,7 +14,6 @@
 // replicas at a time (place_replicas), re-chooses its batch and pays the
 // reallocation overhead (rounds.cpp).
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -104,7 +103,8 @@ std::pair<double, std::vector<double>> Engine::kernel_view(int j) {
               view.curve};
   }
   if (config_.tuned && stale_[at(j)]) {  // no model yet: its own batch choices
-    curves_[at(j)] = goodput_[at(j)].rate_curve(jobs_[at(j)].job.max_workers, node_gpus_);
+    curves_[at(j)] =
+        goodput_[at(j)].rate_curve(jobs_[at(j)].job.max_workers, node_gpus_);
     stale_[at(j)] = 0;
   }
   return {s.remaining_fraction(), curves_[at(j)]};
@@ -116,7 +116,7 @@ void Engine::note_learning(int j, std::size_t profiles, int epoch) {
   const GoodputJob& g = goodput_[at(j)];
   if (g.learner()->profile().size() == profiles && g.epoch() == epoch) return;
   stale_[at(j)] = 1;
-  if (!std::getenv("ARYL_NO_LEARN_DIRTY")) dirty_ = true;
+  dirty_ = true;
 }
 
 }  // namespace aryl::sim

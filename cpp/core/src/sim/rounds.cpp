@@ -45,9 +45,9 @@ void Engine::check_goodput_inputs() const {
           "replicas (min_workers = max_workers)",
           j.job.id));
     if (!(j.work_scale > 0.0) || !std::isfinite(j.work_scale))
-      throw std::invalid_argument(fmt::format(
-          "job '{}': work_scale must be finite and > 0, got {}", j.job.id,
-          j.work_scale));
+      throw std::invalid_argument(
+          fmt::format("job '{}': work_scale must be finite and > 0, got {}", j.job.id,
+                      j.work_scale));
   }
   if (allocator == Allocator::kernel && config_.policy != AllocationPolicy::aryl)
     throw std::invalid_argument(
@@ -85,8 +85,12 @@ void Engine::on_round() {
   last_round_ = now();
   const bool changed = std::exchange(dirty_, false);
   switch (config_.allocator) {
-    case Allocator::pollux: pollux_allocate(interval); break;
-    case Allocator::tiresias: tiresias_allocate(interval); break;
+    case Allocator::pollux:
+      pollux_allocate(interval);
+      break;
+    case Allocator::tiresias:
+      tiresias_allocate(interval);
+      break;
     case Allocator::kernel:  // as in fixed-duration runs, quiet rounds are skipped
       if (changed) kernel_allocate();
       break;
