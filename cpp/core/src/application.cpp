@@ -202,7 +202,8 @@ BatchLimits Application::limits() const {
   return {init_batch_size(), max_batch_size(), min_local_bsz_, max_local_bsz_};
 }
 
-std::pair<double, double> Application::along(const Curve& curve, double local_bsz) {
+std::pair<double, double> Application::along(const Curve& curve,
+                                             double local_bsz) const {
   const auto& pts = curve.points;
   // Below the smallest measured batch the step is held at its values; above the
   // largest it grows linearly from the last two (compute time is affine in the
@@ -211,6 +212,12 @@ std::pair<double, double> Application::along(const Curve& curve, double local_bs
   if (local_bsz <= pts.front().local_bsz || pts.size() == 1)
     return {pts.front().step_time, pts.front().sync_time};
   if (local_bsz > pts.back().local_bsz) {
+    if (local_bsz > max_local_bsz_)  // no job runs such a batch: a caller's error
+      throw std::invalid_argument(fmt::format(
+          "step time: local_bsz {} is outside the measured range [{}, {}] of {} "
+          "(and above its largest local batch, {})",
+          local_bsz, pts.front().local_bsz, pts.back().local_bsz, name_,
+          max_local_bsz_));
     const Point& a = pts[pts.size() - 2];
     const Point& b = pts.back();
     const double t = (local_bsz - a.local_bsz) / (b.local_bsz - a.local_bsz);
@@ -279,10 +286,6 @@ std::pair<double, double> Application::step_time(const std::vector<int>& placeme
   if (!finite_positive(local_bsz))
     throw std::invalid_argument(
         fmt::format("step time: local_bsz must be > 0, got {}", local_bsz));
-  if (local_bsz > max_local_bsz_)
-    throw std::invalid_argument(fmt::format(
-        "step time: local_bsz {} is outside the measured range (at most {}) of {}",
-        local_bsz, max_local_bsz_, name_));
   const std::string key = placement_key(placement);
   auto it = std::lower_bound(
       measured_.begin(), measured_.end(), key,

@@ -53,15 +53,16 @@ class Application {
 
   // (step_time, sync_time) of one step on `placement` (GPUs per node; zeros are
   // dropped) at per-GPU batch local_bsz. A measured placement (up to rotation:
-  // "1322" is "2213"'s row) is interpolated linearly in local_bsz (held below its
-  // smallest measured batch, extended linearly above its largest). Otherwise the
+  // "1322" is "2213"'s row) is interpolated linearly in local_bsz. Otherwise the
   // point (min(N, 16), K, local_bsz) is interpolated in the (nodes, replicas,
   // local_bsz) measurements (placement means plus scalability rows): linearly in
   // local_bsz at each measured (nodes, replicas), linearly in replicas at the
   // same replicas-per-node ratio on the two measured node counts around N, then
   // linearly in nodes. (The artifact triangulates the points instead; both are
-  // exact on measured points.) std::invalid_argument for local_bsz above
-  // max_local_bsz() or node counts outside the measured ones.
+  // exact on measured points.) Along local_bsz, a curve is held below its
+  // smallest measured batch and extended linearly above its largest, up to
+  // max_local_bsz(). std::invalid_argument past that, or for node counts and
+  // replica ratios outside the measured ones.
   std::pair<double, double> step_time(const std::vector<int>& placement,
                                       double local_bsz) const;
 
@@ -101,7 +102,7 @@ class Application {
     Curve curve;
   };
 
-  static std::pair<double, double> along(const Curve& curve, double local_bsz);
+  std::pair<double, double> along(const Curve& curve, double local_bsz) const;
   std::pair<double, double> interpolate(int num_nodes, int num_replicas,
                                         double local_bsz) const;
   std::pair<double, double> at_nodes(int num_nodes, double ratio,
