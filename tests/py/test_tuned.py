@@ -10,6 +10,7 @@ import pytest
 import aryl
 from aryl import _core, sim, traces
 from aryl.agents import PolluxAgent
+from aryl.cli import main
 
 # alpha_c, beta_c, alpha_n, beta_n, alpha_r, beta_r, gamma
 PERF = (0.1, 0.001, 0.05, 0.01, 0.01, 0.001, 1.0)
@@ -261,15 +262,55 @@ def test_bad_agent_or_policy_is_refused():
         run(w.assign(work_scale=[1.0, 0.0, 1.0, 1.0]))
 
 
-def test_paper_runs_add_the_tuned_row_only_when_asked():
+def test_paper_runs_add_the_pollux_rows_only_when_asked():
     jobs = [
         aryl.Job(f"j{i}", 1, w, w, 600.0 + 60 * i, 30.0 * i)
         for i, w in enumerate([8, 1, 1, 2] * 3)
     ]
-    assert "Aryl+TunedJobs" not in sim.paper_runs(jobs)
+    assert not set(sim.POLLUX_ROWS) & set(sim.paper_runs(jobs))
     runs = sim.paper_runs(jobs, pollux_rows=True, node_gpus=4)
-    row = runs["Aryl+TunedJobs"]
-    assert row["policy"] == "aryl" and row["config"]["agent"] == "pollux"
-    assert row["config"]["loaning"] is False
-    result = sim.simulate(cluster=CLUSTER, **row).check()
-    assert result.summary()["jobs_unfinished"] == 0
+    assert list(runs)[-2:] == list(sim.POLLUX_ROWS)
+    tuned, pollux = runs["Aryl+TunedJobs"], runs["Pollux"]
+    assert tuned["policy"] == "aryl" and tuned["config"]["agent"] == "pollux"
+    assert pollux["policy"] == "pollux" and "agent" not in pollux["config"]
+    assert tuned["jobs"] is pollux["jobs"]
+    for row in (tuned, pollux):
+        assert row["config"]["loaning"] is False
+        result = sim.simulate(cluster=CLUSTER, **row).check()
+        assert result.summary()["jobs_unfinished"] == 0
+
+
+def test_pollux_nodes_split_the_training_servers():
+    nodes = sim.pollux_nodes(sim.Cluster(85, 100))
+    assert (nodes.training_servers, nodes.inference_servers) == (170, 0)
+    assert nodes.gpus_per_server == 4
+    with pytest.raises(ValueError, match="do not split"):
+        sim.pollux_nodes(sim.Cluster(2, 0, gpus_per_server=6))
+    with pytest.raises(ValueError, match="needs a Cluster"):
+        sim.pollux_nodes([])
+
+
+def test_compare_adds_the_pollux_rows(tmp_path, capsys):
+    jobs, _ = traces.load_default()
+    path = tmp_path / "jobs.csv"
+    jobs[jobs["num_gpus"] <= 8].iloc[:12].to_csv(path, index=False)
+    argv = [
+        "compare",
+        str(path),
+        "--training-servers",
+        "2",
+        "--inference-servers",
+        "0",
+        "--pollux-rows",
+        "--pollux-generations",
+        "5",
+        "--out",
+        str(tmp_path / "o"),
+        "--plot-format",
+        "png",
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    table = pd.read_csv(tmp_path / "o" / "compare.csv", index_col="run")
+    assert {"Pollux", "Aryl+TunedJobs"} <= set(table.index)
+    assert (table.loc[["Pollux", "Aryl+TunedJobs"], "jobs_unfinished"] == 0).all()

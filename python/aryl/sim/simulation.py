@@ -38,6 +38,7 @@ from .provenance import (
     Provenance,
     aryl_version,
     extend_to_jobs,
+    fingerprint_frame,
     fingerprint_jobs,
     fingerprint_load,
 )
@@ -210,7 +211,7 @@ def simulate(
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
-        return _simulate_pollux(jobs, cluster, policy, config, progress, label)
+        return _simulate_pollux(jobs, cluster, policy, config, seed, progress, label)
     if config.agent is not None:
         raise ValueError(
             f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
@@ -343,6 +344,7 @@ def _simulate_pollux(
     cluster: Union[Cluster, Records],
     policy: str,
     config: Config,
+    seed: int,
     progress: Optional[Callable[[float], Optional[bool]]],
     label: str,
 ) -> Result:
@@ -393,7 +395,7 @@ def _simulate_pollux(
         [],
         [],
         [],
-        _core_config(config, policy, "aryl", 0),
+        _core_config(config, policy, "aryl", seed),
         progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
@@ -402,9 +404,20 @@ def _simulate_pollux(
     )
     ids = np.empty(len(jobs), dtype=object)
     ids[:] = [j.id for j in jobs]
-    return _result(
+    result = _result(
         servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy
     )
+    result.provenance = Provenance(
+        jobs=len(jobs),
+        jobs_fingerprint=fingerprint_frame(workload) or "",
+        cluster=_describe_cluster(cluster, servers),
+        policy=policy,
+        reclaim="none",
+        config=dataclasses.asdict(config),
+        seed=int(seed),
+        aryl_version=aryl_version(),
+    )
+    return result
 
 
 def _optional(workload: pd.DataFrame, column: str, default: float) -> List[float]:
