@@ -29,18 +29,8 @@ import time
 from typing import Any, Dict, List
 
 from _common import machine, table
+from pollux import PUBLISHED_POLLUX
 
-#: Published mean JCT (s) of the artifact's Pollux runs (results-jobload/pollux-1.0).
-PUBLISHED_POLLUX = {
-    1: 2088.77,
-    2: 3322.94,
-    3: 2188.49,
-    4: 2720.98,
-    5: 2673.70,
-    6: 2446.13,
-    7: 3616.14,
-    8: 2951.91,
-}
 #: The paper's Table 3 (ITP trace): mean JCT (s) of Pollux and Aryl+TunedJobs.
 PAPER_ITP = {"Pollux": 14_534.0, "Aryl+TunedJobs": 10_229.0}
 
