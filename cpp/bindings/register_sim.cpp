@@ -50,6 +50,7 @@ sim::Config config_from(const py::dict& c) {
     config.pollux_population = count("pollux_population", 2);
   if (c.contains("pollux_generations"))
     config.pollux_generations = count("pollux_generations", 0);
+  if (c.contains("tuned")) config.tuned = flag("tuned");
   config.headroom = real("headroom");
   config.lend_hold = real("lend_hold");
   config.hetero_efficiency = real("hetero_efficiency");
@@ -143,7 +144,8 @@ void register_sim(py::module_& m) {
       [](const py::dict& servers, const py::dict& jobs, const py::object& throughput,
          const py::object& load_time, const py::object& load, const py::dict& config,
          const py::object& progress, const std::vector<Application>& applications,
-         const py::object& job_application, const py::object& job_batch_size) {
+         const py::object& job_application, const py::object& job_batch_size,
+         const py::object& job_work_scale) {
         const std::vector<Server> server_list = servers_from(servers);
         // Read straight into the engine's records, curves moved in: at 500k
         // jobs each copy of them would cost ~60 MB.
@@ -177,6 +179,12 @@ void register_sim(py::module_& m) {
             sim_jobs[j].batch_size = batch_of[j];
           }
         }
+        const std::vector<double> scale_of =
+            double_arg(job_work_scale, "job_work_scale");
+        if (!scale_of.empty() && scale_of.size() != job_list.size())
+          throw py::value_error("job_work_scale needs one value per job (or none)");
+        for (std::size_t j = 0; j < scale_of.size(); ++j)
+          sim_jobs[j].work_scale = scale_of[j];
         const sim::Config cfg = config_from(config);
         if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
           throw py::type_error("progress must be a callable or None");
@@ -203,11 +211,11 @@ void register_sim(py::module_& m) {
       py::arg("load"), py::arg("config"), py::arg("progress") = py::none(),
       py::arg("applications") = std::vector<Application>{},
       py::arg("job_application") = py::list(), py::arg("job_batch_size") = py::list(),
+      py::arg("job_work_scale") = py::list(),
       "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and "
-      "totals. "
-      "Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the "
-      "index "
-      "of its application and its global batch size.");
+      "totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per "
+      "job, the index of its application, its global batch size and (optionally) the "
+      "fraction of its application's work it does.");
 }
 
 }  // namespace aryl::bindings

@@ -232,9 +232,9 @@ def schedule(state: ClusterState, policy: typing.Any = 'aryl', placement: typing
     """
     One scheduling epoch on a validated state (see aryl.schedule): per-server relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job throughput curves (empty = linear).
     """
-def simulate(servers: dict, jobs: dict, throughput: typing.Any, load_time: typing.Any, load: typing.Any, config: dict, progress: typing.Any = None, applications: collections.abc.Sequence[Application] = [], job_application: typing.Any = [], job_batch_size: typing.Any = []) -> dict:
+def simulate(servers: dict, jobs: dict, throughput: typing.Any, load_time: typing.Any, load: typing.Any, config: dict, progress: typing.Any = None, applications: collections.abc.Sequence[Application] = [], job_application: typing.Any = [], job_batch_size: typing.Any = [], job_work_scale: typing.Any = []) -> dict:
     """
-    Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index of its application and its global batch size.
+    Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index of its application, its global batch size and (optionally) the fraction of its application's work it does.
     """
 def tiresias_round(gpus: typing.Any, executed_time: typing.Any, allocations: list, queue0: typing.Any, queue1: typing.Any, node_gpus: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex = 57600.0) -> dict:
     """

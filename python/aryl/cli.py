@@ -569,12 +569,18 @@ def compare(args: argparse.Namespace) -> int:
     _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
     cluster = _cluster(args, jobs)
     _say(args)
-    runs = sim.paper_runs(jobs, load, seed=args.seed, config=_config(args))
+    config = _config(args)
+    if args.pollux_rows:
+        config["pollux_generations"] = args.pollux_generations
+    runs = sim.paper_runs(
+        jobs, load, seed=args.seed, config=config, pollux_rows=args.pollux_rows
+    )
     results = {}
     with Progress(len(runs), _progress_wanted(args)) as progress:
         for name, kwargs in runs.items():
+            on = sim.pollux_nodes(cluster) if name in sim.POLLUX_ROWS else cluster
             results[name] = sim.simulate(
-                cluster=cluster, progress=progress.run(name), label=name, **kwargs
+                cluster=on, progress=progress.run(name), label=name, **kwargs
             ).check()
     summaries = {name: r.summary() for name, r in results.items()}
     table = _integer_columns(sim.speedups(summaries), summaries)
@@ -1122,6 +1128,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
+    p.add_argument(
+        "--pollux-rows",
+        action="store_true",
+        help="add the goodput-driven rows: Pollux (its genetic search) and "
+        "Aryl+TunedJobs (aryl with each job's Pollux agent), on the Basic jobs mapped "
+        "onto Pollux applications, no loaning, the training GPUs as 4-GPU nodes "
+        "(much slower than the other rows)",
+    )
+    p.add_argument(
+        "--pollux-generations",
+        type=_number(int, "--pollux-generations", 0, 1_000_000),
+        default=100,
+        metavar="N",
+        help="generations of the Pollux row's genetic search per 60-s round (default "
+        "100, the Pollux artifact's; the paper says 250; fewer run faster)",
+    )
     p.set_defaults(run=compare)
 
     p = sub.add_parser(

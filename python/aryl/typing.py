@@ -24,8 +24,11 @@ Id = Hashable
 AllocationPolicy = Literal["aryl", "fifo", "sjf", "gandiva", "afs"]
 #: Policies of ``aryl.schedule``: the kernel's, or Pollux's genetic search.
 SchedulePolicy = Union[AllocationPolicy, Literal["pollux"]]
-#: Allocation policies of goodput-driven (Pollux workload) simulations.
+#: Allocation policies that only run goodput-driven (Pollux workload) simulations
+#: (policy ``"aryl"`` runs them too).
 GoodputPolicy = Literal["tiresias", "pollux"]
+#: A goodput-driven job's agent under policy ``"aryl"`` (``aryl.sim.Config.agent``).
+JobAgent = Literal["pollux"]
 #: Any allocation policy ``aryl.sim.simulate`` accepts.
 SimulationPolicy = Union[AllocationPolicy, GoodputPolicy]
 #: Worker placement: aryl's loan-aware best fit, or plain best fit (``"bfd"``).
@@ -47,6 +50,7 @@ __all__ = [
     "AllocationPolicy",
     "GoodputPolicy",
     "Id",
+    "JobAgent",
     "Placement",
     "Pool",
     "ReclaimPolicy",

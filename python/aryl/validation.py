@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, g
 import numpy as np
 import pandas as pd
 
-from .typing import Scaling
+from .typing import JobAgent, Scaling
 
 #: Throughput scalings of jobs without their own curve.
 SCALINGS = get_args(Scaling)
@@ -126,6 +126,8 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     real(config.horizon, "horizon", 0.0, finite=False)
     integer(config.pollux_population, "pollux_population", 2, 1_000_000)
     integer(config.pollux_generations, "pollux_generations", 0, 1_000_000)
+    if config.agent is not None:
+        text(config.agent, "agent", get_args(JobAgent))
     error = config.prediction_error
     if error is not None:
         if (

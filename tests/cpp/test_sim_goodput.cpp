@@ -130,6 +130,7 @@ TEST_CASE("goodput-driven runs reject what they do not support", "[sim][goodput]
   const std::vector<Application> apps{toy(1.0, 10.0)};
   std::vector<SimJob> jobs{goodput_job("A", 1, 0)};
   Config kernel;
+  kernel.policy = AllocationPolicy::fifo;  // only aryl's kernel runs them
   CHECK_THROWS_WITH(simulate(nodes(1, 1), jobs, {}, kernel, {}, apps),
                     Contains("tiresias"));
   jobs[0].application = 1;

@@ -82,8 +82,8 @@ def test_workload_6_lands_near_the_artifacts_published_mean():
 
 def test_wrong_policy_or_jobs_are_rejected():
     w = small_slice()
-    with pytest.raises(ValueError, match="tiresias"):
-        sim.simulate(w, NODES, policy="aryl")
+    with pytest.raises(ValueError, match="'tiresias', 'pollux' or 'aryl'"):
+        sim.simulate(w, NODES, policy="fifo")
     with pytest.raises(ValueError, match="Pollux workload"):
         sim.simulate([aryl.Job("a", 1, 1, 1, 100)], NODES, policy="tiresias")
     too_big = w.copy()

@@ -202,17 +202,31 @@ BatchLimits Application::limits() const {
   return {init_batch_size(), max_batch_size(), min_local_bsz_, max_local_bsz_};
 }
 
-std::pair<double, double> Application::along(const Curve& curve, double local_bsz,
-                                             const char* what) {
+std::pair<double, double> Application::along(const Curve& curve,
+                                             double local_bsz) const {
   const auto& pts = curve.points;
-  if (local_bsz < pts.front().local_bsz || local_bsz > pts.back().local_bsz)
-    throw std::invalid_argument(fmt::format(
-        "step time: local_bsz {} is outside the measured range [{}, {}] of {}",
-        local_bsz, pts.front().local_bsz, pts.back().local_bsz, what));
+  // Below the smallest measured batch the step is held at its values; above the
+  // largest it grows linearly from the last two (compute time is affine in the
+  // local batch: the throughput model's own form). An elastic job spreading its
+  // batch over more or fewer nodes than were measured with it lands there.
+  if (local_bsz <= pts.front().local_bsz || pts.size() == 1)
+    return {pts.front().step_time, pts.front().sync_time};
+  if (local_bsz > pts.back().local_bsz) {
+    if (local_bsz > max_local_bsz_)  // no job runs such a batch: a caller's error
+      throw std::invalid_argument(fmt::format(
+          "step time: local_bsz {} is outside the measured range [{}, {}] of {} "
+          "(and above its largest local batch, {})",
+          local_bsz, pts.front().local_bsz, pts.back().local_bsz, name_,
+          max_local_bsz_));
+    const Point& a = pts[pts.size() - 2];
+    const Point& b = pts.back();
+    const double t = (local_bsz - a.local_bsz) / (b.local_bsz - a.local_bsz);
+    return {a.step_time + t * (b.step_time - a.step_time),
+            a.sync_time + t * (b.sync_time - a.sync_time)};
+  }
   auto hi = std::lower_bound(pts.begin(), pts.end(), local_bsz,
                              [](const Point& p, double x) { return p.local_bsz < x; });
-  if (hi->local_bsz == local_bsz || hi == pts.begin())
-    return {hi->step_time, hi->sync_time};
+  if (hi->local_bsz == local_bsz) return {hi->step_time, hi->sync_time};
   const Point& a = *(hi - 1);
   const Point& b = *hi;
   return mix({a.step_time, a.sync_time}, {b.step_time, b.sync_time},
@@ -234,12 +248,10 @@ std::pair<double, double> Application::at_nodes(int num_nodes, double ratio,
         replicas, num_nodes));
   auto hi = first;
   while (hi + 1 != last && hi->num_replicas < replicas - 1e-9) ++hi;
-  const std::string what = fmt::format("{} nodes", num_nodes);
   if (hi == first || std::abs(hi->num_replicas - replicas) <= 1e-9)
-    return along(hi->curve, local_bsz, what.c_str());
+    return along(hi->curve, local_bsz);
   auto lo = hi - 1;
-  return mix(along(lo->curve, local_bsz, what.c_str()),
-             along(hi->curve, local_bsz, what.c_str()),
+  return mix(along(lo->curve, local_bsz), along(hi->curve, local_bsz),
              weight(lo->num_replicas, hi->num_replicas, replicas));
 }
 
@@ -279,7 +291,7 @@ std::pair<double, double> Application::step_time(const std::vector<int>& placeme
       measured_.begin(), measured_.end(), key,
       [](const auto& entry, const std::string& k) { return entry.first < k; });
   if (!key.empty() && it != measured_.end() && it->first == key)
-    return along(it->second, local_bsz, ("placement " + key).c_str());
+    return along(it->second, local_bsz);
   return interpolate(std::min(nodes, max_interpolated_nodes), replicas, local_bsz);
 }
 

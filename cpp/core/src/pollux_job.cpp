@@ -90,4 +90,25 @@ int PolluxJobModel::max_replicas() const {
   return std::min({std::max(2 * max_profiled_replicas(), 1), 64, by_batch});
 }
 
+TunedView tuned_kernel_view(const GoodputModel& model, int max_replicas, int reference,
+                            int node_gpus, double left, double estimated_duration) {
+  if (max_replicas < 1 || reference < 1 || reference > max_replicas || node_gpus < 1 ||
+      !(left >= 0.0) || !(estimated_duration > 0.0) ||
+      !std::isfinite(estimated_duration))
+    throw std::invalid_argument(fmt::format(
+        "tuned view: need 1 <= reference ({}) <= max_replicas ({}), node_gpus >= 1 "
+        "({}), left >= 0 ({}) and estimated_duration > 0 ({})",
+        reference, max_replicas, node_gpus, left, estimated_duration));
+  TunedView view;
+  for (int k = 1; k <= max_replicas; ++k)
+    view.curve.push_back(model.optimize((k + node_gpus - 1) / node_gpus, k).goodput);
+  const double best = *std::max_element(view.curve.begin(), view.curve.end());
+  if (!(best > 0.0)) return {};
+  for (double& g : view.curve) g = std::max(g, best * 1e-6);
+  const double at_ref = view.curve[static_cast<std::size_t>(reference - 1)];
+  view.remaining =
+      left * model.limits().init_batch_size / (estimated_duration * at_ref);
+  return view;
+}
+
 }  // namespace aryl

@@ -16,8 +16,10 @@ from .paper import (
     BASELINE,
     LOANING_ROWS,
     ORDERINGS,
+    POLLUX_ROWS,
     check_orderings,
     paper_runs,
+    pollux_nodes,
     speedups,
 )
 from .provenance import Provenance
@@ -43,6 +45,7 @@ __all__ = [
     "LOANING_ROWS",
     "ORDERINGS",
     "PARAMETERS",
+    "POLLUX_ROWS",
     "Provenance",
     "Result",
     "SCENARIOS",
@@ -54,6 +57,7 @@ __all__ = [
     "describe",
     "load",
     "paper_runs",
+    "pollux_nodes",
     "scenario",
     "scenario_config",
     "simulate",

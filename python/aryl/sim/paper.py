@@ -22,12 +22,23 @@ row                                   paper   jobs / policy / loaning
 ``Control: FIFO + backfill``          —       baseline jobs, fifo with backfill, no loaning
 ``Ablation: Basic, imperfect``        §7.2    row 2 with imperfect scaling
 ``Ablation: Basic, plain BFD``        Tab. 6  row 2 with plain best-fit placement
+``Pollux``                            10      basic jobs as Pollux applications, Pollux's
+                                              genetic search, no loaning
+``Aryl+TunedJobs``                    12      the same jobs, aryl with each job's Pollux
+                                              agent, no loaning
 ====================================  ======  ===========================================
 
 The two **controls** are not in the paper. The aryl policy's first phase admits queued jobs
 shortest first and skips, rather than blocks on, jobs that do not fit; the Baseline is strict
 FIFO. Part of any gain over the Baseline is therefore reordering alone, which SJF and FIFO
-with backfill show without loaning or elasticity. Pollux (rows 10 and 12) is not modelled.
+with backfill show without loaning or elasticity.
+
+The **Pollux rows** (``pollux_rows=True``; ``aryl compare --pollux-rows``) run the Basic jobs
+as goodput-driven jobs: ``aryl.traces.pollux_profiles`` gives each an application of the
+Pollux artifact by GPU-time (seeded) and scales its work so that it keeps its trace
+duration. They are an option because they are slower (60-s rounds, a goodput model per
+job, and for Pollux a genetic search per round). They run on ``pollux_nodes(cluster)``: the
+same GPUs as 4-GPU nodes, the most the applications' profiles cover per node.
 
 Without a load series (``load=None``) the rows that lend servers (2–7 and the ablations) are
 left out: with nothing to lend they would repeat the no-loaning rows.
@@ -40,6 +51,7 @@ from typing import Any, Dict, Mapping, Optional
 import pandas as pd
 
 from ..model import Records
+from ..traces.pollux_mapping import pollux_profiles
 from ..typing import AllocationPolicy, ScenarioName, SimulationReclaimPolicy
 from .scenarios import SCENARIOS, scenario, scenario_config
 
@@ -58,6 +70,9 @@ LOANING_ROWS = (
     "Ablation: Basic, plain BFD",
 )
 
+#: Rows of goodput-driven jobs (``paper_runs(..., pollux_rows=True)``), in display order.
+POLLUX_ROWS = ("Pollux", "Aryl+TunedJobs")
+
 
 def paper_runs(
     jobs: Records,
@@ -67,6 +82,8 @@ def paper_runs(
     elastic_gpu_share: float = 0.36,
     hetero_share: float = 0.10,
     checkpoint: bool = True,
+    pollux_rows: bool = False,
+    node_gpus: int = 4,
 ) -> Dict[str, Dict[str, Any]]:
     """The comparison's rows: name -> ``simulate`` keyword arguments, in display order.
 
@@ -84,6 +101,11 @@ def paper_runs(
         row's own settings (no loaning, scaling, placement, backfill, hetero efficiency) win.
     elastic_gpu_share, hetero_share, checkpoint
         Passed to ``scenario`` (module ``scenarios``: the exact rules).
+    pollux_rows
+        Add ``POLLUX_ROWS`` (the Basic jobs as goodput-driven Pollux applications).
+    node_gpus
+        GPUs per node of the cluster the Pollux rows run on (the mapping's compact
+        placement): 4, as ``pollux_nodes`` splits a cluster.
 
     Returns
     -------
@@ -137,7 +159,37 @@ def paper_runs(
     }
     if load is None:
         runs = {k: v for k, v in runs.items() if k not in LOANING_ROWS}
+    if pollux_rows:
+        mapped = pollux_profiles(sets["basic"], seed=seed, node_gpus=node_gpus)
+        goodput = dict(jobs=mapped, reclaim="aryl", inference_load=None, seed=seed)
+        runs["Pollux"] = dict(goodput, policy="pollux", config={**common, **no_loan})
+        runs["Aryl+TunedJobs"] = dict(
+            goodput, policy="aryl", config={**common, **no_loan, "agent": "pollux"}
+        )
     return runs
+
+
+def pollux_nodes(cluster: Any, node_gpus: int = 4) -> Any:
+    """The cluster the Pollux rows run on: each training server of a ``Cluster`` split
+    into nodes of ``node_gpus`` GPUs (the same GPUs: the Pollux applications were
+    profiled on nodes of at most 4 GPUs), no inference servers (the rows do not lend).
+    """
+    from .simulation import Cluster
+
+    if not isinstance(cluster, Cluster):
+        raise ValueError(f"pollux_nodes needs a Cluster, got {type(cluster).__name__}")
+    if cluster.gpus_per_server % node_gpus:
+        raise ValueError(
+            f"{cluster.gpus_per_server}-GPU servers do not split into "
+            f"{node_gpus}-GPU nodes"
+        )
+    per = cluster.gpus_per_server // node_gpus
+    return Cluster(
+        cluster.training_servers * per,
+        0,
+        gpus_per_server=node_gpus,
+        training_gpu=cluster.training_gpu,
+    )
 
 
 def speedups(

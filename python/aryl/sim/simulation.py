@@ -27,6 +27,7 @@ from ..model import Job, Records, Server, State, as_records, job_columns, server
 from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
 from ..typing import (
     GoodputPolicy,
+    JobAgent,
     Placement,
     Scaling,
     SimulationPolicy,
@@ -37,6 +38,7 @@ from .provenance import (
     Provenance,
     aryl_version,
     extend_to_jobs,
+    fingerprint_frame,
     fingerprint_jobs,
     fingerprint_load,
 )
@@ -74,7 +76,11 @@ class Config:
     demotes a job to its second queue (16 GPU-hours, the artifact's);
     ``pollux_population`` and ``pollux_generations`` size the Pollux policy's
     genetic search per round (100 x 100, the artifact's; the paper says 250
-    generations).
+    generations). ``agent``: ``None``, or ``"pollux"`` for Aryl+TunedJobs (policy
+    ``aryl`` on a Pollux workload): every job carries a Pollux agent that fits its
+    goodput model to the steps it runs; the knapsack values its extra replicas by
+    the running times that model predicts, and the job re-chooses its batch on
+    every allocation. Without it, policy ``aryl`` keeps the user's batch.
     """
 
     placement: Placement = "aryl"
@@ -96,10 +102,13 @@ class Config:
     tiresias_threshold: float = 16 * 3600.0
     pollux_population: int = 100
     pollux_generations: int = 100
+    agent: Optional[JobAgent] = None
 
 
 #: Allocation policies of goodput-driven (Pollux workload) runs.
 GOODPUT_POLICIES = get_args(GoodputPolicy)
+#: Job agents a goodput-driven run under policy "aryl" may give its jobs.
+AGENTS = get_args(JobAgent)
 #: Reclaim policies the simulator runs.
 RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
 
@@ -202,7 +211,12 @@ def simulate(
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
-        return _simulate_pollux(jobs, cluster, policy, config, progress, label)
+        return _simulate_pollux(jobs, cluster, policy, config, seed, progress, label)
+    if config.agent is not None:
+        raise ValueError(
+            f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
+            "(aryl.traces.pollux_workload or pollux_profiles)"
+        )
     if policy in GOODPUT_POLICIES:
         raise ValueError(
             f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
@@ -331,17 +345,20 @@ def _simulate_pollux(
     cluster: Union[Cluster, Records],
     policy: str,
     config: Config,
+    seed: int,
     progress: Optional[Callable[[float], Optional[bool]]],
     label: str,
 ) -> Result:
     """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
     from ..traces.pollux import pollux_applications
 
-    if policy not in GOODPUT_POLICIES:
+    if policy not in GOODPUT_POLICIES and policy != "aryl":
         raise ValueError(
-            f"a Pollux workload runs under policy {', '.join(map(repr, GOODPUT_POLICIES))}, "
+            "a Pollux workload runs under policy 'tiresias', 'pollux' or 'aryl', "
             f"got {policy!r}"
         )
+    if config.agent is not None and policy != "aryl":
+        raise ValueError(f"agent {config.agent!r} needs policy 'aryl', got {policy!r}")
     apps = dict(workload.attrs.get("applications") or {})
     missing = sorted(set(workload["application"]) - set(apps))
     if missing:
@@ -352,8 +369,7 @@ def _simulate_pollux(
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
-    replicas = workload["num_replicas"].astype(int).tolist()
-    batch = workload["batch_size"].astype(float).tolist()
+    scale = _optional(workload, "work_scale", 1.0)
     if policy == "pollux":  # the policy decides replicas; jobs choose their batch
         fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
         batch = [f or 0.0 for f in fixed]
@@ -362,8 +378,13 @@ def _simulate_pollux(
             Job(str(name), 1, 1, cap, 1.0, float(t))
             for name, cap, t in zip(workload["name"], caps, workload["time"])
         ]
+    elif policy == "aryl":
+        node_gpus = max((s.gpus for s in servers if s.pool == "training"), default=1)
+        jobs, batch = _kernel_jobs(workload, apps, node_gpus, config.agent is not None)
     else:
         # duration is not used by goodput-driven jobs (their applications decide).
+        replicas = workload["num_replicas"].astype(int).tolist()
+        batch = workload["batch_size"].astype(float).tolist()
         jobs = [
             Job(str(name), 1, r, r, 1.0, float(t))
             for name, r, t in zip(workload["name"], replicas, workload["time"])
@@ -375,17 +396,74 @@ def _simulate_pollux(
         [],
         [],
         [],
-        _core_config(config, policy, "aryl", 0),
+        _core_config(config, policy, "aryl", seed),
         progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
         job_batch_size=batch,
+        job_work_scale=scale,
     )
     ids = np.empty(len(jobs), dtype=object)
     ids[:] = [j.id for j in jobs]
-    return _result(
+    result = _result(
         servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy
     )
+    result.provenance = Provenance(
+        jobs=len(jobs),
+        jobs_fingerprint=fingerprint_frame(workload) or "",
+        cluster=_describe_cluster(cluster, servers),
+        policy=policy,
+        reclaim="none",
+        config=dataclasses.asdict(config),
+        seed=int(seed),
+        aryl_version=aryl_version(),
+    )
+    return result
+
+
+def _optional(workload: pd.DataFrame, column: str, default: float) -> List[float]:
+    """An optional numeric column of a Pollux workload (``default`` when absent)."""
+    if column not in workload:
+        return [default] * len(workload)
+    return [float(v) for v in workload[column]]
+
+
+def _kernel_jobs(
+    workload: pd.DataFrame, apps: Mapping[str, Any], node_gpus: int, tuned: bool
+) -> Tuple[List[Job], List[float]]:
+    """A Pollux workload's jobs as policy ``aryl`` schedules them, and their batches.
+
+    A job runs ``min_replicas``..``max_replicas`` one-GPU replicas (its
+    ``num_replicas`` when absent); untuned, at most as many as the user's batch
+    spreads over at the application's minimum local batch, since it keeps that
+    batch. Its ``duration`` (the SJF estimate at ``num_replicas``) is the column's,
+    else the time it takes alone there at the user's batch. A tuned job chooses its
+    batch (the artifact's ncf keeps its fixed one, as under Pollux).
+    """
+    from ..traces.pollux_mapping import solo_time, split_cap
+
+    replicas = workload["num_replicas"].astype(int).tolist()
+    user_batch = workload["batch_size"].astype(float).tolist()
+    low = _optional(workload, "min_replicas", math.nan)
+    high = _optional(workload, "max_replicas", math.nan)
+    scale = _optional(workload, "work_scale", 1.0)
+    given = _optional(workload, "duration", math.nan)
+    jobs, batch = [], []
+    for i, (name, app_name, t) in enumerate(
+        zip(workload["name"], workload["application"], workload["time"])
+    ):
+        app, k, b = apps[app_name], replicas[i], user_batch[i]
+        lo = k if math.isnan(low[i]) else int(low[i])
+        hi = k if math.isnan(high[i]) else int(high[i])
+        if not tuned:
+            hi = max(min(hi, split_cap(app, b, node_gpus)), k)
+        duration = given[i]
+        if math.isnan(duration):
+            duration = solo_time(app, k, b, node_gpus) * scale[i]
+        jobs.append(Job(str(name), 1, lo, hi, duration, float(t), reference_workers=k))
+        fixed = POLLUX_FIXED_BATCH.get(app_name)
+        batch.append((fixed or 0.0) if tuned else b)
+    return jobs, batch
 
 
 def compare(
@@ -466,6 +544,7 @@ def _core_config(
         "tiresias_threshold": float(config.tiresias_threshold),
         "pollux_population": int(config.pollux_population),
         "pollux_generations": int(config.pollux_generations),
+        "tuned": config.agent == "pollux",
     }
 
 

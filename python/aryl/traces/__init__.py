@@ -22,6 +22,9 @@ The Pollux artifact's workloads (``name, time, application, num_replicas, batch_
 are read by ``read_pollux_workload``, which attaches each application's measured
 profiles; ``pollux_workload(n)`` and ``pollux_application(name)`` return the embedded
 eight workloads and six applications (Apache-2.0, ``aryl/data/README.md``).
+``pollux_profiles`` maps any aryl trace onto them (seeded, by GPU-time, as the
+artifact's generator does) for goodput-driven runs such as Aryl+TunedJobs, and
+``pollux_elastic`` gives a Pollux workload's jobs an elastic range for policy ``aryl``.
 
 Examples
 --------
@@ -54,6 +57,13 @@ from .pollux import (
     read_pollux_application,
     read_pollux_workload,
 )
+from .pollux_mapping import (
+    MAPPING_COLUMNS,
+    POLLUX_GPU_TIME_BUCKETS,
+    pollux_app_choice,
+    pollux_elastic,
+    pollux_profiles,
+)
 from .reading import (
     JOB_COLUMNS,
     LOAD_COLUMNS,
@@ -67,8 +77,10 @@ __all__ = [
     "GPU_SECONDS_PER_JOB",
     "JOB_COLUMNS",
     "LOAD_COLUMNS",
+    "MAPPING_COLUMNS",
     "POLLUX_APPLICATIONS",
     "POLLUX_EPOCHS",
+    "POLLUX_GPU_TIME_BUCKETS",
     "POLLUX_WORKLOADS",
     "PolluxApplication",
     "TraceError",
@@ -77,7 +89,10 @@ __all__ = [
     "extend_load",
     "load_default",
     "loanable_servers",
+    "pollux_app_choice",
     "pollux_application",
+    "pollux_elastic",
+    "pollux_profiles",
     "pollux_applications",
     "pollux_workload",
     "read_jobs",

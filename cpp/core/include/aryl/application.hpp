@@ -59,7 +59,10 @@ class Application {
   // local_bsz at each measured (nodes, replicas), linearly in replicas at the
   // same replicas-per-node ratio on the two measured node counts around N, then
   // linearly in nodes. (The artifact triangulates the points instead; both are
-  // exact on measured points.) std::invalid_argument outside the measured range.
+  // exact on measured points.) Along local_bsz, a curve is held below its
+  // smallest measured batch and extended linearly above its largest, up to
+  // max_local_bsz(). std::invalid_argument past that, or for node counts and
+  // replica ratios outside the measured ones.
   std::pair<double, double> step_time(const std::vector<int>& placement,
                                       double local_bsz) const;
 
@@ -99,8 +102,7 @@ class Application {
     Curve curve;
   };
 
-  static std::pair<double, double> along(const Curve& curve, double local_bsz,
-                                         const char* what);
+  std::pair<double, double> along(const Curve& curve, double local_bsz) const;
   std::pair<double, double> interpolate(int num_nodes, int num_replicas,
                                         double local_bsz) const;
   std::pair<double, double> at_nodes(int num_nodes, double ratio,

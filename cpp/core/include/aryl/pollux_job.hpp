@@ -60,4 +60,20 @@ class PolluxJobModel {
   std::optional<GradParams> grad_;
 };
 
+// What aryl's kernel sees of a tuned job (Aryl+TunedJobs): `curve` = the model's
+// best goodput G(k) with k = 1..max_replicas replicas on ceil(k / node_gpus)
+// nodes (sizes where no batch fits are floored at 1e-6 of the best, so they are
+// useless rather than infinitely slow), and `remaining` scaled so that the
+// kernel's running time estimated x curve[ref] / curve[k] x remaining is the
+// model's own: left x M0 / G(k) for `left` M0-equivalent steps to go. Empty
+// curve when no size has a positive goodput. std::invalid_argument for
+// max_replicas < 1, reference outside [1, max_replicas], node_gpus < 1, left < 0
+// or estimated_duration <= 0.
+struct TunedView {
+  double remaining = 0.0;
+  std::vector<double> curve;
+};
+TunedView tuned_kernel_view(const GoodputModel& model, int max_replicas, int reference,
+                            int node_gpus, double left, double estimated_duration);
+
 }  // namespace aryl

@@ -78,9 +78,17 @@ class Engine {
   void apply(const Decision& d, const ClusterState& state,
              const std::vector<int>& job_of);
   // goodput-driven jobs, one round at each epoch (rounds.cpp)
+  void add_goodput_job(int j);
   void on_round();
   void step_goodput(double from, double seconds);
   void reallocate(int j, const std::vector<int>& allocation);
+  void reassign(int j, const std::vector<Placed>& workers);
+  // aryl's kernel in rounds, tuned jobs' views (kernel_rounds.cpp)
+  void kernel_allocate();
+  [[nodiscard]] std::vector<Placed> place_replicas(int replicas, int min_workers,
+                                                   std::vector<int>& free) const;
+  [[nodiscard]] std::pair<double, std::vector<double>> kernel_view(int j);
+  void note_learning(int j, std::size_t profiles, int epoch);
   // the Tiresias allocation of a round (preemptive.cpp)
   void tiresias_allocate(double interval);
   // the Pollux allocation of a round (pollux_round.cpp)
@@ -127,6 +135,11 @@ class Engine {
   bool goodput_run_ = false;
   std::vector<GoodputJob> goodput_;  // job -> state (empty in fixed-duration runs)
   double last_round_ = 0.0;
+  int node_gpus_ = 1;  // the most GPUs of a server (placements of curves)
+  // aryl's kernel with tuned jobs: each job's view while its agent has learnt
+  // nothing new, and whether it has since
+  std::vector<TunedView> views_;
+  std::vector<char> stale_;
   // Tiresias: its two queues (trace job ids), each job's executed time (s of
   // holding an allocation), and the jobs arrived since the last round
   std::vector<int> queue0_, queue1_, arrived_;

@@ -8,25 +8,39 @@
 
 namespace aryl::sim {
 
-GoodputJob::GoodputJob(const Application& app, double batch_size, bool learning)
+GoodputJob::GoodputJob(const Application& app, double batch_size, bool learning,
+                       double work_scale)
     : app_(&app),
       batch_size_(batch_size),
-      total_(app.epoch_progress(app.max_epochs())) {
+      work_scale_(work_scale),
+      total_(work_scale * app.epoch_progress(app.max_epochs())) {
   if (learning) learner_.emplace(app.limits(), std::max(batch_size, 0.0));
 }
 
 void GoodputJob::choose_batch() {
   int replicas = 0;
   for (int g : placement_) replicas += g;
-  if (learner_) {
-    const BatchChoice b =
-        learner_->batch(static_cast<int>(placement_.size()), replicas);
-    atomic_bsz_ = b.atomic_bsz;
-    accum_steps_ = b.accum_steps;
-  } else {
-    std::tie(atomic_bsz_, accum_steps_) =
-        fixed_batch(app_->limits(), replicas, batch_size_);
+  std::tie(atomic_bsz_, accum_steps_) =
+      batch_on(static_cast<int>(placement_.size()), replicas);
+}
+
+// (atomic batch, accumulation steps) the job runs on `replicas` over `nodes`:
+// its agent's choice when it learns, else the user's batch split over them.
+std::pair<int, int> GoodputJob::batch_on(int nodes, int replicas) const {
+  if (!learner_) return fixed_batch(app_->limits(), replicas, batch_size_);
+  const BatchChoice b = learner_->batch(nodes, replicas);
+  return {b.atomic_bsz, b.accum_steps};
+}
+
+std::vector<double> GoodputJob::rate_curve(int max_replicas, int node_gpus) const {
+  std::vector<double> curve;
+  for (int k = 1; k <= max_replicas; ++k) {
+    std::vector<int> placement(static_cast<std::size_t>(k / node_gpus), node_gpus);
+    if (k % node_gpus != 0) placement.push_back(k % node_gpus);
+    const auto [atomic, accum] = batch_on(static_cast<int>(placement.size()), k);
+    curve.push_back(app_->progress_rate(placement, atomic, accum, epoch_));
   }
+  return curve;
 }
 
 // One profile of the step the job runs now, and the gradient statistics of its
@@ -67,7 +81,7 @@ double GoodputJob::step(double t, double seconds) {
   while (seconds > 0.0) {
     if (learner_) observe();
     const double rate = this->rate();
-    const double next = app_->epoch_progress(epoch_ + 1);
+    const double next = boundary(epoch_ + 1);
     if (progress_ + rate * seconds < next) {
       progress_ += rate * seconds;
       if (learner_) choose_batch();

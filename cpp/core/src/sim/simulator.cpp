@@ -44,6 +44,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
       pollux_.emplace(options);
     }
   }
+  for (const Server& s : servers) node_gpus_ = std::max(node_gpus_, s.gpus);
   for (const Server& s : servers)
     speed_.push_back(
         config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
@@ -59,11 +60,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     linear &= jobs[j].throughput.empty();
     state_[j].work =
         job.duration * throughput(curve(static_cast<int>(j)), job.reference());
-    if (goodput_run_) {
-      goodput_.emplace_back(applications[at(jobs[j].application)], jobs[j].batch_size,
-                            config.allocator == Allocator::pollux);
-      state_[j].work = goodput_.back().total();
-    }
+    if (goodput_run_) add_goodput_job(static_cast<int>(j));
     events_.push(job.submit_time, Kind::arrival, static_cast<int>(j));
     last_arrival_ = std::max(last_arrival_, job.submit_time);
   }

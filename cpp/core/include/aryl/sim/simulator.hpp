@@ -55,6 +55,12 @@ struct Config {
   double tiresias_threshold = 16 * 3600.0;  // GPU-s of executed time before demotion
   int pollux_population = 100;              // the Pollux search's population per round
   int pollux_generations = 100;  // its generations per round (the paper: 250)
+  // Goodput-driven jobs under Allocator::kernel (Aryl+TunedJobs when set): each
+  // job carries a Pollux agent that learns its goodput model from the steps it
+  // runs; the knapsack values its extra replicas by the running times that model
+  // predicts, and the job re-chooses its batch on every allocation. Unset: the
+  // user's batch on every allocation, valued by its measured throughput.
+  bool tuned = false;
   double headroom = 0.0;  // inference keeps ceil(load x (1 + headroom) x N) servers
   // A server is lent only once the load has left it spare for this long (s);
   // reclaiming stays immediate. Damps lending back and forth on load noise.
@@ -74,14 +80,18 @@ struct Config {
 // A goodput-driven job (`application` >= 0, an index into simulate()'s
 // applications) ignores `duration` and `throughput`: it runs the user's
 // job.max_workers replicas (one GPU each) at global batch `batch_size` and
-// completes when its progress passes its application's last epoch. Under
-// Allocator::pollux it runs what the policy gives it, at most job.max_workers
-// replicas, and chooses its batch (batch_size 0) or keeps batch_size (> 0).
+// completes when its progress passes its application's last epoch (scaled by
+// work_scale). Under Allocator::pollux it runs what the policy gives it, at most
+// job.max_workers replicas, and chooses its batch (batch_size 0) or keeps
+// batch_size (> 0). Under Allocator::kernel it is scheduled as any job, elastic
+// in job.min_workers..max_workers replicas, its duration being the scheduler's
+// estimate at job.reference() replicas.
 struct SimJob {
   Job job;
   std::vector<double> throughput;
   int application = -1;
   double batch_size = 0.0;
+  double work_scale = 1.0;  // the fraction of its application's work (> 0)
 };
 
 struct LoadPoint {
