@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <set>
 #include <stdexcept>
-
 #include <string>
 #include <tuple>
+
 #include "index.hpp"
 
 namespace aryl {
@@ -17,10 +15,18 @@ namespace {
 
 using detail::at;
 
+// Type names are short: compared inline, not by a call to memcmp per server.
+bool same_name(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (a[k] != b[k]) return false;
+  return true;
+}
+
 // GPU types are few: a linear search beats building a map of their names.
 int find_type(const std::vector<const std::string*>& names, const std::string& name) {
   for (std::size_t t = 0; t < names.size(); ++t)
-    if (*names[t] == name) return static_cast<int>(t);
+    if (same_name(*names[t], name)) return static_cast<int>(t);
   return -1;
 }
 
@@ -85,16 +91,29 @@ bool Placer::may_use(int job, int type) const {
 // and in the slot counts. Built at the first placement, not in the constructor:
 // an epoch first keeps thousands of existing workers, which need neither.
 void Placer::build_index(const ClusterState& state) {
-  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
-    if (free_[at(i)] >= 0) ++servers_by_free_[at(type_of_[at(i)])][free_[at(i)]];
   std::vector<int> largest(at(n_types_), 0);  // type -> most GPUs of one server
   for (std::size_t i = 0; i < state.servers.size(); ++i) {
     int& most = largest[at(type_of_[i])];
     most = std::max(most, state.servers[i].gpus);
   }
-  index_.resize(at(n_types_) * buckets_per_type);
-  for (std::size_t b = 0; b < index_.size(); ++b)
-    index_[b].resize(at(largest[b / buckets_per_type]) + 1);
+  for (int t = 0; t < n_types_; ++t)
+    servers_by_free_[at(t)].assign(at(largest[at(t)]) + 1, 0);
+  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
+    if (free_[at(i)] >= 0) ++servers_by_free_[at(type_of_[at(i)])][at(free_[at(i)])];
+  type_servers_.assign(at(n_types_), {});
+  rank_.resize(state.servers.size());
+  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i) {
+    std::vector<int>& members = type_servers_[at(type_of_[at(i)])];
+    rank_[at(i)] = static_cast<int>(members.size());
+    members.push_back(i);
+  }
+  levels_.resize(at(n_types_));
+  index_.resize(at(n_types_));
+  for (std::size_t t = 0; t < at(n_types_); ++t) {
+    levels_[t] = largest[t] + 1;
+    index_[t] = IndexSets(static_cast<int>(buckets_per_type) * levels_[t],
+                          static_cast<int>(type_servers_[t].size()));
+  }
   for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
     if (free_[at(i)] >= 0) file(i);
 }
@@ -102,37 +121,36 @@ void Placer::build_index(const ClusterState& state) {
 // The bucket of a usable server: its type, pool, whether it hosts base and
 // flexible workers. Within a bucket every part of best_server's key but the GPUs
 // left over and the index is the same.
-std::set<int>& Placer::bucket_of(int server) {
-  const std::size_t b = at(type_of_[at(server)]) * buckets_per_type +
-                        (state_.servers[at(server)].pool == Pool::inference ? 4 : 0) +
-                        (fixed_[at(server)] > 0 ? 2 : 0) +
-                        (flexible_[at(server)] > 0 ? 1 : 0);
-  return index_[b][at(free_[at(server)])];
+int Placer::bucket_of(int server) const {
+  const int b = (state_.servers[at(server)].pool == Pool::inference ? 4 : 0) +
+                (fixed_[at(server)] > 0 ? 2 : 0) + (flexible_[at(server)] > 0 ? 1 : 0);
+  return b * levels_[at(type_of_[at(server)])] + free_[at(server)];
 }
 
 // Index upkeep, once it is built (index_ empty: not yet).
 void Placer::file(int server) {
-  if (!index_.empty()) bucket_of(server).insert(server);
+  if (!index_.empty())
+    index_[at(type_of_[at(server)])].insert(bucket_of(server), rank_[at(server)]);
 }
 void Placer::unfile(int server) {
-  if (!index_.empty()) bucket_of(server).erase(server);
+  if (!index_.empty())
+    index_[at(type_of_[at(server)])].erase(bucket_of(server), rank_[at(server)]);
 }
 
 // Moves a usable server from one bucket of the free-GPU index to another.
 void Placer::refile(int server, int from, int to) {
   if (index_.empty()) return;
-  std::map<int, int>& buckets = servers_by_free_[at(type_of_[at(server)])];
-  const auto old = buckets.find(from);
-  if (--old->second == 0) buckets.erase(old);
-  ++buckets[to];
+  std::vector<int>& count = servers_by_free_[at(type_of_[at(server)])];
+  --count[at(from)];
+  ++count[at(to)];
 }
 
 // Workers of d GPUs that fit on the usable servers of the type as they are now.
 int Placer::slots(int type, int d) const {
   int n = 0;
-  const std::map<int, int>& buckets = servers_by_free_[at(type)];
-  for (auto it = buckets.lower_bound(d); it != buckets.end(); ++it)
-    n += it->second * (it->first / d);
+  const std::vector<int>& count = servers_by_free_[at(type)];
+  for (std::size_t f = at(d); f < count.size(); ++f)
+    n += count[f] * (static_cast<int>(f) / d);
   return n;
 }
 
@@ -212,11 +230,12 @@ int Placer::best_server(int job, bool flexible, int type) const {
   // the least over buckets is the least over all servers a scan would find.
   for (int t = 0; t < n_types_; ++t) {
     if ((type >= 0 && t != type) || !may_use(job, t)) continue;
-    for (std::size_t b = 0; b < buckets_per_type; ++b) {
-      const std::vector<std::set<int>>& by_free = index_[at(t) * buckets_per_type + b];
-      for (std::size_t f = at(d); f < by_free.size(); ++f) {
-        if (by_free[f].empty()) continue;
-        const int s = *by_free[f].begin();
+    const IndexSets& sets = index_[at(t)];
+    const int levels = levels_[at(t)];
+    for (int b = 0; b < static_cast<int>(buckets_per_type); ++b) {
+      for (int f = d; f < levels; ++f) {
+        if (sets.empty(b * levels + f)) continue;
+        const int s = type_servers_[at(t)][at(sets.first(b * levels + f))];
         const int mixed = policy_ == PlacementPolicy::aryl &&
                           (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
         const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
