@@ -79,7 +79,7 @@ class Placer {
   void add(int job, int server, bool flexible);
   void remove(int job, int server, bool flexible);
   void refile(int server, int from, int to);
-  void build_index(const ClusterState& state);
+  void build_index();
   [[nodiscard]] int bucket_of(int server) const;
   void file(int server);
   void unfile(int server);
@@ -95,6 +95,8 @@ class Placer {
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> type_capacity_;  // type -> GPUs of usable servers
   std::vector<int> free_;           // server -> free GPUs (-1: not usable)
+  std::vector<int> gpus_;           // server -> GPUs
+  std::vector<char> inference_;     // server -> in the inference pool
   // type -> free GPUs -> how many usable servers have that many free
   std::vector<std::vector<int>> servers_by_free_;
   // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
