@@ -4,12 +4,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <set>
 #include <stdexcept>
-
 #include <string>
 #include <tuple>
+
 #include "index.hpp"
 
 namespace aryl {
@@ -17,10 +15,18 @@ namespace {
 
 using detail::at;
 
+// Type names are short: compared inline, not by a call to memcmp per server.
+bool same_name(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (a[k] != b[k]) return false;
+  return true;
+}
+
 // GPU types are few: a linear search beats building a map of their names.
 int find_type(const std::vector<const std::string*>& names, const std::string& name) {
   for (std::size_t t = 0; t < names.size(); ++t)
-    if (*names[t] == name) return static_cast<int>(t);
+    if (same_name(*names[t], name)) return static_cast<int>(t);
   return -1;
 }
 
@@ -33,15 +39,23 @@ PlacementPolicy parse_placement_policy(std::string_view name) {
       fmt::format("unknown placement '{}'; expected one of: aryl, bfd", name));
 }
 
+// One pass over the servers, reading each record once: the index and every
+// later choice read these arrays, not the records.
 Placer::Placer(const ClusterState& state, PlacementPolicy policy,
                const std::vector<double>& speed)
     : state_(state), policy_(policy) {
   std::vector<const std::string*> names;  // type id -> name, in order of first server
-  type_of_.reserve(state.servers.size());
-  free_.reserve(state.servers.size());
-  for (std::size_t i = 0; i < state.servers.size(); ++i) {
+  const std::size_t n = state.servers.size();
+  type_of_.resize(n);
+  free_.resize(n);
+  gpus_.resize(n);
+  inference_.resize(n);
+  rank_.resize(n);
+  int type = -1;  // the previous server's: servers of one type usually come together
+  for (std::size_t i = 0; i < n; ++i) {
     const Server& s = state.servers[i];
-    int type = find_type(names, s.gpu_type);
+    if (type < 0 || !same_name(*names[at(type)], s.gpu_type))
+      type = find_type(names, s.gpu_type);
     if (type < 0) {
       type = n_types_++;
       names.push_back(&s.gpu_type);
@@ -49,23 +63,32 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy,
       type_free_.push_back(0);
       type_capacity_.push_back(0);
       servers_by_free_.emplace_back();
+      type_servers_.emplace_back();
+      levels_.push_back(1);
     }
-    type_of_.push_back(type);
+    type_of_[i] = type;
     const bool usable = s.pool == Pool::training || s.on_loan;
-    free_.push_back(usable ? s.gpus : -1);
+    free_[i] = usable ? s.gpus : -1;
+    gpus_[i] = s.gpus;
+    inference_[i] = s.pool == Pool::inference ? 1 : 0;
+    std::vector<int>& members = type_servers_[at(type)];
+    rank_[i] = static_cast<int>(members.size());
+    members.push_back(static_cast<int>(i));
+    levels_[at(type)] = std::max(levels_[at(type)], s.gpus + 1);
     total_free_ += usable ? s.gpus : 0;
     type_free_[at(type)] += usable ? s.gpus : 0;
     type_capacity_[at(type)] += usable ? s.gpus : 0;
   }
-  fixed_.assign(state.servers.size(), 0);
-  flexible_.assign(state.servers.size(), 0);
+  fixed_.assign(n, 0);
+  flexible_.assign(n, 0);
   pinned_.assign(state.jobs.size(), -1);
+  required_.reserve(state.jobs.size());
   for (const Job& j : state.jobs) {
     if (j.gpu_type.empty()) {
       required_.push_back(-1);
     } else {
-      const int type = find_type(names, j.gpu_type);
-      required_.push_back(type < 0 ? -2 : type);
+      const int required = find_type(names, j.gpu_type);
+      required_.push_back(required < 0 ? -2 : required);
     }
   }
 }
@@ -84,55 +107,53 @@ bool Placer::may_use(int job, int type) const {
 // Every usable server in its bucket of the best-fit index (see placement.hpp)
 // and in the slot counts. Built at the first placement, not in the constructor:
 // an epoch first keeps thousands of existing workers, which need neither.
-void Placer::build_index(const ClusterState& state) {
-  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
-    if (free_[at(i)] >= 0) ++servers_by_free_[at(type_of_[at(i)])][free_[at(i)]];
-  std::vector<int> largest(at(n_types_), 0);  // type -> most GPUs of one server
-  for (std::size_t i = 0; i < state.servers.size(); ++i) {
-    int& most = largest[at(type_of_[i])];
-    most = std::max(most, state.servers[i].gpus);
+void Placer::build_index() {
+  index_.resize(at(n_types_));
+  for (std::size_t t = 0; t < at(n_types_); ++t) {
+    servers_by_free_[t].assign(at(levels_[t]), 0);
+    index_[t] = IndexSets(static_cast<int>(buckets_per_type) * levels_[t],
+                          static_cast<int>(type_servers_[t].size()));
   }
-  index_.resize(at(n_types_) * buckets_per_type);
-  for (std::size_t b = 0; b < index_.size(); ++b)
-    index_[b].resize(at(largest[b / buckets_per_type]) + 1);
-  for (int i = 0; i < static_cast<int>(state.servers.size()); ++i)
-    if (free_[at(i)] >= 0) file(i);
+  for (int i = 0; i < static_cast<int>(free_.size()); ++i)
+    if (free_[at(i)] >= 0) {
+      ++servers_by_free_[at(type_of_[at(i)])][at(free_[at(i)])];
+      file(i);
+    }
 }
 
 // The bucket of a usable server: its type, pool, whether it hosts base and
 // flexible workers. Within a bucket every part of best_server's key but the GPUs
 // left over and the index is the same.
-std::set<int>& Placer::bucket_of(int server) {
-  const std::size_t b = at(type_of_[at(server)]) * buckets_per_type +
-                        (state_.servers[at(server)].pool == Pool::inference ? 4 : 0) +
-                        (fixed_[at(server)] > 0 ? 2 : 0) +
-                        (flexible_[at(server)] > 0 ? 1 : 0);
-  return index_[b][at(free_[at(server)])];
+int Placer::bucket_of(int server) const {
+  const int b = (inference_[at(server)] ? 4 : 0) + (fixed_[at(server)] > 0 ? 2 : 0) +
+                (flexible_[at(server)] > 0 ? 1 : 0);
+  return b * levels_[at(type_of_[at(server)])] + free_[at(server)];
 }
 
 // Index upkeep, once it is built (index_ empty: not yet).
 void Placer::file(int server) {
-  if (!index_.empty()) bucket_of(server).insert(server);
+  if (!index_.empty())
+    index_[at(type_of_[at(server)])].insert(bucket_of(server), rank_[at(server)]);
 }
 void Placer::unfile(int server) {
-  if (!index_.empty()) bucket_of(server).erase(server);
+  if (!index_.empty())
+    index_[at(type_of_[at(server)])].erase(bucket_of(server), rank_[at(server)]);
 }
 
 // Moves a usable server from one bucket of the free-GPU index to another.
 void Placer::refile(int server, int from, int to) {
   if (index_.empty()) return;
-  std::map<int, int>& buckets = servers_by_free_[at(type_of_[at(server)])];
-  const auto old = buckets.find(from);
-  if (--old->second == 0) buckets.erase(old);
-  ++buckets[to];
+  std::vector<int>& count = servers_by_free_[at(type_of_[at(server)])];
+  --count[at(from)];
+  ++count[at(to)];
 }
 
 // Workers of d GPUs that fit on the usable servers of the type as they are now.
 int Placer::slots(int type, int d) const {
   int n = 0;
-  const std::map<int, int>& buckets = servers_by_free_[at(type)];
-  for (auto it = buckets.lower_bound(d); it != buckets.end(); ++it)
-    n += it->second * (it->first / d);
+  const std::vector<int>& count = servers_by_free_[at(type)];
+  for (std::size_t f = at(d); f < count.size(); ++f)
+    n += count[f] * (static_cast<int>(f) / d);
   return n;
 }
 
@@ -194,7 +215,7 @@ bool Placer::allowed(int job, int server, int type) const {
 int Placer::pool_rank(int job, int server, bool flexible) const {
   if (policy_ == PlacementPolicy::bfd) return 0;
   const Job& j = state_.jobs[at(job)];
-  const bool inference = state_.servers[at(server)].pool == Pool::inference;
+  const bool inference = inference_[at(server)] != 0;
   const bool wants_inference = j.hetero ? flexible : j.elastic();
   return inference == wants_inference ? 0 : 1;
 }
@@ -212,14 +233,15 @@ int Placer::best_server(int job, bool flexible, int type) const {
   // the least over buckets is the least over all servers a scan would find.
   for (int t = 0; t < n_types_; ++t) {
     if ((type >= 0 && t != type) || !may_use(job, t)) continue;
-    for (std::size_t b = 0; b < buckets_per_type; ++b) {
-      const std::vector<std::set<int>>& by_free = index_[at(t) * buckets_per_type + b];
-      for (std::size_t f = at(d); f < by_free.size(); ++f) {
-        if (by_free[f].empty()) continue;
-        const int s = *by_free[f].begin();
+    const IndexSets& sets = index_[at(t)];
+    const int levels = levels_[at(t)];
+    for (int b = 0; b < static_cast<int>(buckets_per_type); ++b) {
+      for (int f = d; f < levels; ++f) {
+        if (sets.empty(b * levels + f)) continue;
+        const int s = type_servers_[at(t)][at(sets.first(b * levels + f))];
         const int mixed = policy_ == PlacementPolicy::aryl &&
                           (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
-        const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
+        const int empty = free_[at(s)] == gpus_[at(s)];
         const Key key{-type_speed_[at(t)],
                       pool_rank(job, s, flexible),
                       mixed,
@@ -244,7 +266,7 @@ int Placer::best_server_by_scan(int job, bool flexible, int type) const {
     if (!allowed(job, s, type)) continue;
     const int mixed = policy_ == PlacementPolicy::aryl &&
                       (flexible ? fixed_[at(s)] : flexible_[at(s)]) > 0;
-    const int empty = free_[at(s)] == state_.servers[at(s)].gpus;
+    const int empty = free_[at(s)] == gpus_[at(s)];
     const Key key{-type_speed_[at(type_of_[at(s)])], pool_rank(job, s, flexible), mixed,
                   empty, free_[at(s)] - d};
     if (chosen < 0 || key < best) {
@@ -276,7 +298,7 @@ bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out,
   const Job& j = state_.jobs[at(job)];
   if (count * j.gpus_per_worker > total_free_)
     return false;  // cheap reject: long queues
-  if (index_.empty() && n_types_ > 0) build_index(state_);
+  if (index_.empty() && n_types_ > 0) build_index();
   const int was_pinned = pinned_[at(job)];
   std::vector<int> types;
   if (type >= 0) {

@@ -1,12 +1,11 @@
 // Where workers go (paper §5.3): best fit with aryl's preferences.
 #pragma once
 
-#include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "aryl/index_set.hpp"
 #include "aryl/model.hpp"
 
 namespace aryl {
@@ -80,8 +79,8 @@ class Placer {
   void add(int job, int server, bool flexible);
   void remove(int job, int server, bool flexible);
   void refile(int server, int from, int to);
-  void build_index(const ClusterState& state);
-  std::set<int>& bucket_of(int server);
+  void build_index();
+  [[nodiscard]] int bucket_of(int server) const;
   void file(int server);
   void unfile(int server);
   [[nodiscard]] int slots(int type, int d) const;
@@ -96,16 +95,22 @@ class Placer {
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> type_capacity_;  // type -> GPUs of usable servers
   std::vector<int> free_;           // server -> free GPUs (-1: not usable)
-  // type -> free GPUs -> usable servers with that many free
-  std::vector<std::map<int, int>> servers_by_free_;
+  std::vector<int> gpus_;           // server -> GPUs
+  std::vector<char> inference_;     // server -> in the inference pool
+  // type -> free GPUs -> how many usable servers have that many free
+  std::vector<std::vector<int>> servers_by_free_;
   // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
-  // -> free GPUs -> usable servers, by index.
+  // -> free GPUs -> usable servers, by their rank among the servers of their
+  // type (rank order is index order, so the smallest rank is the lowest index).
   static constexpr std::size_t buckets_per_type = 8;
   bool scan_ = false;
-  std::vector<std::vector<std::set<int>>> index_;
-  int total_free_ = 0;         // sum of the usable servers' free GPUs
-  std::vector<int> fixed_;     // server -> base workers hosted
-  std::vector<int> flexible_;  // server -> flexible workers hosted
+  std::vector<IndexSets> index_;  // type -> set bucket x levels + free GPUs
+  std::vector<int> levels_;       // type -> most GPUs of one server + 1
+  std::vector<int> rank_;         // server -> rank within its type
+  std::vector<std::vector<int>> type_servers_;  // type -> servers, by rank
+  int total_free_ = 0;                          // sum of the usable servers' free GPUs
+  std::vector<int> fixed_;                      // server -> base workers hosted
+  std::vector<int> flexible_;                   // server -> flexible workers hosted
   std::vector<int> pinned_;    // job -> GPU type id its workers use, or -1
   std::vector<int> required_;  // job -> GPU type id it requires, -1 any, -2 none exists
 };

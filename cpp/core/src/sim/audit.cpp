@@ -39,10 +39,16 @@ void Engine::audit() {
   }
   if (queued != queue_.size() || running != running_ids_.size())
     fail("queued/running book-keeping is off");
-  for (std::size_t s = 0; s < servers_.size(); ++s)
+  int usable_free = 0;
+  for (std::size_t s = 0; s < servers_.size(); ++s) {
     if (used[s] > servers_[s].gpus || used[s] != used_[s])
       fail(fmt::format("server '{}' holds {} GPUs of {} (book: {})", servers_[s].id,
                        used[s], servers_[s].gpus, used_[s]));
+    if (usable(static_cast<int>(s))) usable_free += servers_[s].gpus - used[s];
+  }
+  if (usable_free != usable_free_)
+    fail(fmt::format("usable servers have {} free GPUs (book: {})", usable_free,
+                     usable_free_));
 }
 
 }  // namespace aryl::sim

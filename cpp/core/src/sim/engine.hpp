@@ -71,6 +71,10 @@ class Engine {
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
   [[nodiscard]] int releasable_gpus() const;
+  [[nodiscard]] bool usable(int server) const {
+    return servers_[at(server)].pool == Pool::training || on_loan_[at(server)];
+  }
+  void set_loan(int server, bool lent);
   [[nodiscard]] FifoKey fifo_key(int j) const {
     return {jobs_[at(j)].job.submit_time, j};
   }
@@ -125,6 +129,8 @@ class Engine {
   std::vector<int> used_;         // server -> GPUs held by training workers
   std::vector<char> on_loan_;     // server -> lent to training
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
+  int usable_free_ = 0;  // free GPUs on usable servers (training or on loan)
+  std::vector<int> snapshot_job_of_;  // the last snapshot's job_of
   double last_arrival_ = 0.0, next_report_ = 0.0;
   bool dirty_ = false;          // something changed since the last epoch planned
   bool epoch_pending_ = false;  // an epoch event is in the queue

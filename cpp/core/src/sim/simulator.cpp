@@ -44,10 +44,12 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
       pollux_.emplace(options);
     }
   }
-  for (const Server& s : servers) node_gpus_ = std::max(node_gpus_, s.gpus);
-  for (const Server& s : servers)
+  for (const Server& s : servers) {
+    node_gpus_ = std::max(node_gpus_, s.gpus);
+    if (s.pool == Pool::training) usable_free_ += s.gpus;
     speed_.push_back(
         config.gpu_speed.count(s.gpu_type) ? config.gpu_speed.at(s.gpu_type) : 1.0);
+  }
   options_.policy = config.policy;
   options_.placement = config.placement;
   options_.backfill = config.backfill;
@@ -275,6 +277,7 @@ void Engine::add_worker(int j, int server, bool flexible) {
   workers_[at(j)].push_back({server, flexible});
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] += gpus;
+  if (usable(server)) usable_free_ -= gpus;
   const Pool pool = servers_[at(server)].pool;
   (pool == Pool::training ? training_used_ : loaned_used_) += gpus;
   accounting_.ran_on(j, pool);
@@ -285,6 +288,7 @@ void Engine::remove_worker(int j, std::size_t k) {
   const int server = w[k].server;
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] -= gpus;
+  if (usable(server)) usable_free_ += gpus;
   (servers_[at(server)].pool == Pool::training ? training_used_ : loaned_used_) -= gpus;
   w.erase(w.begin() + static_cast<std::ptrdiff_t>(k));
 }
@@ -354,8 +358,7 @@ void Engine::on_loan() {
     int more = lendable - lent;
     for (int s : lender_.servers())
       if (!on_loan_[at(s)] && more > 0) {
-        on_loan_[at(s)] = 1;
-        loaned_gpus_ += servers_[at(s)].gpus;
+        set_loan(s, true);
         --more;
       }
     dirty_ = true;
@@ -407,11 +410,18 @@ void Engine::take_back(int n) {
     accounting_.scaled(sj);
     set_rate(sj);
   }
-  for (int s : plan.servers) {
-    on_loan_[at(s)] = 0;
-    loaned_gpus_ -= servers_[at(s)].gpus;
-  }
+  for (int s : plan.servers) set_loan(s, false);
   dirty_ = true;
+}
+
+// Lends or returns an inference server, keeping the usable free GPUs and the
+// kernels' snapshot of the servers in step.
+void Engine::set_loan(int server, bool lent) {
+  const int free = servers_[at(server)].gpus - used_[at(server)];
+  usable_free_ += lent ? free : -free;
+  loaned_gpus_ += lent ? servers_[at(server)].gpus : -servers_[at(server)].gpus;
+  on_loan_[at(server)] = lent ? 1 : 0;
+  if (!snapshot_.servers.empty()) snapshot_.servers[at(server)].on_loan = lent;
 }
 
 // An epoch with no arrival, completion or loan change since the last is
@@ -462,15 +472,18 @@ bool Engine::stuck() const {
 // flexible worker are left out: the placer would reject them anyway, and long
 // queues would otherwise be copied and sorted at every epoch. Under strict
 // FIFO only the head of the queue that could start counts (fifo_blocker).
-// The state is rebuilt in place: the servers are copied once, and the job
-// records overwrite the previous snapshot's (their strings keep their buffers).
+// The state is rebuilt in place: the servers are copied once (set_loan keeps
+// their loans current), and a job record is copied only where the previous
+// snapshot held another job.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) {
   ClusterState& state = snapshot_;
-  if (state.servers.empty()) state.servers = servers_;
+  if (state.servers.empty()) {
+    state.servers = servers_;
+    for (std::size_t s = 0; s < servers_.size(); ++s)
+      state.servers[s].on_loan = on_loan_[s] != 0;
+  }
   state.workers.clear();
   std::size_t n_jobs = 0;
-  for (std::size_t s = 0; s < servers_.size(); ++s)
-    state.servers[s].on_loan = on_loan_[s] != 0;
   const int bound = with_queue ? releasable_gpus() : 0;
   const FifoKey blocker = with_queue ? fifo_blocker(bound) : FifoKey{};
   // Gandiva grows only when nothing is pending: keep one hopeless job to say so.
@@ -478,16 +491,17 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   const auto add = [&](int j) {
     const int index = static_cast<int>(n_jobs++);
     job_of.push_back(j);
-    if (n_jobs <= state.jobs.size())
-      state.jobs[n_jobs - 1] = jobs_[at(j)].job;
-    else
+    if (n_jobs > state.jobs.size())
       state.jobs.push_back(jobs_[at(j)].job);
+    else if (n_jobs > snapshot_job_of_.size() || snapshot_job_of_[n_jobs - 1] != j)
+      state.jobs[n_jobs - 1] = jobs_[at(j)].job;
     for (const Placed& p : workers_[at(j)])
       state.workers.push_back({index, p.server, p.flexible});
   };
   for (const int j : running_ids_) add(j);
   if (!with_queue) {
     state.jobs.resize(n_jobs);
+    snapshot_job_of_ = job_of;
     return state;
   }
   for (const FifoKey& key : queue_) {  // in arrival order
@@ -498,15 +512,13 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
       add(key.second);
   }
   state.jobs.resize(n_jobs);
+  snapshot_job_of_ = job_of;
   return state;
 }
 
 // Free GPUs on usable servers plus those an epoch may take from flexible workers.
 int Engine::releasable_gpus() const {
-  int gpus = 0;
-  for (std::size_t s = 0; s < servers_.size(); ++s)
-    if (servers_[s].pool == Pool::training || on_loan_[s])
-      gpus += servers_[s].gpus - used_[s];
+  int gpus = usable_free_;
   if (scales_elastic_jobs(config_.policy))
     for (const int j : running_ids_) {
       const Job& job = jobs_[at(j)].job;
