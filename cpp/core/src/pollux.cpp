@@ -171,10 +171,7 @@ class Search {
         for (int n = 0; n < nodes_; ++n)
           if (rng_.uniform() < kThinElement) s[idx(j, n)] = 0;
     free_ = gpus_;
-    for (int j = 0; j < jobs_; ++j) {
-      const int* row = s + idx(j, 0);
-      for (int n = 0; n < nodes_; ++n) free_[static_cast<std::size_t>(n)] -= row[n];
-    }
+    for (int j = 0; j < jobs_; ++j) subtract_row(s + idx(j, 0));
     open_.clear();  // the nodes with a free GPU, ascending (fixed while growing)
     for (int n = 0; n < nodes_; ++n)
       if (free_[static_cast<std::size_t>(n)] >= 1) open_.push_back(n);
@@ -196,6 +193,11 @@ class Search {
     }
   }
 
+  void subtract_row(const int* __restrict row) {
+    int* __restrict free = free_.data();
+    for (int n = 0; n < nodes_; ++n) free[n] -= row[n];
+  }
+
   // Restores the constraints, in the artifact's order: one distributed job per
   // node (the first in priority order keeps it); each job's replica and node
   // caps (excess cut at random nodes); each node's GPUs (first jobs first).
@@ -207,44 +209,65 @@ class Search {
     left_ = gpus_;
     for (int j = 0; j < jobs_; ++j) {
       int* row = s + idx(j, 0);
-      int used = 0;
-      for (int n = 0; n < nodes_; ++n) used += row[n] > 0;
-      if (used > 1)  // distributed: off the nodes an earlier distributed job holds
-        for (int n = 0; n < nodes_; ++n) {
-          if (row[n] == 0) continue;
-          char& taken = taken_[static_cast<std::size_t>(n)];
-          if (taken) row[n] = 0;
-          taken = 1;
-        }
+      if (count_nodes(row) > 1) release_taken(row);
       cap_job(row, j);
-      for (int n = 0; n < nodes_; ++n) {
-        int& left = left_[static_cast<std::size_t>(n)];
-        row[n] = std::min(row[n], left);
-        left -= row[n];
-      }
-      rows_[static_cast<std::size_t>(j)] = row_stats(s, j);
+      rows_[static_cast<std::size_t>(j)] = fit_nodes(row, base_.data() + idx(j, 0));
     }
   }
 
  private:
-  RowStats row_stats(const int* s, int j) const {
-    const int* row = s + idx(j, 0);
-    const int* base = base_.data() + idx(j, 0);
-    RowStats r{0, 0, false};
+  // Plain loops over restrict pointers, without branches, so that they vectorise.
+  [[nodiscard]] int count_nodes(const int* __restrict row) const {
+    int used = 0;
+    for (int n = 0; n < nodes_; ++n) used += row[n] > 0;
+    return used;
+  }
+
+  // A distributed row leaves the nodes an earlier distributed row holds and
+  // takes the others it is on.
+  void release_taken(int* __restrict row) {
+    int* __restrict taken = taken_.data();
     for (int n = 0; n < nodes_; ++n) {
-      r.nodes += row[n] > 0;
-      r.replicas += row[n];
-      r.changed |= row[n] != base[n];
+      const int on = row[n] != 0;
+      row[n] = taken[n] ? 0 : row[n];
+      taken[n] |= on;
     }
-    return r;
+  }
+
+  // Caps the row at the GPUs earlier rows left and returns its stats.
+  RowStats fit_nodes(int* __restrict row, const int* __restrict base) {
+    int* __restrict left = left_.data();
+    int nodes = 0, replicas = 0, changed = 0;
+    for (int n = 0; n < nodes_; ++n) {
+      const int v = std::min(row[n], left[n]);
+      row[n] = v;
+      left[n] -= v;
+      nodes += v > 0;
+      replicas += v;
+      changed |= v != base[n];
+    }
+    return {nodes, replicas, changed != 0};
+  }
+
+  RowStats row_stats(const int* __restrict s, int j) const {
+    const int* __restrict row = s + idx(j, 0);
+    const int* __restrict base = base_.data() + idx(j, 0);
+    int nodes = 0, replicas = 0, changed = 0;
+    for (int n = 0; n < nodes_; ++n) {
+      nodes += row[n] > 0;
+      replicas += row[n];
+      changed |= row[n] != base[n];
+    }
+    return {nodes, replicas, changed != 0};
   }
 
   void cap_job(int* row, int j) {
     const int cap = caps_[static_cast<std::size_t>(j)];
+    const int* __restrict cells = row;
     int replicas = 0, used = 0;
     for (int n = 0; n < nodes_; ++n) {
-      replicas += row[n];
-      used += row[n] > 0;
+      replicas += cells[n];
+      used += cells[n] > 0;
     }
     if (replicas <= cap && used <= max_nodes_)
       return;  // the shuffle would change nothing
@@ -272,7 +295,7 @@ class Search {
   std::vector<double> penalty_;
   std::vector<RowStats> rows_;                   // of the last repaired state
   std::vector<int> free_, open_, visit_, left_;  // scratch of the operators
-  std::vector<char> taken_;
+  std::vector<int> taken_;
 };
 
 void check_nodes(const std::vector<int>& node_gpus) {
@@ -513,8 +536,17 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(
       else
         arena.release(d);
     }
+    // What stable_sort(population + children) gives: the population is sorted
+    // after the first generation, and a stable merge keeps parents before
+    // equal children.
+    const auto parents = static_cast<std::ptrdiff_t>(population.size());
+    std::stable_sort(children.begin(), children.end(), better);
     population.insert(population.end(), children.begin(), children.end());
-    std::stable_sort(population.begin(), population.end(), better);
+    if (g == 0)
+      std::stable_sort(population.begin(), population.end(), better);
+    else
+      std::inplace_merge(population.begin(), population.begin() + parents,
+                         population.end(), better);
     if (population.size() > size) {
       for (std::size_t i = size; i < population.size(); ++i) {
         seen.erase(population[i].hash);
