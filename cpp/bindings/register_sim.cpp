@@ -181,7 +181,7 @@ void register_sim(py::module_& m) {
         }
         const std::vector<double> scale_of =
             double_arg(job_work_scale, "job_work_scale");
-        if (!scale_of.empty() && scale_of.size() != job_list.size())
+        if (!scale_of.empty() && scale_of.size() != sim_jobs.size())
           throw py::value_error("job_work_scale needs one value per job (or none)");
         for (std::size_t j = 0; j < scale_of.size(); ++j)
           sim_jobs[j].work_scale = scale_of[j];

@@ -5,7 +5,7 @@ one aryl.schedule decision."""
 import pandas as pd
 import pytest
 
-from aryl import Job, Server, Worker, schedule, sim, traces
+from aryl import Job, Server, Worker, _core, schedule, sim, traces
 from aryl.agents import PolluxAgent
 
 SMALL = sim.Cluster(4, 0, gpus_per_server=4)
@@ -144,3 +144,59 @@ def test_one_decision_needs_agents_now_and_one_gpu_workers():
         schedule(
             jobs, servers, policy="pollux", now=0.0, agents={**agents, "z": agents["a"]}
         )
+
+
+# Recorded with the search before its speed-ups (issue 10), which had to keep
+# every decision: a contested round (seed-sensitive: the three seeds differ) and
+# a run of the simulator, for the same seeds, must repeat them exactly.
+RECORDED_ROUNDS = {
+    0: [[2, 0, 0, 0, 0, 0], [0, 0, 2, 0, 0, 0], [0, 0, 0, 0, 0, 2], [0, 4, 2, 0, 0, 0],
+        [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 2, 0], [0, 0, 0, 0, 0, 0], [0, 0, 0, 4, 0, 0],
+        [0, 0, 0, 0, 2, 0], [0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1]],
+    1: [[2, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0], [0, 4, 3, 0, 0, 0],
+        [0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0], [0, 0, 0, 3, 0, 0], [0, 0, 0, 1, 0, 0],
+        [0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 4, 0], [0, 0, 1, 0, 0, 0]],
+    2: [[0, 0, 2, 0, 0, 0], [0, 0, 0, 0, 0, 3], [0, 0, 0, 0, 0, 0], [0, 4, 0, 0, 0, 0],
+        [0, 0, 2, 0, 0, 0], [0, 0, 0, 2, 0, 0], [4, 0, 0, 0, 0, 0], [0, 0, 0, 2, 0, 0],
+        [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 2, 0], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]],
+}  # fmt: skip
+RECORDED_FINISH = [
+    878.0, 1062.0, 4705.0, 1370.0, 2941.0, 2289.0, 1697.0, 1937.0, 2908.0, 2057.0,
+    5350.0, 3610.0, 2657.0, 5270.0, 2957.0, 4420.0, 4276.0, 3497.0, 29643.0,
+]  # fmt: skip
+
+
+def contested_round():
+    """Twelve unprofiled jobs, three of them running, on six 4-GPU nodes."""
+    n = 12
+    current = [[] for _ in range(n)]
+    current[0], current[3] = [2, 0, 0, 0, 0, 0], [0, 4, 1, 0, 0, 0]
+    current[7] = [0, 0, 0, 3, 0, 0]
+    return (
+        [None] * n,
+        [2 + (j * 5) % 9 for j in range(n)],
+        current,
+        [float((j * 7) % 5) * 100 for j in range(n)],
+        [float(j * 10) for j in range(n)],
+        [600.0 - 10 * j for j in range(n)],
+        [j % 3 for j in range(n)],
+        [4] * 6,
+    )
+
+
+@pytest.mark.parametrize("seed", sorted(RECORDED_ROUNDS))
+def test_a_round_repeats_its_recorded_decisions(seed):
+    out, _ = _core.pollux_optimize(
+        *contested_round(), population=10, generations=3, seed=seed
+    )
+    assert out == RECORDED_ROUNDS[seed]
+
+
+def test_a_run_repeats_its_recorded_finish_times():
+    apps = ("cifar10", "ncf", "deepspeech2", "bert", "yolov3", "imagenet")
+    w = slice_of(6, hours=1.0, apps=apps)
+    config = {"pollux_population": 8, "pollux_generations": 4}
+    result = sim.simulate(
+        w, sim.Cluster(8, 0, gpus_per_server=4), "pollux", config=config
+    )
+    assert list(result.jobs["finish_time"]) == RECORDED_FINISH

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -30,17 +31,63 @@ constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
 
 using State = std::vector<int>;
 
-// Duplicates are told apart by a 64-bit hash (FNV-1a): a collision would only
-// drop one child, and keeping hashes instead of states saves a copy per child.
-std::uint64_t state_hash(const State& s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (int v : s) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ULL;
-  return h;
+// Duplicates are told apart by a 64-bit hash: a collision would only drop one
+// child, and keeping hashes instead of states saves a copy per child. Four
+// interleaved FNV-1a chains (elements k, k + 4, ...) run in parallel, and a
+// SplitMix64 finaliser folds them, so that no lane's difference is lost.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31U);
 }
 
+std::uint64_t state_hash(const int* s, std::size_t size) {
+  constexpr std::uint64_t kPrime = 1099511628211ULL;
+  std::array<std::uint64_t, 4> h{1469598103934665603ULL, 1ULL, 2ULL, 3ULL};
+  std::size_t i = 0;
+  for (; i + 4 <= size; i += 4)
+    for (std::size_t k = 0; k < 4; ++k)
+      h[k] = (h[k] ^ static_cast<std::uint32_t>(s[i + k])) * kPrime;
+  for (; i < size; ++i) h[0] = (h[0] ^ static_cast<std::uint32_t>(s[i])) * kPrime;
+  return mix64(h[0] ^ mix64(h[1] ^ mix64(h[2] ^ mix64(h[3]))));
+}
+
+// States live in one arena of fixed-size slots, recycled through a free list,
+// so that breeding a child allocates nothing.
+class Arena {
+ public:
+  explicit Arena(std::size_t stride) : stride_(stride) {}
+  int acquire() {
+    if (free_.empty()) {
+      cells_.resize(cells_.size() + stride_);
+      return static_cast<int>(cells_.size() / stride_) - 1;
+    }
+    const int slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+  void release(int slot) { free_.push_back(slot); }
+  // Valid until the next acquire().
+  int* at(int slot) { return cells_.data() + static_cast<std::size_t>(slot) * stride_; }
+  void reserve(std::size_t slots) { cells_.reserve(slots * stride_); }
+
+ private:
+  std::size_t stride_;
+  std::vector<int> cells_;
+  std::vector<int> free_;
+};
+
 struct Individual {
-  State state;
+  int slot;  // in the arena
   double value;
+  std::uint64_t hash;
+};
+
+// What the objective needs of one row, gathered while repairing it.
+struct RowStats {
+  int nodes;
+  int replicas;
+  bool changed;
 };
 
 // One round's problem: jobs in search order, the nodes, and the operators.
@@ -68,77 +115,77 @@ class Search {
       penalty_.push_back(std::max(job.age - job.num_restarts * delay, 0.0) /
                          (job.age + delay));
     }
+    rows_.resize(static_cast<std::size_t>(jobs_));
   }
 
   [[nodiscard]] const State& base() const { return base_; }
   [[nodiscard]] int jobs() const { return jobs_; }
+  [[nodiscard]] std::size_t size() const { return base_.size(); }
   [[nodiscard]] std::size_t idx(int j, int n) const {
     return static_cast<std::size_t>(j * nodes_ + n);
   }
 
-  double evaluate(const State& s) {
+  // The objective of a repaired state (pollux_objective's formula).
+  double evaluate(const int* s) {
+    for (int j = 0; j < jobs_; ++j)
+      rows_[static_cast<std::size_t>(j)] = row_stats(s, j);
+    return value_of_rows();
+  }
+
+  // The objective of the state the last repair() left, from its row stats.
+  double value_of_rows() {
     double inverse = 0.0;
     for (int j = 0; j < jobs_; ++j) {
-      int used_nodes = 0, replicas = 0;
-      bool changed = false;
-      for (int n = 0; n < nodes_; ++n) {
-        const int v = s[idx(j, n)];
-        used_nodes += v > 0;
-        replicas += v;
-        changed |= v != base_[idx(j, n)];
-      }
+      const RowStats& r = rows_[static_cast<std::size_t>(j)];
       double scaled =
-          speedups_[static_cast<std::size_t>(j)](used_nodes, replicas) * scale_;
-      if (changed) scaled *= penalty_[static_cast<std::size_t>(j)];
+          speedups_[static_cast<std::size_t>(j)](r.nodes, r.replicas) * scale_;
+      if (r.changed) scaled *= penalty_[static_cast<std::size_t>(j)];
       inverse += 1.0 / (scaled + 1e-3);
     }
     return jobs_ / inverse;
   }
 
-  // Two children of a and b: jobs before a random point from one, the rest
+  // Children c and d of a and b: jobs before a random point from one, the rest
   // from the other (or copies, with probability 1 - kCrossover).
-  std::pair<State, State> crossover(const State& a, const State& b) {
-    State c = a, d = b;
+  void crossover(const int* a, const int* b, int* c, int* d) {
+    std::copy_n(a, size(), c);
+    std::copy_n(b, size(), d);
     if (rng_.uniform() < kCrossover) {
-      const auto cut = static_cast<std::ptrdiff_t>(
-          idx(static_cast<int>(rng_.below(static_cast<std::uint64_t>(jobs_))), 0));
-      std::copy(b.begin() + cut, b.end(), c.begin() + cut);
-      std::copy(a.begin() + cut, a.end(), d.begin() + cut);
+      const std::size_t cut =
+          idx(static_cast<int>(rng_.below(static_cast<std::uint64_t>(jobs_))), 0);
+      std::copy(b + cut, b + size(), c + cut);
+      std::copy(a + cut, a + size(), d + cut);
     }
-    return {std::move(c), std::move(d)};
   }
 
   // The artifact's mutations: a row back to the current allocation; a row
   // thinned; and growth on nodes with free GPUs, likelier on nodes the job
   // already uses, to a uniform count between the current and the node's GPUs.
-  void mutate(State& s) {
+  void mutate(int* s) {
     for (int j = 0; j < jobs_; ++j)
       if (rng_.uniform() < kMutateRow)
         std::copy_n(base_.begin() + static_cast<std::ptrdiff_t>(idx(j, 0)), nodes_,
-                    s.begin() + static_cast<std::ptrdiff_t>(idx(j, 0)));
+                    s + idx(j, 0));
     for (int j = 0; j < jobs_; ++j)
       if (rng_.uniform() < kMutateRow)
         for (int n = 0; n < nodes_; ++n)
           if (rng_.uniform() < kThinElement) s[idx(j, n)] = 0;
-    std::vector<int>& free = free_;
-    free = gpus_;
-    for (int j = 0; j < jobs_; ++j)
-      for (int n = 0; n < nodes_; ++n)
-        free[static_cast<std::size_t>(n)] -= s[idx(j, n)];
-    const auto open = [&](int n) { return free[static_cast<std::size_t>(n)] >= 1; };
-    int open_nodes = 0;
-    for (int n = 0; n < nodes_; ++n) open_nodes += open(n);
-    if (open_nodes == 0) return;
-    const double p1 = 1.0 / open_nodes;
+    free_ = gpus_;
+    for (int j = 0; j < jobs_; ++j) subtract_row(s + idx(j, 0));
+    open_.clear();  // the nodes with a free GPU, ascending (fixed while growing)
+    for (int n = 0; n < nodes_; ++n)
+      if (free_[static_cast<std::size_t>(n)] >= 1) open_.push_back(n);
+    if (open_.empty()) return;
+    const double p1 = 1.0 / static_cast<int>(open_.size());
     for (int j = 0; j < jobs_; ++j) {
+      int* row = s + idx(j, 0);
       int mine = 0;
-      for (int n = 0; n < nodes_; ++n) mine += open(n) && s[idx(j, n)] > 0;
+      for (const int n : open_) mine += row[n] > 0;
       const double p2 = mine > 0 ? 1.0 / mine : 0.0;
-      for (int n = 0; n < nodes_; ++n) {
-        if (!open(n)) continue;
-        int& v = s[idx(j, n)];
-        const double p = v > 0 ? p1 + p2 - p1 * p2 : p1;
-        if (rng_.uniform() < p) {
+      const double p_mine = p1 + p2 - p1 * p2;
+      for (const int n : open_) {
+        int& v = row[n];
+        if (rng_.uniform() < (v > 0 ? p_mine : p1)) {
           const int room = gpus_[static_cast<std::size_t>(n)] - v;
           v += static_cast<int>(rng_.below(static_cast<std::uint64_t>(room) + 1));
         }
@@ -146,52 +193,90 @@ class Search {
     }
   }
 
+  void subtract_row(const int* __restrict row) {
+    int* __restrict free = free_.data();
+    for (int n = 0; n < nodes_; ++n) free[n] -= row[n];
+  }
+
   // Restores the constraints, in the artifact's order: one distributed job per
   // node (the first in priority order keeps it); each job's replica and node
   // caps (excess cut at random nodes); each node's GPUs (first jobs first).
-  void repair(State& s) {
-    std::vector<char> distributed(static_cast<std::size_t>(jobs_), 0);
+  // Each step only looks at rows before the current one, so one pass over the
+  // rows in priority order does all three with the same random draws; it also
+  // records the rows' stats for value_of_rows().
+  void repair(int* s) {
+    taken_.assign(static_cast<std::size_t>(nodes_), 0);
+    left_ = gpus_;
     for (int j = 0; j < jobs_; ++j) {
-      int used = 0;
-      for (int n = 0; n < nodes_; ++n) used += s[idx(j, n)] > 0;
-      distributed[static_cast<std::size_t>(j)] = used > 1;
-    }
-    for (int n = 0; n < nodes_; ++n) {
-      bool taken = false;
-      for (int j = 0; j < jobs_; ++j) {
-        if (!distributed[static_cast<std::size_t>(j)] || s[idx(j, n)] == 0) continue;
-        if (taken) s[idx(j, n)] = 0;
-        taken = true;
-      }
-    }
-    for (int j = 0; j < jobs_; ++j) cap_job(s, j);
-    for (int n = 0; n < nodes_; ++n) {
-      int left = gpus_[static_cast<std::size_t>(n)];
-      for (int j = 0; j < jobs_; ++j) {
-        int& v = s[idx(j, n)];
-        v = std::min(v, left);
-        left -= v;
-      }
+      int* row = s + idx(j, 0);
+      if (count_nodes(row) > 1) release_taken(row);
+      cap_job(row, j);
+      rows_[static_cast<std::size_t>(j)] = fit_nodes(row, base_.data() + idx(j, 0));
     }
   }
 
  private:
-  void cap_job(State& s, int j) {
+  // Plain loops over restrict pointers, without branches, so that they vectorise.
+  [[nodiscard]] int count_nodes(const int* __restrict row) const {
+    int used = 0;
+    for (int n = 0; n < nodes_; ++n) used += row[n] > 0;
+    return used;
+  }
+
+  // A distributed row leaves the nodes an earlier distributed row holds and
+  // takes the others it is on.
+  void release_taken(int* __restrict row) {
+    int* __restrict taken = taken_.data();
+    for (int n = 0; n < nodes_; ++n) {
+      const int on = row[n] != 0;
+      row[n] = taken[n] ? 0 : row[n];
+      taken[n] |= on;
+    }
+  }
+
+  // Caps the row at the GPUs earlier rows left and returns its stats.
+  RowStats fit_nodes(int* __restrict row, const int* __restrict base) {
+    int* __restrict left = left_.data();
+    int nodes = 0, replicas = 0, changed = 0;
+    for (int n = 0; n < nodes_; ++n) {
+      const int v = std::min(row[n], left[n]);
+      row[n] = v;
+      left[n] -= v;
+      nodes += v > 0;
+      replicas += v;
+      changed |= v != base[n];
+    }
+    return {nodes, replicas, changed != 0};
+  }
+
+  RowStats row_stats(const int* __restrict s, int j) const {
+    const int* __restrict row = s + idx(j, 0);
+    const int* __restrict base = base_.data() + idx(j, 0);
+    int nodes = 0, replicas = 0, changed = 0;
+    for (int n = 0; n < nodes_; ++n) {
+      nodes += row[n] > 0;
+      replicas += row[n];
+      changed |= row[n] != base[n];
+    }
+    return {nodes, replicas, changed != 0};
+  }
+
+  void cap_job(int* row, int j) {
     const int cap = caps_[static_cast<std::size_t>(j)];
+    const int* __restrict cells = row;
     int replicas = 0, used = 0;
     for (int n = 0; n < nodes_; ++n) {
-      replicas += s[idx(j, n)];
-      used += s[idx(j, n)] > 0;
+      replicas += cells[n];
+      used += cells[n] > 0;
     }
     if (replicas <= cap && used <= max_nodes_)
       return;  // the shuffle would change nothing
-    std::vector<int>& visit = visit_;
-    visit.resize(static_cast<std::size_t>(nodes_));
-    std::iota(visit.begin(), visit.end(), 0);
-    rng_.shuffle(visit);
+    visit_.resize(static_cast<std::size_t>(nodes_));
+    std::iota(visit_.begin(), visit_.end(), 0);
+    rng_.shuffle(visit_);
     int kept = 0, kept_nodes = 0;
-    for (int n : visit) {
-      int& v = s[idx(j, n)];
+    for (int n : visit_) {
+      int& v = row[n];
       v = std::min(v, cap - kept);
       if (v > 0 && kept_nodes == max_nodes_) v = 0;
       kept += v;
@@ -208,7 +293,9 @@ class Search {
   std::vector<int> caps_;
   std::vector<PolluxSpeedups> speedups_;
   std::vector<double> penalty_;
-  std::vector<int> free_, visit_;  // scratch of mutate() and cap_job()
+  std::vector<RowStats> rows_;                   // of the last repaired state
+  std::vector<int> free_, open_, visit_, left_;  // scratch of the operators
+  std::vector<int> taken_;
 };
 
 void check_nodes(const std::vector<int>& node_gpus) {
@@ -310,7 +397,7 @@ double pollux_objective(const std::vector<PolluxJob>& jobs,
     const auto& row = allocation[static_cast<std::size_t>(j)];
     s.insert(s.end(), row.begin(), row.end());
   }
-  return search.evaluate(s);
+  return search.evaluate(s.data());
 }
 
 void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
@@ -402,52 +489,84 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(
       seeds.push_back(std::move(s));
     }
   }
-  std::vector<Individual> population;
+  Arena arena(search.size());
+  arena.reserve(2 * static_cast<std::size_t>(options_.population) + 2);
+  std::vector<Individual> population, children;
   std::unordered_set<std::uint64_t> seen;
-  const auto admit = [&](State s, std::vector<Individual>& into) {
+  // Repairs the state in `slot` and keeps it (in `into`) unless a duplicate.
+  const auto admit = [&](int slot, std::vector<Individual>& into) {
+    int* s = arena.at(slot);
     search.repair(s);
-    if (!seen.insert(state_hash(s)).second) return;
-    const double value = search.evaluate(s);
-    into.push_back({std::move(s), value});
+    const std::uint64_t hash = state_hash(s, search.size());
+    if (!seen.insert(hash).second) {
+      arena.release(slot);
+      return;
+    }
+    into.push_back({slot, search.value_of_rows(), hash});
   };
-  for (State& s : seeds) admit(std::move(s), population);
+  for (const State& s : seeds) {
+    const int slot = arena.acquire();
+    std::copy(s.begin(), s.end(), arena.at(slot));
+    admit(slot, population);
+  }
 
   const auto size = static_cast<std::size_t>(options_.population);
-  const auto pick = [&]() -> const State& {  // binary tournament
+  const auto pick = [&]() -> int {  // binary tournament
     const auto& a = population[rng_.below(population.size())];
     const auto& b = population[rng_.below(population.size())];
-    return (b.value > a.value ? b : a).state;
+    return (b.value > a.value ? b : a).slot;
   };
   const auto better = [](const Individual& a, const Individual& b) {
     return a.value > b.value;
   };
   for (int g = 0; g < options_.generations; ++g) {
-    std::vector<Individual> children;
-    children.reserve(size);
+    children.clear();
     for (std::size_t tries = 0; children.size() < size && tries < size; ++tries) {
-      auto [c, d] = search.crossover(pick(), pick());
-      search.mutate(c);
-      search.mutate(d);
-      admit(std::move(c), children);
-      if (children.size() < size) admit(std::move(d), children);
+      const int c = arena.acquire(), d = arena.acquire();
+      // The second parent is drawn first: the order GCC evaluated the
+      // arguments of the former crossover(pick(), pick()) in, kept so that
+      // seeded runs repeat their recorded decisions.
+      const int b = pick(), a = pick();
+      search.crossover(arena.at(a), arena.at(b), arena.at(c), arena.at(d));
+      search.mutate(arena.at(c));
+      search.mutate(arena.at(d));
+      admit(c, children);
+      if (children.size() < size)
+        admit(d, children);
+      else
+        arena.release(d);
     }
-    for (Individual& child : children) population.push_back(std::move(child));
-    std::stable_sort(population.begin(), population.end(), better);
+    // What stable_sort(population + children) gives: the population is sorted
+    // after the first generation, and a stable merge keeps parents before
+    // equal children.
+    const auto parents = static_cast<std::ptrdiff_t>(population.size());
+    std::stable_sort(children.begin(), children.end(), better);
+    population.insert(population.end(), children.begin(), children.end());
+    if (g == 0)
+      std::stable_sort(population.begin(), population.end(), better);
+    else
+      std::inplace_merge(population.begin(), population.begin() + parents,
+                         population.end(), better);
     if (population.size() > size) {
-      for (std::size_t i = size; i < population.size(); ++i)
-        seen.erase(state_hash(population[i].state));
+      for (std::size_t i = size; i < population.size(); ++i) {
+        seen.erase(population[i].hash);
+        arena.release(population[i].slot);
+      }
       population.resize(size);
     }
   }
   std::stable_sort(population.begin(), population.end(), better);
 
-  const State& best = population.front().state;
+  const int* best = arena.at(population.front().slot);
   for (int j = 0; j < jobs_n; ++j)
-    std::copy_n(best.begin() + static_cast<std::ptrdiff_t>(search.idx(j, 0)), nodes,
+    std::copy_n(best + search.idx(j, 0), nodes,
                 result[static_cast<std::size_t>(order[j])].begin());
   last_objective_ = population.front().value;
   prev_states_.clear();
-  for (Individual& i : population) prev_states_.push_back(std::move(i.state));
+  for (const Individual& i : population) {
+    const int* s = arena.at(i.slot);
+    prev_states_.emplace_back(s, s + search.size());
+  }
   prev_keys_.clear();
   for (int j : order) prev_keys_.push_back(jobs[static_cast<std::size_t>(j)].key);
   prev_nodes_ = nodes;
