@@ -23,6 +23,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 import numpy as np
 
 from . import _core
+from .jobtable import FIELDS
 from .model import (
     DEFAULT_GPU_TYPE,
     POOLS,
@@ -492,19 +493,7 @@ class ClusterState:
     def jobs(self) -> List[Job]:
         """The jobs as ``aryl.Job`` records (built on each call)."""
         t = self._jobs
-        names = (
-            "gpus_per_worker",
-            "min_workers",
-            "max_workers",
-            "duration",
-            "submit_time",
-            "estimated_duration",
-            "gpu_type",
-            "checkpoint",
-            "hetero",
-            "reference_workers",
-        )
-        rows = zip(t["id"].tolist(), *(t[n].tolist() for n in names))
+        rows = zip(*(t[n].tolist() for n in FIELDS))  # Job's fields, id first
         return [Job(r[0], *r[1:7], r[7] or None, *r[8:]) for r in rows]  # type: ignore[call-arg]
 
     def workers(self) -> List[Worker]:

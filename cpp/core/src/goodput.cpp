@@ -427,17 +427,16 @@ double GoodputModel::goodput(int num_nodes, int num_replicas, double atomic_bsz,
          efficiency(num_replicas * atomic_bsz * (accum_steps + 1));
 }
 
-namespace {
-
 void check_allocation(int num_nodes, int num_replicas) {
   if (num_nodes < 0 || num_nodes > num_replicas ||
       (num_nodes > 0) != (num_replicas > 0))
     throw std::invalid_argument(
         fmt::format("allocation: need 0 <= num_nodes <= num_replicas with both 0 or "
-                    "both > 0, got {} nodes, "
-                    "{} replicas",
+                    "both > 0, got {} nodes, {} replicas",
                     num_nodes, num_replicas));
 }
+
+namespace {
 
 // The artifact's last word on a batch: atomic <= floor(M_max / (K (s + 1))).
 int cap_atomic(const BatchLimits& limits, int num_replicas, int atomic, int accum) {

@@ -53,13 +53,7 @@ GoodputModel PolluxJobModel::model() const {
 
 double PolluxJobModel::speedup(int num_nodes, int num_replicas) const {
   if (has_model()) return model().speedup(num_nodes, num_replicas);
-  if (num_nodes < 0 || num_nodes > num_replicas ||
-      (num_nodes > 0) != (num_replicas > 0))
-    throw std::invalid_argument(
-        fmt::format("allocation: need 0 <= num_nodes <= num_replicas with both 0 or "
-                    "both > 0, got {} nodes, "
-                    "{} replicas",
-                    num_nodes, num_replicas));
+  check_allocation(num_nodes, num_replicas);
   return num_replicas;
 }
 

@@ -380,7 +380,8 @@ def _simulate_pollux(
         ]
     elif policy == "aryl":
         node_gpus = max((s.gpus for s in servers if s.pool == "training"), default=1)
-        jobs, batch = _kernel_jobs(workload, apps, node_gpus, config.agent is not None)
+        tuned = config.agent is not None
+        jobs, batch = _kernel_jobs(workload, apps, node_gpus, scale, tuned)
     else:
         # duration is not used by goodput-driven jobs (their applications decide).
         replicas = workload["num_replicas"].astype(int).tolist()
@@ -429,7 +430,11 @@ def _optional(workload: pd.DataFrame, column: str, default: float) -> List[float
 
 
 def _kernel_jobs(
-    workload: pd.DataFrame, apps: Mapping[str, Any], node_gpus: int, tuned: bool
+    workload: pd.DataFrame,
+    apps: Mapping[str, Any],
+    node_gpus: int,
+    scale: List[float],
+    tuned: bool,
 ) -> Tuple[List[Job], List[float]]:
     """A Pollux workload's jobs as policy ``aryl`` schedules them, and their batches.
 
@@ -437,8 +442,9 @@ def _kernel_jobs(
     ``num_replicas`` when absent); untuned, at most as many as the user's batch
     spreads over at the application's minimum local batch, since it keeps that
     batch. Its ``duration`` (the SJF estimate at ``num_replicas``) is the column's,
-    else the time it takes alone there at the user's batch. A tuned job chooses its
-    batch (the artifact's ncf keeps its fixed one, as under Pollux).
+    else the time it takes alone there at the user's batch, times its work ``scale``.
+    A tuned job chooses its batch (the artifact's ncf keeps its fixed one, as under
+    Pollux).
     """
     from ..traces.pollux_mapping import solo_time, split_cap
 
@@ -446,7 +452,6 @@ def _kernel_jobs(
     user_batch = workload["batch_size"].astype(float).tolist()
     low = _optional(workload, "min_replicas", math.nan)
     high = _optional(workload, "max_replicas", math.nan)
-    scale = _optional(workload, "work_scale", 1.0)
     given = _optional(workload, "duration", math.nan)
     jobs, batch = [], []
     for i, (name, app_name, t) in enumerate(

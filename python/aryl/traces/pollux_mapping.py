@@ -29,7 +29,7 @@ it runs exactly its trace duration.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -91,13 +91,26 @@ def solo_time(app: Any, replicas: int, batch_size: float, node_gpus: int) -> flo
     """Seconds the whole application takes alone on ``compact_placement`` at a
     fixed global batch (no restart): the sum over its epochs of their length over
     the true progress rate."""
-    key = (id(app), int(replicas), float(batch_size), int(node_gpus))
-    if key not in _SOLO:  # the app is kept in the value, so its id stays its own
-        _SOLO[key] = (app, _solo_time(app, *key[1:]))
-    return _SOLO[key][1]
+    args = (int(replicas), float(batch_size), int(node_gpus))
+    return float(_cached(_solo_time, app, *args))
 
 
-_SOLO: Dict[Tuple[int, int, float, int], Tuple[Any, float]] = {}
+def max_mapped_replicas(app: Any, node_gpus: int) -> int:
+    """The most replicas a mapped job of ``app`` may get: each keeps at least the
+    minimum local batch within ``M_max``, and the profiles cover the placement."""
+    return int(_cached(_most_replicas, app, int(node_gpus)))
+
+
+_CACHE: Dict[Tuple[Any, ...], Tuple[Any, Any]] = {}
+
+
+def _cached(compute: Callable[..., Any], app: Any, *args: Any) -> Any:
+    """``compute(app, *args)``, computed once per application and arguments (the
+    application is kept beside the value, so its id is never reused)."""
+    key = (compute, id(app), *args)
+    if key not in _CACHE:
+        _CACHE[key] = (app, compute(app, *args))
+    return _CACHE[key][1]
 
 
 def _solo_time(app: Any, replicas: int, batch_size: float, node_gpus: int) -> float:
@@ -109,15 +122,6 @@ def _solo_time(app: Any, replicas: int, batch_size: float, node_gpus: int) -> fl
         length = core.epoch_progress(epoch + 1) - core.epoch_progress(epoch)
         total += length / core.progress_rate(placement, atomic, accum, epoch)
     return total
-
-
-def max_mapped_replicas(app: Any, node_gpus: int) -> int:
-    """The most replicas a mapped job of ``app`` may get: each keeps at least the
-    minimum local batch within ``M_max``, and the profiles cover the placement."""
-    key = (id(app), -1, 0.0, int(node_gpus))
-    if key not in _SOLO:
-        _SOLO[key] = (app, float(_most_replicas(app, int(node_gpus))))
-    return int(_SOLO[key][1])
 
 
 def _most_replicas(app: Any, node_gpus: int) -> int:

@@ -105,6 +105,9 @@ struct BatchChoice {
   double efficiency = 0.0;
 };
 
+// std::invalid_argument unless 0 <= num_nodes <= num_replicas, both 0 or both > 0.
+void check_allocation(int num_nodes, int num_replicas);
+
 // (atomic_bsz, accum_steps) of a fixed global batch M on K >= 1 replicas, as the
 // artifact's simulator sets it: local = ceil(M / K - 1e-8), s = ceil(local / m_max
 // - 1e-8) - 1 (at least 1 when K = 1 and M > M0), m = ceil(local / (s + 1) -
