@@ -13,13 +13,14 @@ scenario (seed 0), every job mapped onto a Pollux application by GPU-time
 (``traces.pollux_profiles``, seed 0, work scaled to its trace duration), on the
 training servers ``aryl compare`` sizes for the trace (85 8-GPU servers) as 4-GPU
 nodes (``sim.pollux_nodes``), no loaning: the rows ``aryl compare --pollux-rows``
-adds (``--generations`` sizes the Pollux policy's search; 0 skips it).
+adds (``--generations`` sizes the Pollux policy's search, 0 skips it; ``--days``
+keeps the jobs submitted in the first days).
 
 Printed: mean JCT and mean queuing per run, the paper's or the artifact's figures,
 and the CPU time of each run.
 
 Run: python benchmarks/tuned.py workloads [--pollux] [--workloads 1 2 ...]
-     python benchmarks/tuned.py itp [--generations N] [--training-servers N]
+     python benchmarks/tuned.py itp [--generations N] [--training-servers N] [--days D]
 """
 
 from __future__ import annotations
@@ -84,10 +85,11 @@ def workloads(numbers: List[int], pollux: bool) -> None:
     print(table(header, rows))
 
 
-def itp(training_servers: int, generations: int) -> None:
+def itp(training_servers: int, generations: int, days: float) -> None:
     from aryl import sim, traces
 
     frame, _ = traces.load_default()
+    frame = frame[frame["submit_time_s"] < days * 86400]
     jobs = traces.to_jobs(frame, seed=0)
     runs = sim.paper_runs(
         jobs, None, seed=0, pollux_rows=True, config={"pollux_generations": generations}
@@ -145,12 +147,18 @@ def main() -> None:
     p = sub.add_parser("itp", help="the ITP trace, Basic scenario")
     p.add_argument("--training-servers", type=int, default=85)
     p.add_argument("--generations", type=int, default=100)
+    p.add_argument(
+        "--days",
+        type=float,
+        default=float("inf"),
+        help="only the jobs submitted by then",
+    )
     args = parser.parse_args()
     print(f"Machine: {machine()}\n")
     if args.what == "workloads":
         workloads(args.workloads, args.pollux)
     else:
-        itp(args.training_servers, args.generations)
+        itp(args.training_servers, args.generations, args.days)
 
 
 if __name__ == "__main__":
