@@ -178,12 +178,13 @@ def _flag_column(
     values: np.ndarray, name: str, what: str, ids: np.ndarray
 ) -> np.ndarray:
     values = _plain(values, bool)
-    if values.dtype.kind == "b":
-        return values.astype(bool)
-    if values.dtype.kind in "iu" and np.isin(values, (0, 1)).all():
+    if values.dtype.kind == "b":  # 0/1 are not flags, as for records
         return values.astype(bool)
     return np.array(
-        [_flag(v, f"{_label(what, ids, i)}: {name}") for i, v in enumerate(values)],
+        [
+            _flag(v, f"{_label(what, ids, i)}: {name}")
+            for i, v in enumerate(values.tolist())  # Python values, named as records
+        ],
         dtype=bool,
     )
 

@@ -507,6 +507,27 @@ BAD_FRAMES = [
         dict(workers=pd.DataFrame({"job": ["A"], "server": ["q"]})),
         "worker 0: unknown server 'q'",
     ),
+    (
+        "0/1 flag",  # as records and JobTable refuse them
+        dict(
+            jobs=pd.DataFrame(
+                {
+                    "id": ["A"],
+                    "gpus_per_worker": [1],
+                    "min_workers": [1],
+                    "max_workers": [1],
+                    "duration": [1.0],
+                    "checkpoint": [1],
+                }
+            )
+        ),
+        "job 'A': checkpoint must be True or False, got 1",
+    ),
+    (
+        "0/1 server flag",
+        dict(servers=pd.DataFrame({"id": ["s"], "on_loan": [0]})),
+        "server 's': on_loan must be True or False",
+    ),
     ("not a frame", dict(jobs=[aryl.Job("A", 1, 1, 1, 1)]), "jobs must be a DataFrame"),
     ("2-d column", dict(servers={"id": np.zeros((2, 2))}), "one-dimensional"),
 ]
@@ -539,8 +560,9 @@ def test_bad_frames_are_refused(frames, message):
         build(**base)
 
 
-def test_frames_fail_with_the_record_api_message():
-    frame = job_frame(min_workers=5)
+@pytest.mark.parametrize("bad", [dict(min_workers=5), dict(checkpoint=1)])
+def test_frames_fail_with_the_record_api_message(bad):
+    frame = job_frame(**bad)
     with pytest.raises(ValueError) as by_records:
         aryl.schedule(frame, [aryl.Server("s")])
     with pytest.raises(ValueError) as by_state:
