@@ -1,7 +1,7 @@
 """The command-line reference, rendered from ``aryl.cli``'s argparse parsers.
 
 The docs build (``hooks.py``) puts it into ``cli.md`` on every build, so the page
-cannot drift from the parser: an option added in ``aryl/cli.py`` appears with its
+cannot drift from the parser: an option added in ``aryl/cli/parser.py`` appears with its
 help text, choices and metavar the next time the site is built.
 """
 

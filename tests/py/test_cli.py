@@ -8,7 +8,8 @@ import pytest
 
 import aryl
 from aryl._display import Table, render
-from aryl.cli import Progress, main
+from aryl.cli import main
+from aryl.cli.output import Progress
 
 SMALL = ["--training-servers", "4", "--inference-servers", "4"]
 

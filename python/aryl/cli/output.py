@@ -1,0 +1,278 @@
+"""What the commands print and write: tables, progress, result files and their
+provenance records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+)
+
+from .._display import Table, render
+from ..outputs import write_atomically
+
+# The paper's Table 3 columns, as (summary key, header, format).
+TABLE_COLUMNS = [
+    ("queuing_mean", "queue mean", "{:.0f}"),
+    ("queuing_median", "queue median", "{:.0f}"),
+    ("queuing_p95", "queue p95", "{:.0f}"),
+    ("jct_mean", "JCT mean", "{:.0f}"),
+    ("jct_median", "JCT median", "{:.0f}"),
+    ("jct_p95", "JCT p95", "{:.0f}"),
+    ("gpu_usage_training", "GPU use train", "{:.2f}"),
+    ("gpu_usage_overall", "GPU use all", "{:.2f}"),
+    ("preemption_ratio", "preempt ratio", "{:.2%}"),
+]
+
+
+def _say(args: argparse.Namespace, text: str = "") -> None:
+    """An informational line: beside a text table on stdout, beside csv/markdown/json on
+    stderr (so stdout stays machine-readable); nothing with ``--quiet``."""
+    if getattr(args, "quiet", False):
+        return
+    table = getattr(args, "format", "table") == "table"
+    print(text, file=sys.stdout if table else sys.stderr)
+
+
+def _show(args: argparse.Namespace, table: Table) -> None:
+    """The command's result table, in ``--format`` (printed even with ``--quiet``)."""
+    print(render(table, getattr(args, "format", "table")))
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    """Progress bars only for a person watching: both streams terminals, no --quiet."""
+    return not args.quiet and sys.stdout.isatty() and sys.stderr.isatty()
+
+
+class Progress:
+    """One progress bar (rich) on stderr across a command's runs: ``run 3/8: name``,
+    the share done, elapsed time and ETA. Disabled, it does nothing.
+
+    Use as a context manager; ``run(name)`` gives the ``progress`` callback of the next
+    run (``aryl.sim.simulate``'s: a fraction in [0, 1] of that run).
+    """
+
+    def __init__(self, runs: int, enabled: bool, stream: Any = None) -> None:
+        self.runs, self.started = runs, 0
+        self._bar: Any = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RichProgress
+
+            console = Console(
+                file=stream or sys.stderr, force_terminal=stream is not None
+            )
+            self._bar = RichProgress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+            )
+            self._task = self._bar.add_task("", total=runs)
+
+    def __enter__(self) -> Progress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            if exc[0] is None:
+                self._bar.update(
+                    self._task,
+                    completed=self.runs,
+                    description=f"{self.runs} run{'s' * (self.runs != 1)} done",
+                )
+            self._bar.stop()
+
+    def run(self, name: str) -> Callable[[float], bool]:
+        """The ``progress`` callback of the next run, named ``name``."""
+        index = self.started
+        self.started += 1
+        description = f"run {index + 1}/{self.runs}: {name}"
+
+        def report(fraction: float) -> bool:
+            if self._bar is not None:
+                done = index + min(max(float(fraction), 0.0), 1.0)
+                self._bar.update(self._task, completed=done, description=description)
+            return True
+
+        if (
+            self._bar is not None
+        ):  # drawn now: a fast run may end before the next refresh
+            self._bar.update(
+                self._task, completed=index, description=description, refresh=True
+            )
+        return report
+
+
+def _report(
+    result: Any, args: argparse.Namespace, where: str, out: Path, plots: bool
+) -> None:
+    """Checks the run, prints its summary and writes jobs.csv, timeline.csv, summary.json and
+    provenance.json (and the plots), all at once or not at all."""
+    from .. import plot
+
+    result.check()
+    summary = result.summary()
+    _say(args)
+    _show(
+        args,
+        Table(
+            ["metric", "value"],
+            [(k, v) for k, v in summary.items()],
+            [(k, _format(k, v)) for k, v in summary.items()],
+        ),
+    )
+    record = _record(args, where)
+    run = result.provenance.to_dict() if result.provenance is not None else None
+    provenance = {**record, "run": run}
+
+    def write(folder: Path) -> List[Path]:
+        result.jobs.to_csv(folder / "jobs.csv", index=False)
+        result.timeline.to_csv(folder / "timeline.csv", index=False)
+        (folder / "summary.json").write_text(
+            json.dumps({**summary, "provenance": provenance}, indent=2, default=str)
+            + "\n"
+        )
+        _write_provenance(folder, record, {result.label: result})
+        if not plots:
+            return []
+        return plot.save_all(
+            {result.label: result},
+            folder,
+            metadata=_png_metadata(record),
+            formats=args.plot_format,
+            window=args.plot_window,
+        )
+
+    written = write_atomically(out, write)
+    _print_note(args, result)
+    what = f" and {len(written)} figure files" if plots else ""
+    _say(
+        args,
+        "\nWrote jobs.csv, timeline.csv, summary.json, provenance.json"
+        f"{what} to {out}/",
+    )
+
+
+def _format(key: str, value: Any) -> str:
+    if isinstance(value, int):
+        return f"{value:,}"
+    if key.startswith(("gpu_usage", "preemption", "collateral", "flexible")):
+        return f"{value:.2%}"
+    return f"{value:,.0f} s"
+
+
+def _compare_table(table: Any) -> Table:
+    """The comparison as printed: times in s, use and preemptions as %, speed-ups."""
+    keys = [key for key, _, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
+    formats = [fmt for _, _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
+    header = (
+        ["run (times in s)"]
+        + [h for _, h, _ in TABLE_COLUMNS]
+        + ["JCT speed-up", "queue speed-up"]
+    )
+    rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
+    shown = [[row[0]] + [f.format(v) for f, v in zip(formats, row[1:])] for row in rows]
+    return Table(header, rows, shown)
+
+
+def _integer_columns(table: Any, summaries: Dict[str, Dict[str, Any]]) -> Any:
+    """``table`` with each summary count (an int in every run) as an integer column and
+    the other summary columns as floats (``speedups`` builds an object-typed frame)."""
+    for key in next(iter(summaries.values()), {}):
+        values = [s[key] for s in summaries.values()]
+        counts = all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        table[key] = table[key].astype("int64" if counts else "float64")
+    return table
+
+
+def _record(args: argparse.Namespace, where: str) -> Dict[str, Any]:
+    """The command, its inputs, every parameter, the seed and aryl's version."""
+    from ..sim.provenance import aryl_version
+
+    parameters = {k: v for k, v in vars(args).items() if k not in ("run", "command")}
+    return {
+        "command": f"aryl {args.command}",
+        "aryl_version": aryl_version(),
+        "inputs": where,
+        "parameters": parameters,
+        "seed": args.seed,
+    }
+
+
+def _write_provenance(
+    out: Path, record: Dict[str, Any], results: Dict[str, Any]
+) -> Path:
+    """``provenance.json``: the command's record and each run's ``Result.provenance``."""
+    runs = {
+        name: r.provenance.to_dict()
+        for name, r in results.items()
+        if r.provenance is not None
+    }
+    path = out / "provenance.json"
+    path.write_text(json.dumps({**record, "runs": runs}, indent=2, default=str) + "\n")
+    return path
+
+
+def _png_metadata(record: Dict[str, Any]) -> Dict[str, str]:
+    """PNG text chunks naming the command, inputs, parameters and version."""
+    return {
+        "Software": f"aryl {record['aryl_version']}",
+        "Description": json.dumps(record, default=str, sort_keys=True),
+    }
+
+
+def _provenance_columns(
+    table: Any, results: Dict[str, Any], record: Dict[str, Any]
+) -> Any:
+    """``table`` with, per run, what produced it (policy, config, seed, inputs, version)."""
+    import pandas as pd
+
+    from .._display import describe_config
+
+    rows: Dict[str, Dict[str, Any]] = {}
+    for name, result in results.items():
+        p = result.provenance
+        rows[name] = {
+            "policy": p.policy,
+            "reclaim": p.reclaim,
+            "config": describe_config(p.config),
+            "seed": p.seed,
+            "training_servers": p.cluster["training_servers"],
+            "inference_servers": p.cluster["inference_servers"],
+            "jobs": p.jobs,
+            "jobs_fingerprint": p.jobs_fingerprint,
+            "load_fingerprint": p.load_fingerprint,
+            "load_extended": p.load_extended or "",
+            "inputs": record["inputs"],
+            "aryl_version": p.aryl_version,
+        }
+    return table.join(pd.DataFrame.from_dict(rows, orient="index"))
+
+
+def _print_note(args: argparse.Namespace, result: Any) -> None:
+    """Say so when the load series was repeated to cover the trace."""
+    if result.provenance is not None and result.provenance.load_extended:
+        _say(args, f"\nNote: {result.provenance.load_extended}.")
+
+
+def _cell(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,357 @@
+"""The ``aryl`` parser: its commands, their options and ``--help`` texts."""
+
+from __future__ import annotations
+
+import argparse
+from typing import (
+    NoReturn,
+)
+
+from .._display import FORMATS
+from ..validation import MAX_INT, MAX_SEED
+from .arguments import (
+    _gpu_speeds,
+    _number,
+    _plot_formats,
+    _pollux_cluster,
+    _pollux_workload,
+    _readable_file,
+    _servers_or_auto,
+    _window,
+    _writable_folder,
+)
+from .commands import SWEEP_PARAMETERS, compare, demo, simulate, sweep
+
+EXIT_USAGE = 2
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose every error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        # "aryl: error: ..." like every other error; a subcommand's name leads the message
+        command = self.prog.split(maxsplit=1)[1:]
+        self.exit(EXIT_USAGE, f"aryl: error: {' '.join(command + [message])}\n")
+
+
+def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
+    p.add_argument(
+        "jobs",
+        nargs="?",
+        metavar="JOBS.csv",
+        type=_readable_file("JOBS.csv"),
+        help="job trace in the common CSV format (job_id, submit_time_s, num_gpus, "
+        "duration_s, gpu_type; gzip allowed); default: the embedded ITP trace",
+    )
+    p.add_argument(
+        "--load",
+        metavar="LOAD.csv",
+        type=_readable_file("--load"),
+        help="inference load (time_s, load in [0, 1]); default with the embedded "
+        "trace: "
+        "the embedded Alibaba-2018 series; with your own trace: none (no loaning)",
+    )
+    p.add_argument(
+        "--training-servers",
+        type=_servers_or_auto("--training-servers", 1),
+        default="auto",
+        metavar="N|auto",
+        help="8-GPU V100 training servers; auto (default) sizes the cluster so that the FIFO "
+        "Baseline keeps --utilisation of them busy (aryl.sim.size_cluster)",
+    )
+    p.add_argument(
+        "--inference-servers",
+        type=_servers_or_auto("--inference-servers", 0),
+        default="auto",
+        metavar="N|auto",
+        help="8-GPU T4 inference servers that can be lent; auto (default): the paper's 520 "
+        "per 443 training servers",
+    )
+    p.add_argument(
+        "--utilisation",
+        type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),
+        default=0.72,
+        metavar="F",
+        help="Baseline training GPU use that --training-servers auto aims at (default 0.72, "
+        "the paper's Table 3)",
+    )
+    p.add_argument(
+        "--lend-hold",
+        type=_number(float, "--lend-hold", 0.0),
+        default=3600.0,
+        metavar="SECONDS",
+        help="lend an inference server only after the load has left it spare this long "
+        "(default 3600; reclaiming is immediate)",
+    )
+    p.add_argument(
+        "--headroom",
+        type=_number(float, "--headroom", 0.0),
+        default=0.0,
+        metavar="F",
+        help="the inference cluster keeps ceil(load x (1 + F) x N) servers (default 0)",
+    )
+    p.add_argument(
+        "--any-type-share",
+        type=_number(float, "--any-type-share", 0.0, 1.0),
+        default=0.21,
+        metavar="F",
+        help="share of jobs without a GPU type that may run on any type, incl. loaned "
+        "inference servers (default 0.21, the paper's Appendix E)",
+    )
+    p.add_argument(
+        "--gpu-speed",
+        type=_gpu_speeds,
+        action="append",
+        metavar="TYPE=SPEED,...",
+        help="relative speed of a GPU type, the V100 being 1 (default V100=1,T4=0.25, "
+        "the paper's Appendix A); e.g. --gpu-speed T4=1 for loaned GPUs as fast "
+        "as training ones; repeat or separate with commas",
+    )
+    p.add_argument(
+        "--drop-invalid",
+        action="store_true",
+        help="skip invalid trace rows (one line on stderr says how many) instead of "
+        "stopping",
+    )
+    p.add_argument(
+        "--seed",
+        type=_number(int, "--seed", 0, MAX_SEED),
+        default=0,
+        help="seed of every random choice (default 0)",
+    )
+    p.add_argument(
+        "--out",
+        default=out,
+        metavar="DIR",
+        type=_writable_folder("--out"),
+        help=f"where results go (default {out})",
+    )
+    _output_arguments(p)
+
+
+def _output_arguments(p: argparse.ArgumentParser) -> None:
+    """--format and --quiet, which every subcommand has."""
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="how the result table prints: table (default; fits the terminal), csv, "
+        "markdown or json (then the other messages go to stderr)",
+    )
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print only the result table and errors: no progress bar, no messages",
+    )
+
+
+def _plot_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--plot-window",
+        type=_window,
+        default=3600.0,
+        metavar="DURATION",
+        help="usage plots average over windows this long (default 1h; e.g. 30min, "
+        "1d, 600 for seconds; raw: every scheduling step). Runs shorter than 12 "
+        "windows are drawn raw",
+    )
+    p.add_argument(
+        "--plot-format",
+        type=_plot_formats,
+        default=("png", "svg"),
+        metavar="png,svg,pdf",
+        help="figure file formats, comma-separated (default png,svg)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="aryl",
+        description="aryl: capacity loaning and elastic scaling for deep-learning clusters. "
+        "Run `aryl compare` for the paper's comparison on a real trace.",
+    )
+    from .._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"aryl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser(
+        "compare",
+        help="the paper's comparison (Table 3) on one trace",
+        description="Simulate the paper's Table 3 rows on one trace: Baseline (FIFO, no "
+        "loaning, no elasticity); aryl with loaning and elasticity in the Basic, Advanced and "
+        "Ideal scenarios; loaning alone with random, SCF and aryl reclaiming; elasticity alone "
+        "(Basic) under Gandiva, AFS and aryl; two controls (SJF and FIFO with backfill, no "
+        "loaning) and two ablations (imperfect scaling, plain best-fit placement). Prints one "
+        "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
+        "default the cluster is sized to the paper's Baseline load (72% training GPU use).",
+    )
+    _trace_arguments(p, "aryl-results/compare")
+    _plot_arguments(p)
+    p.add_argument(
+        "--pollux-rows",
+        action="store_true",
+        help="add the goodput-driven rows: Pollux (its genetic search) and "
+        "Aryl+TunedJobs (aryl with each job's Pollux agent), on the Basic jobs mapped "
+        "onto Pollux applications, no loaning, the training GPUs as 4-GPU nodes "
+        "(much slower than the other rows)",
+    )
+    p.add_argument(
+        "--pollux-generations",
+        type=_number(int, "--pollux-generations", 0, 1_000_000),
+        default=100,
+        metavar="N",
+        help="generations of the Pollux row's genetic search per 60-s round (default "
+        "100, the Pollux artifact's; the paper says 250; fewer run faster)",
+    )
+    p.set_defaults(run=compare)
+
+    p = sub.add_parser(
+        "simulate",
+        help="simulate one configuration on a trace",
+        description="Simulate one scheduling policy, reclaim policy and scenario on a "
+        "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.",
+    )
+    _trace_arguments(p, "aryl-results/simulate")
+    _plot_arguments(p)
+    p.add_argument(
+        "--policy",
+        choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"],
+        help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
+        "tiresias or pollux for --pollux-workload, default tiresias)",
+    )
+    p.add_argument(
+        "--reclaim",
+        choices=["aryl", "scf", "random"],
+        default="aryl",
+        help="which loaned servers to return (default aryl)",
+    )
+    p.add_argument(
+        "--scenario",
+        choices=["baseline", "basic", "advanced", "ideal"],
+        default="basic",
+        help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
+        "GPU-time); baseline also turns loaning off",
+    )
+    p.add_argument(
+        "--pollux-workload",
+        metavar="FILE|N",
+        type=_pollux_workload,
+        help="run a Pollux artifact workload (name,time,application,num_replicas,"
+        "batch_size) instead of JOBS.csv; N in 1..8 picks an embedded one",
+    )
+    p.add_argument(
+        "--pollux-cluster",
+        default=(16, 4),
+        metavar="NODESxGPUS",
+        type=_pollux_cluster,
+        help="the node cluster of --pollux-workload (default 16x4, the artifact's)",
+    )
+    p.set_defaults(run=simulate)
+
+    p = sub.add_parser(
+        "sweep",
+        help="simulate every combination of a parameter grid, on Ray",
+        description="Run one simulation per combination of the --grid values (on top "
+        "of the trace options and --set values) on a local Ray, or an existing Ray "
+        "cluster with --address; print one table, write sweep.parquet (one row per "
+        "run). Finished runs are cached by a fingerprint of trace, parameters and "
+        "aryl version: a repeated sweep reads them back, an interrupted one resumes. "
+        "Parameters: " + SWEEP_PARAMETERS + " and any aryl.sim.Config "
+        "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS.",
+    )
+    _trace_arguments(p, "aryl-results/sweep")
+    p.add_argument(
+        "--grid",
+        "-g",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="a parameter and its values (repeat for more; every combination runs), "
+        "e.g. --grid inference_servers=0,16,32,64 --grid headroom=0,0.2",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter fixed for every run, e.g. --set scenario=baseline",
+    )
+    p.add_argument(
+        "--first-jobs",
+        type=_number(int, "--first-jobs", 1, MAX_INT),
+        metavar="N",
+        help="use only the trace's first N jobs",
+    )
+    p.add_argument(
+        "--engine",
+        choices=["auto", "ray", "processes", "threads", "serial"],
+        default="auto",
+        help="where runs execute (default auto: Ray if installed, else a process pool)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="an existing Ray cluster (e.g. ray://host:10001 "
+        "or auto); default: start a local Ray",
+    )
+    p.add_argument(
+        "--workers",
+        type=_number(int, "--workers", 1, MAX_INT),
+        metavar="N",
+        help="runs at once locally (default: CPUs)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        type=_writable_folder("--cache"),
+        help="cache folder (default OUT/cache)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache"
+    )
+    p.set_defaults(run=sweep)
+
+    p = sub.add_parser(
+        "demo",
+        help="reclaim loaned servers on a packed cluster under every policy",
+        description="Build a seeded cluster whose job sizes follow the ITP trace, then "
+        "reclaim on-loan servers under the aryl, scf, random and exact policies and "
+        "print how many jobs each preempts.",
+    )
+    p.add_argument(
+        "--training-servers",
+        type=_number(int, "--training-servers", 0, MAX_INT),
+        default=32,
+        metavar="N",
+        help="training servers (8 GPUs each; default 32)",
+    )
+    p.add_argument(
+        "--loaned-servers",
+        type=_number(int, "--loaned-servers", 0, MAX_INT),
+        default=48,
+        metavar="N",
+        help="inference servers on loan (8 GPUs each; default 48)",
+    )
+    p.add_argument(
+        "--reclaim",
+        type=_number(int, "--reclaim", 0, MAX_INT),
+        nargs="+",
+        default=[4, 12, 24],
+        metavar="N",
+        help="how many servers to reclaim, one run each (default 4 12 24)",
+    )
+    p.add_argument(
+        "--seed",
+        type=_number(int, "--seed", 0, MAX_SEED),
+        default=0,
+        help="seed of the cluster and of 'random'",
+    )
+    _output_arguments(p)
+    p.set_defaults(run=demo)
+    return parser
