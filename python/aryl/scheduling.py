@@ -580,7 +580,7 @@ def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any,
 
 def _rooms(state: Any, rows: np.ndarray) -> np.ndarray:
     """Workers that fit on the usable servers, per job row (``validation._room``)."""
-    from .state import TYPE_NAMES
+    from .state.tables import TYPE_NAMES
 
     jobs = state._jobs
     keys = (

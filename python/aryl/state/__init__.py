@@ -15,340 +15,37 @@ naming the record) and is atomic: when it fails, the state is unchanged.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections import Counter
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
-from .jobtable import FIELDS
-from .model import (
-    DEFAULT_GPU_TYPE,
+from .. import _core
+from ..jobtable import FIELDS
+from ..model import (
     POOLS,
     Job,
     Records,
     Server,
     Worker,
-    _flag,
-    _gpu_type,
-    _integer,
-    _real,
     as_records,
 )
-from .typing import AllocationPolicy, ReclaimPolicy
-
-_INT = {
-    "job": ("gpus_per_worker", "min_workers", "max_workers", "reference_workers"),
-    "server": ("gpus",),
-    "worker": (),
-}
-_REAL = {
-    "job": ("duration", "submit_time", "estimated_duration"),
-    "server": (),
-    "worker": (),
-}
-_FLAG = {
-    "job": ("checkpoint", "hetero"),
-    "server": ("on_loan",),
-    "worker": ("flexible",),
-}
-_CLASS = {"job": Job, "server": Server, "worker": Worker}
-Table = Dict[str, np.ndarray]
-
-
-def _objects(values: Iterable[Any]) -> np.ndarray:
-    """A 1-d object array of ``values`` (tuples stay elements, not rows)."""
-    values = list(values)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def _is_frame(records: Any) -> bool:
-    return hasattr(records, "columns") and hasattr(records, "to_numpy")
-
-
-def _raw_columns(data: Any, what: str) -> Tuple[Dict[str, Any], int]:
-    """A DataFrame or a mapping of equal-length columns as a dict of 1-d arrays."""
-    if _is_frame(data):
-        columns = {str(c): data[c].to_numpy() for c in data.columns}
-    elif isinstance(data, Mapping):
-        columns = {}
-        for name, values in data.items():
-            array = np.asarray(values)
-            if array.dtype.kind in "US":  # text: keep Python str objects
-                array = array.astype(object)
-            columns[name] = array
-    else:
-        raise ValueError(
-            f"{what}s must be a DataFrame or a mapping of columns, "
-            f"got {type(data).__name__}"
-        )
-    fields = [f.name for f in dataclasses.fields(_CLASS[what])]
-    unknown = sorted(set(columns) - set(fields), key=str)
-    if unknown:
-        raise ValueError(
-            f"{what}s: unknown field(s) {unknown}; expected some of {sorted(fields)}"
-        )
-    required = [
-        f.name
-        for f in dataclasses.fields(_CLASS[what])
-        if f.default is dataclasses.MISSING
-    ]
-    missing = [name for name in required if name not in columns]
-    if missing:
-        raise ValueError(f"{what}s: missing field(s) {missing}")
-    lengths = {name: (a.ndim, len(a) if a.ndim else 0) for name, a in columns.items()}
-    n = lengths[required[0]][1]
-    for name, (ndim, length) in lengths.items():
-        if ndim != 1 or length != n:
-            raise ValueError(
-                f"{what}s: column {name!r} must be one-dimensional with {n} "
-                f"values (one per record)"
-            )
-    return columns, n
-
-
-def _records_columns(records: Records, what: str) -> Dict[str, Any]:
-    """Dataclasses or dicts (checked one by one, as by the record API) as columns."""
-    cls = _CLASS[what]
-    items: List[Any] = as_records(records, cls, what)
-    return {
-        f.name: _objects(getattr(r, f.name) for r in items)
-        for f in dataclasses.fields(cls)
-    }
-
-
-def _label(what: str, ids: np.ndarray, row: int) -> str:
-    return f"{what} {ids[row]!r}" if what != "worker" else f"worker {row}"
-
-
-def _plain(values: np.ndarray, *types: type) -> np.ndarray:
-    """An object column whose values all have one of ``types`` exactly, as numbers."""
-    if values.dtype.kind == "O" and len(values):
-        items = values.tolist()
-        if all(type(v) in types for v in items):
-            return np.asarray(items)
-    return values
-
-
-def _int_column(
-    values: np.ndarray, name: str, what: str, ids: np.ndarray
-) -> np.ndarray:
-    values = _plain(values, int)
-    kind = values.dtype.kind
-    if kind in "iu":
-        return values.astype(np.int64)
-    if kind == "f":
-        bad = ~np.isfinite(values) | (values != np.round(values))
-        if not bad.any():
-            return values.astype(np.int64)
-    elif kind != "O":
-        bad = np.ones(len(values), dtype=bool)
-    else:
-        return np.array(
-            [
-                _integer(v, f"{_label(what, ids, i)}: {name}")
-                for i, v in enumerate(values)
-            ],
-            dtype=np.int64,
-        )
-    row = int(np.flatnonzero(bad)[0])
-    value = values.tolist()[row]  # a Python number, printed as the record API does
-    raise ValueError(
-        f"{_label(what, ids, row)}: {name} must be an integer, got {value!r}"
-    )
-
-
-def _real_column(
-    values: np.ndarray, name: str, what: str, ids: np.ndarray
-) -> np.ndarray:
-    values = _plain(values, float, int)
-    if values.dtype.kind in "iuf":
-        return values.astype(np.float64)
-    return np.array(
-        [_real(v, f"{_label(what, ids, i)}: {name}") for i, v in enumerate(values)],
-        dtype=np.float64,
-    )
-
-
-def _flag_column(
-    values: np.ndarray, name: str, what: str, ids: np.ndarray
-) -> np.ndarray:
-    values = _plain(values, bool)
-    if values.dtype.kind == "b":  # 0/1 are not flags, as for records
-        return values.astype(bool)
-    return np.array(
-        [
-            _flag(v, f"{_label(what, ids, i)}: {name}")
-            for i, v in enumerate(values.tolist())  # Python values, named as records
-        ],
-        dtype=bool,
-    )
-
-
-def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
-    """GPU types as an object array of str, None where missing (None, NaN, NA)."""
-    if values is None:
-        return np.full(len(ids), None, dtype=object)
-    import pandas as pd
-
-    values = np.asarray(values, dtype=object)
-    missing = np.asarray(pd.isna(values), dtype=bool)
-    if pd.api.types.infer_dtype(values[~missing], skipna=False) not in (
-        "string",
-        "empty",
-    ):
-        # The first bad value, named as records do.
-        for i, v in enumerate(values.tolist()):
-            _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
-    out: np.ndarray = values.copy()
-    out[missing] = None
-    return out
-
-
-#: GPU type names by code ("" = any type), shared by every state so codes concatenate.
-TYPE_NAMES: List[str] = [""]
-_TYPE_CODES: Dict[str, int] = {"": 0}
-
-
-def _type_codes(types: np.ndarray) -> np.ndarray:
-    """Jobs' GPU types as codes into ``TYPE_NAMES`` (for vectorised grouping)."""
-    import pandas as pd
-
-    codes, names = pd.factorize(types)
-    for name in names:
-        if name not in _TYPE_CODES:
-            _TYPE_CODES[name] = len(TYPE_NAMES)
-            TYPE_NAMES.append(name)
-    table = np.asarray([_TYPE_CODES[name] for name in names], dtype=np.int64)
-    return table[codes] if len(names) else np.zeros(len(types), dtype=np.int64)
-
-
-def _keys(ids: np.ndarray, raw: Any = None) -> np.ndarray:
-    """The ids as the core's strings (``str(id)``; ids that print alike collide)."""
-    import pandas as pd
-
-    if getattr(raw, "dtype", None) is not None and raw.dtype.kind in "iu":
-        return np.asarray(raw).astype(str).astype(object)  # in C, as str(int) prints
-
-    if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "empty"):
-        return ids
-    return _objects(map(str, ids.tolist()))
-
-
-def _ids(columns: Dict[str, Any], key: str = "id") -> np.ndarray:
-    return _objects(np.asarray(columns[key]).tolist())
-
-
-def _job_table(columns: Dict[str, Any], n: int) -> Table:
-    ids = _ids(columns)
-    table: Table = {"id": ids, "key": _keys(ids, columns["id"])}
-    for name in _INT["job"] + _REAL["job"] + _FLAG["job"]:
-        values = columns.get(name)
-        if values is None or (
-            values.dtype.kind == "O" and any(v is None for v in values)
-        ):
-            values = _defaults(name, values, table, n)
-        convert = (
-            _int_column
-            if name in _INT["job"]
-            else _real_column
-            if name in _REAL["job"]
-            else _flag_column
-        )
-        table[name] = convert(values, name, "job", ids)
-    types = _type_column(columns.get("gpu_type"), "job", ids)
-    types[types == None] = ""  # noqa: E711 - elementwise; the core's "any type"
-    table["gpu_type"] = types
-    table["type_code"] = _type_codes(types)
-    return table
-
-
-def _defaults(
-    name: str, values: Optional[np.ndarray], table: Table, n: int
-) -> np.ndarray:
-    """A job column with its dataclass default where it is missing (None)."""
-    fallback = {"estimated_duration": "duration", "reference_workers": "max_workers"}
-    if name in fallback:
-        default = table[fallback[name]]
-    else:
-        default = np.full(
-            n, {"checkpoint": True, "hetero": False, "submit_time": 0.0}[name]
-        )
-    if values is None:
-        return np.asarray(default)
-    return _objects(
-        d if v is None else v for v, d in zip(values.tolist(), default.tolist())
-    )
-
-
-def _server_table(columns: Dict[str, Any], n: int) -> Table:
-    ids = _ids(columns)
-    pool = columns.get("pool", np.full(n, "training", dtype=object))
-    training = np.asarray(pool == "training", dtype=bool).reshape(n)
-    inference = np.asarray(pool == "inference", dtype=bool).reshape(n)
-    bad = ~(training | inference)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"server {ids[row]!r}: pool must be 'training' or 'inference', "
-            f"got {np.asarray(pool).tolist()[row]!r}"
-        )
-    table: Table = {
-        "id": ids,
-        "key": _keys(ids, columns["id"]),
-        "pool": inference.astype(np.int64),
-    }
-    gpus = columns.get("gpus", np.full(n, 8))
-    table["gpus"] = _int_column(gpus, "gpus", "server", ids)
-    on_loan = columns.get("on_loan", np.zeros(n, dtype=bool))
-    table["on_loan"] = _flag_column(on_loan, "on_loan", "server", ids)
-    types = _type_column(columns.get("gpu_type"), "server", ids)
-    missing = types == None  # noqa: E711 - elementwise
-    defaults = np.asarray([DEFAULT_GPU_TYPE[p] for p in POOLS], dtype=object)
-    types[missing] = defaults[table["pool"][missing]]
-    table["gpu_type"] = types
-    return table
-
-
-def _index(ids: np.ndarray, what: str) -> Dict[Any, int]:
-    """Id -> row; a duplicate is a ValueError (as in the record API)."""
-    index = dict(zip(ids.tolist(), range(len(ids))))
-    if len(index) != len(ids):
-        seen: Set[Any] = set()
-        for id_ in ids.tolist():
-            if id_ in seen:
-                raise ValueError(f"duplicate {what} id {id_!r}")
-            seen.add(id_)
-    return index
-
-
-def _empty(what: str) -> Table:
-    """An empty table of ``what`` (a state with no jobs, say)."""
-    if what == "worker":
-        return {
-            "job": np.zeros(0, np.int64),
-            "server": np.zeros(0, np.int64),
-            "flexible": np.zeros(0, bool),
-        }
-    names = [f.name for f in dataclasses.fields(_CLASS[what]) if f.name != "gpu_type"]
-    columns = {name: np.zeros(0) for name in names}
-    return (_job_table if what == "job" else _server_table)(columns, 0)
-
-
-def _concat(a: Table, b: Table) -> Table:
-    return {name: np.concatenate([a[name], b[name]]) for name in a}
-
-
-#: The empty tables and core state every new ClusterState starts from.
-_EMPTY: Dict[str, Any] = {}
-
-
-def _take(table: Table, rows: np.ndarray) -> Table:
-    return {name: values[rows] for name, values in table.items()}
+from ..typing import AllocationPolicy, ReclaimPolicy
+from .tables import (
+    _EMPTY,
+    Table,
+    _any_columns,
+    _concat,
+    _empty,
+    _index,
+    _is_frame,
+    _job_table,
+    _raw_columns,
+    _records_columns,
+    _server_table,
+    _take,
+    _worker_table,
+)
 
 
 class ClusterState:
@@ -800,7 +497,7 @@ class ClusterState:
         Returns a ``ScheduleResult``: index arrays into this state's rows, its
         ``decision`` (an ``aryl.Decision``, built on first access) and ``apply()``.
         """
-        from .scheduling import schedule_state
+        from ..scheduling import schedule_state
 
         return schedule_state(
             self,
@@ -820,59 +517,6 @@ class ClusterState:
         Returns a ``ReclaimResult``: index arrays into this state's rows, its
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
         """
-        from .reclaiming import reclaim_state
+        from ..reclaiming import reclaim_state
 
         return reclaim_state(self, n, policy, seed)
-
-
-def _any_columns(data: Any, what: str) -> Dict[str, Any]:
-    """Records, dicts, a DataFrame or a mapping of columns, as raw columns."""
-    if _is_frame(data) or isinstance(data, Mapping):
-        return _raw_columns(data, what)[0]
-    return _records_columns(data, what)
-
-
-def _worker_table(
-    columns: Dict[str, Any],
-    jobs: Table,
-    job_index: Dict[Any, int],
-    server_index: Dict[Any, int],
-) -> Table:
-    """Workers by row index, checked as the record API checks them."""
-    job_ids = np.asarray(columns["job"]).tolist()
-    server_ids = np.asarray(columns["server"]).tolist()
-    n = len(job_ids)
-    rows = _objects(range(n))
-    job_rows = [job_index.get(j, -1) for j in job_ids]
-    server_rows = [server_index.get(s, -1) for s in server_ids]
-    for i, (j, s) in enumerate(zip(job_rows, server_rows)):
-        if j < 0:
-            raise ValueError(f"worker {i}: unknown job {job_ids[i]!r}")
-        if s < 0:
-            raise ValueError(f"worker {i}: unknown server {server_ids[i]!r}")
-    job = np.asarray(job_rows, dtype=np.int64)
-    table: Table = {"job": job, "server": np.asarray(server_rows, dtype=np.int64)}
-    flexible = columns.get("flexible")
-    table["flexible"] = (
-        np.zeros(n, dtype=bool)
-        if flexible is None
-        else _flag_column(np.asarray(flexible), "flexible", "worker", rows)
-    )
-    gpus = columns.get("gpus")
-    if gpus is not None:
-        _check_worker_gpus(np.asarray(gpus), jobs["gpus_per_worker"][job], job_ids)
-    return table
-
-
-def _check_worker_gpus(
-    gpus: np.ndarray, expected: np.ndarray, job_ids: List[Any]
-) -> None:
-    for i, (given, want) in enumerate(zip(gpus.tolist(), expected.tolist())):
-        if given is None or (isinstance(given, float) and math.isnan(given)):
-            continue
-        given = _integer(given, f"worker of job {job_ids[i]!r}: gpus")
-        if given != want:
-            raise ValueError(
-                f"worker {i} of job {job_ids[i]!r} has {given} GPUs but the "
-                f"job's gpus_per_worker is {want}"
-            )
