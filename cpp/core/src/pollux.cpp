@@ -22,7 +22,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_set>
-#include <utility>
+#include <utility>  // std::index_sequence, std::swap
 
 namespace aryl {
 namespace {
@@ -32,6 +32,47 @@ constexpr double kThinElement = 0.1;  // chance a thinned row's element is zeroe
 constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
 
 using State = std::vector<int>;
+
+// The search's random draws, exactly Rng::uniform() < p and Rng::below(bound)
+// (same values from the same stream), only cheaper. uniform() is k * 2^-53 for
+// k = next() >> 11, exactly, so it is below p iff k < ceil(p * 2^53).
+std::uint64_t threshold(double p) {
+  if (!(p > 0.0)) return 0;
+  if (p >= 1.0) return std::uint64_t{1} << 53U;
+  return static_cast<std::uint64_t>(std::ceil(p * 0x1.0p53));
+}
+
+bool chance(Rng& rng, std::uint64_t threshold) {
+  return (rng.next() >> 11U) < threshold;
+}
+
+// Rng::below for a bound known at compile time: the divisions become multiplies.
+template <std::uint64_t Bound>
+std::uint64_t below_const(Rng& rng) {
+  constexpr std::uint64_t limit = UINT64_MAX - UINT64_MAX % Bound;
+  std::uint64_t x = rng.next();
+  while (x >= limit) x = rng.next();
+  return x % Bound;
+}
+
+template <std::size_t... B>
+constexpr std::array<std::uint64_t (*)(Rng&), sizeof...(B)> below_table(
+    std::index_sequence<B...> /*bounds*/) {
+  return {&below_const<B + 1>...};
+}
+
+// The bounds the search draws from: a node's GPUs + 1, the nodes of a shuffle.
+constexpr auto kBelow = below_table(std::make_index_sequence<16>());
+
+std::uint64_t below(Rng& rng, std::uint64_t bound) {
+  return bound - 1 < kBelow.size() ? kBelow[bound - 1](rng) : rng.below(bound);
+}
+
+// Rng::shuffle, with the draws above.
+void shuffle(Rng& rng, std::vector<int>& v) {
+  for (std::size_t i = v.size(); i > 1; --i)
+    std::swap(v[i - 1], v[static_cast<std::size_t>(below(rng, i))]);
+}
 
 // Duplicates are told apart by a 64-bit hash: a collision would only drop one
 // child, and keeping hashes instead of states saves a copy per child. Four
@@ -168,14 +209,16 @@ class Search {
   // thinned; and growth on nodes with free GPUs. Then adaptdl's floor: every
   // cell at least its lower bound.
   void mutate(int* s) {
+    static const std::uint64_t row = threshold(kMutateRow);
+    static const std::uint64_t element = threshold(kThinElement);
     for (int j = 0; j < jobs_; ++j)
-      if (rng_.uniform() < kMutateRow)
+      if (chance(rng_, row))
         std::copy_n(base_.begin() + static_cast<std::ptrdiff_t>(idx(j, 0)), nodes_,
                     s + idx(j, 0));
     for (int j = 0; j < jobs_; ++j)
-      if (rng_.uniform() < kMutateRow)
+      if (chance(rng_, row))
         for (int n = 0; n < nodes_; ++n)
-          if (rng_.uniform() < kThinElement) s[idx(j, n)] = 0;
+          if (chance(rng_, element)) s[idx(j, n)] = 0;
     grow(s);
     if (has_mins_)
       for (std::size_t i = 0; i < size(); ++i) s[i] = std::max(s[i], lower_[i]);
@@ -192,18 +235,20 @@ class Search {
       if (free_[static_cast<std::size_t>(n)] >= 1) open_.push_back(n);
     if (open_.empty()) return;
     const double p1 = 1.0 / static_cast<int>(open_.size());
+    const std::uint64_t other = threshold(p1);
     for (int j = 0; j < jobs_; ++j) {
       int* row = s + idx(j, 0);
       int mine = 0;
       for (const int n : open_) mine += row[n] > 0;
       const double p2 = mine > 0 ? 1.0 / mine : 0.0;
-      const double p_mine = p1 + p2 - p1 * p2;
+      const std::uint64_t used = threshold(p1 + p2 - p1 * p2);
       for (const int n : open_) {
         int& v = row[n];
-        if (rng_.uniform() < (v > 0 ? p_mine : p1)) {
+        if (chance(rng_, v > 0 ? used : other)) {
           const int from = std::max(v, lower_[idx(j, n)]);
           const int room = gpus_[static_cast<std::size_t>(n)] - from;
-          v = from + static_cast<int>(rng_.below(static_cast<std::uint64_t>(room) + 1));
+          v = from +
+              static_cast<int>(below(rng_, static_cast<std::uint64_t>(room) + 1));
         }
       }
     }
@@ -211,7 +256,8 @@ class Search {
 
   void subtract_row(const int* __restrict row) {
     int* __restrict free = free_.data();
-    for (int n = 0; n < nodes_; ++n) free[n] -= row[n];
+    const int width = nodes_;  // a local bound, or the stores force its reload
+    for (int n = 0; n < width; ++n) free[n] -= row[n];
   }
 
   // Restores the constraints, in the artifact's order: one distributed job per
@@ -237,10 +283,13 @@ class Search {
   }
 
  private:
-  // Plain loops over restrict pointers, without branches, so that they vectorise.
+  // Plain loops over restrict pointers, without branches, bounded by a local
+  // copy of nodes_ (a store through an int* could change the member, so the
+  // compiler would reload it every iteration and not vectorise).
   [[nodiscard]] int count_nodes(const int* __restrict row) const {
     int used = 0;
-    for (int n = 0; n < nodes_; ++n) used += row[n] > 0;
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) used += row[n] > 0;
     return used;
   }
 
@@ -248,7 +297,8 @@ class Search {
   // takes the others it is on.
   void release_taken(int* __restrict row) {
     int* __restrict taken = taken_.data();
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       const int on = row[n] != 0;
       row[n] = taken[n] ? 0 : row[n];
       taken[n] |= on;
@@ -275,7 +325,8 @@ class Search {
   RowStats fit_nodes(int* __restrict row, const int* __restrict base) {
     int* __restrict left = left_.data();
     int nodes = 0, replicas = 0, changed = 0;
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       const int v = std::min(row[n], left[n]);
       row[n] = v;
       left[n] -= v;
@@ -290,7 +341,8 @@ class Search {
     const int* __restrict row = s + idx(j, 0);
     const int* __restrict base = base_.data() + idx(j, 0);
     int nodes = 0, replicas = 0, changed = 0;
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       nodes += row[n] > 0;
       replicas += row[n];
       changed |= row[n] != base[n];
@@ -302,7 +354,8 @@ class Search {
     const int cap = caps_[static_cast<std::size_t>(j)];
     const int* __restrict cells = row;
     int replicas = 0, used = 0;
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       replicas += cells[n];
       used += cells[n] > 0;
     }
@@ -310,7 +363,7 @@ class Search {
       return;  // the shuffle would change nothing
     visit_.resize(static_cast<std::size_t>(nodes_));
     std::iota(visit_.begin(), visit_.end(), 0);
-    rng_.shuffle(visit_);
+    shuffle(rng_, visit_);
     int kept = 0, kept_nodes = 0;
     for (int n : visit_) {
       int& v = row[n];
