@@ -195,14 +195,13 @@ class Search {
   // Children c and d of a and b: jobs before a random point from one, the rest
   // from the other (or copies, with probability 1 - kCrossover).
   void crossover(const int* a, const int* b, int* c, int* d) {
-    std::copy_n(a, size(), c);
-    std::copy_n(b, size(), d);
-    if (rng_.uniform() < kCrossover) {
-      const std::size_t cut =
-          idx(static_cast<int>(rng_.below(static_cast<std::uint64_t>(jobs_))), 0);
-      std::copy(b + cut, b + size(), c + cut);
-      std::copy(a + cut, a + size(), d + cut);
-    }
+    std::size_t cut = size();  // each cell is written once
+    if (rng_.uniform() < kCrossover)
+      cut = idx(static_cast<int>(rng_.below(static_cast<std::uint64_t>(jobs_))), 0);
+    std::copy(a, a + cut, c);
+    std::copy(b + cut, b + size(), c + cut);
+    std::copy(b, b + cut, d);
+    std::copy(a + cut, a + size(), d + cut);
   }
 
   // The artifact's mutations: a row back to the current allocation; a row
