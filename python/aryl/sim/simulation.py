@@ -421,25 +421,28 @@ def _pollux_policy_jobs(
 ) -> Tuple[List[Job], List[float]]:
     """A Pollux workload's jobs as policy ``pollux`` runs them, and their batches.
 
-    Each job may get up to ``POLLUX_MAX_REPLICAS`` one-GPU replicas (one, at a
-    fixed batch, for ``POLLUX_FIXED_BATCH`` applications) and runs on nothing or
-    at least its ``min_replicas`` (optional column; absent or NaN: no minimum, the
-    artifact's jobs). A minimum becomes the job's ``min_workers``; the simulator
-    passes minimums above one to the search (one replica is what running means).
+    Each job may get up to ``POLLUX_MAX_REPLICAS`` one-GPU replicas and runs on
+    nothing or at least its ``min_replicas`` (optional column; absent or NaN: no
+    minimum, the artifact's jobs). A ``POLLUX_FIXED_BATCH`` application keeps its
+    batch on one replica, or on exactly its minimum when that is more. A minimum
+    becomes the job's ``min_workers``; the simulator passes minimums above one to
+    the search (one replica is what running means).
     """
     fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
-    gpus = sum(s.gpus for s in servers if s.pool == "training")
+    most = min(
+        POLLUX_MAX_REPLICAS, sum(s.gpus for s in servers if s.pool == "training")
+    )
     low = _optional(workload, "min_replicas", math.nan)
     jobs = []
     for i, (name, t) in enumerate(zip(workload["name"], workload["time"])):
-        cap = 1 if fixed[i] else POLLUX_MAX_REPLICAS
         least = 0 if math.isnan(low[i]) else low[i]
-        if not (float(least).is_integer() and 0 <= least <= min(cap, gpus)):
+        if not (float(least).is_integer() and 0 <= least <= most):
             raise ValueError(
-                f"job {str(name)!r}: min_replicas must be an integer in [0, "
-                f"{min(cap, gpus)}] (its replica cap and the training GPUs), "
+                f"job {str(name)!r}: min_replicas must be an integer in [0, {most}] "
+                f"(the replica cap {POLLUX_MAX_REPLICAS} and the training GPUs), "
                 f"got {low[i]!r}"
             )
+        cap = max(int(least), 1) if fixed[i] else POLLUX_MAX_REPLICAS
         jobs.append(Job(str(name), 1, max(int(least), 1), cap, 1.0, float(t)))
     return jobs, [f or 0.0 for f in fixed]
 
