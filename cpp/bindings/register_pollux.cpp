@@ -15,24 +15,29 @@ void register_pollux(py::module_& m) {
          const py::handle& submit_time, const py::handle& age,
          const py::handle& num_restarts, const py::handle& node_gpus,
          const py::handle& population, const py::handle& generations,
-         const py::handle& seed) {
+         const py::handle& seed, const py::handle& min_replicas) {
         const auto caps = int_arg(max_replicas, "max_replicas");
         const auto attained = double_arg(attained_service, "attained_service");
         const auto submit = double_arg(submit_time, "submit_time");
         const auto ages = double_arg(age, "age");
         const auto restarts = int_arg(num_restarts, "num_restarts");
         const std::size_t n = models.size();
+        const auto mins = min_replicas.is_none()
+                              ? std::vector<int>(n, 0)
+                              : int_arg(min_replicas, "min_replicas");
         if (caps.size() != n || current.size() != n || attained.size() != n ||
-            submit.size() != n || ages.size() != n || restarts.size() != n)
+            submit.size() != n || ages.size() != n || restarts.size() != n ||
+            mins.size() != n)
           throw py::value_error(
               "pollux_optimize: models, max_replicas, current, attained_service, "
-              "submit_time, "
-              "age and num_restarts need one entry per job");
+              "submit_time, age, num_restarts and min_replicas need one entry per "
+              "job");
         std::vector<PolluxJob> jobs(n);
         for (std::size_t j = 0; j < n; ++j) {
           jobs[j].key = static_cast<std::int64_t>(j);
           if (!models[j].is_none()) jobs[j].model = models[j].cast<GoodputModel>();
           jobs[j].max_replicas = caps[j];
+          jobs[j].min_replicas = mins[j];
           jobs[j].current = int_arg(current[j], "current[j]");
           jobs[j].attained_service = attained[j];
           jobs[j].submit_time = submit[j];
@@ -60,10 +65,12 @@ void register_pollux(py::module_& m) {
       py::arg("attained_service"), py::arg("submit_time"), py::arg("age"),
       py::arg("num_restarts"), py::arg("node_gpus"), py::arg("population") = 100,
       py::arg("generations") = 100, py::arg("seed") = 0,
+      py::arg("min_replicas") = py::none(),
       "One round of the Pollux policy's genetic search: (replicas per node of each "
       "job, "
       "objective). models: a GoodputModel or None (not yet profiled) per job; current: "
-      "replicas per node now ([] for none).");
+      "replicas per node now ([] for none); min_replicas: per job, 0 for none (None: "
+      "none for all).");
 }
 
 }  // namespace aryl::bindings

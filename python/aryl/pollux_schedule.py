@@ -25,11 +25,12 @@ def schedule_pollux(
     Needs, per job, a ``aryl.agents.PolluxAgent`` in ``agents`` (its fitted
     goodput model gives the speedups; an agent that has observed nothing counts as
     unprofiled, its speedup its replicas) and ``gpus_per_worker == 1``; ``now``
-    (the age of each job, for the restart penalty). A job gets at most
-    ``min(max_workers, agent.max_replicas)`` replicas and may be stopped
-    (``min_workers`` is not a guarantee under Pollux). Usable servers: training
-    servers and on-loan inference servers. Raises ``ValueError`` naming the first
-    bad input; nothing is decided then.
+    (the age of each job, for the restart penalty). A job gets either no replica
+    or ``min_workers`` to ``min(max_workers, max(agent.max_replicas,
+    min_workers))`` (adaptdl's minimum: it may be stopped, never run below it; a
+    minimum of one binds nothing). Usable servers: training servers and on-loan
+    inference servers. Raises ``ValueError`` naming the first bad input (e.g. a
+    ``min_workers`` above the usable GPUs); nothing is decided then.
     """
     from .scheduling import Decision
 
@@ -56,11 +57,13 @@ def schedule_pollux(
                 "neither a training server nor on loan"
             )
         held[w.job][w.server] += 1
-    models, caps, current = [], [], []
+    models, caps, mins, current = [], [], [], []
     for j in active:
         agent = agents[j.id]
         models.append(agent.model() if agent._job.has_model else None)
-        caps.append(min(int(agent.max_replicas), j.max_workers))
+        least = j.min_workers if j.min_workers > 1 else 0
+        mins.append(least)
+        caps.append(min(max(int(agent.max_replicas), least), j.max_workers))
         current.append([held[j.id][s.id] for s in nodes] if held[j.id] else [])
     out, _ = _core.pollux_optimize(
         models,
@@ -74,6 +77,7 @@ def schedule_pollux(
         population,
         generations,
         seed,
+        mins,
     )
     start: List[Worker] = []
     stop: List[Worker] = []

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -177,4 +178,114 @@ TEST_CASE("bad inputs are refused", "[pollux]") {
   options.population = 1;
   CHECK_THROWS_WITH(PolluxPolicy(options), Contains("population"));
   CHECK(policy.optimize({}, {4}).empty());
+}
+
+TEST_CASE("with minimums, every job runs on none or at least its minimum", "[pollux]") {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    Rng rng(seed + 100);
+    const std::vector<int> node_gpus = {4, 4, 4, 4, 2, 4, 4, 0, 4, 4};
+    PolluxOptions options;
+    options.population = 30;
+    options.generations = 15;
+    options.max_nodes_per_job = 3;
+    options.seed = seed;
+    PolluxPolicy policy(options);
+    std::vector<PolluxJob> jobs =
+        random_jobs(rng, node_gpus, 6 + static_cast<int>(seed) * 3);
+    for (PolluxJob& job : jobs)  // mins up to the cap; current may be below one
+      job.min_replicas = std::min(job.max_replicas, static_cast<int>(rng.below(7)));
+    int ran_with_min = 0;
+    for (int round = 0; round < 3; ++round) {
+      const auto out = policy.optimize(jobs, node_gpus);
+      // check_pollux_allocation checks the minimums too.
+      REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, out, 3));
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const int replicas = std::accumulate(out[j].begin(), out[j].end(), 0);
+        ran_with_min += replicas > 0 && jobs[j].min_replicas > 1;
+        jobs[j].current = out[j];
+      }
+      if (jobs.size() > 2) jobs.erase(jobs.begin() + 1);
+    }
+    CHECK(ran_with_min > 0);  // the minimums do not just stop every such job
+  }
+}
+
+TEST_CASE("a minimum makes a job wait", "[pollux]") {
+  // One 4-GPU node, two unprofiled jobs that need 3 replicas each: one runs on
+  // 3, the other waits. Without minimums both run (a stopped job costs the
+  // power mean far more).
+  std::vector<PolluxJob> jobs(2);
+  for (int j = 0; j < 2; ++j) {
+    jobs[j].key = j;
+    jobs[j].max_replicas = 3;
+    jobs[j].min_replicas = 3;
+    jobs[j].age = 100.0;
+  }
+  PolluxPolicy policy;
+  auto out = policy.optimize(jobs, {4});
+  std::vector<int> got = {out[0][0], out[1][0]};
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<int>{0, 3});
+  for (PolluxJob& job : jobs) job.min_replicas = 0;
+  out = PolluxPolicy().optimize(jobs, {4});
+  CHECK(out[0][0] > 0);
+  CHECK(out[1][0] > 0);
+}
+
+TEST_CASE("with minimums, the search finds the brute-force optimum", "[pollux]") {
+  const std::vector<int> node_gpus = {2, 2};
+  std::vector<PolluxJob> jobs(3);
+  for (int j = 0; j < 3; ++j) {
+    jobs[j].key = j;
+    jobs[j].max_replicas = 3;
+    jobs[j].age = 600.0 * (j + 1);
+    jobs[j].attained_service = j;
+  }
+  jobs[0].model = model(1.0, 4.0);
+  jobs[1].model = model(1.0, 40.0);
+  jobs[1].min_replicas = 3;
+  jobs[2].min_replicas = 2;
+  jobs[0].current = {2, 0};
+  double best = -1.0;
+  std::vector<std::vector<int>> alloc(3, std::vector<int>(2, 0));
+  std::function<void(std::size_t)> walk = [&](std::size_t cell) {
+    if (cell == 6) {
+      try {
+        check_pollux_allocation(jobs, node_gpus, alloc);  // minimums included
+        best = std::max(best, pollux_objective(jobs, node_gpus, alloc));
+      } catch (const std::invalid_argument&) {
+      }
+      return;
+    }
+    for (int v = 0; v <= 2; ++v) {
+      alloc[cell / 2][cell % 2] = v;
+      walk(cell + 1);
+    }
+  };
+  walk(0);
+  PolluxPolicy policy;
+  const auto out = policy.optimize(jobs, node_gpus);
+  REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, out));
+  CHECK(pollux_objective(jobs, node_gpus, out) == Approx(best));
+}
+
+TEST_CASE("bad minimums are refused, and nothing is kept of the call", "[pollux]") {
+  PolluxOptions options;
+  options.population = 10;
+  options.generations = 3;
+  PolluxPolicy policy(options), fresh(options);
+  PolluxJob job;
+  job.max_replicas = 4;
+  job.min_replicas = 5;
+  CHECK_THROWS_WITH(policy.optimize({job}, {4, 4}), Contains("min_replicas"));
+  job.min_replicas = -1;
+  CHECK_THROWS_WITH(policy.optimize({job}, {4, 4}), Contains("min_replicas"));
+  job.max_replicas = 16;
+  job.min_replicas = 9;  // more than the cluster's 8 GPUs
+  CHECK_THROWS_WITH(policy.optimize({job}, {4, 4}), Contains("cluster GPUs"));
+  job.min_replicas = 3;
+  CHECK_THROWS_WITH(check_pollux_allocation({job}, {4, 4}, {{2, 0}}),
+                    Contains("below its min_replicas"));
+  job.current = {2, 0};  // a current allocation below the minimum is accepted
+  CHECK(policy.optimize({job}, {4, 4}) == fresh.optimize({job}, {4, 4}));
 }

@@ -200,3 +200,125 @@ def test_a_run_repeats_its_recorded_finish_times():
         w, sim.Cluster(8, 0, gpus_per_server=4), "pollux", config=config
     )
     assert list(result.jobs["finish_time"]) == RECORDED_FINISH
+
+
+# Minimum replica counts (adaptdl's min_replicas): a job runs on none or on at
+# least its minimum; 0 is the artifact's search, draw for draw.
+
+
+def test_no_minimums_repeat_the_recorded_decisions():
+    for seed, recorded in RECORDED_ROUNDS.items():
+        n = len(contested_round()[0])
+        out, _ = _core.pollux_optimize(
+            *contested_round(),
+            population=10,
+            generations=3,
+            seed=seed,
+            min_replicas=[0] * n,
+        )
+        assert out == recorded
+
+
+def check_round(out, caps, mins, node_gpus):
+    """The constraints of a round's allocation, minimums included."""
+    used = [0] * len(node_gpus)
+    distributed = [0] * len(node_gpus)
+    for row, cap, least in zip(out, caps, mins):
+        total = sum(row)
+        assert total == 0 or least <= total <= cap
+        assert sum(v > 0 for v in row) <= 16
+        for n, v in enumerate(row):
+            used[n] += v
+            distributed[n] += v > 0 and sum(x > 0 for x in row) > 1
+    assert all(u <= g for u, g in zip(used, node_gpus))
+    assert all(d <= 1 for d in distributed)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_minimums_hold_in_every_round(seed):
+    models, caps, current, *rest, node_gpus = contested_round()
+    mins = [(seed + 3 * j) % 6 for j in range(len(caps))]
+    mins = [m if m <= c else c for m, c in zip(mins, caps)]
+    args = dict(population=12, generations=5, seed=seed, min_replicas=mins)
+    out, _ = _core.pollux_optimize(models, caps, current, *rest, node_gpus, **args)
+    check_round(out, caps, mins, node_gpus)
+    assert any(sum(r) >= m > 1 for r, m in zip(out, mins))  # some start anyway
+    again, _ = _core.pollux_optimize(models, caps, current, *rest, node_gpus, **args)
+    assert again == out
+
+
+def test_a_minimum_makes_a_job_wait():
+    # One 4-GPU node, two unprofiled jobs of 3 replicas at least: one waits.
+    # Without the minimums both run (a stopped job weighs heavily on the mean).
+    args = ([None] * 2, [3, 3], [[], []], [0.0] * 2, [0.0, 1.0], [60.0] * 2, [0] * 2)
+    out, _ = _core.pollux_optimize(*args, [4], min_replicas=[3, 3])
+    assert sorted(r[0] for r in out) == [0, 3]
+    out, _ = _core.pollux_optimize(*args, [4], min_replicas=[0, 0])
+    assert all(r[0] > 0 for r in out)
+
+
+def test_bad_minimums_are_refused():
+    args = ([None], [4], [[]], [0.0], [0.0], [0.0], [0])
+    for mins, match in (([5], "min_replicas"), ([-1], "min_replicas")):
+        with pytest.raises(ValueError, match=match):
+            _core.pollux_optimize(*args, [4, 4], min_replicas=mins)
+    with pytest.raises(ValueError, match="cluster GPUs"):
+        _core.pollux_optimize([None], [16], [[]], *args[3:], [4, 4], min_replicas=[9])
+    with pytest.raises(ValueError, match="one entry per job"):
+        _core.pollux_optimize(*args, [4], min_replicas=[1, 1])
+
+
+def with_minimums(w, mins):
+    out = w.copy()
+    out["min_replicas"] = mins
+    out.attrs = dict(w.attrs)
+    return out
+
+
+def test_a_run_with_minimums_keeps_them():
+    w = slice_of()
+    # ncf keeps its fixed batch, on exactly its minimum of 2
+    mins = [
+        [0, 2, 4, 8][i % 4] if a != "ncf" else 2 for i, a in enumerate(w.application)
+    ]
+    result = run(with_minimums(w, mins)).check()  # audit: min_workers..max_workers
+    assert result.violations == []
+    assert result.summary()["jobs_unfinished"] == 0
+    assert "ncf" in set(w.application)
+    plain = run(w, audit=False)
+    assert not plain.jobs["finish_time"].equals(result.jobs["finish_time"])
+
+
+def test_no_or_zero_minimums_run_as_before():
+    w = slice_of(hours=0.5)
+    plain = run(w, audit=False).jobs
+    for mins in (0, float("nan"), 1):
+        same = run(with_minimums(w, [mins] * len(w)), audit=False).jobs
+        pd.testing.assert_frame_equal(plain, same)
+
+
+def test_bad_minimum_columns_are_refused():
+    w = slice_of(hours=0.5)
+    for mins, match in ((17, "training GPUs"), (2.5, "integer"), (-1, "integer")):
+        with pytest.raises(ValueError, match=match):
+            run(with_minimums(w, [mins] * len(w)))
+
+
+def test_one_decision_honours_min_workers():
+    servers = [Server("n0", "training", 4)]
+    agents = {"a": profiled_agent(2, 50.0), "b": profiled_agent(2, 50.0)}
+    jobs = [Job("a", 1, 3, 4, 100.0, 0.0), Job("b", 1, 3, 4, 100.0, 10.0)]
+    d = schedule(jobs, servers, policy="pollux", now=600.0, agents=agents)
+    assert sorted(d.allocation.values()) == [0, 3] or sorted(d.allocation.values()) == [
+        0,
+        4,
+    ]
+    assert len(d.pending) == 1
+    with pytest.raises(ValueError, match="cluster GPUs"):
+        schedule(
+            [Job("a", 1, 5, 8, 100.0, 0.0)],
+            servers,
+            policy="pollux",
+            now=600.0,
+            agents={"a": agents["a"]},
+        )

@@ -5,7 +5,9 @@
 // single-point crossover over jobs, the artifact's three mutations, then the
 // repair that restores the constraints), drops duplicates and keeps the best
 // of parents and children (elitist; the artifact's NSGA-II also ranks a second,
-// cluster-utility objective, which only matters for autoscaling).
+// cluster-utility objective, which only matters for autoscaling). Minimum
+// replica counts add adaptdl's lower bounds to the mutation and its last step to
+// the repair (aryl/pollux.hpp); without them no extra draw is made.
 #include "aryl/pollux.hpp"
 
 #include <fmt/format.h>
@@ -20,7 +22,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_set>
-#include <utility>
+#include <utility>  // std::index_sequence, std::swap
 
 namespace aryl {
 namespace {
@@ -30,6 +32,47 @@ constexpr double kThinElement = 0.1;  // chance a thinned row's element is zeroe
 constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
 
 using State = std::vector<int>;
+
+// The search's random draws, exactly Rng::uniform() < p and Rng::below(bound)
+// (same values from the same stream), only cheaper. uniform() is k * 2^-53 for
+// k = next() >> 11, exactly, so it is below p iff k < ceil(p * 2^53).
+std::uint64_t threshold(double p) {
+  if (!(p > 0.0)) return 0;
+  if (p >= 1.0) return std::uint64_t{1} << 53U;
+  return static_cast<std::uint64_t>(std::ceil(p * 0x1.0p53));
+}
+
+bool chance(Rng& rng, std::uint64_t threshold) {
+  return (rng.next() >> 11U) < threshold;
+}
+
+// Rng::below for a bound known at compile time: the divisions become multiplies.
+template <std::uint64_t Bound>
+std::uint64_t below_const(Rng& rng) {
+  constexpr std::uint64_t limit = UINT64_MAX - UINT64_MAX % Bound;
+  std::uint64_t x = rng.next();
+  while (x >= limit) x = rng.next();
+  return x % Bound;
+}
+
+template <std::size_t... B>
+constexpr std::array<std::uint64_t (*)(Rng&), sizeof...(B)> below_table(
+    std::index_sequence<B...> /*bounds*/) {
+  return {&below_const<B + 1>...};
+}
+
+// The bounds the search draws from: a node's GPUs + 1, the nodes of a shuffle.
+constexpr auto kBelow = below_table(std::make_index_sequence<16>());
+
+std::uint64_t below(Rng& rng, std::uint64_t bound) {
+  return bound - 1 < kBelow.size() ? kBelow[bound - 1](rng) : rng.below(bound);
+}
+
+// Rng::shuffle, with the draws above.
+void shuffle(Rng& rng, std::vector<int>& v) {
+  for (std::size_t i = v.size(); i > 1; --i)
+    std::swap(v[i - 1], v[static_cast<std::size_t>(below(rng, i))]);
+}
 
 // Duplicates are told apart by a 64-bit hash: a collision would only drop one
 // child, and keeping hashes instead of states saves a copy per child. Four
@@ -104,9 +147,13 @@ class Search {
     scale_ = static_cast<double>(nodes_) / total;
     const int fair = (total + jobs_ - 1) / jobs_;  // ceil(total GPUs / jobs)
     base_.assign(static_cast<std::size_t>(jobs_ * nodes_), 0);
+    lower_.assign(base_.size(), 0);
     for (int j = 0; j < jobs_; ++j) {
       const PolluxJob& job = jobs[static_cast<std::size_t>(order[j])];
       caps_.push_back(job.max_replicas);
+      mins_.push_back(job.min_replicas);
+      has_mins_ = has_mins_ || job.min_replicas > 0;
+      spread_lower(j, job.min_replicas);
       speedups_.emplace_back(job.model, fair, std::min(max_nodes_, nodes_),
                              job.max_replicas);
       for (int n = 0; n < nodes_ && !job.current.empty(); ++n)
@@ -148,28 +195,38 @@ class Search {
   // Children c and d of a and b: jobs before a random point from one, the rest
   // from the other (or copies, with probability 1 - kCrossover).
   void crossover(const int* a, const int* b, int* c, int* d) {
-    std::copy_n(a, size(), c);
-    std::copy_n(b, size(), d);
-    if (rng_.uniform() < kCrossover) {
-      const std::size_t cut =
-          idx(static_cast<int>(rng_.below(static_cast<std::uint64_t>(jobs_))), 0);
-      std::copy(b + cut, b + size(), c + cut);
-      std::copy(a + cut, a + size(), d + cut);
-    }
+    std::size_t cut = size();  // each cell is written once
+    if (rng_.uniform() < kCrossover)
+      cut = idx(static_cast<int>(rng_.below(static_cast<std::uint64_t>(jobs_))), 0);
+    std::copy(a, a + cut, c);
+    std::copy(b + cut, b + size(), c + cut);
+    std::copy(b, b + cut, d);
+    std::copy(a + cut, a + size(), d + cut);
   }
 
   // The artifact's mutations: a row back to the current allocation; a row
-  // thinned; and growth on nodes with free GPUs, likelier on nodes the job
-  // already uses, to a uniform count between the current and the node's GPUs.
+  // thinned; and growth on nodes with free GPUs. Then adaptdl's floor: every
+  // cell at least its lower bound.
   void mutate(int* s) {
+    static const std::uint64_t row = threshold(kMutateRow);
+    static const std::uint64_t element = threshold(kThinElement);
     for (int j = 0; j < jobs_; ++j)
-      if (rng_.uniform() < kMutateRow)
+      if (chance(rng_, row))
         std::copy_n(base_.begin() + static_cast<std::ptrdiff_t>(idx(j, 0)), nodes_,
                     s + idx(j, 0));
     for (int j = 0; j < jobs_; ++j)
-      if (rng_.uniform() < kMutateRow)
+      if (chance(rng_, row))
         for (int n = 0; n < nodes_; ++n)
-          if (rng_.uniform() < kThinElement) s[idx(j, n)] = 0;
+          if (chance(rng_, element)) s[idx(j, n)] = 0;
+    grow(s);
+    if (has_mins_)
+      for (std::size_t i = 0; i < size(); ++i) s[i] = std::max(s[i], lower_[i]);
+  }
+
+  // Growth on the nodes with free GPUs, likelier on nodes the job already uses,
+  // to a uniform count between the current (at least the lower bound) and the
+  // node's GPUs.
+  void grow(int* s) {
     free_ = gpus_;
     for (int j = 0; j < jobs_; ++j) subtract_row(s + idx(j, 0));
     open_.clear();  // the nodes with a free GPU, ascending (fixed while growing)
@@ -177,17 +234,20 @@ class Search {
       if (free_[static_cast<std::size_t>(n)] >= 1) open_.push_back(n);
     if (open_.empty()) return;
     const double p1 = 1.0 / static_cast<int>(open_.size());
+    const std::uint64_t other = threshold(p1);
     for (int j = 0; j < jobs_; ++j) {
       int* row = s + idx(j, 0);
       int mine = 0;
       for (const int n : open_) mine += row[n] > 0;
       const double p2 = mine > 0 ? 1.0 / mine : 0.0;
-      const double p_mine = p1 + p2 - p1 * p2;
+      const std::uint64_t used = threshold(p1 + p2 - p1 * p2);
       for (const int n : open_) {
         int& v = row[n];
-        if (rng_.uniform() < (v > 0 ? p_mine : p1)) {
-          const int room = gpus_[static_cast<std::size_t>(n)] - v;
-          v += static_cast<int>(rng_.below(static_cast<std::uint64_t>(room) + 1));
+        if (chance(rng_, v > 0 ? used : other)) {
+          const int from = std::max(v, lower_[idx(j, n)]);
+          const int room = gpus_[static_cast<std::size_t>(n)] - from;
+          v = from +
+              static_cast<int>(below(rng_, static_cast<std::uint64_t>(room) + 1));
         }
       }
     }
@@ -195,15 +255,17 @@ class Search {
 
   void subtract_row(const int* __restrict row) {
     int* __restrict free = free_.data();
-    for (int n = 0; n < nodes_; ++n) free[n] -= row[n];
+    const int width = nodes_;  // a local bound, or the stores force its reload
+    for (int n = 0; n < width; ++n) free[n] -= row[n];
   }
 
   // Restores the constraints, in the artifact's order: one distributed job per
   // node (the first in priority order keeps it); each job's replica and node
-  // caps (excess cut at random nodes); each node's GPUs (first jobs first).
-  // Each step only looks at rows before the current one, so one pass over the
-  // rows in priority order does all three with the same random draws; it also
-  // records the rows' stats for value_of_rows().
+  // caps (excess cut at random nodes); each node's GPUs (first jobs first);
+  // then adaptdl's minimums (a job below its own stops; what it held is not
+  // handed on). Each step only looks at rows before the current one, so one
+  // pass over the rows in priority order does all four with the same random
+  // draws; it also records the rows' stats for value_of_rows().
   void repair(int* s) {
     taken_.assign(static_cast<std::size_t>(nodes_), 0);
     left_ = gpus_;
@@ -211,15 +273,22 @@ class Search {
       int* row = s + idx(j, 0);
       if (count_nodes(row) > 1) release_taken(row);
       cap_job(row, j);
-      rows_[static_cast<std::size_t>(j)] = fit_nodes(row, base_.data() + idx(j, 0));
+      const int* base = base_.data() + idx(j, 0);
+      RowStats stats = fit_nodes(row, base);
+      if (stats.replicas > 0 && stats.replicas < mins_[static_cast<std::size_t>(j)])
+        stats = stop(row, base);
+      rows_[static_cast<std::size_t>(j)] = stats;
     }
   }
 
  private:
-  // Plain loops over restrict pointers, without branches, so that they vectorise.
+  // Plain loops over restrict pointers, without branches, bounded by a local
+  // copy of nodes_ (a store through an int* could change the member, so the
+  // compiler would reload it every iteration and not vectorise).
   [[nodiscard]] int count_nodes(const int* __restrict row) const {
     int used = 0;
-    for (int n = 0; n < nodes_; ++n) used += row[n] > 0;
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) used += row[n] > 0;
     return used;
   }
 
@@ -227,18 +296,36 @@ class Search {
   // takes the others it is on.
   void release_taken(int* __restrict row) {
     int* __restrict taken = taken_.data();
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       const int on = row[n] != 0;
       row[n] = taken[n] ? 0 : row[n];
       taken[n] |= on;
     }
   }
 
+  // min_replicas spread over the nodes in order, each at most its GPUs.
+  void spread_lower(int j, int min_replicas) {
+    for (int n = 0; n < nodes_ && min_replicas > 0; ++n) {
+      const int here = std::min(min_replicas, gpus_[static_cast<std::size_t>(n)]);
+      lower_[idx(j, n)] = here;
+      min_replicas -= here;
+    }
+  }
+
+  // Zeroes the row; its stats then.
+  RowStats stop(int* row, const int* base) const {
+    std::fill_n(row, nodes_, 0);
+    const bool ran = std::any_of(base, base + nodes_, [](int v) { return v > 0; });
+    return {0, 0, ran};
+  }
+
   // Caps the row at the GPUs earlier rows left and returns its stats.
   RowStats fit_nodes(int* __restrict row, const int* __restrict base) {
     int* __restrict left = left_.data();
     int nodes = 0, replicas = 0, changed = 0;
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       const int v = std::min(row[n], left[n]);
       row[n] = v;
       left[n] -= v;
@@ -253,7 +340,8 @@ class Search {
     const int* __restrict row = s + idx(j, 0);
     const int* __restrict base = base_.data() + idx(j, 0);
     int nodes = 0, replicas = 0, changed = 0;
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       nodes += row[n] > 0;
       replicas += row[n];
       changed |= row[n] != base[n];
@@ -265,7 +353,8 @@ class Search {
     const int cap = caps_[static_cast<std::size_t>(j)];
     const int* __restrict cells = row;
     int replicas = 0, used = 0;
-    for (int n = 0; n < nodes_; ++n) {
+    const int width = nodes_;
+    for (int n = 0; n < width; ++n) {
       replicas += cells[n];
       used += cells[n] > 0;
     }
@@ -273,7 +362,7 @@ class Search {
       return;  // the shuffle would change nothing
     visit_.resize(static_cast<std::size_t>(nodes_));
     std::iota(visit_.begin(), visit_.end(), 0);
-    rng_.shuffle(visit_);
+    shuffle(rng_, visit_);
     int kept = 0, kept_nodes = 0;
     for (int n : visit_) {
       int& v = row[n];
@@ -290,7 +379,9 @@ class Search {
   Rng& rng_;
   double scale_ = 1.0;
   State base_;
-  std::vector<int> caps_;
+  State lower_;  // per job and node, adaptdl's lower bound
+  std::vector<int> caps_, mins_;
+  bool has_mins_ = false;
   std::vector<PolluxSpeedups> speedups_;
   std::vector<double> penalty_;
   std::vector<RowStats> rows_;                   // of the last repaired state
@@ -306,6 +397,7 @@ void check_nodes(const std::vector<int>& node_gpus) {
 }
 
 void check_jobs(const std::vector<PolluxJob>& jobs, const std::vector<int>& node_gpus) {
+  const int total_gpus = std::accumulate(node_gpus.begin(), node_gpus.end(), 0);
   std::set<std::int64_t> keys;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const PolluxJob& job = jobs[j];
@@ -315,6 +407,12 @@ void check_jobs(const std::vector<PolluxJob>& jobs, const std::vector<int>& node
     if (job.max_replicas < 0)
       throw std::invalid_argument(fmt::format(
           "pollux: job {}: max_replicas must be >= 0, got {}", j, job.max_replicas));
+    if (job.min_replicas < 0 || job.min_replicas > job.max_replicas ||
+        job.min_replicas > total_gpus)
+      throw std::invalid_argument(
+          fmt::format("pollux: job {}: min_replicas must be in [0, min(max_replicas "
+                      "{}, cluster GPUs {})], got {}",
+                      j, job.max_replicas, total_gpus, job.min_replicas));
     if (!std::isfinite(job.age) || job.age < 0.0 ||
         !std::isfinite(job.attained_service) || !std::isfinite(job.submit_time) ||
         job.num_restarts < 0)
@@ -332,18 +430,20 @@ void check_jobs(const std::vector<PolluxJob>& jobs, const std::vector<int>& node
   for (const PolluxJob& job : jobs)
     current.push_back(job.current.empty() ? std::vector<int>(node_gpus.size(), 0)
                                           : job.current);
-  check_pollux_allocation(jobs, node_gpus, current, std::numeric_limits<int>::max());
+  check_pollux_allocation(jobs, node_gpus, current, std::numeric_limits<int>::max(),
+                          false);
 }
 
-// Search order: least attained service first, then earliest submitted, then key.
+// Search order: smallest minimum first (adaptdl's: jobs that want no guarantee
+// get the contested GPUs), then least attained service, earliest submitted, key.
 std::vector<int> priority_order(const std::vector<PolluxJob>& jobs) {
   std::vector<int> order(jobs.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     const PolluxJob& x = jobs[static_cast<std::size_t>(a)];
     const PolluxJob& y = jobs[static_cast<std::size_t>(b)];
-    return std::tie(x.attained_service, x.submit_time, x.key) <
-           std::tie(y.attained_service, y.submit_time, y.key);
+    return std::tie(x.min_replicas, x.attained_service, x.submit_time, x.key) <
+           std::tie(y.min_replicas, y.attained_service, y.submit_time, y.key);
   });
   return order;
 }
@@ -403,7 +503,7 @@ double pollux_objective(const std::vector<PolluxJob>& jobs,
 void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
                              const std::vector<int>& node_gpus,
                              const std::vector<std::vector<int>>& allocation,
-                             int max_nodes_per_job) {
+                             int max_nodes_per_job, bool check_min) {
   if (allocation.size() != jobs.size())
     throw std::invalid_argument(fmt::format("pollux: {} allocations for {} jobs",
                                             allocation.size(), jobs.size()));
@@ -427,6 +527,10 @@ void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
           fmt::format("pollux: job {}: {} replicas on {} nodes exceeds its caps ({} "
                       "replicas, {} nodes)",
                       j, replicas, nodes, jobs[j].max_replicas, max_nodes_per_job));
+    if (check_min && replicas > 0 && replicas < jobs[j].min_replicas)
+      throw std::invalid_argument(
+          fmt::format("pollux: job {}: {} replicas, below its min_replicas {}", j,
+                      replicas, jobs[j].min_replicas));
     for (std::size_t n = 0; n < row.size() && nodes > 1; ++n)
       distributed[n] += row[n] > 0;
   }

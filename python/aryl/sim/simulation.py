@@ -371,13 +371,7 @@ def _simulate_pollux(
     servers = _servers(cluster)
     scale = _optional(workload, "work_scale", 1.0)
     if policy == "pollux":  # the policy decides replicas; jobs choose their batch
-        fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
-        batch = [f or 0.0 for f in fixed]
-        caps = [1 if f else POLLUX_MAX_REPLICAS for f in fixed]
-        jobs = [
-            Job(str(name), 1, 1, cap, 1.0, float(t))
-            for name, cap, t in zip(workload["name"], caps, workload["time"])
-        ]
+        jobs, batch = _pollux_policy_jobs(workload, servers)
     elif policy == "aryl":
         node_gpus = max((s.gpus for s in servers if s.pool == "training"), default=1)
         tuned = config.agent is not None
@@ -420,6 +414,37 @@ def _simulate_pollux(
         aryl_version=aryl_version(),
     )
     return result
+
+
+def _pollux_policy_jobs(
+    workload: pd.DataFrame, servers: List[Server]
+) -> Tuple[List[Job], List[float]]:
+    """A Pollux workload's jobs as policy ``pollux`` runs them, and their batches.
+
+    Each job may get up to ``POLLUX_MAX_REPLICAS`` one-GPU replicas and runs on
+    nothing or at least its ``min_replicas`` (optional column; absent or NaN: no
+    minimum, the artifact's jobs). A ``POLLUX_FIXED_BATCH`` application keeps its
+    batch on one replica, or on exactly its minimum when that is more. A minimum
+    becomes the job's ``min_workers``; the simulator passes minimums above one to
+    the search (one replica is what running means).
+    """
+    fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
+    most = min(
+        POLLUX_MAX_REPLICAS, sum(s.gpus for s in servers if s.pool == "training")
+    )
+    low = _optional(workload, "min_replicas", math.nan)
+    jobs = []
+    for i, (name, t) in enumerate(zip(workload["name"], workload["time"])):
+        least = 0 if math.isnan(low[i]) else low[i]
+        if not (float(least).is_integer() and 0 <= least <= most):
+            raise ValueError(
+                f"job {str(name)!r}: min_replicas must be an integer in [0, {most}] "
+                f"(the replica cap {POLLUX_MAX_REPLICAS} and the training GPUs), "
+                f"got {low[i]!r}"
+            )
+        cap = max(int(least), 1) if fixed[i] else POLLUX_MAX_REPLICAS
+        jobs.append(Job(str(name), 1, max(int(least), 1), cap, 1.0, float(t)))
+    return jobs, [f or 0.0 for f in fixed]
 
 
 def _optional(workload: pd.DataFrame, column: str, default: float) -> List[float]:

@@ -8,7 +8,17 @@
 //
 // Constraints of every allocation it returns: per node, at most its GPUs (one
 // GPU per replica); per job, at most max_replicas replicas on at most
-// max_nodes_per_job nodes; per node, at most one distributed (multi-node) job.
+// max_nodes_per_job nodes; per node, at most one distributed (multi-node) job;
+// per job, either nothing or at least min_replicas replicas.
+//
+// Minimums follow adaptdl's production policy (sched/adaptdl_sched/policy/
+// pollux.py), which the artifact's simulator lacks: jobs are searched in order of
+// min_replicas first; each job has a per-node lower bound (min_replicas spread
+// over the nodes in order, each capped by its GPUs); every mutated state is
+// floored at those bounds; and the repair, after its other steps, stops every
+// job left with fewer replicas than its min_replicas (the GPUs it held stay idle
+// in that state). min_replicas = 0 (the default) is the artifact's search,
+// draw for draw.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +36,7 @@ struct PolluxJob {
   // speedup is then taken as replicas / fair-share replicas, as the artifact does).
   std::optional<GoodputModel> model;
   int max_replicas = 1;           // >= 0
+  int min_replicas = 0;           // 0: none; else <= max_replicas and the GPUs
   std::vector<int> current;       // replicas per node now (empty: none)
   double attained_service = 0.0;  // GPU-seconds held so far (priority, then submit)
   double submit_time = 0.0;
@@ -68,11 +79,12 @@ double pollux_objective(const std::vector<PolluxJob>& jobs,
                         double restart_delay = 30.0);
 
 // std::invalid_argument unless `allocation` (per job, replicas per node) meets
-// the constraints above for these jobs and nodes.
+// the constraints above for these jobs and nodes (the minimums only if
+// `check_min`: a job's current allocation may be below its minimum).
 void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
                              const std::vector<int>& node_gpus,
                              const std::vector<std::vector<int>>& allocation,
-                             int max_nodes_per_job = 16);
+                             int max_nodes_per_job = 16, bool check_min = true);
 
 class PolluxPolicy {
  public:
@@ -83,7 +95,8 @@ class PolluxPolicy {
   // One round: the best allocation found (per job in input order, replicas per
   // node). Deterministic for the seed and the sequence of calls.
   // std::invalid_argument for a bad node or job (negative GPUs, duplicate keys,
-  // max_replicas < 0, `current` of the wrong size, over its node or caps,
+  // max_replicas < 0, min_replicas < 0, above max_replicas or above the
+  // cluster's GPUs, `current` of the wrong size, over its node or caps,
   // non-finite times).
   std::vector<std::vector<int>> optimize(const std::vector<PolluxJob>& jobs,
                                          const std::vector<int>& node_gpus);

@@ -1,5 +1,6 @@
 // The Pollux allocation of a round (aryl/pollux.hpp): every active job (arrived,
-// unfinished) with what it has learned of itself, its replica cap, its current
+// unfinished) with what it has learned of itself, its replica cap and minimum
+// (its min_workers when above one), its current
 // replicas per training server, attained service, age and restarts goes to the
 // policy, whose population carries over rounds; each job whose replicas change
 // is re-placed (stops first, so that the GPUs they free serve the starts) and
@@ -30,7 +31,14 @@ void Engine::pollux_allocate(double interval) {
     PolluxJob pj;
     pj.key = j;
     if (learner.has_model()) pj.model = learner.model();
-    pj.max_replicas = std::min(learner.max_replicas(), jobs_[at(j)].job.max_workers);
+    const Job& job = jobs_[at(j)].job;
+    // A minimum of one replica is what running means: only larger ones bind
+    // (a floor of one would pin every job to the first node in the search).
+    pj.min_replicas = job.min_workers > 1 ? job.min_workers : 0;
+    // The learned cap grows with what the job has profiled; never below its
+    // minimum, or it could never start.
+    pj.max_replicas =
+        std::min(std::max(learner.max_replicas(), pj.min_replicas), job.max_workers);
     if (!workers_[at(j)].empty()) {
       pj.current.assign(node_gpus.size(), 0);
       for (const Placed& p : workers_[at(j)]) ++pj.current[at(node_of[at(p.server)])];
