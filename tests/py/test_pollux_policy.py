@@ -289,6 +289,32 @@ def test_a_run_with_minimums_keeps_them():
     assert not plain.jobs["finish_time"].equals(result.jobs["finish_time"])
 
 
+def test_rigid_jobs_run_at_their_demand_or_wait():
+    # a scenario's rigid job (min = max replicas) runs at exactly its demand
+    w = slice_of()
+    demand = [1 if a == "ncf" else [2, 4][i % 2] for i, a in enumerate(w.application)]
+    rigid = with_minimums(w, demand)
+    rigid["max_replicas"] = demand
+    result = run(rigid)
+    assert result.check().violations == []
+    assert result.summary()["jobs_unfinished"] == 0
+    # and no maximum column, or NaN, is the artifact's cap
+    capped = with_minimums(w, demand)
+    capped["max_replicas"] = float("nan")
+    free = run(with_minimums(w, demand), audit=False).jobs
+    pd.testing.assert_frame_equal(free, run(capped, audit=False).jobs)
+    assert not free["finish_time"].equals(result.jobs["finish_time"])
+
+
+def test_bad_maximum_columns_are_refused():
+    w = with_minimums(slice_of(hours=0.5), 2)
+    for most in (1, 2.5):
+        bad = w.copy()
+        bad["max_replicas"] = most
+        with pytest.raises(ValueError, match="max_replicas must be an integer"):
+            run(bad)
+
+
 def test_no_or_zero_minimums_run_as_before():
     w = slice_of(hours=0.5)
     plain = run(w, audit=False).jobs

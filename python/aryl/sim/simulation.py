@@ -421,18 +421,21 @@ def _pollux_policy_jobs(
 ) -> Tuple[List[Job], List[float]]:
     """A Pollux workload's jobs as policy ``pollux`` runs them, and their batches.
 
-    Each job may get up to ``POLLUX_MAX_REPLICAS`` one-GPU replicas and runs on
-    nothing or at least its ``min_replicas`` (optional column; absent or NaN: no
-    minimum, the artifact's jobs). A ``POLLUX_FIXED_BATCH`` application keeps its
-    batch on one replica, or on exactly its minimum when that is more. A minimum
-    becomes the job's ``min_workers``; the simulator passes minimums above one to
-    the search (one replica is what running means).
+    Each job runs on nothing or on ``min_replicas`` to ``max_replicas`` one-GPU
+    replicas (optional columns; absent or NaN: no minimum and up to
+    ``POLLUX_MAX_REPLICAS``, the artifact's jobs), so a job that the scenario made
+    rigid (minimum = maximum) runs at its demand or waits, as under every other
+    policy. A ``POLLUX_FIXED_BATCH`` application keeps its batch on one replica, or
+    on exactly its minimum when that is more. A minimum becomes the job's
+    ``min_workers``; the simulator passes minimums above one to the search (one
+    replica is what running means).
     """
     fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
     most = min(
         POLLUX_MAX_REPLICAS, sum(s.gpus for s in servers if s.pool == "training")
     )
     low = _optional(workload, "min_replicas", math.nan)
+    high = _optional(workload, "max_replicas", math.nan)
     jobs = []
     for i, (name, t) in enumerate(zip(workload["name"], workload["time"])):
         least = 0 if math.isnan(low[i]) else low[i]
@@ -442,7 +445,16 @@ def _pollux_policy_jobs(
                 f"(the replica cap {POLLUX_MAX_REPLICAS} and the training GPUs), "
                 f"got {low[i]!r}"
             )
-        cap = max(int(least), 1) if fixed[i] else POLLUX_MAX_REPLICAS
+        cap = POLLUX_MAX_REPLICAS
+        if not math.isnan(high[i]):
+            if not (float(high[i]).is_integer() and high[i] >= max(least, 1)):
+                raise ValueError(
+                    f"job {str(name)!r}: max_replicas must be an integer >= "
+                    f"max(min_replicas, 1) = {max(int(least), 1)}, got {high[i]!r}"
+                )
+            cap = min(int(high[i]), POLLUX_MAX_REPLICAS)
+        if fixed[i]:
+            cap = max(int(least), 1)
         jobs.append(Job(str(name), 1, max(int(least), 1), cap, 1.0, float(t)))
     return jobs, [f or 0.0 for f in fixed]
 
