@@ -6,7 +6,9 @@ batch), elastic (``traces.pollux_elastic``: the user's replicas as base demand, 
 to twice as many, as the paper's scenarios make a job elastic; the user's batch)
 and the same elastic jobs with their Pollux agents (Aryl+TunedJobs), beside the
 artifact's published Pollux runs and, with ``--pollux``, aryl's own Pollux policy
-(population 100 x 100 generations, seed 0; slow).
+(population 100 x 100 generations, seed 0; slow) on the artifact's jobs (no minimum,
+up to 64 replicas) and on the elastic jobs' ranges ("same ranges": the user's
+replicas as its minimum, up to twice them).
 
 ``itp``: the embedded ITP cluster04 trace as ``aryl compare`` reads it, the Basic
 scenario (seed 0), every job mapped onto a Pollux application by GPU-time
@@ -59,6 +61,9 @@ def workloads(numbers: List[int], pollux: bool) -> None:
     }
     if pollux:
         runs["Pollux (aryl)"] = lambda w: dict(jobs=w, policy="pollux")
+        runs["Pollux, same ranges"] = lambda w: dict(
+            jobs=traces.pollux_elastic(w), policy="pollux"
+        )
     header = ["workload", "Pollux published", *runs, "CPU (tuned)"]
     rows, sums = [], {name: 0.0 for name in runs}
     for n in numbers:
