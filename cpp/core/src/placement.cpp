@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -29,6 +30,11 @@ int find_type(const std::vector<const std::string*>& names, const std::string& n
     if (same_name(*names[t], name)) return static_cast<int>(t);
   return -1;
 }
+int find_type(const std::vector<std::string>& names, const std::string& name) {
+  for (std::size_t t = 0; t < names.size(); ++t)
+    if (same_name(names[t], name)) return static_cast<int>(t);
+  return -1;
+}
 
 }  // namespace
 
@@ -39,13 +45,12 @@ PlacementPolicy parse_placement_policy(std::string_view name) {
       fmt::format("unknown placement '{}'; expected one of: aryl, bfd", name));
 }
 
-// One pass over the servers, reading each record once: the index and every
-// later choice read these arrays, not the records.
-Placer::Placer(const ClusterState& state, PlacementPolicy policy,
-               const std::vector<double>& speed)
-    : state_(state), policy_(policy) {
+// One pass over the servers, reading each record once: the placers read these
+// arrays, not the records.
+ServerLayout::ServerLayout(const std::vector<Server>& servers,
+                           const std::vector<double>& speed) {
   std::vector<const std::string*> names;  // type id -> name, in order of first server
-  const std::size_t n = state.servers.size();
+  const std::size_t n = servers.size();
   type_of_.resize(n);
   free_.resize(n);
   gpus_.resize(n);
@@ -53,16 +58,14 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy,
   rank_.resize(n);
   int type = -1;  // the previous server's: servers of one type usually come together
   for (std::size_t i = 0; i < n; ++i) {
-    const Server& s = state.servers[i];
+    const Server& s = servers[i];
     if (type < 0 || !same_name(*names[at(type)], s.gpu_type))
       type = find_type(names, s.gpu_type);
     if (type < 0) {
-      type = n_types_++;
+      type = static_cast<int>(names.size());
       names.push_back(&s.gpu_type);
       type_speed_.push_back(speed.empty() ? 1.0 : speed[i]);
-      type_free_.push_back(0);
-      type_capacity_.push_back(0);
-      servers_by_free_.emplace_back();
+      type_usable_.push_back(0);
       type_servers_.emplace_back();
       levels_.push_back(1);
     }
@@ -75,19 +78,77 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy,
     rank_[i] = static_cast<int>(members.size());
     members.push_back(static_cast<int>(i));
     levels_[at(type)] = std::max(levels_[at(type)], s.gpus + 1);
-    total_free_ += usable ? s.gpus : 0;
-    type_free_[at(type)] += usable ? s.gpus : 0;
-    type_capacity_[at(type)] += usable ? s.gpus : 0;
+    usable_gpus_ += usable ? s.gpus : 0;
+    type_usable_[at(type)] += usable ? s.gpus : 0;
   }
-  fixed_.assign(n, 0);
-  flexible_.assign(n, 0);
+  for (const std::string* name : names) names_.push_back(*name);
+  base_gpus_.assign(n, 0);
+  base_workers_.assign(n, 0);
+  base_flexible_.assign(n, 0);
+  type_base_.assign(names_.size(), 0);
+}
+
+void ServerLayout::base_worker(int server, int gpus, bool flexible, int sign) {
+  base_gpus_[at(server)] += sign * gpus;
+  (flexible ? base_flexible_ : base_workers_)[at(server)] += sign;
+  type_base_[at(type_of_[at(server)])] += sign * gpus;
+  base_total_ += sign * gpus;
+}
+
+void ServerLayout::set_usable(int server, bool usable) {
+  if (this->usable(server) == usable) return;
+  const int gpus = gpus_[at(server)];
+  free_[at(server)] = usable ? gpus : -1;
+  usable_gpus_ += usable ? gpus : -gpus;
+  type_usable_[at(type_of_[at(server)])] += usable ? gpus : -gpus;
+}
+
+Placer::Placer(const ClusterState& state, PlacementPolicy policy,
+               const std::vector<double>& speed)
+    : Placer(state, policy,
+             std::make_shared<const ServerLayout>(state.servers, speed)) {}
+
+Placer::Placer(const ClusterState& state, PlacementPolicy policy,
+               std::shared_ptr<const ServerLayout> layout)
+    : state_(state),
+      policy_(policy),
+      layout_(std::move(layout)),
+      type_of_(layout_->type_of_),
+      type_speed_(layout_->type_speed_),
+      gpus_(layout_->gpus_),
+      inference_(layout_->inference_),
+      rank_(layout_->rank_),
+      type_servers_(layout_->type_servers_),
+      levels_(layout_->levels_),
+      n_types_(static_cast<int>(layout_->names_.size())),
+      type_free_(layout_->type_usable_),
+      type_capacity_(layout_->type_usable_),
+      free_(layout_->free_),
+      servers_by_free_(at(n_types_)),
+      total_free_(layout_->usable_gpus_) {
+  if (layout_->size() != state.servers.size())
+    throw std::invalid_argument(
+        fmt::format("the server layout has {} servers, the state {}", layout_->size(),
+                    state.servers.size()));
+  const std::size_t n = state.servers.size();
+  if (layout_->holds_base_) {
+    fixed_ = layout_->base_workers_;
+    flexible_ = layout_->base_flexible_;
+    for (std::size_t i = 0; i < n; ++i) free_[i] -= layout_->base_gpus_[i];
+    for (std::size_t t = 0; t < at(n_types_); ++t)
+      type_free_[t] -= layout_->type_base_[t];
+    total_free_ -= layout_->base_total_;
+  } else {
+    fixed_.assign(n, 0);
+    flexible_.assign(n, 0);
+  }
   pinned_.assign(state.jobs.size(), -1);
   required_.reserve(state.jobs.size());
   for (const Job& j : state.jobs) {
     if (j.gpu_type.empty()) {
       required_.push_back(-1);
     } else {
-      const int required = find_type(names, j.gpu_type);
+      const int required = find_type(layout_->names_, j.gpu_type);
       required_.push_back(required < 0 ? -2 : required);
     }
   }
@@ -188,6 +249,10 @@ void Placer::remove(int job, int server, bool flexible) {
   type_free_[at(type_of_[at(server)])] += d;
   (flexible ? flexible_ : fixed_)[at(server)] -= 1;
   file(server);
+}
+
+void Placer::pin(const Worker& w) {
+  if (!state_.jobs[at(w.job)].hetero) pinned_[at(w.job)] = type_of_[at(w.server)];
 }
 
 void Placer::undo(const std::vector<Worker>& placed) {

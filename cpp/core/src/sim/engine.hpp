@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,6 +59,10 @@ class Engine {
   void add_worker(int j, int server, bool flexible);
   void remove_worker(int j, std::size_t k);
   void clear_workers(int j);
+  // the base workers the layout holds (fixed-duration runs): see ServerLayout
+  void base_changed(int j);
+  void update_base();
+  void base_servers(int j, std::vector<int>& out) const;
   // handlers
   void on_arrival(int j);
   void on_finish(int j, std::uint64_t version);
@@ -99,6 +104,7 @@ class Engine {
   void pollux_allocate(double interval);
   // invariants (audit.cpp)
   void audit();
+  void audit_base();
 
   const std::vector<Server>& servers_;
   const std::vector<SimJob>& jobs_;
@@ -109,7 +115,15 @@ class Engine {
   ClusterState snapshot_;  // the kernels' view, rebuilt in place (snapshot)
   Lender lender_;
   Accounting accounting_;
-  ScheduleOptions options_;    // the kernel's options; remaining/throughput per epoch
+  ScheduleOptions options_;  // the kernel's options; remaining/throughput per epoch
+  std::shared_ptr<ServerLayout> layout_;  // options_.layout, loans kept by set_loan
+  // Fixed-duration runs: the layout also holds the base workers, job -> their
+  // servers as it holds them (server x 2 + 1 if marked flexible), and the jobs
+  // whose workers changed since.
+  bool track_base_ = false;
+  std::vector<std::vector<int>> base_of_;
+  std::vector<int> rebase_;
+  std::vector<char> rebase_mark_;
   std::vector<double> speed_;  // server -> GPU speed
   // Throughput with 1..max workers, one per distinct curve (jobs of one shape
   // share theirs), and job -> its curve.

@@ -55,6 +55,16 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   options_.backfill = config.backfill;
   options_.speed = speed_;
   options_.hetero_efficiency = config.hetero_efficiency;
+  layout_ = std::make_shared<ServerLayout>(servers, speed_);
+  for (std::size_t s = 0; s < servers.size(); ++s)  // none lent yet
+    layout_->set_usable(static_cast<int>(s), servers[s].pool == Pool::training);
+  options_.layout = layout_;
+  track_base_ = !goodput_run_;
+  if (track_base_) {
+    layout_->hold_base_workers();
+    base_of_.resize(jobs.size());
+    rebase_mark_.assign(jobs.size(), 0);
+  }
   bool linear = config.scaling == Scaling::linear;
   share_curves();
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -275,6 +285,7 @@ void Engine::set_rate(int j) {
 
 void Engine::add_worker(int j, int server, bool flexible) {
   workers_[at(j)].push_back({server, flexible});
+  base_changed(j);
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] += gpus;
   if (usable(server)) usable_free_ -= gpus;
@@ -286,6 +297,7 @@ void Engine::add_worker(int j, int server, bool flexible) {
 void Engine::remove_worker(int j, std::size_t k) {
   std::vector<Placed>& w = workers_[at(j)];
   const int server = w[k].server;
+  base_changed(j);
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] -= gpus;
   if (usable(server)) usable_free_ += gpus;
@@ -295,6 +307,48 @@ void Engine::remove_worker(int j, std::size_t k) {
 
 void Engine::clear_workers(int j) {
   while (!workers_[at(j)].empty()) remove_worker(j, workers_[at(j)].size() - 1);
+}
+
+void Engine::base_changed(int j) {
+  if (!track_base_ || rebase_mark_[at(j)]) return;
+  rebase_mark_[at(j)] = 1;
+  rebase_.push_back(j);
+}
+
+// Job j's base workers by the kernel's rule (schedule.hpp), each as its server
+// x 2 + 1 if marked flexible: its first min_workers workers not marked
+// flexible, then marked ones; all of them under a policy that does not scale
+// elastic jobs.
+void Engine::base_servers(int j, std::vector<int>& out) const {
+  out.clear();
+  const std::vector<Placed>& workers = workers_[at(j)];
+  const auto code = [](const Placed& p) { return 2 * p.server + (p.flexible ? 1 : 0); };
+  if (!scales_elastic_jobs(config_.policy)) {
+    for (const Placed& p : workers) out.push_back(code(p));
+    return;
+  }
+  int need = jobs_[at(j)].job.min_workers;
+  for (const bool flexible : {false, true})
+    for (const Placed& p : workers)
+      if (p.flexible == flexible && need > 0) {
+        out.push_back(code(p));
+        --need;
+      }
+}
+
+// Brings the layout's base workers up to date for the jobs whose workers
+// changed: the placer of the next epoch starts from them.
+void Engine::update_base() {
+  for (const int j : rebase_) {
+    const int gpus = jobs_[at(j)].job.gpus_per_worker;
+    std::vector<int>& servers = base_of_[at(j)];
+    for (const int c : servers) layout_->base_worker(c / 2, gpus, c % 2 == 1, -1);
+    base_servers(j, servers);
+    for (const int c : servers) layout_->base_worker(c / 2, gpus, c % 2 == 1, +1);
+    if (servers.empty()) std::vector<int>().swap(servers);  // done or queued: no memory
+    rebase_mark_[at(j)] = 0;
+  }
+  rebase_.clear();
 }
 
 // ---- handlers -------------------------------------------------------------------
@@ -421,6 +475,7 @@ void Engine::set_loan(int server, bool lent) {
   usable_free_ += lent ? free : -free;
   loaned_gpus_ += lent ? servers_[at(server)].gpus : -servers_[at(server)].gpus;
   on_loan_[at(server)] = lent ? 1 : 0;
+  layout_->set_usable(server, lent);
   if (!snapshot_.servers.empty()) snapshot_.servers[at(server)].on_loan = lent;
 }
 
@@ -476,6 +531,7 @@ bool Engine::stuck() const {
 // their loans current), and a job record is copied only where the previous
 // snapshot held another job.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) {
+  update_base();
   ClusterState& state = snapshot_;
   if (state.servers.empty()) {
     state.servers = servers_;
