@@ -84,8 +84,9 @@ TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placem
 }
 
 // The simulator's placer starts from a layout kept across epochs (loans changed
-// by set_usable, base workers held by base_worker) instead of reading the
-// records and keeping each worker: the same choices, checked on random clusters.
+// by set_usable, base workers held by base_worker, the index filed as they
+// change) instead of reading the records, keeping each worker and filing every
+// server: the same choices, checked on random clusters.
 TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
           "[placement]") {
   Rng rng(777);
@@ -100,13 +101,15 @@ TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
     std::vector<Server> unlent = state.servers;
     for (Server& s : unlent) s.on_loan = false;
     auto layout = std::make_shared<ServerLayout>(unlent, speed);
+    const bool early = below(rng, 2) == 0;  // index kept through the loans too
+    if (early) layout->hold_base_workers();
     for (std::size_t s = 0; s < state.servers.size(); ++s) {
       const int server = static_cast<int>(s);
       if (below(rng, 4) == 0) layout->set_usable(server, true);  // lent, then back
       layout->set_usable(
           server, state.servers[s].pool == Pool::training || state.servers[s].on_loan);
     }
-    layout->hold_base_workers();
+    if (!early) layout->hold_base_workers();
     // Base workers placed by a fresh placer, then held by the layout.
     Placer first(state, policy, speed);
     std::vector<Worker> kept;
@@ -123,6 +126,13 @@ TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
     for (const Worker& w : kept) held.pin(w);
     REQUIRE(held.holds_base());
     REQUIRE(held.free_gpus() == fresh.free_gpus());
+    // Workers kept before the first placement (refiled when the index is copied).
+    for (int k = below(rng, 4); k > 0; --k) {
+      const Worker w{below(rng, static_cast<int>(state.jobs.size())),
+                     below(rng, static_cast<int>(state.servers.size())),
+                     below(rng, 2) == 0};
+      REQUIRE(held.keep(w) == fresh.keep(w));
+    }
     std::vector<Worker> a, b;
     for (int step = 0; step < 40; ++step) {
       INFO("instance " << instance << " step " << step);

@@ -8,6 +8,7 @@
 
 #include "aryl/index_set.hpp"
 #include "aryl/model.hpp"
+#include "aryl/server_layout.hpp"
 
 namespace aryl {
 
@@ -17,67 +18,6 @@ enum class PlacementPolicy {
 };
 
 PlacementPolicy parse_placement_policy(std::string_view name);
-
-// What the placer reads of the servers, read once for a caller that places on
-// the same servers epoch after epoch (the simulator): each server's GPU type
-// id, GPUs, pool and rank within its type, and which servers are usable now
-// (training, or inference on loan), which the caller keeps current with
-// set_usable as it lends and returns servers. Without one the placer reads
-// every server record at every epoch.
-class ServerLayout {
- public:
-  // `speed`: relative GPU speed per server (empty = all 1.0); a type's speed is
-  // its first server's. Loans as the records say.
-  ServerLayout(const std::vector<Server>& servers, const std::vector<double>& speed);
-
-  // Lends (usable) or returns (not usable) an inference server: its GPUs join
-  // or leave the free capacity a new placer starts from.
-  void set_usable(int server, bool usable);
-  [[nodiscard]] bool usable(int server) const {
-    return free_[static_cast<std::size_t>(server)] >= 0;
-  }
-  [[nodiscard]] std::size_t size() const { return free_.size(); }
-
-  // Base workers held on the servers, for a caller that keeps them up to date
-  // as its jobs' workers change: a placer on this layout then starts with
-  // them in place instead of keeping each one. They must be exactly the
-  // state's base workers (Epoch's rule: a running job's first min_workers not
-  // marked flexible, then marked ones; every worker under a policy that does
-  // not scale elastic jobs), on usable servers.
-  void hold_base_workers() { holds_base_ = true; }
-  [[nodiscard]] bool holds_base() const { return holds_base_; }
-  // One base worker of `gpus` GPUs starts (+1) or stops (-1) on the server;
-  // `flexible` is its mark (a base worker marked flexible counts as one, as
-  // Placer::keep counts it).
-  void base_worker(int server, int gpus, bool flexible, int sign);
-  [[nodiscard]] int base_gpus(int server) const {
-    return base_gpus_[static_cast<std::size_t>(server)];
-  }
-  [[nodiscard]] int base_workers(int server, bool flexible) const {
-    return (flexible ? base_flexible_
-                     : base_workers_)[static_cast<std::size_t>(server)];
-  }
-
- private:
-  friend class Placer;
-  std::vector<std::string> names_;  // type id -> name, in order of first server
-  std::vector<int> type_of_;        // server -> GPU type id
-  std::vector<double> type_speed_;  // type -> relative speed
-  std::vector<int> gpus_;           // server -> GPUs
-  std::vector<char> inference_;     // server -> in the inference pool
-  std::vector<int> rank_;           // server -> rank within its type
-  std::vector<std::vector<int>> type_servers_;  // type -> servers, by rank
-  std::vector<int> levels_;                     // type -> most GPUs of one server + 1
-  std::vector<int> free_;                       // server -> its GPUs if usable, else -1
-  std::vector<int> type_usable_;                // type -> GPUs of its usable servers
-  int usable_gpus_ = 0;                         // GPUs of all usable servers
-  bool holds_base_ = false;
-  std::vector<int> base_gpus_;      // server -> GPUs of the base workers it hosts
-  std::vector<int> base_workers_;   // server -> base workers it hosts, unmarked
-  std::vector<int> base_flexible_;  // server -> base workers it hosts, marked flexible
-  std::vector<int> type_base_;      // type -> GPUs of base workers
-  int base_total_ = 0;              // GPUs of all base workers
-};
 
 // The free GPUs of every usable server (training, or inference on loan) and what
 // each hosts, updated as workers are placed. For each worker, candidate servers
@@ -179,13 +119,15 @@ class Placer {
   // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
   // -> free GPUs -> usable servers, by their rank among the servers of their
   // type (rank order is index order, so the smallest rank is the lowest index).
-  static constexpr std::size_t buckets_per_type = 8;
   bool scan_ = false;
   std::vector<IndexSets> index_;  // type -> set bucket x levels + free GPUs
-  int total_free_ = 0;            // sum of the usable servers' free GPUs
-  std::vector<int> fixed_;        // server -> base workers hosted
-  std::vector<int> flexible_;     // server -> flexible workers hosted
-  std::vector<int> pinned_;       // job -> GPU type id its workers use, or -1
+  // Servers changed before the index was built, when it is copied from the
+  // layout (which filed them as they were).
+  std::vector<int> touched_;
+  int total_free_ = 0;         // sum of the usable servers' free GPUs
+  std::vector<int> fixed_;     // server -> base workers hosted
+  std::vector<int> flexible_;  // server -> flexible workers hosted
+  std::vector<int> pinned_;    // job -> GPU type id its workers use, or -1
   std::vector<int> required_;  // job -> GPU type id it requires, -1 any, -2 none exists
 };
 
