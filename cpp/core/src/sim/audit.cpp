@@ -53,6 +53,9 @@ void Engine::audit() {
   if (usable_free != usable_free_)
     fail(fmt::format("usable servers have {} free GPUs (book: {})", usable_free,
                      usable_free_));
+  int lent = 0;
+  for (const int s : lender_.servers()) lent += on_loan_[at(s)];
+  if (lent != lent_) fail(fmt::format("{} servers lent (book: {})", lent, lent_));
   audit_base();
 }
 

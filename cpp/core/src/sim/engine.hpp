@@ -75,6 +75,7 @@ class Engine {
   void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
+  void copy_workers(int j, int index);
   [[nodiscard]] int releasable_gpus() const;
   [[nodiscard]] bool usable(int server) const {
     return servers_[at(server)].pool == Pool::training || on_loan_[at(server)];
@@ -124,6 +125,10 @@ class Engine {
   std::vector<std::vector<int>> base_of_;
   std::vector<int> rebase_;
   std::vector<char> rebase_mark_;
+  // job -> where its workers start in the last snapshot (valid while they have
+  // not changed), and that snapshot's workers (see copy_workers)
+  std::vector<std::uint32_t> snapshot_at_;
+  std::vector<Worker> last_workers_;
   std::vector<double> speed_;  // server -> GPU speed
   // Throughput with 1..max workers, one per distinct curve (jobs of one shape
   // share theirs), and job -> its curve.
@@ -142,6 +147,7 @@ class Engine {
   std::set<FifoKey> queue_;       // queued jobs in arrival order
   std::vector<int> used_;         // server -> GPUs held by training workers
   std::vector<char> on_loan_;     // server -> lent to training
+  int lent_ = 0;                  // servers lent
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
   int usable_free_ = 0;  // free GPUs on usable servers (training or on loan)
   std::vector<int> snapshot_job_of_;  // the last snapshot's job_of

@@ -64,6 +64,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     layout_->hold_base_workers();
     base_of_.resize(jobs.size());
     rebase_mark_.assign(jobs.size(), 0);
+    snapshot_at_.assign(jobs.size(), 0);
   }
   bool linear = config.scaling == Scaling::linear;
   share_curves();
@@ -428,11 +429,9 @@ void Engine::wake_epoch() {
   epoch_pending_ = true;
 }
 
-int Engine::lent_count() const {
-  int lent = 0;
-  for (int s : lender_.servers()) lent += on_loan_[at(s)];
-  return lent;
-}
+// Only the lender's servers are ever lent (on_loan, take_back): a count kept
+// by set_loan, not a scan of them at every epoch.
+int Engine::lent_count() const { return lent_; }
 
 void Engine::take_back(int n) {
   std::vector<int> job_of;
@@ -474,6 +473,7 @@ void Engine::set_loan(int server, bool lent) {
   const int free = servers_[at(server)].gpus - used_[at(server)];
   usable_free_ += lent ? free : -free;
   loaned_gpus_ += lent ? servers_[at(server)].gpus : -servers_[at(server)].gpus;
+  lent_ += (lent ? 1 : 0) - on_loan_[at(server)];
   on_loan_[at(server)] = lent ? 1 : 0;
   layout_->set_usable(server, lent);
   if (!snapshot_.servers.empty()) snapshot_.servers[at(server)].on_loan = lent;
@@ -520,6 +520,26 @@ bool Engine::stuck() const {
   return running_ids_.empty();
 }
 
+// Job j's workers into the snapshot as job `index`: from the last snapshot's
+// copy, read in order, when they have not changed since (the job then ran in
+// it with the same workers); else from the job's own list, a cache miss each.
+void Engine::copy_workers(int j, int index) {
+  std::vector<Worker>& out = snapshot_.workers;
+  const std::size_t first = out.size();
+  const std::vector<Placed>& workers = workers_[at(j)];
+  if (track_base_ && !rebase_mark_[at(j)]) {
+    const std::size_t from = snapshot_at_[at(j)];
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+      Worker w = last_workers_[from + k];
+      w.job = index;
+      out.push_back(w);
+    }
+  } else {
+    for (const Placed& p : workers) out.push_back({index, p.server, p.flexible});
+  }
+  if (track_base_) snapshot_at_[at(j)] = static_cast<std::uint32_t>(first);
+}
+
 // The state the kernels see: usable servers, the running jobs in trace order
 // and, for an epoch, the queued ones in arrival order; job_of maps state job
 // index -> trace job index.
@@ -531,13 +551,13 @@ bool Engine::stuck() const {
 // their loans current), and a job record is copied only where the previous
 // snapshot held another job.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) {
-  update_base();
   ClusterState& state = snapshot_;
   if (state.servers.empty()) {
     state.servers = servers_;
     for (std::size_t s = 0; s < servers_.size(); ++s)
       state.servers[s].on_loan = on_loan_[s] != 0;
   }
+  state.workers.swap(last_workers_);  // the last snapshot's, to copy from
   state.workers.clear();
   std::size_t n_jobs = 0;
   const int bound = with_queue ? releasable_gpus() : 0;
@@ -551,10 +571,10 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
       state.jobs.push_back(jobs_[at(j)].job);
     else if (n_jobs > snapshot_job_of_.size() || snapshot_job_of_[n_jobs - 1] != j)
       state.jobs[n_jobs - 1] = jobs_[at(j)].job;
-    for (const Placed& p : workers_[at(j)])
-      state.workers.push_back({index, p.server, p.flexible});
+    copy_workers(j, index);
   };
   for (const int j : running_ids_) add(j);
+  update_base();  // after copy_workers: it reads which jobs changed
   if (!with_queue) {
     state.jobs.resize(n_jobs);
     snapshot_job_of_ = job_of;
