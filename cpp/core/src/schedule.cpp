@@ -294,7 +294,7 @@ class Epoch {
   [[nodiscard]] std::vector<int> elastic_jobs() const {
     std::vector<int> jobs;
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      if (job(j).elastic() && fixed_[at(j)] > 0) jobs.push_back(j);
+      if (fixed_[at(j)] > 0 && job(j).elastic()) jobs.push_back(j);
     return jobs;
   }
 

@@ -53,6 +53,12 @@ void Engine::audit() {
   if (usable_free != usable_free_)
     fail(fmt::format("usable servers have {} free GPUs (book: {})", usable_free,
                      usable_free_));
+  int beyond = 0;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    beyond += beyond_min(static_cast<int>(j));
+  if (beyond != beyond_min_gpus_)
+    fail(
+        fmt::format("{} GPUs beyond min_workers (book: {})", beyond, beyond_min_gpus_));
   int lent = 0;
   for (const int s : lender_.servers()) lent += on_loan_[at(s)];
   if (lent != lent_) fail(fmt::format("{} servers lent (book: {})", lent, lent_));

@@ -77,6 +77,7 @@ class Engine {
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
   void copy_workers(int j, int index);
   [[nodiscard]] int releasable_gpus() const;
+  [[nodiscard]] int beyond_min(int j) const;
   [[nodiscard]] bool usable(int server) const {
     return servers_[at(server)].pool == Pool::training || on_loan_[at(server)];
   }
@@ -149,7 +150,8 @@ class Engine {
   std::vector<char> on_loan_;     // server -> lent to training
   int lent_ = 0;                  // servers lent
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
-  int usable_free_ = 0;  // free GPUs on usable servers (training or on loan)
+  int usable_free_ = 0;      // free GPUs on usable servers (training or on loan)
+  int beyond_min_gpus_ = 0;  // GPUs of running jobs' workers beyond min_workers
   std::vector<int> snapshot_job_of_;  // the last snapshot's job_of
   double last_arrival_ = 0.0, next_report_ = 0.0;
   bool dirty_ = false;          // something changed since the last epoch planned

@@ -285,7 +285,9 @@ void Engine::set_rate(int j) {
 }
 
 void Engine::add_worker(int j, int server, bool flexible) {
+  beyond_min_gpus_ -= beyond_min(j);
   workers_[at(j)].push_back({server, flexible});
+  beyond_min_gpus_ += beyond_min(j);
   base_changed(j);
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] += gpus;
@@ -303,7 +305,9 @@ void Engine::remove_worker(int j, std::size_t k) {
   used_[at(server)] -= gpus;
   if (usable(server)) usable_free_ += gpus;
   (servers_[at(server)].pool == Pool::training ? training_used_ : loaned_used_) -= gpus;
+  beyond_min_gpus_ -= beyond_min(j);
   w.erase(w.begin() + static_cast<std::ptrdiff_t>(k));
+  beyond_min_gpus_ += beyond_min(j);
 }
 
 void Engine::clear_workers(int j) {
@@ -592,16 +596,17 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   return state;
 }
 
-// Free GPUs on usable servers plus those an epoch may take from flexible workers.
+// Free GPUs on usable servers plus those an epoch may take from flexible
+// workers (kept by add_worker and remove_worker: beyond_min_gpus_).
 int Engine::releasable_gpus() const {
-  int gpus = usable_free_;
-  if (scales_elastic_jobs(config_.policy))
-    for (const int j : running_ids_) {
-      const Job& job = jobs_[at(j)].job;
-      const int extra = static_cast<int>(workers_[at(j)].size()) - job.min_workers;
-      if (extra > 0) gpus += extra * job.gpus_per_worker;
-    }
-  return gpus;
+  return usable_free_ + (scales_elastic_jobs(config_.policy) ? beyond_min_gpus_ : 0);
+}
+
+// GPUs of job j's workers beyond its min_workers.
+int Engine::beyond_min(int j) const {
+  const Job& job = jobs_[at(j)].job;
+  const int extra = static_cast<int>(workers_[at(j)].size()) - job.min_workers;
+  return extra > 0 ? extra * job.gpus_per_worker : 0;
 }
 
 // Under strict FIFO: the arrival key of the first queued job that surely
