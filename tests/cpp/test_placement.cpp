@@ -2,6 +2,7 @@
 // server chooses, through random placements, refusals and removals.
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,77 @@ TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placem
         scan.undo(last);
         a.resize(a.size() - static_cast<std::size_t>(count));
         b.resize(b.size() - static_cast<std::size_t>(count));
+      }
+    }
+  }
+}
+
+// The simulator's placer starts from a layout kept across epochs (loans changed
+// by set_usable, base workers held by base_worker, the index filed as they
+// change) instead of reading the records, keeping each worker and filing every
+// server: the same choices, checked on random clusters.
+TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
+          "[placement]") {
+  Rng rng(777);
+  for (int instance = 0; instance < 300; ++instance) {
+    const ClusterState state = random_state(rng);
+    std::vector<double> speed;
+    for (const Server& s : state.servers)
+      speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
+    const PlacementPolicy policy =
+        below(rng, 3) == 0 ? PlacementPolicy::bfd : PlacementPolicy::aryl;
+    // The layout starts with nothing lent and follows the records' loans.
+    std::vector<Server> unlent = state.servers;
+    for (Server& s : unlent) s.on_loan = false;
+    auto layout = std::make_shared<ServerLayout>(unlent, speed);
+    const bool early = below(rng, 2) == 0;  // index kept through the loans too
+    if (early) layout->hold_base_workers();
+    for (std::size_t s = 0; s < state.servers.size(); ++s) {
+      const int server = static_cast<int>(s);
+      if (below(rng, 4) == 0) layout->set_usable(server, true);  // lent, then back
+      layout->set_usable(
+          server, state.servers[s].pool == Pool::training || state.servers[s].on_loan);
+    }
+    if (!early) layout->hold_base_workers();
+    // Base workers placed by a fresh placer, then held by the layout.
+    Placer first(state, policy, speed);
+    std::vector<Worker> kept;
+    for (int k = 0; k < 8; ++k)
+      first.place(below(rng, static_cast<int>(state.jobs.size())), 1 + below(rng, 2),
+                  below(rng, 4) == 0, kept);
+    Placer fresh(state, policy, speed);
+    for (const Worker& w : kept) {
+      const int gpus = state.jobs[static_cast<std::size_t>(w.job)].gpus_per_worker;
+      layout->base_worker(w.server, gpus, w.flexible, +1);
+      REQUIRE(fresh.keep(w));
+    }
+    Placer held(state, policy, layout);
+    for (const Worker& w : kept) held.pin(w);
+    REQUIRE(held.holds_base());
+    REQUIRE(held.free_gpus() == fresh.free_gpus());
+    // Workers kept before the first placement (refiled when the index is copied).
+    for (int k = below(rng, 4); k > 0; --k) {
+      const Worker w{below(rng, static_cast<int>(state.jobs.size())),
+                     below(rng, static_cast<int>(state.servers.size())),
+                     below(rng, 2) == 0};
+      REQUIRE(held.keep(w) == fresh.keep(w));
+    }
+    std::vector<Worker> a, b;
+    for (int step = 0; step < 40; ++step) {
+      INFO("instance " << instance << " step " << step);
+      const int job = below(rng, static_cast<int>(state.jobs.size()));
+      const int count = 1 + below(rng, 3);
+      const bool flexible = below(rng, 2) == 1;
+      const int type = below(rng, 4) == 0 ? below(rng, fresh.n_types()) : -1;
+      REQUIRE(held.job_type(job) == fresh.job_type(job));
+      const bool placed = fresh.place(job, count, flexible, a, type);
+      REQUIRE(held.place(job, count, flexible, b, type) == placed);
+      REQUIRE(a.size() == b.size());
+      for (std::size_t k = 0; k < a.size(); ++k) REQUIRE(a[k].server == b[k].server);
+      REQUIRE(held.free_gpus() == fresh.free_gpus());
+      for (int t = 0; t < fresh.n_types(); ++t) {
+        REQUIRE(held.free_gpus(t) == fresh.free_gpus(t));
+        REQUIRE(held.capacity(t) == fresh.capacity(t));
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -15,21 +16,6 @@ namespace {
 
 using detail::at;
 
-// Type names are short: compared inline, not by a call to memcmp per server.
-bool same_name(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t k = 0; k < a.size(); ++k)
-    if (a[k] != b[k]) return false;
-  return true;
-}
-
-// GPU types are few: a linear search beats building a map of their names.
-int find_type(const std::vector<const std::string*>& names, const std::string& name) {
-  for (std::size_t t = 0; t < names.size(); ++t)
-    if (same_name(*names[t], name)) return static_cast<int>(t);
-  return -1;
-}
-
 }  // namespace
 
 PlacementPolicy parse_placement_policy(std::string_view name) {
@@ -39,55 +25,52 @@ PlacementPolicy parse_placement_policy(std::string_view name) {
       fmt::format("unknown placement '{}'; expected one of: aryl, bfd", name));
 }
 
-// One pass over the servers, reading each record once: the index and every
-// later choice read these arrays, not the records.
 Placer::Placer(const ClusterState& state, PlacementPolicy policy,
                const std::vector<double>& speed)
-    : state_(state), policy_(policy) {
-  std::vector<const std::string*> names;  // type id -> name, in order of first server
+    : Placer(state, policy,
+             std::make_shared<const ServerLayout>(state.servers, speed)) {}
+
+Placer::Placer(const ClusterState& state, PlacementPolicy policy,
+               std::shared_ptr<const ServerLayout> layout)
+    : state_(state),
+      policy_(policy),
+      layout_(std::move(layout)),
+      type_of_(layout_->type_of_),
+      type_speed_(layout_->type_speed_),
+      gpus_(layout_->gpus_),
+      inference_(layout_->inference_),
+      rank_(layout_->rank_),
+      type_servers_(layout_->type_servers_),
+      levels_(layout_->levels_),
+      n_types_(static_cast<int>(layout_->names_.size())),
+      type_free_(layout_->type_usable_),
+      type_capacity_(layout_->type_usable_),
+      free_(layout_->free_),
+      servers_by_free_(at(n_types_)),
+      total_free_(layout_->usable_gpus_) {
+  if (layout_->size() != state.servers.size())
+    throw std::invalid_argument(
+        fmt::format("the server layout has {} servers, the state {}", layout_->size(),
+                    state.servers.size()));
   const std::size_t n = state.servers.size();
-  type_of_.resize(n);
-  free_.resize(n);
-  gpus_.resize(n);
-  inference_.resize(n);
-  rank_.resize(n);
-  int type = -1;  // the previous server's: servers of one type usually come together
-  for (std::size_t i = 0; i < n; ++i) {
-    const Server& s = state.servers[i];
-    if (type < 0 || !same_name(*names[at(type)], s.gpu_type))
-      type = find_type(names, s.gpu_type);
-    if (type < 0) {
-      type = n_types_++;
-      names.push_back(&s.gpu_type);
-      type_speed_.push_back(speed.empty() ? 1.0 : speed[i]);
-      type_free_.push_back(0);
-      type_capacity_.push_back(0);
-      servers_by_free_.emplace_back();
-      type_servers_.emplace_back();
-      levels_.push_back(1);
-    }
-    type_of_[i] = type;
-    const bool usable = s.pool == Pool::training || s.on_loan;
-    free_[i] = usable ? s.gpus : -1;
-    gpus_[i] = s.gpus;
-    inference_[i] = s.pool == Pool::inference ? 1 : 0;
-    std::vector<int>& members = type_servers_[at(type)];
-    rank_[i] = static_cast<int>(members.size());
-    members.push_back(static_cast<int>(i));
-    levels_[at(type)] = std::max(levels_[at(type)], s.gpus + 1);
-    total_free_ += usable ? s.gpus : 0;
-    type_free_[at(type)] += usable ? s.gpus : 0;
-    type_capacity_[at(type)] += usable ? s.gpus : 0;
+  if (layout_->holds_base_) {
+    fixed_ = layout_->base_workers_;
+    flexible_ = layout_->base_flexible_;
+    for (std::size_t i = 0; i < n; ++i) free_[i] -= layout_->base_gpus_[i];
+    for (std::size_t t = 0; t < at(n_types_); ++t)
+      type_free_[t] -= layout_->type_base_[t];
+    total_free_ -= layout_->base_total_;
+  } else {
+    fixed_.assign(n, 0);
+    flexible_.assign(n, 0);
   }
-  fixed_.assign(n, 0);
-  flexible_.assign(n, 0);
   pinned_.assign(state.jobs.size(), -1);
   required_.reserve(state.jobs.size());
   for (const Job& j : state.jobs) {
     if (j.gpu_type.empty()) {
       required_.push_back(-1);
     } else {
-      const int required = find_type(names, j.gpu_type);
+      const int required = layout_->type_named(j.gpu_type);
       required_.push_back(required < 0 ? -2 : required);
     }
   }
@@ -106,12 +89,30 @@ bool Placer::may_use(int job, int type) const {
 
 // Every usable server in its bucket of the best-fit index (see placement.hpp)
 // and in the slot counts. Built at the first placement, not in the constructor:
-// an epoch first keeps thousands of existing workers, which need neither.
+// an epoch first keeps thousands of existing workers, which need neither. A
+// layout holding the base workers has it filed already: copied, then the
+// servers changed since are refiled.
 void Placer::build_index() {
+  if (layout_->holds_base_) {
+    index_ = layout_->index_;
+    servers_by_free_ = layout_->servers_by_free_;
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (const int s : touched_) {
+      if (free_[at(s)] < 0) continue;
+      const std::size_t t = at(type_of_[at(s)]);
+      index_[t].erase(layout_->filed_set(s), rank_[at(s)]);
+      index_[t].insert(bucket_of(s), rank_[at(s)]);
+      --servers_by_free_[t][at(layout_->free_[at(s)] - layout_->base_gpus_[at(s)])];
+      ++servers_by_free_[t][at(free_[at(s)])];
+    }
+    touched_.clear();
+    return;
+  }
   index_.resize(at(n_types_));
   for (std::size_t t = 0; t < at(n_types_); ++t) {
     servers_by_free_[t].assign(at(levels_[t]), 0);
-    index_[t] = IndexSets(static_cast<int>(buckets_per_type) * levels_[t],
+    index_[t] = IndexSets(buckets_per_type * levels_[t],
                           static_cast<int>(type_servers_[t].size()));
   }
   for (int i = 0; i < static_cast<int>(free_.size()); ++i)
@@ -125,8 +126,8 @@ void Placer::build_index() {
 // flexible workers. Within a bucket every part of best_server's key but the GPUs
 // left over and the index is the same.
 int Placer::bucket_of(int server) const {
-  const int b = (inference_[at(server)] ? 4 : 0) + (fixed_[at(server)] > 0 ? 2 : 0) +
-                (flexible_[at(server)] > 0 ? 1 : 0);
+  const int b = index_bucket(inference_[at(server)] != 0, fixed_[at(server)],
+                             flexible_[at(server)]);
   return b * levels_[at(type_of_[at(server)])] + free_[at(server)];
 }
 
@@ -168,6 +169,7 @@ int Placer::slots_for(int job, int type) const {
 }
 
 void Placer::add(int job, int server, bool flexible) {
+  if (index_.empty() && layout_->holds_base_) touched_.push_back(server);
   const int d = state_.jobs[at(job)].gpus_per_worker;
   refile(server, free_[at(server)], free_[at(server)] - d);
   unfile(server);
@@ -180,6 +182,7 @@ void Placer::add(int job, int server, bool flexible) {
 }
 
 void Placer::remove(int job, int server, bool flexible) {
+  if (index_.empty() && layout_->holds_base_) touched_.push_back(server);
   const int d = state_.jobs[at(job)].gpus_per_worker;
   refile(server, free_[at(server)], free_[at(server)] + d);
   unfile(server);
@@ -188,6 +191,10 @@ void Placer::remove(int job, int server, bool flexible) {
   type_free_[at(type_of_[at(server)])] += d;
   (flexible ? flexible_ : fixed_)[at(server)] -= 1;
   file(server);
+}
+
+void Placer::pin(const Worker& w) {
+  if (!state_.jobs[at(w.job)].hetero) pinned_[at(w.job)] = type_of_[at(w.server)];
 }
 
 void Placer::undo(const std::vector<Worker>& placed) {
@@ -235,7 +242,7 @@ int Placer::best_server(int job, bool flexible, int type) const {
     if ((type >= 0 && t != type) || !may_use(job, t)) continue;
     const IndexSets& sets = index_[at(t)];
     const int levels = levels_[at(t)];
-    for (int b = 0; b < static_cast<int>(buckets_per_type); ++b) {
+    for (int b = 0; b < buckets_per_type; ++b) {
       for (int f = d; f < levels; ++f) {
         if (sets.empty(b * levels + f)) continue;
         const int s = type_servers_[at(t)][at(sets.first(b * levels + f))];

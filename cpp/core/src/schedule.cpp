@@ -25,7 +25,8 @@ class Epoch {
   Epoch(const ClusterState& state, const ScheduleOptions& options)
       : state_(state),
         options_(options),
-        placer_(state, options.placement, options.speed),
+        placer_(options.layout ? Placer(state, options.placement, options.layout)
+                               : Placer(state, options.placement, options.speed)),
         count_(worker_counts(state)),
         flexible_(state.workers.size(), 0),
         fixed_(state.jobs.size(), 0),
@@ -36,9 +37,13 @@ class Epoch {
         flexible_type_(state.jobs.size(), -1) {
     check_options();
     split_base_and_flexible();
+    const bool in_place = placer_.holds_base();
     for (std::size_t w = 0; w < state.workers.size(); ++w)
       if (!flexible_[w]) {
-        placer_.keep(state.workers[w]);
+        if (in_place)
+          placer_.pin(state.workers[w]);
+        else
+          placer_.keep(state.workers[w]);
         add_base(state.workers[w]);
       }
   }
@@ -289,7 +294,7 @@ class Epoch {
   [[nodiscard]] std::vector<int> elastic_jobs() const {
     std::vector<int> jobs;
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      if (job(j).elastic() && fixed_[at(j)] > 0) jobs.push_back(j);
+      if (fixed_[at(j)] > 0 && job(j).elastic()) jobs.push_back(j);
     return jobs;
   }
 

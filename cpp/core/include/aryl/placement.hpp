@@ -1,12 +1,14 @@
 // Where workers go (paper §5.3): best fit with aryl's preferences.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "aryl/index_set.hpp"
 #include "aryl/model.hpp"
+#include "aryl/server_layout.hpp"
 
 namespace aryl {
 
@@ -38,9 +40,18 @@ class Placer {
   // type are taken to share one speed (the first server's).
   Placer(const ClusterState& state, PlacementPolicy policy,
          const std::vector<double>& speed = {});
+  // The same on a layout of state.servers read before (their loans included):
+  // no server record is read. Throws if the server counts differ.
+  Placer(const ClusterState& state, PlacementPolicy policy,
+         std::shared_ptr<const ServerLayout> layout);
 
   // Adds an existing worker (no checks beyond capacity); false if it no longer fits.
   bool keep(const Worker& worker);
+  // Whether the state's base workers are in place already (from the layout):
+  // then pin() stands for keep() for each of them.
+  [[nodiscard]] bool holds_base() const { return layout_->holds_base(); }
+  // What keep() does for a worker already in place: ties its job to the type.
+  void pin(const Worker& worker);
   // Places `count` workers of `job`, on GPU type `type` only if it is >= 0; all
   // or nothing. Appends them to `out`.
   bool place(int job, int count, bool flexible, std::vector<Worker>& out,
@@ -89,28 +100,33 @@ class Placer {
 
   const ClusterState& state_;
   PlacementPolicy policy_;
-  std::vector<int> type_of_;  // server -> GPU type id
+  // The servers' fixed facts (shared by the placers of one caller), then
+  // shorthands for its arrays.
+  std::shared_ptr<const ServerLayout> layout_;
+  const std::vector<int>& type_of_;        // server -> GPU type id
+  const std::vector<double>& type_speed_;  // type -> relative speed
+  const std::vector<int>& gpus_;           // server -> GPUs
+  const std::vector<char>& inference_;     // server -> in the inference pool
+  const std::vector<int>& rank_;           // server -> rank within its type
+  const std::vector<std::vector<int>>& type_servers_;  // type -> servers, by rank
+  const std::vector<int>& levels_;  // type -> most GPUs of one server + 1
   int n_types_ = 0;
-  std::vector<double> type_speed_;  // type -> relative speed
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> type_capacity_;  // type -> GPUs of usable servers
   std::vector<int> free_;           // server -> free GPUs (-1: not usable)
-  std::vector<int> gpus_;           // server -> GPUs
-  std::vector<char> inference_;     // server -> in the inference pool
   // type -> free GPUs -> how many usable servers have that many free
   std::vector<std::vector<int>> servers_by_free_;
   // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
   // -> free GPUs -> usable servers, by their rank among the servers of their
   // type (rank order is index order, so the smallest rank is the lowest index).
-  static constexpr std::size_t buckets_per_type = 8;
   bool scan_ = false;
   std::vector<IndexSets> index_;  // type -> set bucket x levels + free GPUs
-  std::vector<int> levels_;       // type -> most GPUs of one server + 1
-  std::vector<int> rank_;         // server -> rank within its type
-  std::vector<std::vector<int>> type_servers_;  // type -> servers, by rank
-  int total_free_ = 0;                          // sum of the usable servers' free GPUs
-  std::vector<int> fixed_;                      // server -> base workers hosted
-  std::vector<int> flexible_;                   // server -> flexible workers hosted
+  // Servers changed before the index was built, when it is copied from the
+  // layout (which filed them as they were).
+  std::vector<int> touched_;
+  int total_free_ = 0;         // sum of the usable servers' free GPUs
+  std::vector<int> fixed_;     // server -> base workers hosted
+  std::vector<int> flexible_;  // server -> flexible workers hosted
   std::vector<int> pinned_;    // job -> GPU type id its workers use, or -1
   std::vector<int> required_;  // job -> GPU type id it requires, -1 any, -2 none exists
 };

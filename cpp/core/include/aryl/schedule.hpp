@@ -2,6 +2,7 @@
 // workers each job gets and where they run.
 #pragma once
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct ScheduleOptions {
   // entry, = linear scaling). The job's duration is anchored at its reference
   // worker count, so only ratios of the curve matter.
   std::vector<std::vector<double>> throughput;
+  // The servers as read before (types, GPUs, pools, loans), for a caller that
+  // schedules the same servers epoch after epoch and keeps their loans current
+  // in it (the simulator): each epoch then skips reading every server record.
+  // It must describe the state's servers; null = read them.
+  std::shared_ptr<const ServerLayout> layout;
 };
 
 struct Decision {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "engine.hpp"
 
@@ -45,10 +46,54 @@ void Engine::audit() {
       fail(fmt::format("server '{}' holds {} GPUs of {} (book: {})", servers_[s].id,
                        used[s], servers_[s].gpus, used_[s]));
     if (usable(static_cast<int>(s))) usable_free += servers_[s].gpus - used[s];
+    if (layout_->usable(static_cast<int>(s)) != usable(static_cast<int>(s)))
+      fail(fmt::format("server '{}': the placer's layout has its loan wrong",
+                       servers_[s].id));
   }
   if (usable_free != usable_free_)
     fail(fmt::format("usable servers have {} free GPUs (book: {})", usable_free,
                      usable_free_));
+  int beyond = 0;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    beyond += beyond_min(static_cast<int>(j));
+  if (beyond != beyond_min_gpus_)
+    fail(
+        fmt::format("{} GPUs beyond min_workers (book: {})", beyond, beyond_min_gpus_));
+  int lent = 0;
+  for (const int s : lender_.servers()) lent += on_loan_[at(s)];
+  if (lent != lent_) fail(fmt::format("{} servers lent (book: {})", lent, lent_));
+  audit_base();
+}
+
+// The layout's base workers: each job's as last recorded, and that record
+// the kernel's rule unless the job's workers changed since.
+void Engine::audit_base() {
+  if (!track_base_) return;
+  const auto fail = [&](const std::string& what) {
+    accounting_.violation(now(), what);
+  };
+  std::vector<int> base(servers_.size(), 0);
+  std::vector<std::array<int, 2>> count(servers_.size(), {0, 0});  // unmarked, marked
+  std::vector<int> servers;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    base_servers(static_cast<int>(j), servers);
+    std::vector<int> held = base_of_[j];
+    std::sort(servers.begin(), servers.end());
+    std::sort(held.begin(), held.end());
+    if (!rebase_mark_[j] && held != servers)
+      fail(fmt::format("job '{}': the layout's base workers are off", jobs_[j].job.id));
+    for (const int c : held) {
+      base[at(c / 2)] += jobs_[j].job.gpus_per_worker;
+      ++count[at(c / 2)][at(c % 2)];
+    }
+  }
+  for (std::size_t s = 0; s < servers_.size(); ++s)
+    if (base[s] != layout_->base_gpus(static_cast<int>(s)) ||
+        count[s][0] != layout_->base_workers(static_cast<int>(s), false) ||
+        count[s][1] != layout_->base_workers(static_cast<int>(s), true))
+      fail(fmt::format("server '{}': the layout holds {} GPUs of base workers, not {}",
+                       servers_[s].id, layout_->base_gpus(static_cast<int>(s)),
+                       base[s]));
 }
 
 }  // namespace aryl::sim

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,6 +59,10 @@ class Engine {
   void add_worker(int j, int server, bool flexible);
   void remove_worker(int j, std::size_t k);
   void clear_workers(int j);
+  // the base workers the layout holds (fixed-duration runs): see ServerLayout
+  void base_changed(int j);
+  void update_base();
+  void base_servers(int j, std::vector<int>& out) const;
   // handlers
   void on_arrival(int j);
   void on_finish(int j, std::uint64_t version);
@@ -70,7 +75,9 @@ class Engine {
   void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
+  void copy_workers(int j, int index);
   [[nodiscard]] int releasable_gpus() const;
+  [[nodiscard]] int beyond_min(int j) const;
   [[nodiscard]] bool usable(int server) const {
     return servers_[at(server)].pool == Pool::training || on_loan_[at(server)];
   }
@@ -99,6 +106,7 @@ class Engine {
   void pollux_allocate(double interval);
   // invariants (audit.cpp)
   void audit();
+  void audit_base();
 
   const std::vector<Server>& servers_;
   const std::vector<SimJob>& jobs_;
@@ -109,7 +117,19 @@ class Engine {
   ClusterState snapshot_;  // the kernels' view, rebuilt in place (snapshot)
   Lender lender_;
   Accounting accounting_;
-  ScheduleOptions options_;    // the kernel's options; remaining/throughput per epoch
+  ScheduleOptions options_;  // the kernel's options; remaining/throughput per epoch
+  std::shared_ptr<ServerLayout> layout_;  // options_.layout, loans kept by set_loan
+  // Fixed-duration runs: the layout also holds the base workers, job -> their
+  // servers as it holds them (server x 2 + 1 if marked flexible), and the jobs
+  // whose workers changed since.
+  bool track_base_ = false;
+  std::vector<std::vector<int>> base_of_;
+  std::vector<int> rebase_;
+  std::vector<char> rebase_mark_;
+  // job -> where its workers start in the last snapshot (valid while they have
+  // not changed), and that snapshot's workers (see copy_workers)
+  std::vector<std::uint32_t> snapshot_at_;
+  std::vector<Worker> last_workers_;
   std::vector<double> speed_;  // server -> GPU speed
   // Throughput with 1..max workers, one per distinct curve (jobs of one shape
   // share theirs), and job -> its curve.
@@ -128,8 +148,10 @@ class Engine {
   std::set<FifoKey> queue_;       // queued jobs in arrival order
   std::vector<int> used_;         // server -> GPUs held by training workers
   std::vector<char> on_loan_;     // server -> lent to training
+  int lent_ = 0;                  // servers lent
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
-  int usable_free_ = 0;  // free GPUs on usable servers (training or on loan)
+  int usable_free_ = 0;      // free GPUs on usable servers (training or on loan)
+  int beyond_min_gpus_ = 0;  // GPUs of running jobs' workers beyond min_workers
   std::vector<int> snapshot_job_of_;  // the last snapshot's job_of
   double last_arrival_ = 0.0, next_report_ = 0.0;
   bool dirty_ = false;          // something changed since the last epoch planned

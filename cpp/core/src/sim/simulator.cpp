@@ -55,6 +55,17 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   options_.backfill = config.backfill;
   options_.speed = speed_;
   options_.hetero_efficiency = config.hetero_efficiency;
+  layout_ = std::make_shared<ServerLayout>(servers, speed_);
+  for (std::size_t s = 0; s < servers.size(); ++s)  // none lent yet
+    layout_->set_usable(static_cast<int>(s), servers[s].pool == Pool::training);
+  options_.layout = layout_;
+  track_base_ = !goodput_run_;
+  if (track_base_) {
+    layout_->hold_base_workers();
+    base_of_.resize(jobs.size());
+    rebase_mark_.assign(jobs.size(), 0);
+    snapshot_at_.assign(jobs.size(), 0);
+  }
   bool linear = config.scaling == Scaling::linear;
   share_curves();
   for (std::size_t j = 0; j < jobs.size(); ++j) {
@@ -274,7 +285,10 @@ void Engine::set_rate(int j) {
 }
 
 void Engine::add_worker(int j, int server, bool flexible) {
+  beyond_min_gpus_ -= beyond_min(j);
   workers_[at(j)].push_back({server, flexible});
+  beyond_min_gpus_ += beyond_min(j);
+  base_changed(j);
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] += gpus;
   if (usable(server)) usable_free_ -= gpus;
@@ -286,15 +300,60 @@ void Engine::add_worker(int j, int server, bool flexible) {
 void Engine::remove_worker(int j, std::size_t k) {
   std::vector<Placed>& w = workers_[at(j)];
   const int server = w[k].server;
+  base_changed(j);
   const int gpus = jobs_[at(j)].job.gpus_per_worker;
   used_[at(server)] -= gpus;
   if (usable(server)) usable_free_ += gpus;
   (servers_[at(server)].pool == Pool::training ? training_used_ : loaned_used_) -= gpus;
+  beyond_min_gpus_ -= beyond_min(j);
   w.erase(w.begin() + static_cast<std::ptrdiff_t>(k));
+  beyond_min_gpus_ += beyond_min(j);
 }
 
 void Engine::clear_workers(int j) {
   while (!workers_[at(j)].empty()) remove_worker(j, workers_[at(j)].size() - 1);
+}
+
+void Engine::base_changed(int j) {
+  if (!track_base_ || rebase_mark_[at(j)]) return;
+  rebase_mark_[at(j)] = 1;
+  rebase_.push_back(j);
+}
+
+// Job j's base workers by the kernel's rule (schedule.hpp), each as its server
+// x 2 + 1 if marked flexible: its first min_workers workers not marked
+// flexible, then marked ones; all of them under a policy that does not scale
+// elastic jobs.
+void Engine::base_servers(int j, std::vector<int>& out) const {
+  out.clear();
+  const std::vector<Placed>& workers = workers_[at(j)];
+  const auto code = [](const Placed& p) { return 2 * p.server + (p.flexible ? 1 : 0); };
+  if (!scales_elastic_jobs(config_.policy)) {
+    for (const Placed& p : workers) out.push_back(code(p));
+    return;
+  }
+  int need = jobs_[at(j)].job.min_workers;
+  for (const bool flexible : {false, true})
+    for (const Placed& p : workers)
+      if (p.flexible == flexible && need > 0) {
+        out.push_back(code(p));
+        --need;
+      }
+}
+
+// Brings the layout's base workers up to date for the jobs whose workers
+// changed: the placer of the next epoch starts from them.
+void Engine::update_base() {
+  for (const int j : rebase_) {
+    const int gpus = jobs_[at(j)].job.gpus_per_worker;
+    std::vector<int>& servers = base_of_[at(j)];
+    for (const int c : servers) layout_->base_worker(c / 2, gpus, c % 2 == 1, -1);
+    base_servers(j, servers);
+    for (const int c : servers) layout_->base_worker(c / 2, gpus, c % 2 == 1, +1);
+    if (servers.empty()) std::vector<int>().swap(servers);  // done or queued: no memory
+    rebase_mark_[at(j)] = 0;
+  }
+  rebase_.clear();
 }
 
 // ---- handlers -------------------------------------------------------------------
@@ -374,11 +433,9 @@ void Engine::wake_epoch() {
   epoch_pending_ = true;
 }
 
-int Engine::lent_count() const {
-  int lent = 0;
-  for (int s : lender_.servers()) lent += on_loan_[at(s)];
-  return lent;
-}
+// Only the lender's servers are ever lent (on_loan, take_back): a count kept
+// by set_loan, not a scan of them at every epoch.
+int Engine::lent_count() const { return lent_; }
 
 void Engine::take_back(int n) {
   std::vector<int> job_of;
@@ -420,7 +477,9 @@ void Engine::set_loan(int server, bool lent) {
   const int free = servers_[at(server)].gpus - used_[at(server)];
   usable_free_ += lent ? free : -free;
   loaned_gpus_ += lent ? servers_[at(server)].gpus : -servers_[at(server)].gpus;
+  lent_ += (lent ? 1 : 0) - on_loan_[at(server)];
   on_loan_[at(server)] = lent ? 1 : 0;
+  layout_->set_usable(server, lent);
   if (!snapshot_.servers.empty()) snapshot_.servers[at(server)].on_loan = lent;
 }
 
@@ -465,6 +524,26 @@ bool Engine::stuck() const {
   return running_ids_.empty();
 }
 
+// Job j's workers into the snapshot as job `index`: from the last snapshot's
+// copy, read in order, when they have not changed since (the job then ran in
+// it with the same workers); else from the job's own list, a cache miss each.
+void Engine::copy_workers(int j, int index) {
+  std::vector<Worker>& out = snapshot_.workers;
+  const std::size_t first = out.size();
+  const std::vector<Placed>& workers = workers_[at(j)];
+  if (track_base_ && !rebase_mark_[at(j)]) {
+    const std::size_t from = snapshot_at_[at(j)];
+    for (std::size_t k = 0; k < workers.size(); ++k) {
+      Worker w = last_workers_[from + k];
+      w.job = index;
+      out.push_back(w);
+    }
+  } else {
+    for (const Placed& p : workers) out.push_back({index, p.server, p.flexible});
+  }
+  if (track_base_) snapshot_at_[at(j)] = static_cast<std::uint32_t>(first);
+}
+
 // The state the kernels see: usable servers, the running jobs in trace order
 // and, for an epoch, the queued ones in arrival order; job_of maps state job
 // index -> trace job index.
@@ -482,6 +561,7 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
     for (std::size_t s = 0; s < servers_.size(); ++s)
       state.servers[s].on_loan = on_loan_[s] != 0;
   }
+  state.workers.swap(last_workers_);  // the last snapshot's, to copy from
   state.workers.clear();
   std::size_t n_jobs = 0;
   const int bound = with_queue ? releasable_gpus() : 0;
@@ -495,10 +575,10 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
       state.jobs.push_back(jobs_[at(j)].job);
     else if (n_jobs > snapshot_job_of_.size() || snapshot_job_of_[n_jobs - 1] != j)
       state.jobs[n_jobs - 1] = jobs_[at(j)].job;
-    for (const Placed& p : workers_[at(j)])
-      state.workers.push_back({index, p.server, p.flexible});
+    copy_workers(j, index);
   };
   for (const int j : running_ids_) add(j);
+  update_base();  // after copy_workers: it reads which jobs changed
   if (!with_queue) {
     state.jobs.resize(n_jobs);
     snapshot_job_of_ = job_of;
@@ -516,16 +596,17 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   return state;
 }
 
-// Free GPUs on usable servers plus those an epoch may take from flexible workers.
+// Free GPUs on usable servers plus those an epoch may take from flexible
+// workers (kept by add_worker and remove_worker: beyond_min_gpus_).
 int Engine::releasable_gpus() const {
-  int gpus = usable_free_;
-  if (scales_elastic_jobs(config_.policy))
-    for (const int j : running_ids_) {
-      const Job& job = jobs_[at(j)].job;
-      const int extra = static_cast<int>(workers_[at(j)].size()) - job.min_workers;
-      if (extra > 0) gpus += extra * job.gpus_per_worker;
-    }
-  return gpus;
+  return usable_free_ + (scales_elastic_jobs(config_.policy) ? beyond_min_gpus_ : 0);
+}
+
+// GPUs of job j's workers beyond its min_workers.
+int Engine::beyond_min(int j) const {
+  const Job& job = jobs_[at(j)].job;
+  const int extra = static_cast<int>(workers_[at(j)].size()) - job.min_workers;
+  return extra > 0 ? extra * job.gpus_per_worker : 0;
 }
 
 // Under strict FIFO: the arrival key of the first queued job that surely
