@@ -46,6 +46,45 @@ std::vector<PolluxJob> random_jobs(Rng& rng, const std::vector<int>& node_gpus,
   return jobs;
 }
 
+// Three jobs on two 2-GPU nodes, the first holding both GPUs of node 0.
+std::vector<PolluxJob> tiny_jobs() {
+  std::vector<PolluxJob> jobs(3);
+  for (int j = 0; j < 3; ++j) {
+    jobs[j].key = j;
+    jobs[j].max_replicas = 3;
+    jobs[j].age = 600.0 * (j + 1);
+    jobs[j].attained_service = j;
+  }
+  jobs[0].model = model(1.0, 4.0);
+  jobs[1].model = model(1.0, 40.0);
+  jobs[0].current = {2, 0};
+  return jobs;
+}
+
+// The best objective over every valid allocation of 0..2 replicas per cell.
+double brute_force_best(const std::vector<PolluxJob>& jobs,
+                        const std::vector<int>& node_gpus) {
+  const std::size_t nodes = node_gpus.size(), cells = jobs.size() * nodes;
+  double best = -1.0;
+  std::vector<std::vector<int>> alloc(jobs.size(), std::vector<int>(nodes, 0));
+  std::function<void(std::size_t)> walk = [&](std::size_t cell) {
+    if (cell == cells) {
+      try {
+        check_pollux_allocation(jobs, node_gpus, alloc);  // minimums included
+        best = std::max(best, pollux_objective(jobs, node_gpus, alloc));
+      } catch (const std::invalid_argument&) {
+      }
+      return;
+    }
+    for (int v = 0; v <= 2; ++v) {
+      alloc[cell / nodes][cell % nodes] = v;
+      walk(cell + 1);
+    }
+  };
+  walk(0);
+  return best;
+}
+
 }  // namespace
 
 TEST_CASE("every allocation the search returns is valid", "[pollux]") {
@@ -128,33 +167,8 @@ TEST_CASE("speedups come from the fitted model against the fair share", "[pollux
 
 TEST_CASE("the search finds the brute-force optimum on a tiny instance", "[pollux]") {
   const std::vector<int> node_gpus = {2, 2};
-  std::vector<PolluxJob> jobs(3);
-  for (int j = 0; j < 3; ++j) {
-    jobs[j].key = j;
-    jobs[j].max_replicas = 3;
-    jobs[j].age = 600.0 * (j + 1);
-    jobs[j].attained_service = j;
-  }
-  jobs[0].model = model(1.0, 4.0);
-  jobs[1].model = model(1.0, 40.0);
-  jobs[0].current = {2, 0};
-  double best = -1.0;
-  std::vector<std::vector<int>> alloc(3, std::vector<int>(2, 0));
-  std::function<void(std::size_t)> walk = [&](std::size_t cell) {
-    if (cell == 6) {
-      try {
-        check_pollux_allocation(jobs, node_gpus, alloc);
-        best = std::max(best, pollux_objective(jobs, node_gpus, alloc));
-      } catch (const std::invalid_argument&) {
-      }
-      return;
-    }
-    for (int v = 0; v <= 2; ++v) {
-      alloc[cell / 2][cell % 2] = v;
-      walk(cell + 1);
-    }
-  };
-  walk(0);
+  const std::vector<PolluxJob> jobs = tiny_jobs();
+  const double best = brute_force_best(jobs, node_gpus);
   PolluxPolicy policy;
   const auto out = policy.optimize(jobs, node_gpus);
   CHECK(pollux_objective(jobs, node_gpus, out) == Approx(best));
@@ -234,35 +248,10 @@ TEST_CASE("a minimum makes a job wait", "[pollux]") {
 
 TEST_CASE("with minimums, the search finds the brute-force optimum", "[pollux]") {
   const std::vector<int> node_gpus = {2, 2};
-  std::vector<PolluxJob> jobs(3);
-  for (int j = 0; j < 3; ++j) {
-    jobs[j].key = j;
-    jobs[j].max_replicas = 3;
-    jobs[j].age = 600.0 * (j + 1);
-    jobs[j].attained_service = j;
-  }
-  jobs[0].model = model(1.0, 4.0);
-  jobs[1].model = model(1.0, 40.0);
+  std::vector<PolluxJob> jobs = tiny_jobs();
   jobs[1].min_replicas = 3;
   jobs[2].min_replicas = 2;
-  jobs[0].current = {2, 0};
-  double best = -1.0;
-  std::vector<std::vector<int>> alloc(3, std::vector<int>(2, 0));
-  std::function<void(std::size_t)> walk = [&](std::size_t cell) {
-    if (cell == 6) {
-      try {
-        check_pollux_allocation(jobs, node_gpus, alloc);  // minimums included
-        best = std::max(best, pollux_objective(jobs, node_gpus, alloc));
-      } catch (const std::invalid_argument&) {
-      }
-      return;
-    }
-    for (int v = 0; v <= 2; ++v) {
-      alloc[cell / 2][cell % 2] = v;
-      walk(cell + 1);
-    }
-  };
-  walk(0);
+  const double best = brute_force_best(jobs, node_gpus);
   PolluxPolicy policy;
   const auto out = policy.optimize(jobs, node_gpus);
   REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, out));
