@@ -46,17 +46,26 @@ ClusterState random_state(Rng& rng) {
   return s;
 }
 
+// Per-server GPU speeds: T4 at a quarter of the training GPU.
+std::vector<double> t4_at_a_quarter(const ClusterState& state) {
+  std::vector<double> speed;
+  for (const Server& s : state.servers)
+    speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
+  return speed;
+}
+
+PlacementPolicy random_policy(Rng& rng) {
+  return below(rng, 3) == 0 ? PlacementPolicy::bfd : PlacementPolicy::aryl;
+}
+
 }  // namespace
 
 TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placement]") {
   Rng rng(4242);
   for (int instance = 0; instance < 300; ++instance) {
     const ClusterState state = random_state(rng);
-    std::vector<double> speed;
-    for (const Server& s : state.servers)
-      speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
-    const PlacementPolicy policy =
-        below(rng, 3) == 0 ? PlacementPolicy::bfd : PlacementPolicy::aryl;
+    const std::vector<double> speed = t4_at_a_quarter(state);
+    const PlacementPolicy policy = random_policy(rng);
     Placer indexed(state, policy, below(rng, 2) == 0 ? speed : std::vector<double>{});
     Placer scan = indexed;
     scan.use_scan(true);
@@ -92,11 +101,8 @@ TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
   Rng rng(777);
   for (int instance = 0; instance < 300; ++instance) {
     const ClusterState state = random_state(rng);
-    std::vector<double> speed;
-    for (const Server& s : state.servers)
-      speed.push_back(s.gpu_type == "T4" ? 0.25 : 1.0);
-    const PlacementPolicy policy =
-        below(rng, 3) == 0 ? PlacementPolicy::bfd : PlacementPolicy::aryl;
+    const std::vector<double> speed = t4_at_a_quarter(state);
+    const PlacementPolicy policy = random_policy(rng);
     // The layout starts with nothing lent and follows the records' loans.
     std::vector<Server> unlent = state.servers;
     for (Server& s : unlent) s.on_loan = false;
