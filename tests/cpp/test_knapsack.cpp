@@ -156,7 +156,8 @@ TEST_CASE("divide and conquer makes the same choices as the table", "[knapsack]"
     const std::vector<int> table = knapsack(groups, capacity);
     const auto width = static_cast<std::size_t>(capacity) + 1;
     for (std::size_t limit : {std::size_t{0}, width, 3 * width, 7 * width})
-      REQUIRE_THAT(detail::knapsack(groups, capacity, limit), Equals(table));
+      REQUIRE_THAT(detail::knapsack(KnapsackGroups(groups), capacity, limit),
+                   Equals(table));
   }
 }
 
@@ -164,8 +165,8 @@ TEST_CASE("divide and conquer on a larger instance", "[knapsack]") {
   Rng rng(11);
   const Groups groups = random_groups(rng, false, 300, 17, 64);
   const std::vector<int> table = knapsack(groups, 2000);
-  REQUIRE_THAT(detail::knapsack(groups, 2000, 0), Equals(table));
-  REQUIRE_THAT(detail::knapsack(groups, 2000, 20000), Equals(table));
+  REQUIRE_THAT(detail::knapsack(KnapsackGroups(groups), 2000, 0), Equals(table));
+  REQUIRE_THAT(detail::knapsack(KnapsackGroups(groups), 2000, 20000), Equals(table));
   REQUIRE(total_weight(groups, table) <= 2000);
 }
 
@@ -193,7 +194,7 @@ TEST_CASE("bad input is refused naming the item", "[knapsack]") {
 
 TEST_CASE("nothing to choose", "[knapsack]") {
   using V = std::vector<int>;
-  REQUIRE(knapsack({}, 10).empty());
+  REQUIRE(knapsack(KnapsackGroups(), 10).empty());
   REQUIRE_THAT(knapsack({{}, {}}, 10), Equals(V{-1, -1}));
   REQUIRE_THAT(knapsack({{{1, 5.0}}, {{2, 7.0}}}, 0), Equals(V{-1, -1}));
   REQUIRE_THAT(knapsack({{{11, 5.0}}, {{20, 7.0}, {12, 1.0}}}, 10), Equals(V{-1, -1}));
@@ -208,7 +209,7 @@ TEST_CASE("a group too large for two-byte choices", "[knapsack]") {
   groups[1] = {{2, 7.0}};
   using V = std::vector<int>;
   REQUIRE_THAT(knapsack(groups, 5), Equals(V{70000, 0}));
-  REQUIRE_THAT(detail::knapsack(groups, 5, 0), Equals(V{70000, 0}));
+  REQUIRE_THAT(detail::knapsack(KnapsackGroups(groups), 5, 0), Equals(V{70000, 0}));
   REQUIRE_THAT(knapsack(groups, 4), Equals(V{70000, -1}));
 }
 
@@ -272,9 +273,9 @@ TEST_CASE("shortcuts (common divisor, all fit) make the full DP's choices",
                                            : static_cast<int>(rng.below(span));
     INFO("instance " << instance << " capacity " << capacity << " reach " << reach);
     const std::vector<int> full =
-        detail::knapsack(groups, capacity, knapsack_table_limit, false);
+        detail::knapsack(KnapsackGroups(groups), capacity, knapsack_table_limit, false);
     REQUIRE_THAT(knapsack(groups, capacity), Equals(full));
-    REQUIRE_THAT(detail::knapsack(groups, capacity, 0), Equals(full));
+    REQUIRE_THAT(detail::knapsack(KnapsackGroups(groups), capacity, 0), Equals(full));
   }
 }
 

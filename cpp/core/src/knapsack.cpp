@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "index.hpp"
@@ -33,44 +34,64 @@ struct Candidate {
 // traceback, which runs from the last stage back, decides group 0 first: that is
 // what makes ties go to "none" / low indices in earlier groups.
 struct Problem {
-  std::vector<std::vector<Candidate>> stages;  // stage s holds group n - 1 - s
-  Index width = 1;                             // weights 0 .. width - 1 are tracked
-  double tolerance = 0.0;                      // values closer than this are equal
-  double scale = 0.0;                          // the sum of every group's best value
-  long long reach = 0;  // the heaviest total weight any choice can have
+  // Stage s holds group n - 1 - s: candidates[stage_end[s - 1] .. stage_end[s]).
+  std::vector<Candidate> candidates;
+  std::vector<Index> stage_end;
+  Index width = 1;         // weights 0 .. width - 1 are tracked
+  double tolerance = 0.0;  // values closer than this are equal
+  double scale = 0.0;      // the sum of every group's best value
+  long long reach = 0;     // the heaviest total weight any choice can have
   int capacity = 0;
   Index max_candidates = 0;
 
-  [[nodiscard]] Index group_of(Index stage) const { return stages.size() - 1 - stage; }
+  [[nodiscard]] Index stages() const { return stage_end.size(); }
+  [[nodiscard]] Index group_of(Index stage) const { return stages() - 1 - stage; }
+  [[nodiscard]] std::span<const Candidate> stage(Index s) const {
+    const Index first = s == 0 ? 0 : stage_end[s - 1];
+    return {candidates.data() + first, stage_end[s] - first};
+  }
 };
 
-Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capacity) {
+Problem prepare(const KnapsackGroups& groups, int capacity) {
   if (capacity < 0)
     throw std::invalid_argument(fmt::format("capacity must be >= 0, got {}", capacity));
-  Problem p;
-  p.stages.resize(groups.size());
+  const auto fits = [capacity](const KnapsackItem& item) {
+    return item.weight <= capacity && item.value > 0.0;
+  };
+  // In group order: the first bad item is the one named, and the scale is summed
+  // in the same order whatever the layout.
   double scale = 0.0;
-  long long reach = 0;  // the heaviest total weight any choice can have
   for (Index g = 0; g < groups.size(); ++g) {
-    std::vector<Candidate>& stage = p.stages[p.group_of(g)];
+    const std::span<const KnapsackItem> items = groups.group(g);
     double best = 0.0;
-    int heaviest = 0;
-    for (Index i = 0; i < groups[g].size(); ++i) {
-      const KnapsackItem& item = groups[g][i];
+    for (Index i = 0; i < items.size(); ++i) {
+      const KnapsackItem& item = items[i];
       if (item.weight < 1)
         throw std::invalid_argument(fmt::format(
             "group {}, item {}: weight must be >= 1, got {}", g, i, item.weight));
       if (!std::isfinite(item.value))
         throw std::invalid_argument(fmt::format(
             "group {}, item {}: value must be finite, got {}", g, i, item.value));
-      if (item.weight > capacity || item.value <= 0.0) continue;
-      stage.push_back({item.weight, item.value, static_cast<int>(i)});
-      best = std::max(best, item.value);
-      heaviest = std::max(heaviest, item.weight);
+      if (fits(item)) best = std::max(best, item.value);
     }
     scale += best;
+  }
+  Problem p;
+  p.stage_end.reserve(groups.size());
+  long long reach = 0;  // the heaviest total weight any choice can have
+  for (Index g = groups.size(); g-- > 0;) {  // the last group is stage 0
+    const std::span<const KnapsackItem> items = groups.group(g);
+    const Index first = p.candidates.size();
+    int heaviest = 0;
+    for (Index i = 0; i < items.size(); ++i) {
+      const KnapsackItem& item = items[i];
+      if (!fits(item)) continue;
+      p.candidates.push_back({item.weight, item.value, static_cast<int>(i)});
+      heaviest = std::max(heaviest, item.weight);
+    }
+    p.stage_end.push_back(p.candidates.size());
     reach += heaviest;
-    p.max_candidates = std::max(p.max_candidates, stage.size());
+    p.max_candidates = std::max(p.max_candidates, p.candidates.size() - first);
   }
   // Weights beyond what the items can add up to stay unreachable: no need to track
   // them.
@@ -80,15 +101,13 @@ Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capaci
         fmt::format("capacity {} with items that add up to {}: the knapsack tracks "
                     "total weights up to {}",
                     capacity, reach, knapsack_max_weight));
-  Index candidates = 0;
-  for (const auto& stage : p.stages) candidates += stage.size();
-  if (static_cast<double>(candidates) * static_cast<double>(p.width) >
+  if (static_cast<double>(p.candidates.size()) * static_cast<double>(p.width) >
       knapsack_work_limit)
     throw std::invalid_argument(
         fmt::format("{} items over total weights up to {} is more than the knapsack's "
                     "limit of {:.0e} "
                     "steps",
-                    candidates, p.width - 1, knapsack_work_limit));
+                    p.candidates.size(), p.width - 1, knapsack_work_limit));
   if (!std::isfinite(scale))
     throw std::invalid_argument(
         "the items' values add up to more than a double can hold");
@@ -105,11 +124,9 @@ Problem prepare(const std::vector<std::vector<KnapsackItem>>& groups, int capaci
 // columns: the same float operations on the same values, the same choices.
 void divide_by_common_divisor(Problem& p) {
   int g = 0;
-  for (const auto& stage : p.stages)
-    for (const Candidate& c : stage) g = std::gcd(g, c.weight);
+  for (const Candidate& c : p.candidates) g = std::gcd(g, c.weight);
   if (g <= 1) return;
-  for (auto& stage : p.stages)
-    for (Candidate& c : stage) c.weight /= g;
+  for (Candidate& c : p.candidates) c.weight /= g;
   p.width = (p.width - 1) / at(g) + 1;  // min(capacity, reach) / g: reach is a multiple
 }
 
@@ -125,12 +142,12 @@ bool take_heaviest(const Problem& p, std::vector<int>& out) {
   if (p.reach > p.capacity) return false;
   // Each DP value is a sum of at most n positive values adding up to <= scale:
   // rounded, it is off by less than n * eps * scale; so are best and best - tol.
-  const double n = static_cast<double>(p.stages.size()) + 1.0;
+  const double n = static_cast<double>(p.stages()) + 1.0;
   const double margin =
       p.tolerance + 4.0 * n * std::numeric_limits<double>::epsilon() * p.scale;
   std::vector<int> chosen(out.size(), -1);
-  for (Index s = 0; s < p.stages.size(); ++s) {
-    const std::vector<Candidate>& stage = p.stages[s];
+  for (Index s = 0; s < p.stages(); ++s) {
+    const std::span<const Candidate> stage = p.stage(s);
     if (stage.empty()) continue;
     const Candidate* heaviest = &stage.front();
     for (const Candidate& c : stage)
@@ -154,7 +171,7 @@ bool take_heaviest(const Problem& p, std::vector<int>& out) {
 // Options are tried in the order none, candidate 0, 1, ... and a later one wins
 // only if it beats the best so far by more than the tolerance.
 template <typename Slot>
-void advance(const std::vector<Candidate>& items, const double* __restrict row,
+void advance(std::span<const Candidate> items, const double* __restrict row,
              double* __restrict next, Slot* __restrict choice, Index width,
              double tolerance) {
   std::copy(row, row + width, next);
@@ -196,15 +213,15 @@ void solve_with_table(const Problem& p, Index lo, Index hi,
   std::vector<double> row = first;
   std::vector<double> next(width);
   for (Index s = lo; s < hi; ++s) {
-    advance(p.stages[s], row.data(), next.data(), table.data() + (s - lo) * width,
-            width, p.tolerance);
+    advance(p.stage(s), row.data(), next.data(), table.data() + (s - lo) * width, width,
+            p.tolerance);
     row.swap(next);
   }
   Index c = end ? *end : best_weight(row, p.tolerance);
   for (Index s = hi; s-- > lo;) {
     const Slot slot = table[(s - lo) * width + c];
     if (slot == 0) continue;
-    const Candidate& item = p.stages[s][at(slot) - 1];
+    const Candidate& item = p.stage(s)[at(slot) - 1];
     out[p.group_of(s)] = item.index;
     c -= at(item.weight);
   }
@@ -233,7 +250,7 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
     std::vector<double> next(width);
     std::vector<std::uint32_t> choice(width);
     for (Index s = lo; s < mid; ++s) {
-      advance(p.stages[s], middle.data(), next.data(), choice.data(), width,
+      advance(p.stage(s), middle.data(), next.data(), choice.data(), width,
               p.tolerance);
       middle.swap(next);
     }
@@ -242,11 +259,12 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
     std::vector<int> crossing_next(width);
     std::iota(crossing.begin(), crossing.end(), 0);
     for (Index s = mid; s < hi; ++s) {
-      advance(p.stages[s], row.data(), next.data(), choice.data(), width, p.tolerance);
+      const std::span<const Candidate> stage = p.stage(s);
+      advance(stage, row.data(), next.data(), choice.data(), width, p.tolerance);
       for (Index c = 0; c < width; ++c)
         crossing_next[c] = choice[c] == 0
                                ? crossing[c]
-                               : crossing[c - at(p.stages[s][choice[c] - 1].weight)];
+                               : crossing[c - at(stage[choice[c] - 1].weight)];
       row.swap(next);
       crossing.swap(crossing_next);
     }
@@ -262,8 +280,8 @@ void solve(const Problem& p, Index lo, Index hi, const std::vector<double>& firs
 
 namespace detail {
 
-std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
-                          int capacity, std::size_t table_limit, bool shortcuts) {
+std::vector<int> knapsack(const KnapsackGroups& groups, int capacity,
+                          std::size_t table_limit, bool shortcuts) {
   Problem p = prepare(groups, capacity);
   std::vector<int> out(groups.size(), -1);
   if (p.width == 1) return out;  // nothing fits
@@ -275,17 +293,28 @@ std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
   first[0] = 0.0;
   // Table entries hold the candidate's position + 1: two bytes unless a group is huge.
   if (p.max_candidates < std::numeric_limits<std::uint16_t>::max())
-    solve<std::uint16_t>(p, 0, p.stages.size(), first, std::nullopt, table_limit, out);
+    solve<std::uint16_t>(p, 0, p.stages(), first, std::nullopt, table_limit, out);
   else
-    solve<std::uint32_t>(p, 0, p.stages.size(), first, std::nullopt, table_limit, out);
+    solve<std::uint32_t>(p, 0, p.stages(), first, std::nullopt, table_limit, out);
   return out;
 }
 
 }  // namespace detail
 
+KnapsackGroups::KnapsackGroups(const std::vector<std::vector<KnapsackItem>>& groups) {
+  for (const std::vector<KnapsackItem>& group : groups) {
+    items_.insert(items_.end(), group.begin(), group.end());
+    close_group();
+  }
+}
+
+std::vector<int> knapsack(const KnapsackGroups& groups, int capacity) {
+  return detail::knapsack(groups, capacity, knapsack_table_limit);
+}
+
 std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
                           int capacity) {
-  return detail::knapsack(groups, capacity, knapsack_table_limit);
+  return knapsack(KnapsackGroups(groups), capacity);
 }
 
 }  // namespace aryl

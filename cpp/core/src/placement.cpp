@@ -65,26 +65,31 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy,
     flexible_.assign(n, 0);
   }
   pinned_.assign(state.jobs.size(), -1);
-  required_.reserve(state.jobs.size());
-  for (const Job& j : state.jobs) {
-    if (j.gpu_type.empty()) {
-      required_.push_back(-1);
-    } else {
-      const int required = layout_->type_named(j.gpu_type);
-      required_.push_back(required < 0 ? -2 : required);
-    }
+  required_.assign(state.jobs.size(), unresolved);
+}
+
+// Resolved on first use: most jobs of an epoch are running ones the placer
+// never asks about, and a type's name is a string comparison per type.
+int Placer::required(int job) const {
+  int& required = required_[at(job)];
+  if (required == unresolved) {
+    const std::string& name = state_.jobs[at(job)].gpu_type;
+    const int type = name.empty() ? -1 : layout_->type_named(name);
+    required = name.empty() ? -1 : (type < 0 ? -2 : type);
   }
+  return required;
 }
 
 int Placer::free_gpus() const { return total_free_; }
 
 int Placer::job_type(int job) const {
-  return required_[at(job)] >= 0 ? required_[at(job)] : pinned_[at(job)];
+  const int type = required(job);
+  return type >= 0 ? type : pinned_[at(job)];
 }
 
 bool Placer::may_use(int job, int type) const {
-  const int required = required_[at(job)];
-  return required == -1 || required == type;
+  const int type_required = required(job);
+  return type_required == -1 || type_required == type;
 }
 
 // Every usable server in its bucket of the best-fit index (see placement.hpp)
@@ -213,8 +218,9 @@ bool Placer::keep(const Worker& w) {
 bool Placer::allowed(int job, int server, int type) const {
   const Job& j = state_.jobs[at(job)];
   if (free_[at(server)] < j.gpus_per_worker) return false;
-  const int required = required_[at(job)];
-  if (required == -2 || (required >= 0 && type_of_[at(server)] != required))
+  const int type_required = required(job);
+  if (type_required == -2 ||
+      (type_required >= 0 && type_of_[at(server)] != type_required))
     return false;
   return type < 0 || type_of_[at(server)] == type;
 }
@@ -313,7 +319,7 @@ bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out,
         (!j.hetero && job_type(job) >= 0 && job_type(job) != type))
       return false;
     types.push_back(type);
-  } else if (j.hetero || job_type(job) >= 0 || required_[at(job)] == -2) {
+  } else if (j.hetero || job_type(job) >= 0 || required(job) == -2) {
     types.push_back(j.hetero ? -1 : job_type(job));
   } else {
     types = type_order(job, flexible);

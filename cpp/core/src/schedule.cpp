@@ -338,16 +338,17 @@ class Epoch {
       if ((flexible_type_[at(j)] = flexible_type(j)) >= 0)
         by_type[at(flexible_type_[at(j)])].push_back(j);
     std::vector<int> target(state_.jobs.size(), 0);
+    KnapsackGroups groups;
     for (int t = 0; t < placer_.n_types(); ++t) {
       const std::vector<int>& group_jobs = by_type[at(t)];
       if (group_jobs.empty()) continue;
-      std::vector<std::vector<KnapsackItem>> groups;
+      groups.clear();
       for (int j : group_jobs) {
         const Job& jb = job(j);
-        auto& items = groups.emplace_back();
         const double base_time = time_with(j, 0, t);
         for (int w = 1; w <= jb.max_workers - fixed_[at(j)]; ++w)
-          items.push_back({w * jb.gpus_per_worker, base_time - time_with(j, w, t)});
+          groups.add({w * jb.gpus_per_worker, base_time - time_with(j, w, t)});
+        groups.close_group();
       }
       // Flexible workers were never added to the placer: their GPUs count as free.
       const std::vector<int> choice = knapsack(groups, placer_.free_gpus(t));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace aryl {
@@ -12,6 +13,30 @@ namespace aryl {
 struct KnapsackItem {
   int weight;    // >= 1
   double value;  // finite; <= 0 is allowed but never taken
+};
+
+// Groups laid out flat: one buffer of items however many groups, which a
+// scheduler refills at every epoch without allocating. Add a group's items,
+// then close it.
+class KnapsackGroups {
+ public:
+  KnapsackGroups() = default;
+  explicit KnapsackGroups(const std::vector<std::vector<KnapsackItem>>& groups);
+  void add(KnapsackItem item) { items_.push_back(item); }
+  void close_group() { ends_.push_back(items_.size()); }
+  void clear() {
+    items_.clear();
+    ends_.clear();
+  }
+  [[nodiscard]] std::size_t size() const { return ends_.size(); }
+  [[nodiscard]] std::span<const KnapsackItem> group(std::size_t g) const {
+    const std::size_t first = g == 0 ? 0 : ends_[g - 1];
+    return {items_.data() + first, ends_[g] - first};
+  }
+
+ private:
+  std::vector<KnapsackItem> items_;
+  std::vector<std::size_t> ends_;  // group -> one past its last item
 };
 
 // Choice tables up to this many entries (groups x (capacity + 1)) are kept in
@@ -46,6 +71,7 @@ inline constexpr double knapsack_work_limit = 4e9;
 //     first, ordering "none" before item 0 before item 1 ...; i.e. earlier
 //     groups take nothing or low item indices, later groups take what remains.
 //     (Values within the tolerance count as equal here too.)
+std::vector<int> knapsack(const KnapsackGroups& groups, int capacity);
 std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
                           int capacity);
 
@@ -55,8 +81,8 @@ namespace detail {
 // common divisor; taking every group's heaviest item when all fit and that is
 // provably the DP's answer) optional; exposed so the tests can check that every
 // path makes the same choices.
-std::vector<int> knapsack(const std::vector<std::vector<KnapsackItem>>& groups,
-                          int capacity, std::size_t table_limit, bool shortcuts = true);
+std::vector<int> knapsack(const KnapsackGroups& groups, int capacity,
+                          std::size_t table_limit, bool shortcuts = true);
 }  // namespace detail
 
 }  // namespace aryl

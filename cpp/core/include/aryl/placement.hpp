@@ -83,6 +83,7 @@ class Placer {
   void use_scan(bool on) { scan_ = on; }
 
  private:
+  [[nodiscard]] int required(int job) const;
   [[nodiscard]] bool allowed(int job, int server, int type) const;
   [[nodiscard]] int pool_rank(int job, int server, bool flexible) const;
   int best_server(int job, bool flexible, int type) const;
@@ -128,7 +129,9 @@ class Placer {
   std::vector<int> fixed_;     // server -> base workers hosted
   std::vector<int> flexible_;  // server -> flexible workers hosted
   std::vector<int> pinned_;    // job -> GPU type id its workers use, or -1
-  std::vector<int> required_;  // job -> GPU type id it requires, -1 any, -2 none exists
+  // job -> GPU type id it requires, -1 any, -2 none exists (see required)
+  static constexpr int unresolved = -3;
+  mutable std::vector<int> required_;
 };
 
 }  // namespace aryl

@@ -76,6 +76,7 @@ class Engine {
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
   void copy_workers(int j, int index);
+  void copy_records(const std::vector<int>& job_of);
   [[nodiscard]] int releasable_gpus() const;
   [[nodiscard]] int beyond_min(int j) const;
   [[nodiscard]] bool usable(int server) const {
@@ -153,6 +154,10 @@ class Engine {
   int usable_free_ = 0;      // free GPUs on usable servers (training or on loan)
   int beyond_min_gpus_ = 0;  // GPUs of running jobs' workers beyond min_workers
   std::vector<int> snapshot_job_of_;  // the last snapshot's job_of
+  // job -> its record's index in the last snapshot (valid where
+  // snapshot_job_of_ there is the job), and a buffer of records (copy_records)
+  std::vector<std::uint32_t> record_at_ = std::vector<std::uint32_t>(jobs_.size(), 0);
+  std::vector<Job> moved_records_;
   double last_arrival_ = 0.0, next_report_ = 0.0;
   bool dirty_ = false;          // something changed since the last epoch planned
   bool epoch_pending_ = false;  // an epoch event is in the queue

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace aryl::sim {
@@ -532,12 +533,9 @@ void Engine::copy_workers(int j, int index) {
   const std::size_t first = out.size();
   const std::vector<Placed>& workers = workers_[at(j)];
   if (track_base_ && !rebase_mark_[at(j)]) {
-    const std::size_t from = snapshot_at_[at(j)];
-    for (std::size_t k = 0; k < workers.size(); ++k) {
-      Worker w = last_workers_[from + k];
-      w.job = index;
-      out.push_back(w);
-    }
+    const auto from = last_workers_.begin() + snapshot_at_[at(j)];
+    out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(workers.size()));
+    for (std::size_t k = first; k < out.size(); ++k) out[k].job = index;
   } else {
     for (const Placed& p : workers) out.push_back({index, p.server, p.flexible});
   }
@@ -552,8 +550,7 @@ void Engine::copy_workers(int j, int index) {
 // queues would otherwise be copied and sorted at every epoch. Under strict
 // FIFO only the head of the queue that could start counts (fifo_blocker).
 // The state is rebuilt in place: the servers are copied once (set_loan keeps
-// their loans current), and a job record is copied only where the previous
-// snapshot held another job.
+// their loans current), the job records as copy_records keeps them.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) {
   ClusterState& state = snapshot_;
   if (state.servers.empty()) {
@@ -569,31 +566,47 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   // Gandiva grows only when nothing is pending: keep one hopeless job to say so.
   bool keep_hopeless = config_.policy == AllocationPolicy::gandiva;
   const auto add = [&](int j) {
-    const int index = static_cast<int>(n_jobs++);
     job_of.push_back(j);
-    if (n_jobs > state.jobs.size())
-      state.jobs.push_back(jobs_[at(j)].job);
-    else if (n_jobs > snapshot_job_of_.size() || snapshot_job_of_[n_jobs - 1] != j)
-      state.jobs[n_jobs - 1] = jobs_[at(j)].job;
-    copy_workers(j, index);
+    copy_workers(j, static_cast<int>(n_jobs++));
   };
+  job_of.reserve(running_ids_.size() + (with_queue ? queue_.size() : 0));
   for (const int j : running_ids_) add(j);
   update_base();  // after copy_workers: it reads which jobs changed
-  if (!with_queue) {
-    state.jobs.resize(n_jobs);
-    snapshot_job_of_ = job_of;
-    return state;
-  }
-  for (const FifoKey& key : queue_) {  // in arrival order
-    if (!(key < blocker)) break;
-    const Job& job = jobs_[at(key.second)].job;
-    if (demand(job) * job.gpus_per_worker <= bound ||
-        std::exchange(keep_hopeless, false))
-      add(key.second);
-  }
-  state.jobs.resize(n_jobs);
-  snapshot_job_of_ = job_of;
+  if (with_queue)
+    for (const FifoKey& key : queue_) {  // in arrival order
+      if (!(key < blocker)) break;
+      const Job& job = jobs_[at(key.second)].job;
+      if (demand(job) * job.gpus_per_worker <= bound ||
+          std::exchange(keep_hopeless, false))
+        add(key.second);
+    }
+  copy_records(job_of);
   return state;
+}
+
+// The snapshot's job records for job_of: the prefix the last snapshot already
+// held stays; past it, a record is moved from where the last snapshot held it
+// (a job finishing shifts every later one) or else copied from the trace.
+void Engine::copy_records(const std::vector<int>& job_of) {
+  std::vector<Job>& records = snapshot_.jobs;
+  const std::vector<int>& last = snapshot_job_of_;
+  std::size_t same = 0;
+  while (same < job_of.size() && same < last.size() && job_of[same] == last[same])
+    ++same;
+  moved_records_.clear();
+  for (std::size_t i = same; i < job_of.size(); ++i) {
+    const int j = job_of[i];
+    const std::size_t k = record_at_[at(j)];
+    if (k >= same && k < last.size() && last[k] == j)
+      moved_records_.push_back(std::move(records[k]));
+    else
+      moved_records_.push_back(jobs_[at(j)].job);
+    record_at_[at(j)] = static_cast<std::uint32_t>(i);
+  }
+  records.resize(same);
+  records.insert(records.end(), std::make_move_iterator(moved_records_.begin()),
+                 std::make_move_iterator(moved_records_.end()));
+  snapshot_job_of_ = job_of;
 }
 
 // Free GPUs on usable servers plus those an epoch may take from flexible
@@ -626,23 +639,35 @@ Engine::FifoKey Engine::fifo_blocker(int bound) const {
 
 void Engine::apply(const Decision& d, const ClusterState& state,
                    const std::vector<int>& job_of) {
+  // Only the jobs the decision touches are visited, in state order. A job's
+  // workers sit together in the snapshot in the job's own order (copy_workers),
+  // so a worker's position in its job is its distance from the job's first.
+  std::vector<std::pair<int, std::size_t>> stops;  // (state job, position)
+  stops.reserve(d.stop.size());
+  for (const int w : d.stop) {
+    const int i = state.workers[at(w)].job;
+    std::size_t first = at(w);
+    while (first > 0 && state.workers[first - 1].job == i) --first;
+    stops.emplace_back(i, at(w) - first);
+  }
+  std::sort(stops.begin(), stops.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;  // last first
+  });
+  std::vector<int> changed;
+  changed.reserve(stops.size() + d.start.size());
+  for (const auto& stop : stops) changed.push_back(stop.first);
+  for (const Worker& w : d.start) changed.push_back(w.job);
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   std::vector<int> touched;
-  std::vector<std::vector<std::size_t>> stops(job_of.size());
-  // Workers of one job appear in the snapshot in the job's own order.
-  std::vector<std::size_t> position(state.workers.size());
-  std::vector<std::size_t> seen(job_of.size(), 0);
-  for (std::size_t w = 0; w < state.workers.size(); ++w)
-    position[w] = seen[at(state.workers[w].job)]++;
-  for (int w : d.stop) stops[at(state.workers[at(w)].job)].push_back(position[at(w)]);
-  std::vector<char> starts(job_of.size(), 0);
-  for (const Worker& w : d.start) starts[at(w.job)] = 1;
-  for (std::size_t i = 0; i < job_of.size(); ++i) {
-    if (stops[i].empty() && !starts[i]) continue;
-    const int j = job_of[i];
+  touched.reserve(changed.size());
+  auto stop = stops.begin();
+  for (const int i : changed) {
+    const int j = job_of[at(i)];
     advance(j);
     const bool was_running = !workers_[at(j)].empty();
-    std::sort(stops[i].rbegin(), stops[i].rend());
-    for (std::size_t k : stops[i]) remove_worker(j, k);
+    for (; stop != stops.end() && stop->first == i; ++stop)
+      remove_worker(j, stop->second);
     if (was_running) accounting_.scaled(j);
     touched.push_back(j);
   }
