@@ -65,7 +65,8 @@ class Epoch {
     return options_.throughput.empty() ? linear : options_.throughput[at(j)];
   }
   [[nodiscard]] double server_speed(int s) const {
-    return options_.speed.empty() ? 1.0 : options_.speed[at(s)];
+    return options_.speed.empty() ? placer_.type_speed(placer_.type_of(s))
+                                  : options_.speed[at(s)];
   }
 
   void check_options() const {

@@ -34,8 +34,9 @@ struct ScheduleOptions {
   bool backfill = false;  // fifo: let later jobs start when the head does not fit
   // Fraction of each job's work still to do (index = job; empty = all of it).
   std::vector<double> remaining;
-  // Relative GPU speed per server (index = server; empty = all 1.0): a worker on
-  // a server of speed s progresses at s times a reference worker's rate.
+  // Relative GPU speed per server (index = server; empty = the layout's speed
+  // of each GPU type, all 1.0 without a layout): a worker on a server of speed
+  // s progresses at s times a reference worker's rate.
   std::vector<double> speed;
   // Throughput factor of a job whose workers span GPU types (Appendix A).
   double hetero_efficiency = 0.7;

@@ -76,6 +76,7 @@ class Engine {
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
   void copy_workers(int j, int index);
+  void copy_run();
   void copy_records(const std::vector<int>& job_of);
   [[nodiscard]] int releasable_gpus() const;
   [[nodiscard]] int beyond_min(int j) const;
@@ -131,7 +132,11 @@ class Engine {
   // not changed), and that snapshot's workers (see copy_workers)
   std::vector<std::uint32_t> snapshot_at_;
   std::vector<Worker> last_workers_;
-  std::vector<double> speed_;  // server -> GPU speed
+  struct {
+    std::size_t from = 0, size = 0;  // last_workers_[from, from + size)
+    int shift = 0;                   // added to their job indices
+  } run_;                            // workers to copy at once (copy_run)
+  std::vector<double> speed_;        // server -> GPU speed
   // Throughput with 1..max workers, one per distinct curve (jobs of one shape
   // share theirs), and job -> its curve.
   std::vector<std::vector<double>> curves_;
@@ -155,9 +160,8 @@ class Engine {
   int beyond_min_gpus_ = 0;  // GPUs of running jobs' workers beyond min_workers
   std::vector<int> snapshot_job_of_;  // the last snapshot's job_of
   // job -> its record's index in the last snapshot (valid where
-  // snapshot_job_of_ there is the job), and a buffer of records (copy_records)
+  // snapshot_job_of_ there is the job; see copy_records)
   std::vector<std::uint32_t> record_at_ = std::vector<std::uint32_t>(jobs_.size(), 0);
-  std::vector<Job> moved_records_;
   double last_arrival_ = 0.0, next_report_ = 0.0;
   bool dirty_ = false;          // something changed since the last epoch planned
   bool epoch_pending_ = false;  // an epoch event is in the queue

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <stdexcept>
 
 namespace aryl::sim {
@@ -54,12 +53,11 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   options_.policy = config.policy;
   options_.placement = config.placement;
   options_.backfill = config.backfill;
-  options_.speed = speed_;
   options_.hetero_efficiency = config.hetero_efficiency;
   layout_ = std::make_shared<ServerLayout>(servers, speed_);
   for (std::size_t s = 0; s < servers.size(); ++s)  // none lent yet
     layout_->set_usable(static_cast<int>(s), servers[s].pool == Pool::training);
-  options_.layout = layout_;
+  options_.layout = layout_;  // with the speeds: options_.speed stays empty
   track_base_ = !goodput_run_;
   if (track_base_) {
     layout_->hold_base_workers();
@@ -526,20 +524,37 @@ bool Engine::stuck() const {
 }
 
 // Job j's workers into the snapshot as job `index`: from the last snapshot's
-// copy, read in order, when they have not changed since (the job then ran in
-// it with the same workers); else from the job's own list, a cache miss each.
+// copy when they have not changed since (the job then ran in it with the same
+// workers), else from the job's own list. Unchanged jobs that sat together in
+// the last snapshot form a run there, copied at once (copy_run): a finishing
+// job shifts every later job's index by the same amount.
 void Engine::copy_workers(int j, int index) {
   std::vector<Worker>& out = snapshot_.workers;
-  const std::size_t first = out.size();
   const std::vector<Placed>& workers = workers_[at(j)];
   if (track_base_ && !rebase_mark_[at(j)]) {
-    const auto from = last_workers_.begin() + snapshot_at_[at(j)];
-    out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(workers.size()));
-    for (std::size_t k = first; k < out.size(); ++k) out[k].job = index;
-  } else {
-    for (const Placed& p : workers) out.push_back({index, p.server, p.flexible});
+    if (workers.empty()) return;  // queued: nothing to copy, nothing to find later
+    const std::size_t from = snapshot_at_[at(j)];
+    const int shift = index - last_workers_[from].job;
+    if (from != run_.from + run_.size || shift != run_.shift) {
+      copy_run();
+      run_ = {from, 0, shift};
+    }
+    snapshot_at_[at(j)] = static_cast<std::uint32_t>(out.size() + run_.size);
+    run_.size += workers.size();
+    return;
   }
-  if (track_base_) snapshot_at_[at(j)] = static_cast<std::uint32_t>(first);
+  copy_run();
+  if (track_base_) snapshot_at_[at(j)] = static_cast<std::uint32_t>(out.size());
+  for (const Placed& p : workers) out.push_back({index, p.server, p.flexible});
+}
+
+void Engine::copy_run() {
+  std::vector<Worker>& out = snapshot_.workers;
+  const std::size_t first = out.size();
+  const auto from = last_workers_.begin() + static_cast<std::ptrdiff_t>(run_.from);
+  out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(run_.size));
+  for (std::size_t k = first; k < out.size(); ++k) out[k].job += run_.shift;
+  run_ = {};
 }
 
 // The state the kernels see: usable servers, the running jobs in trace order
@@ -560,6 +575,7 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   }
   state.workers.swap(last_workers_);  // the last snapshot's, to copy from
   state.workers.clear();
+  state.workers.reserve(last_workers_.size() + last_workers_.size() / 8 + 16);
   std::size_t n_jobs = 0;
   const int bound = with_queue ? releasable_gpus() : 0;
   const FifoKey blocker = with_queue ? fifo_blocker(bound) : FifoKey{};
@@ -571,6 +587,7 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   };
   job_of.reserve(running_ids_.size() + (with_queue ? queue_.size() : 0));
   for (const int j : running_ids_) add(j);
+  copy_run();
   update_base();  // after copy_workers: it reads which jobs changed
   if (with_queue)
     for (const FifoKey& key : queue_) {  // in arrival order
@@ -584,28 +601,28 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   return state;
 }
 
-// The snapshot's job records for job_of: the prefix the last snapshot already
-// held stays; past it, a record is moved from where the last snapshot held it
-// (a job finishing shifts every later one) or else copied from the trace.
+// The snapshot's job records for job_of, in one pass and in place: a record
+// already in its slot stays; one the last snapshot held further right (a job
+// before it finished) is moved left; any other is copied from the trace. Old
+// slots are read left to right, so none is read after it was overwritten.
 void Engine::copy_records(const std::vector<int>& job_of) {
   std::vector<Job>& records = snapshot_.jobs;
   const std::vector<int>& last = snapshot_job_of_;
-  std::size_t same = 0;
-  while (same < job_of.size() && same < last.size() && job_of[same] == last[same])
-    ++same;
-  moved_records_.clear();
-  for (std::size_t i = same; i < job_of.size(); ++i) {
+  std::size_t intact = 0;  // old slots from here on still hold their records
+  for (std::size_t i = 0; i < job_of.size(); ++i) {
     const int j = job_of[i];
     const std::size_t k = record_at_[at(j)];
-    if (k >= same && k < last.size() && last[k] == j)
-      moved_records_.push_back(std::move(records[k]));
-    else
-      moved_records_.push_back(jobs_[at(j)].job);
     record_at_[at(j)] = static_cast<std::uint32_t>(i);
+    if (k < last.size() && last[k] == j && k >= i && k >= intact) {
+      if (k > i) records[i] = std::move(records[k]);
+      intact = k + 1;
+    } else if (i < records.size()) {
+      records[i] = jobs_[at(j)].job;
+    } else {
+      records.push_back(jobs_[at(j)].job);
+    }
   }
-  records.resize(same);
-  records.insert(records.end(), std::make_move_iterator(moved_records_.begin()),
-                 std::make_move_iterator(moved_records_.end()));
+  records.resize(job_of.size());
   snapshot_job_of_ = job_of;
 }
 
