@@ -78,6 +78,7 @@ Problem prepare(const KnapsackGroups& groups, int capacity) {
   }
   Problem p;
   p.stage_end.reserve(groups.size());
+  p.candidates.reserve(groups.items());
   long long reach = 0;  // the heaviest total weight any choice can have
   for (Index g = groups.size(); g-- > 0;) {  // the last group is stage 0
     const std::span<const KnapsackItem> items = groups.group(g);

@@ -329,18 +329,17 @@ bool Placer::place(int job, int count, bool flexible, std::vector<Worker>& out,
     // Each worker placed takes exactly one slot, so best fit succeeds iff there
     // are `count` slots: a job that cannot fit is refused without a scan.
     if (slots_for(job, t) < count) continue;
-    std::vector<Worker> placed;
+    const std::size_t first = out.size();  // placed here; taken back if too few fit
     for (int k = 0; k < count; ++k) {
       const int s = best_server(job, flexible, t);
       if (s < 0) break;
       add(job, s, flexible);
-      placed.push_back({job, s, flexible});
+      out.push_back({job, s, flexible});
     }
-    if (static_cast<int>(placed.size()) == count) {
-      out.insert(out.end(), placed.begin(), placed.end());
-      return true;
-    }
-    for (const Worker& w : placed) remove(w.job, w.server, w.flexible);
+    if (out.size() - first == static_cast<std::size_t>(count)) return true;
+    for (std::size_t k = first; k < out.size(); ++k)
+      remove(job, out[k].server, flexible);
+    out.resize(first);
     pinned_[at(job)] = was_pinned;
   }
   return false;

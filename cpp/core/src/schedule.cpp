@@ -178,6 +178,7 @@ class Epoch {
 
   [[nodiscard]] std::vector<int> queue_order() const {
     std::vector<int> queue;
+    queue.reserve(state_.jobs.size());
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
       if (!running(j)) queue.push_back(j);
     const bool shortest_first = options_.policy == AllocationPolicy::aryl ||
@@ -294,6 +295,7 @@ class Epoch {
   // Elastic jobs that can take extra workers now: running elastic and admitted.
   [[nodiscard]] std::vector<int> elastic_jobs() const {
     std::vector<int> jobs;
+    jobs.reserve(state_.jobs.size());
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
       if (fixed_[at(j)] > 0 && job(j).elastic()) jobs.push_back(j);
     return jobs;
@@ -335,6 +337,7 @@ class Epoch {
   // constant factor per type, so the choice is the same).
   [[nodiscard]] std::vector<int> knapsack_targets(const std::vector<int>& jobs) {
     std::vector<std::vector<int>> by_type(at(placer_.n_types()));
+    for (std::vector<int>& type_jobs : by_type) type_jobs.reserve(jobs.size());
     for (int j : jobs)
       if ((flexible_type_[at(j)] = flexible_type(j)) >= 0)
         by_type[at(flexible_type_[at(j)])].push_back(j);

@@ -29,6 +29,7 @@ class KnapsackGroups {
     ends_.clear();
   }
   [[nodiscard]] std::size_t size() const { return ends_.size(); }
+  [[nodiscard]] std::size_t items() const { return items_.size(); }
   [[nodiscard]] std::span<const KnapsackItem> group(std::size_t g) const {
     const std::size_t first = g == 0 ? 0 : ends_[g - 1];
     return {items_.data() + first, ends_[g] - first};
