@@ -8,6 +8,7 @@
 #include <numeric>
 #include <queue>
 #include <stdexcept>
+#include <utility>
 
 #include "index.hpp"
 
@@ -439,11 +440,11 @@ class Epoch {
   Decision finish() {
     reuse_stopped_workers();
     decision_.allocation.assign(state_.jobs.size(), 0);
+    const bool elastic = scales_elastic_jobs(options_.policy);
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      decision_.allocation[at(j)] = scales_elastic_jobs(options_.policy) || !running(j)
-                                        ? fixed_[at(j)] + extra_[at(j)]
-                                        : count_[at(j)];
-    return decision_;
+      decision_.allocation[at(j)] =
+          elastic || !running(j) ? fixed_[at(j)] + extra_[at(j)] : count_[at(j)];
+    return std::move(decision_);  // the epoch ends here
   }
 
   const ClusterState& state_;
