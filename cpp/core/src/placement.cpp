@@ -71,13 +71,17 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy,
 // Resolved on first use: most jobs of an epoch are running ones the placer
 // never asks about, and a type's name is a string comparison per type.
 int Placer::required(int job) const {
-  int& required = required_[at(job)];
-  if (required == unresolved) {
+  int& cached = required_[at(job)];
+  if (cached == unresolved) {
     const std::string& name = state_.jobs[at(job)].gpu_type;
-    const int type = name.empty() ? -1 : layout_->type_named(name);
-    required = name.empty() ? -1 : (type < 0 ? -2 : type);
+    if (name.empty()) {
+      cached = -1;
+    } else {
+      const int type = layout_->type_named(name);
+      cached = type < 0 ? -2 : type;
+    }
   }
-  return required;
+  return cached;
 }
 
 int Placer::free_gpus() const { return total_free_; }
