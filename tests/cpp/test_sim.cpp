@@ -1,7 +1,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
+#include <queue>
+#include <tuple>
+#include <vector>
 
+#include "../../cpp/core/src/sim/events.hpp"
 #include "aryl/rng.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "fixtures.hpp"
@@ -194,4 +199,38 @@ TEST_CASE("bad simulation input is refused", "[sim]") {
   curve.throughput = {1.0};
   REQUIRE_THROWS_WITH(simulate(c.servers, {curve}, {}, config()),
                       Catch::Contains("throughput has 1 values"));
+}
+
+TEST_CASE("the event queue pops what one heap of every event pops", "[sim]") {
+  // Arrivals pushed in time order wait apart from the heap; the order must be the
+  // one heap's (time, kind, sequence), arrivals pushed out of order included.
+  Rng rng(2718);
+  for (int instance = 0; instance < 200; ++instance) {
+    EventQueue queue;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> heap;
+    std::uint64_t seq = 0;
+    const auto push = [&](double time, Kind kind, int job) {
+      queue.push(time, kind, job);
+      heap.push({time, kind, seq++, job, 0});
+    };
+    double t = 0.0;
+    for (int j = 0; j < 30; ++j) {  // mostly in time order, some ties, a few behind
+      t += static_cast<double>(rng.below(3));
+      push(rng.below(8) == 0 ? t - 2.0 : t, Kind::arrival, j);
+    }
+    while (!heap.empty()) {
+      if (rng.below(3) == 0) {  // others arrive while popping, at or after the clock
+        const double at = queue.now() + static_cast<double>(rng.below(4));
+        push(at, static_cast<Kind>(rng.below(4)), -1);
+      }
+      REQUIRE_FALSE(queue.empty());
+      const Event expected = heap.top();
+      heap.pop();
+      const Event got = queue.pop();
+      REQUIRE(std::tie(got.time, got.kind, got.seq, got.job) ==
+              std::tie(expected.time, expected.kind, expected.seq, expected.job));
+      REQUIRE(queue.now() == got.time);
+    }
+    REQUIRE(queue.empty());
+  }
 }

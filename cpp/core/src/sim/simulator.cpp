@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace aryl::sim {
@@ -73,9 +74,17 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     state_[j].work =
         job.duration * throughput(curve(static_cast<int>(j)), job.reference());
     if (goodput_run_) add_goodput_job(static_cast<int>(j));
-    events_.push(job.submit_time, Kind::arrival, static_cast<int>(j));
     last_arrival_ = std::max(last_arrival_, job.submit_time);
   }
+  // In time order, trace order at equal times: the queue keeps them apart from
+  // its heap (events.hpp), and they run in the order they always did.
+  std::vector<int> arrival_order(jobs.size());
+  std::iota(arrival_order.begin(), arrival_order.end(), 0);
+  std::stable_sort(arrival_order.begin(), arrival_order.end(), [&](int a, int b) {
+    return jobs[at(a)].job.submit_time < jobs[at(b)].job.submit_time;
+  });
+  for (const int j : arrival_order)
+    events_.push(jobs[at(j)].job.submit_time, Kind::arrival, j);
   linear_ = linear;  // the kernel's default curve then: no per-epoch copies
   check_span();
   unfinished_ = static_cast<int>(jobs.size());
