@@ -631,10 +631,6 @@ void Engine::copy_records(const std::vector<int>& job_of) {
       records[i] = jobs_[at(j)].job;
     else
       records.push_back(jobs_[at(j)].job);
-    // Past the small-string buffer, moving a string swaps pointers instead of
-    // copying its characters: most records move at every epoch.
-    records[i].id.reserve(sizeof(std::string));
-    records[i].gpu_type.reserve(sizeof(std::string));
   }
   records.resize(job_of.size());
   snapshot_job_of_ = job_of;
