@@ -58,6 +58,18 @@ PlacementPolicy random_policy(Rng& rng) {
   return below(rng, 3) == 0 ? PlacementPolicy::bfd : PlacementPolicy::aryl;
 }
 
+// A random call of Placer::place: `count` workers of `job`, on one GPU type one
+// time in four (else any).
+struct Request {
+  int job, count;
+  bool flexible;
+  int type;
+};
+Request random_request(Rng& rng, const ClusterState& state, int n_types) {
+  return {below(rng, static_cast<int>(state.jobs.size())), 1 + below(rng, 3),
+          below(rng, 2) == 1, below(rng, 4) == 0 ? below(rng, n_types) : -1};
+}
+
 }  // namespace
 
 TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placement]") {
@@ -72,10 +84,8 @@ TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placem
     std::vector<Worker> a, b;
     for (int step = 0; step < 60; ++step) {
       INFO("instance " << instance << " step " << step);
-      const int job = below(rng, static_cast<int>(state.jobs.size()));
-      const int count = 1 + below(rng, 3);
-      const bool flexible = below(rng, 2) == 1;
-      const int type = below(rng, 4) == 0 ? below(rng, indexed.n_types()) : -1;
+      const auto [job, count, flexible, type] =
+          random_request(rng, state, indexed.n_types());
       const bool placed = indexed.place(job, count, flexible, a, type);
       REQUIRE(scan.place(job, count, flexible, b, type) == placed);
       REQUIRE(a.size() == b.size());
@@ -142,10 +152,8 @@ TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
     std::vector<Worker> a, b;
     for (int step = 0; step < 40; ++step) {
       INFO("instance " << instance << " step " << step);
-      const int job = below(rng, static_cast<int>(state.jobs.size()));
-      const int count = 1 + below(rng, 3);
-      const bool flexible = below(rng, 2) == 1;
-      const int type = below(rng, 4) == 0 ? below(rng, fresh.n_types()) : -1;
+      const auto [job, count, flexible, type] =
+          random_request(rng, state, fresh.n_types());
       REQUIRE(held.job_type(job) == fresh.job_type(job));
       const bool placed = fresh.place(job, count, flexible, a, type);
       REQUIRE(held.place(job, count, flexible, b, type) == placed);

@@ -5,24 +5,13 @@
 #include "index.hpp"
 
 namespace aryl {
-namespace {
 
 using detail::at;
-
-// GPU types are few: a linear search beats building a map of their names.
-int find_type(const std::vector<const std::string*>& names, const std::string& name) {
-  for (std::size_t t = 0; t < names.size(); ++t)
-    if (same_type_name(*names[t], name)) return static_cast<int>(t);
-  return -1;
-}
-
-}  // namespace
 
 // One pass over the servers, reading each record once: the placers read these
 // arrays, not the records.
 ServerLayout::ServerLayout(const std::vector<Server>& servers,
                            const std::vector<double>& speed) {
-  std::vector<const std::string*> names;  // type id -> name, in order of first server
   const std::size_t n = servers.size();
   type_of_.resize(n);
   free_.resize(n);
@@ -32,11 +21,11 @@ ServerLayout::ServerLayout(const std::vector<Server>& servers,
   int type = -1;  // the previous server's: servers of one type usually come together
   for (std::size_t i = 0; i < n; ++i) {
     const Server& s = servers[i];
-    if (type < 0 || !same_type_name(*names[at(type)], s.gpu_type))
-      type = find_type(names, s.gpu_type);
+    if (type < 0 || !same_type_name(names_[at(type)], s.gpu_type))
+      type = type_named(s.gpu_type);
     if (type < 0) {
-      type = static_cast<int>(names.size());
-      names.push_back(&s.gpu_type);
+      type = static_cast<int>(names_.size());
+      names_.push_back(s.gpu_type);
       type_speed_.push_back(speed.empty() ? 1.0 : speed[i]);
       type_usable_.push_back(0);
       type_servers_.emplace_back();
@@ -54,9 +43,9 @@ ServerLayout::ServerLayout(const std::vector<Server>& servers,
     usable_gpus_ += usable ? s.gpus : 0;
     type_usable_[at(type)] += usable ? s.gpus : 0;
   }
-  for (const std::string* name : names) names_.push_back(*name);
 }
 
+// GPU types are few: a linear search beats a map of their names.
 int ServerLayout::type_named(const std::string& name) const {
   for (std::size_t t = 0; t < names_.size(); ++t)
     if (same_type_name(names_[t], name)) return static_cast<int>(t);
