@@ -1,7 +1,7 @@
 // The simulator's engine (private): the state of every job and server and the
-// handlers that change it. simulator.cpp defines the handlers, rounds.cpp the
-// round step of goodput-driven jobs, preemptive.cpp the Tiresias allocation,
-// audit.cpp the invariant checks.
+// handlers that change it. simulator.cpp defines the handlers, snapshot.cpp the
+// kernels' view of the state, rounds.cpp the round step of goodput-driven jobs,
+// preemptive.cpp the Tiresias allocation, audit.cpp the invariant checks.
 #pragma once
 
 #include <cstdint>
