@@ -33,7 +33,7 @@ from .scenarios import (
 )
 from .simulation import Cluster, Config, compare, simulate
 from .sizing import Sizing, size_cluster
-from .storage import load
+from .storage import ResultFileError, load
 from .sweep import PARAMETERS, sweep
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "POLLUX_ROWS",
     "Provenance",
     "Result",
+    "ResultFileError",
     "SCENARIOS",
     "SUMMARY_KEYS",
     "Sizing",

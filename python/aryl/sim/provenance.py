@@ -10,10 +10,12 @@ when the load series was shorter than the trace, how it was extended
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -34,6 +36,30 @@ def aryl_version() -> str:
         from .. import __version__
 
         return __version__
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """16 hex digits of SHA-256 over the code that computes results.
+
+    The compiled ``aryl._core`` module's bytes and every Python source of the installed
+    package (by path and contents), so a cache keyed on it misses after any change to
+    the code, even one that keeps the version string (an editable install, a local build).
+    Computed once per process.
+    """
+    from .. import _core
+
+    return _code_fingerprint(_PACKAGE, Path(_core.__file__))
+
+
+def _code_fingerprint(package: Path, core: Path) -> str:
+    chunks = [core.read_bytes()]
+    for source in sorted(package.rglob("*.py")):
+        chunks += [source.relative_to(package).as_posix().encode(), source.read_bytes()]
+    return _digest(*chunks)
 
 
 def _digest(*chunks: bytes) -> str:

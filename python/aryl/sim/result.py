@@ -136,14 +136,19 @@ class Result:
             raise InvariantError("; ".join(problems))
         return self
 
-    def save(self, path: Union[str, os.PathLike[str]]) -> Path:
+    def save(
+        self, path: Union[str, os.PathLike[str]], *, overwrite: bool = False
+    ) -> Path:
         """Write this run to the folder ``path`` (Parquet tables + JSON); returns the path.
 
-        ``aryl.sim.load(path)`` reads it back equal (see ``aryl.sim.storage``).
+        ``aryl.sim.load(path)`` reads it back equal. An aryl result already at ``path``
+        is replaced whole, at once; any other existing file or folder raises
+        ``ValueError`` and is left as it was, unless ``overwrite=True``
+        (``aryl.sim.storage`` has the rules).
         """
         from .storage import save
 
-        return save(self, path)
+        return save(self, path, overwrite=overwrite)
 
     def __eq__(self, other: object) -> bool:
         """Same tables (columns, dtypes, values, NaN where NaN), totals, label and provenance."""

@@ -3,18 +3,37 @@
 ``save(result, path)`` writes ``path/jobs.parquet``, ``path/timeline.parquet`` and
 ``path/result.json`` (label, totals, capacity, violations, provenance and, for reading
 without aryl, the summary); ``load(path)`` reads them back into a ``Result`` equal to the
-saved one (same columns, dtypes and values; floats bit for bit). A folder is written
-to a temporary sibling and renamed into place, so a reader never sees half a result.
+saved one (same columns, dtypes and values; floats bit for bit).
+
+What saving promises:
+
+* **It never destroys what aryl did not write.** An existing ``path`` is replaced only
+  when it is an empty folder or an aryl result (``result.json`` of this format and no
+  files but aryl's); anything else raises ``ValueError`` and stays as it was, unless
+  ``overwrite=True``. The current folder and its parents are never replaced.
+* **Readers never see half a result.** The folder is written to a temporary sibling and
+  swapped into place in one step (Linux's ``renameat2(RENAME_EXCHANGE)``; elsewhere the
+  old folder is renamed aside, then the new one in), so ``path`` holds the old result or
+  the new one, whole. Concurrent saves to one path all succeed; one complete copy stays.
+
+What loading promises: a damaged or edited folder (unreadable JSON or Parquet, missing
+keys or columns, tables that no longer give the summary saved beside them) raises
+``ResultFileError`` (a ``ValueError``) naming the file; a folder swapped by a concurrent
+save while it is read is read again.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
+import math
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 import pandas as pd
 
@@ -23,6 +42,13 @@ from .result import Result
 
 FORMAT = "aryl.sim.Result/1"
 _TABLES = ("jobs", "timeline")
+#: Every file aryl writes in a result folder (``row.json``: a sweep's cache entry).
+ARYL_FILES = frozenset({"result.json", "jobs.parquet", "timeline.parquet", "row.json"})
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ResultFileError(ValueError):
+    """A saved result (or sweep cache entry) that cannot be read; the message names the file."""
 
 
 def _parquet() -> None:
@@ -34,69 +60,347 @@ def _parquet() -> None:
         ) from exc
 
 
-def save(result: Result, path: Union[str, os.PathLike[str]]) -> Path:
-    """Write ``result`` to the folder ``path`` (created; an existing result there is replaced).
+# ---- saving ---------------------------------------------------------------------------------
 
-    Returns the folder's path. Ids of mixed types (ints and strings in one run) are kept
-    in ``result.json``, since a Parquet column holds one type.
+
+def save(result: Result, path: PathLike, *, overwrite: bool = False) -> Path:
+    """Write ``result`` to the folder ``path``; returns the folder's path.
+
+    An existing aryl result (or empty folder) at ``path`` is replaced whole and at once;
+    any other existing file or folder raises ``ValueError`` and is left untouched, unless
+    ``overwrite=True`` (the module docstring has the rules). Ids of mixed types (ints
+    and strings in one run) are kept in ``result.json``, since a Parquet column holds
+    one type.
+    """
+    return write_folder(path, lambda tmp: write_result(result, tmp), overwrite)
+
+
+def write_result(result: Result, folder: Path) -> None:
+    """The files of ``result`` in the existing, empty ``folder`` (no swap, no checks)."""
+    _parquet()
+    jobs = result.jobs
+    meta: Dict[str, Any] = {"format": FORMAT}
+    if jobs["id"].dtype == object and len({type(i) for i in jobs["id"]}) > 1:
+        meta["ids"] = list(jobs["id"])
+        jobs = jobs.assign(id=jobs["id"].map(str))
+    jobs.to_parquet(folder / "jobs.parquet", index=False)
+    result.timeline.to_parquet(folder / "timeline.parquet", index=False)
+    meta.update(
+        label=result.label,
+        totals=result.totals,
+        capacity=result.capacity,
+        violations=list(result.violations),
+        provenance=None if result.provenance is None else result.provenance.to_dict(),
+        summary=result.summary(),
+    )
+    (folder / "result.json").write_text(json.dumps(_jsonable(meta), indent=1) + "\n")
+
+
+def write_folder(
+    path: PathLike, fill: Callable[[Path], None], overwrite: bool = False
+) -> Path:
+    """Fill a temporary sibling of ``path`` with ``fill(tmp)``, then swap it into place.
+
+    The refusal rules of ``save`` apply (checked before ``fill`` runs, and again on what
+    the swap took out, so a folder that appeared meanwhile is given back).
+    """
+    target = _target(path)
+    _check_replaceable(target, overwrite)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        fill(tmp)
+        _publish(tmp, target, overwrite)
+    finally:
+        _remove(tmp)
+    return target
+
+
+def _target(path: PathLike) -> Path:
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"cannot save a result to {text!r}: give a folder name")
+    target = Path(os.path.expanduser(text))
+    if target.is_symlink():
+        raise ValueError(f"{target}: is a symbolic link; give the folder itself")
+    here = Path.cwd().resolve()
+    if target.resolve() in (here, *here.parents):
+        raise ValueError(
+            f"{target}: is the current folder or contains it; give a folder inside it"
+        )
+    return target
+
+
+def is_result_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder aryl wrote: ``result.json`` of this format, aryl's files only."""
+    try:
+        names = {p.name for p in path.iterdir()}
+        meta = json.loads((path / "result.json").read_text())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (
+        names <= ARYL_FILES
+        and all((path / n).is_file() and not (path / n).is_symlink() for n in names)
+        and isinstance(meta, dict)
+        and meta.get("format") == FORMAT
+    )
+
+
+def _replaceable(path: Path) -> bool:
+    if not path.exists() and not path.is_symlink():
+        return True
+    if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+        return True
+    return is_result_folder(path)
+
+
+def _refusal(path: Path) -> ValueError:
+    return ValueError(
+        f"{path}: exists and is not an aryl result; refusing to replace it "
+        "(choose another folder, or pass overwrite=True to replace it)"
+    )
+
+
+def _check_replaceable(path: Path, overwrite: bool) -> None:
+    if not overwrite and not _replaceable(path):
+        raise _refusal(path)
+
+
+def _publish(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Move the finished folder ``tmp`` to ``target`` in one step; ``tmp`` ends empty or gone."""
+    for _ in range(1000):  # other writers may move ``target`` between two steps
+        try:
+            os.rename(tmp, target)  # nothing there, or an empty folder: done
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                raise
+        swapped = _exchange(tmp, target)
+        if swapped is None:  # no atomic swap here: rename the old folder aside
+            old = tmp.with_name(tmp.name + ".old")
+            try:
+                os.rename(target, old)
+            except FileNotFoundError:
+                continue
+            _take_or_give_back(old, target, overwrite)
+            continue  # ``target`` is free now: the rename above places ``tmp``
+        if swapped:  # ``tmp`` now holds what was at ``target``
+            _take_or_give_back(tmp, target, overwrite)
+            return
+    raise OSError(f"{target}: could not be replaced (other writers kept changing it)")
+
+
+def _take_or_give_back(old: Path, target: Path, overwrite: bool) -> None:
+    """Delete ``old`` (what was at ``target``) if it may be replaced, else put it back."""
+    if overwrite or _replaceable(old):
+        _remove(old)
+        return
+    if _exchange(old, target) is None:
+        os.rename(old, target)
+    raise _refusal(target)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> Optional[bool]:
+    """Swap two paths atomically: True when swapped, False when ``b`` vanished, None if unsupported."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:  # pragma: no cover - glibc < 2.28
+        return None
+    if renameat2(
+        _AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE
+    ):
+        code = ctypes.get_errno()
+        if code == errno.ENOENT:
+            return False
+        if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # pragma: no cover
+            return None
+        raise OSError(code, os.strerror(code), str(b))
+    return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+# ---- loading --------------------------------------------------------------------------------
+
+
+def load(path: PathLike) -> Result:
+    """The ``Result`` saved in the folder ``path`` by ``Result.save`` (or ``save``).
+
+    Raises ``FileNotFoundError`` when there is no saved result at ``path`` and
+    ``ResultFileError`` (a ``ValueError``) naming the file when it is damaged.
     """
     _parquet()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        jobs = result.jobs
-        meta: Dict[str, Any] = {"format": FORMAT}
-        if jobs["id"].dtype == object and len({type(i) for i in jobs["id"]}) > 1:
-            meta["ids"] = list(jobs["id"])
-            jobs = jobs.assign(id=jobs["id"].map(str))
-        jobs.to_parquet(tmp / "jobs.parquet", index=False)
-        result.timeline.to_parquet(tmp / "timeline.parquet", index=False)
-        meta.update(
-            label=result.label,
-            totals=result.totals,
-            capacity=result.capacity,
-            violations=list(result.violations),
-            provenance=None
-            if result.provenance is None
-            else result.provenance.to_dict(),
-            summary=result.summary(),
-        )
-        (tmp / "result.json").write_text(json.dumps(_jsonable(meta), indent=1) + "\n")
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+    folder = Path(os.path.expanduser(os.fspath(path)))
+    for _ in range(100):
+        try:
+            return _load_once(folder)
+        except _Swapped:  # a concurrent save replaced the folder mid-read: read again
+            continue
+    raise OSError(f"{folder}: kept changing while being read")  # pragma: no cover
 
 
-def load(path: Union[str, os.PathLike[str]]) -> Result:
-    """The ``Result`` saved in the folder ``path`` by ``Result.save`` (or ``save``)."""
-    _parquet()
-    path = Path(path)
-    meta_file = path / "result.json"
-    if not meta_file.is_file():
+class _Swapped(Exception):
+    pass
+
+
+def _load_once(folder: Path) -> Result:
+    if not (folder / "result.json").is_file():
         raise FileNotFoundError(
-            f"{path}: no saved aryl result here (expected result.json)"
+            f"{folder}: no saved aryl result here (expected result.json)"
         )
-    meta: Any = json.loads(meta_file.read_text())
+    with _Folder(folder) as files:
+        meta = _read_meta(files)
+        jobs = files.table("jobs")
+        if "ids" in meta:
+            ids = meta["ids"]
+            if not isinstance(ids, list) or len(ids) != len(jobs):
+                raise files.damaged("result.json", "'ids' does not match the jobs")
+            jobs["id"] = pd.Series(ids, dtype=object, index=jobs.index)
+        timeline = files.table("timeline")
+    try:
+        provenance = meta["provenance"]
+        result = Result(
+            jobs,
+            timeline,
+            meta["totals"],
+            meta["capacity"],
+            meta["label"],
+            list(meta["violations"]),
+            None if provenance is None else Provenance.from_dict(provenance),
+        )
+        summary = result.summary()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise files.damaged("result.json", f"{type(exc).__name__}: {exc}") from None
+    if not _same_summary(summary, meta["summary"]):
+        raise files.damaged(
+            "jobs.parquet",
+            "the tables do not give the summary saved in result.json (edited?)",
+        )
+    return result
+
+
+_META_TYPES = {
+    "label": str,
+    "totals": dict,
+    "capacity": dict,
+    "violations": list,
+    "summary": dict,
+}
+
+
+class _Folder:
+    """The files of one result folder, read through one handle of the folder.
+
+    A concurrent save swaps folders, never files, so every file read through the handle
+    belongs to one save; a file deleted under us (the old folder being removed) is
+    ``_Swapped``.
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.fd: Optional[int] = None
+
+    def __enter__(self) -> _Folder:
+        if os.open in os.supports_dir_fd:
+            try:
+                self.fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
+            except FileNotFoundError:
+                raise _Swapped() from None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+    def damaged(self, name: str, why: str) -> ResultFileError:
+        return ResultFileError(f"{self.folder / name}: damaged saved result: {why}")
+
+    def open(self, name: str) -> Any:
+        fd = self.fd
+        opener = None if fd is None else (lambda n, f: os.open(n, f, dir_fd=fd))
+        try:
+            return open(
+                name if fd is not None else self.folder / name, "rb", opener=opener
+            )
+        except FileNotFoundError:
+            if fd is not None and (self.folder / name).exists():
+                raise _Swapped() from None  # gone from our folder, there in the new one
+            raise self.damaged(name, "missing") from None
+
+    def table(self, name: str) -> pd.DataFrame:
+        with self.open(f"{name}.parquet") as f:
+            try:
+                return pd.read_parquet(f)
+            except Exception as exc:  # pyarrow raises its own types for bad bytes
+                raise self.damaged(f"{name}.parquet", str(exc)) from None
+
+
+def _read_meta(files: _Folder) -> Dict[str, Any]:
+    with files.open("result.json") as f:
+        try:
+            meta: Any = json.loads(f.read())
+        except (ValueError, RecursionError) as exc:
+            raise files.damaged("result.json", f"not JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise files.damaged("result.json", "not an aryl result (not a JSON object)")
     if meta.get("format") != FORMAT:
-        raise ValueError(
-            f"{meta_file}: unknown format {meta.get('format')!r}, expected {FORMAT!r}"
+        raise ResultFileError(
+            f"{files.folder / 'result.json'}: unknown format {meta.get('format')!r}, "
+            f"expected {FORMAT!r}"
         )
-    jobs = pd.read_parquet(path / "jobs.parquet")
-    if "ids" in meta:
-        jobs["id"] = pd.Series(meta["ids"], dtype=object, index=jobs.index)
-    timeline = pd.read_parquet(path / "timeline.parquet")
-    provenance = meta.get("provenance")
-    return Result(
-        jobs,
-        timeline,
-        meta["totals"],
-        meta["capacity"],
-        meta["label"],
-        list(meta["violations"]),
-        None if provenance is None else Provenance.from_dict(provenance),
-    )
+    for key, kind in _META_TYPES.items():
+        if not isinstance(meta.get(key), kind):
+            raise files.damaged(
+                "result.json", f"{key!r} missing or not a {kind.__name__}"
+            )
+    if not isinstance(meta.get("provenance"), (dict, type(None))):
+        raise files.damaged("result.json", "'provenance' is not an object")
+    return meta
+
+
+def _same_summary(now: Dict[str, Any], saved: Dict[str, Any]) -> bool:
+    def same(x: Any, y: Any) -> bool:
+        if isinstance(x, float) and isinstance(y, float) and math.isnan(x):
+            return math.isnan(y)
+        return bool(x == y)
+
+    # Keys saved by an older aryl are compared; keys added since are not in the file.
+    return bool(saved) and all(k in now and same(now[k], v) for k, v in saved.items())
+
+
+def saved_summary(path: PathLike) -> Dict[str, Any]:
+    """The summary saved in the result folder ``path``, after checking its files are whole.
+
+    Cheaper than ``load``: reads ``result.json`` and the Parquet tables' footers only.
+    Raises ``ResultFileError`` naming the damaged file (``FileNotFoundError`` when
+    there is no result).
+    """
+    import pyarrow.parquet as pq
+
+    folder = Path(os.path.expanduser(os.fspath(path)))
+    if not (folder / "result.json").is_file():
+        raise FileNotFoundError(f"{folder}: no saved aryl result here")
+    with _Folder(folder) as files:
+        meta = _read_meta(files)
+        for table in _TABLES:
+            with files.open(f"{table}.parquet") as f:
+                try:
+                    pq.read_metadata(f)
+                except Exception as exc:  # pyarrow's own types for bad bytes
+                    raise files.damaged(f"{table}.parquet", str(exc)) from None
+    summary: Dict[str, Any] = meta["summary"]
+    return summary

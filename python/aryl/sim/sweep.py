@@ -15,9 +15,12 @@ the scenario's preset settings (``scenario_config``) overridden by the Config fi
 given, and ``seed``. So a sweep's row equals ``aryl simulate`` with the same options.
 
 Every finished run is saved (``Result.save``) in the cache under a fingerprint of the
-trace's contents, the run's resolved parameters and aryl's version: running the same
-sweep again reads the rows back without simulating, and an interrupted sweep resumes
-where it stopped. ``aryl.sim.load(row.saved)`` gives a row's full ``Result``.
+trace's contents, the run's resolved parameters and the code (the compiled module and
+the Python sources, ``code_fingerprint``; not the version string): running the same
+sweep again reads the rows back without simulating, an interrupted sweep resumes where
+it stopped, and a changed aryl computes afresh. An entry is written whole and at once
+(concurrent sweeps may share a cache); a damaged one is recomputed, with a warning
+naming it. ``aryl.sim.load(row.saved)`` gives a row's full ``Result``.
 
 Engines: ``"ray"`` (``pip install 'aryl[ray]'``); ``"processes"``, a local process pool,
 the fallback ``"auto"`` takes when Ray is not installed; ``"threads"`` (the simulator
@@ -56,10 +59,16 @@ from ..jobtable import JobTable
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import PLACEMENTS, POLICIES
 from ..typing import SweepEngine
-from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
+from .provenance import (
+    aryl_version,
+    code_fingerprint,
+    fingerprint_frame,
+    fingerprint_jobs,
+)
 from .result import SUMMARY_KEYS, Result
 from .scenarios import SCENARIOS, scenario, scenario_config
 from .simulation import Cluster, Config, _config, simulate
+from .storage import ResultFileError, saved_summary, write_folder, write_result
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {
@@ -204,10 +213,14 @@ def _as_default_type(value: Any, default: Any) -> Any:
 
 
 def _fingerprint(resolved: Mapping[str, Any], trace_fingerprint: str) -> str:
-    """SHA-256 of the trace's contents, the resolved run (trace name aside) and aryl's version."""
+    """SHA-256 of the trace's contents, the resolved run (trace name aside) and the code.
+
+    The code is ``code_fingerprint()`` (the compiled module and the Python sources), not
+    the version string, so a changed aryl never serves the old code's results.
+    """
     run = {k: v for k, v in resolved.items() if k != "trace"}
     text = json.dumps(
-        {"trace": trace_fingerprint, "run": run, "aryl": aryl_version()},
+        {"trace": trace_fingerprint, "run": run, "code": code_fingerprint()},
         sort_keys=True,
         default=repr,
     )
@@ -599,10 +612,7 @@ def sweep(
             }
             rows[i] = fresh
             if folder is not None:
-                result.save(folder / keys[i])
-                (folder / keys[i] / "row.json").write_text(
-                    json.dumps({**fresh, "cached": None}, default=repr) + "\n"
-                )
+                _store(folder / keys[i], result, fresh)
             bar.step()
     for i, row in enumerate(rows):
         row["saved"] = None if folder is None else str(folder / keys[i])  # type: ignore[index]
@@ -621,14 +631,71 @@ def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:
     }
 
 
+#: What a cache entry's ``row.json`` holds besides the summary.
+_ROW_KEYS = {
+    "label": str,
+    "jobs": int,
+    "trace_fingerprint": str,
+    "fingerprint": str,
+    "aryl_version": str,
+}
+
+
+def _store(entry: Path, result: Result, row: Dict[str, Any]) -> None:
+    """Save ``result`` and its row as the cache entry ``entry``, whole and at once.
+
+    The entry is the cache's own (named by its key): a damaged one is replaced.
+    """
+
+    def fill(tmp: Path) -> None:
+        write_result(result, tmp)
+        text = json.dumps({**row, "cached": None}, default=repr) + "\n"
+        (tmp / "row.json").write_text(text)
+
+    write_folder(entry, fill, overwrite=True)
+
+
 def _cached(folder: Optional[Path], key: str) -> Optional[Dict[str, Any]]:
-    if folder is None:
+    """The row cached under ``key``; ``None`` (recompute) if absent or damaged, with a warning."""
+    if folder is None or not (folder / key).exists():
         return None
     try:
-        row: Dict[str, Any] = json.loads((folder / key / "row.json").read_text())
-        return row
-    except (OSError, ValueError):
+        return _read_entry(folder / key, key)
+    except (ResultFileError, FileNotFoundError) as exc:
+        warnings.warn(f"{exc}; recomputing this sweep run", stacklevel=3)
         return None
+
+
+def _read_entry(entry: Path, key: str) -> Dict[str, Any]:
+    def damaged(why: str) -> ResultFileError:
+        return ResultFileError(
+            f"{entry / 'row.json'}: damaged sweep cache entry: {why}"
+        )
+
+    summary = saved_summary(entry)
+    try:
+        row: Any = json.loads((entry / "row.json").read_text())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise damaged(f"unreadable ({exc})") from None
+    if not isinstance(row, dict):
+        raise damaged("not a JSON object")
+    for name, kind in _ROW_KEYS.items():
+        if not isinstance(row.get(name), kind) or isinstance(row.get(name), bool):
+            raise damaged(f"{name!r} missing or not a {kind.__name__}")
+    if row["fingerprint"] != key:
+        raise damaged(f"its fingerprint {row['fingerprint']!r} is not its name")
+    for name in SUMMARY_KEYS:
+        if name not in row or not _same_value(row[name], summary.get(name)):
+            raise damaged(f"{name!r} differs from the saved result's summary (edited?)")
+    return row
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a):
+        return bool(np.isnan(b))
+    return isinstance(a, (int, float)) and bool(a == b)
 
 
 def _frame(
