@@ -101,7 +101,10 @@ def fingerprint_load(time: Sequence[float], load: Sequence[float]) -> Optional[s
 
 
 def extend_to_jobs(
-    time: Sequence[float], load: Sequence[float], last_submit: float
+    time: Sequence[float],
+    load: Sequence[float],
+    last_submit: float,
+    horizon: float = math.inf,
 ) -> Tuple[List[float], List[float], Optional[str]]:
     """Extend a load series that ends before the last job is submitted; say how.
 
@@ -112,6 +115,7 @@ def extend_to_jobs(
     ``last_submit + EXTEND_MARGIN_S``; past its end the last value holds, as for any
     series. A series that reaches the last submission is used as given (its last value
     holds from its last time on), so a short series written for a few jobs means what it says.
+    A run's ``horizon`` ends the extension earlier: nothing past it is simulated.
 
     Returns
     -------
@@ -123,13 +127,19 @@ def extend_to_jobs(
         return list(time), list(load), None
     from ..traces import extend_load
 
-    until = float(last_submit) + EXTEND_MARGIN_S
+    until = min(float(last_submit) + EXTEND_MARGIN_S, float(horizon))
+    if time[-1] >= until:
+        return list(time), list(load), None
     out = extend_load(pd.DataFrame({"time_s": time, "load": load}), until)
     period = time[-1] - time[0] + (time[-1] - time[-2])
     note = (
         f"the load series ({_days(time[0])}-{_days(time[-1])} days) ends before the last "
         f"submission ({_days(last_submit)} days); repeated every {_days(period)} days up to "
-        f"{_days(until)} days (last submission + {_days(EXTEND_MARGIN_S)} days)"
+        + (
+            f"{_days(until)} days (last submission + {_days(EXTEND_MARGIN_S)} days)"
+            if until < horizon
+            else f"the horizon, {_days(until)} days"
+        )
     )
     return out["time_s"].tolist(), out["load"].tolist(), note
 

@@ -246,7 +246,9 @@ def simulate(
     core = _core.ClusterState(server_table, columns, _NO_WORKERS)
     load_time, load = _load(inference_load)
     last_submit = float(table.column("submit_time").max()) if len(table) else 0.0
-    load_time, load, extended = extend_to_jobs(load_time, load, last_submit)
+    load_time, load, extended = extend_to_jobs(
+        load_time, load, last_submit, config.horizon
+    )
     served = (load_time, load)
     if not config.loaning:
         # Nothing is lent; the load still occupies the inference cluster.

@@ -293,7 +293,10 @@ def extend_load(load: pd.DataFrame, until_s: float) -> pd.DataFrame:
             f"{until_s:g} s would take {copies:.3g} copies, more than {MAX_EXTENDED_ROWS:,} rows; "
             "use a series with a longer period or a shorter trace"
         )
-    parts = [load.assign(time_s=time + k * period) for k in range(copies)]
-    out = pd.concat(parts, ignore_index=True)
-    keep = (np.arange(len(out)) < len(load)) | (out["time_s"].to_numpy() < until_s)
-    return out[keep].reset_index(drop=True)
+    # One gather and one add over arrays (a frame per copy took minutes at 10^6 copies).
+    rows = np.tile(np.arange(len(time)), copies)
+    times = time[rows] + np.repeat(np.arange(copies) * period, len(time))
+    keep = (np.arange(len(rows)) < len(time)) | (times < until_s)
+    out = load.iloc[rows[keep]].reset_index(drop=True)
+    out["time_s"] = times[keep]
+    return out

@@ -1,0 +1,54 @@
+"""Every limit is checked before the work it limits, in bounded time and memory.
+
+Regression tests of the third reliability audit's N3, N4, N5 (a load series that
+stalled a run, a cluster built before its size was refused, goodput-driven runs that
+escaped the epoch limit).
+"""
+
+import pandas as pd
+import pytest
+
+import aryl
+from aryl import sim, traces
+
+
+def extend_by_frames(load, until_s):
+    """extend_load as it was written before (one frame per copy): the oracle."""
+    time = load["time_s"].to_numpy()
+    period = time[-1] - time[0] + (time[-1] - time[-2])
+    copies = max(1, int(-(-(until_s - time[0]) // period)))
+    out = pd.concat(
+        [load.assign(time_s=time + k * period) for k in range(copies)],
+        ignore_index=True,
+    )
+    keep = (out.index < len(load)) | (out["time_s"] < until_s)
+    return out[keep].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("until", [0.5, 3.0, 10.0, 17.25, 100.0])
+def test_extend_load_equals_the_copy_by_copy_rule(until):
+    load = pd.DataFrame(
+        {"time_s": [1.0, 2.0, 4.5], "load": [0.1, 0.7, 0.3], "note": ["a", "b", "c"]}
+    )
+    pd.testing.assert_frame_equal(
+        traces.extend_load(load, until), extend_by_frames(load, until)
+    )
+
+
+def test_a_two_row_load_and_a_late_job_run_in_bounded_time():
+    # N3: the series repeats every 2 s up to 90 days past the last submission: 7.8 M
+    # rows, built with arrays (it took hours copy by copy).
+    load = pd.DataFrame({"time_s": [0.0, 1.0], "load": [0.2, 0.5]})
+    out = traces.extend_load(load, 100.0 + 90 * 86400)
+    assert len(out) == 7_776_100 and out["time_s"].iloc[-1] == 7_776_099.0
+    assert out["load"].iloc[-2:].tolist() == [0.2, 0.5]
+
+
+def test_the_horizon_ends_the_load_extension():
+    jobs = [aryl.Job("a", 8, 1, 1, 60), aryl.Job("b", 8, 1, 1, 60, submit_time=5000.0)]
+    load = [(0.0, 0.2), (1.0, 0.5)]
+    run = sim.simulate(
+        jobs, sim.Cluster(1, 1), inference_load=load, config={"horizon": 7200.0}
+    )
+    assert run.provenance.load_rows == 7200
+    assert "horizon" in run.provenance.load_extended
