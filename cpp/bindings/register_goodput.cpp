@@ -333,6 +333,8 @@ void register_goodput(py::module_& m) {
           },
           py::arg("placement"), py::arg("atomic_bsz"), py::arg("accum_steps"),
           py::arg("epoch"), "True progress (M0-equivalent steps) per second.")
+      .def("max_progress_rate", &Application::max_progress_rate,
+           "An upper bound on progress_rate over every placement, batch and epoch.")
       .def(
           "profile",
           [](const Application& a) { return samples_dict(a.profile_samples()); },

@@ -121,6 +121,10 @@ class Application:
         """
         (grad_sqr, grad_var) at a batch and epoch.
         """
+    def max_progress_rate(self) -> float:
+        """
+        An upper bound on progress_rate over every placement, batch and epoch.
+        """
     def profile(self) -> dict:
         """
         Every measured row as fit columns (num_nodes, num_replicas, atomic_bsz, accum_time, step_time).

@@ -5,6 +5,7 @@ stalled a run, a cluster built before its size was refused, goodput-driven runs 
 escaped the epoch limit).
 """
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -52,3 +53,44 @@ def test_the_horizon_ends_the_load_extension():
     )
     assert run.provenance.load_rows == 7200
     assert "horizon" in run.provenance.load_extended
+
+
+@pytest.mark.parametrize("name", traces.POLLUX_APPLICATIONS)
+def test_no_progress_rate_passes_the_bound_of_the_span_check(name):
+    # check_span bounds a goodput job's running time with max_progress_rate: it must
+    # be above every rate the job can reach (random placements, batches, epochs).
+    app = traces.pollux_application(name)
+    core, bound = app.core, app.core.max_progress_rate()
+    rng = np.random.default_rng(7)
+    seen = 0
+    for _ in range(1000):
+        placement = [int(g) for g in rng.integers(1, 5, size=rng.integers(1, 5))]
+        atomic = int(rng.integers(app.min_local_bsz, app.max_local_bsz + 1))
+        accum = int(rng.integers(0, 4))
+        epoch = int(rng.integers(0, app.max_epochs))
+        try:
+            rate = core.progress_rate(placement, atomic, accum, epoch)
+        except ValueError:  # outside the measured or validated range
+            continue
+        seen += 1
+        assert rate <= bound, (placement, atomic, accum, epoch)
+    assert seen > 50
+
+
+@pytest.mark.parametrize("policy", ["tiresias", "pollux"])
+@pytest.mark.parametrize(
+    "change", [{"work_scale": 1e12}, {"config": {"reallocation_overhead": 1e15}}]
+)
+def test_goodput_runs_are_held_to_the_epoch_limit_up_front(policy, change):
+    # N5: their span escaped the 5 M-epoch limit and memory grew without bound.
+    workload = traces.pollux_workload(1).head(5).copy()
+    config = change.get("config", {})
+    if "work_scale" in change:
+        workload["work_scale"] = change["work_scale"]
+    with pytest.raises(ValueError, match="the simulation would span at least"):
+        sim.simulate(
+            workload,
+            sim.Cluster(4, 0, gpus_per_server=4),
+            policy=policy,
+            config=config,
+        )

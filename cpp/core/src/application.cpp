@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -350,6 +351,12 @@ double Application::progress_rate(const std::vector<int>& placement, int atomic_
   const double gain =
       statistical_gain(grad_stats(batch, epoch), batch / init_batch_size());
   return gain / (step + accum_steps * (step - sync));
+}
+
+double Application::max_progress_rate() const {
+  double shortest = std::numeric_limits<double>::infinity();
+  for (const ProfileSample& s : samples_) shortest = std::min(shortest, s.step_time);
+  return max_batch_size() / init_batch_size() / shortest;
 }
 
 std::vector<ProfileSample> Application::profile_samples() const { return samples_; }

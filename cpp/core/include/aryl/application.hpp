@@ -86,6 +86,12 @@ class Application {
   double progress_rate(const std::vector<int>& placement, int atomic_bsz,
                        int accum_steps, int epoch) const;
 
+  // An upper bound on progress_rate over every placement, batch and epoch: the
+  // gain is at most M / M0 <= max_batch_size / init_batch_size, and a step takes
+  // at least the shortest measured step (interpolation stays within the measured
+  // times; above the largest batch they grow). For bounding a run's span.
+  double max_progress_rate() const;
+
   // Every measured row as a profile sample (placements then scalability), for
   // fitting the throughput model to all of the application's data.
   std::vector<ProfileSample> profile_samples() const;

@@ -97,7 +97,12 @@ void Engine::on_round() {
       if (changed) kernel_allocate();
       break;
   }
-  ++accounting_.result().epochs_run;
+  if (static_cast<double>(++accounting_.result().epochs_run) > max_steps)  // unbounded
+    throw std::invalid_argument(fmt::format(
+        "the run passed {:g} scheduling rounds of {:g} s with jobs unfinished: their "
+        "work is too large for this cluster (a huge work_scale?); set a horizon or "
+        "shorten the jobs",
+        max_steps, config_.schedule_interval));
 }
 
 // Every running job advances over [from, from + seconds]; those that complete

@@ -179,7 +179,9 @@ void Engine::check_inputs() const {
 // Refuses a run that must take more than max_steps epochs or loan decisions (after
 // the curves are built, before any event is handled): the
 // span is at least each job's submit time plus its shortest possible running
-// time (its best throughput on the fastest GPUs), up to the horizon.
+// time (its best throughput on the fastest GPUs; a goodput-driven job's first
+// restart plus its work at its application's highest rate), up to the horizon.
+// on_round stops a goodput-driven run that passes max_steps rounds all the same.
 void Engine::check_span() const {
   double fastest = 0.0;
   for (const Server& s : servers_)
@@ -188,10 +190,19 @@ void Engine::check_span() const {
                                     : 1.0);
   double span = 0.0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const std::vector<double>& c = curve(static_cast<int>(j));
-    const double best = *std::max_element(c.begin(), c.end());
-    const double work = jobs_[j].job.duration * throughput(c, jobs_[j].job.reference());
-    span = std::max(span, jobs_[j].job.submit_time + work / best / fastest);
+    double shortest = 0.0;
+    if (goodput_run_) {  // its first restart, then its work at the highest rate
+      const Application& app = applications_[at(jobs_[j].application)];
+      shortest = config_.reallocation_overhead +
+                 state_[j].work / app.max_progress_rate() / std::max(fastest, 1.0);
+    } else {
+      const std::vector<double>& c = curve(static_cast<int>(j));
+      const double best = *std::max_element(c.begin(), c.end());
+      const double work =
+          jobs_[j].job.duration * throughput(c, jobs_[j].job.reference());
+      shortest = work / best / fastest;
+    }
+    span = std::max(span, jobs_[j].job.submit_time + shortest);
   }
   span = std::min(span, config_.horizon);
   std::vector<std::pair<const char*, double>> steps{
