@@ -234,6 +234,20 @@ bool bool_arg(py::handle value, const std::string& what) {
   type_error(fmt::format("{} must be True or False, got {}", what, shown(value)));
 }
 
+const ClusterState& state_arg(py::handle value) {
+  if (!py::isinstance<ClusterState>(value))
+    type_error(
+        fmt::format("state must be an aryl._core.ClusterState, got {}", shown(value)));
+  // ClusterState.__new__(ClusterState) makes an instance whose C++ object was never
+  // constructed (pybind11 would hand us raw memory): refuse it.
+  auto* instance = reinterpret_cast<py::detail::instance*>(value.ptr());
+  if (!instance->get_value_and_holder().holder_constructed())
+    type_error(
+        "this ClusterState was never initialised: build it with "
+        "ClusterState(servers, jobs, workers)");
+  return value.cast<const ClusterState&>();
+}
+
 std::string str_arg(py::handle value, const std::string& what) {
   if (!PyUnicode_Check(value.ptr()))
     type_error(fmt::format("{} must be a str, got {}", what, shown(value)));

@@ -58,6 +58,9 @@ std::uint64_t seed_arg(py::handle value, const std::string& what);
 double real_arg(py::handle value, const std::string& what);
 bool bool_arg(py::handle value, const std::string& what);
 std::string str_arg(py::handle value, const std::string& what);
+// A constructed ClusterState (TypeError for anything else, or for an instance that
+// __new__ made without __init__).
+const ClusterState& state_arg(py::handle value);
 
 // A required item of a dict argument ("config"), or ValueError naming it.
 py::handle item(const py::dict& table, const char* what, const char* key);

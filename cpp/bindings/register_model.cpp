@@ -104,14 +104,15 @@ void register_model(py::module_& m) {
            "types as strings, pool as 0 = training / 1 = inference, workers by index). "
            "Raises ValueError naming the first bad record or column, TypeError for a "
            "column of the wrong type.")
-      .def_property_readonly("n_servers",
-                             [](const ClusterState& s) { return s.servers.size(); })
-      .def_property_readonly("n_jobs",
-                             [](const ClusterState& s) { return s.jobs.size(); })
-      .def_property_readonly("n_workers",
-                             [](const ClusterState& s) { return s.workers.size(); });
-  m.def("validate", &validate, py::arg("state"),
-        "Raise ValueError naming the first bad record of the state.");
+      .def_property_readonly(
+          "n_servers", [](const py::object& s) { return state_arg(s).servers.size(); })
+      .def_property_readonly(
+          "n_jobs", [](const py::object& s) { return state_arg(s).jobs.size(); })
+      .def_property_readonly(
+          "n_workers", [](const py::object& s) { return state_arg(s).workers.size(); });
+  m.def(
+      "validate", [](const py::object& state) { validate(state_arg(state)); },
+      py::arg("state"), "Raise ValueError naming the first bad record of the state.");
 }
 
 }  // namespace aryl::bindings

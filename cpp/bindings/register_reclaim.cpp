@@ -16,8 +16,9 @@ void register_reclaim(py::module_& m) {
       .def_readonly("collateral_gpus", &ReclaimPlan::collateral_gpus);
   m.def(
       "reclaim",
-      [](const ClusterState& state, const py::object& n, const py::object& policy,
+      [](const py::object& state_object, const py::object& n, const py::object& policy,
          const py::object& seed) {
+        const ClusterState& state = state_arg(state_object);
         const int count = static_cast<int>(int_arg(n, "n", INT_MIN, INT_MAX));
         const ReclaimPolicy p = parse_reclaim_policy(str_arg(policy, "policy"));
         const std::uint64_t s = seed_arg(seed, "seed");
@@ -26,8 +27,11 @@ void register_reclaim(py::module_& m) {
       },
       py::arg("state"), py::arg("n"), py::arg("policy") = "aryl", py::arg("seed") = 0,
       "Choose n on-loan servers to return (see aryl.reclaim).");
-  m.def("preemption_costs", &preemption_costs, py::arg("state"),
-        "Algorithm 1's preemption cost of each on-loan server, in server order.");
+  m.def(
+      "preemption_costs",
+      [](const py::object& state) { return preemption_costs(state_arg(state)); },
+      py::arg("state"),
+      "Algorithm 1's preemption cost of each on-loan server, in server order.");
   m.attr("exact_subset_limit") = exact_subset_limit;
 }
 

@@ -72,7 +72,8 @@ void register_schedule(py::module_& m) {
 
   m.def(
       "base_demands",
-      [](const ClusterState& state, const py::object& policy) {
+      [](const py::object& state_object, const py::object& policy) {
+        const ClusterState& state = state_arg(state_object);
         const AllocationPolicy p = parse_allocation_policy(str_arg(policy, "policy"));
         std::vector<int> out;
         out.reserve(state.jobs.size());
@@ -112,10 +113,11 @@ void register_schedule(py::module_& m) {
                              [](const Decision& d) { return int_array(d.pending); });
   m.def(
       "schedule",
-      [](const ClusterState& state, const py::object& policy,
+      [](const py::object& state_object, const py::object& policy,
          const py::object& placement, const py::object& backfill,
          const py::object& remaining, const py::object& speed,
          const py::object& hetero_efficiency, const py::object& throughput) {
+        const ClusterState& state = state_arg(state_object);
         ScheduleOptions options;
         options.policy = parse_allocation_policy(str_arg(policy, "policy"));
         options.placement = parse_placement_policy(str_arg(placement, "placement"));

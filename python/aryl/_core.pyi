@@ -196,7 +196,7 @@ def allocation_placement(allocation: collections.abc.Sequence[typing.SupportsInt
     """
     GPUs per node of an allocation's consecutive runs ([0, 0, 3] -> [2, 1]).
     """
-def base_demands(state: ClusterState, policy: typing.Any) -> list[int]:
+def base_demands(state: typing.Any, policy: typing.Any) -> list[int]:
     """
     Workers each job must get to start under `policy` (the kernel's rule).
     """
@@ -224,15 +224,15 @@ def predict_step_time(perf_params: typing.Any, num_nodes: typing.Any, num_replic
     """
     Predicted step time (no accumulation) per (nodes, replicas, atomic batch), as an array.
     """
-def preemption_costs(state: ClusterState) -> list[float]:
+def preemption_costs(state: typing.Any) -> list[float]:
     """
     Algorithm 1's preemption cost of each on-loan server, in server order.
     """
-def reclaim(state: ClusterState, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0) -> ReclaimPlan:
+def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0) -> ReclaimPlan:
     """
     Choose n on-loan servers to return (see aryl.reclaim).
     """
-def schedule(state: ClusterState, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = []) -> Decision:
+def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = []) -> Decision:
     """
     One scheduling epoch on a validated state (see aryl.schedule): per-server relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job throughput curves (empty = linear).
     """
@@ -244,7 +244,7 @@ def tiresias_round(gpus: typing.Any, executed_time: typing.Any, allocations: lis
     """
     One Tiresias round (two queues, demotion at threshold GPU-seconds, preemptive): {'queue0', 'queue1', 'running', 'allocations', 'demoted'} with per-job node lists.
     """
-def validate(state: ClusterState) -> None:
+def validate(state: typing.Any) -> None:
     """
     Raise ValueError naming the first bad record of the state.
     """
