@@ -90,6 +90,11 @@ std::vector<Worker> workers_from(const py::dict& t) {
 }  // namespace
 
 void register_model(py::module_& m) {
+  // The size limits every record check uses (aryl/model.hpp), for Python to check
+  // counts before it builds records.
+  m.attr("max_server_gpus") = max_server_gpus;
+  m.attr("max_job_gpus") = max_job_gpus;
+  m.attr("max_cluster_gpus") = max_cluster_gpus;
   py::class_<ClusterState>(
       m, "ClusterState", "Servers, jobs and worker placement, as the kernels see them.")
       .def(py::init([](const py::dict& servers, const py::dict& jobs,

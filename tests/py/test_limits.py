@@ -1,8 +1,8 @@
 """Every limit is checked before the work it limits, in bounded time and memory.
 
-Regression tests of the third reliability audit's N3, N4, N5 (a load series that
+Regression tests of the third reliability audit's N3, N4, N5, N15 (a load series that
 stalled a run, a cluster built before its size was refused, goodput-driven runs that
-escaped the epoch limit).
+escaped the epoch limit, a demo cluster built in quadratic time).
 """
 
 import numpy as np
@@ -94,3 +94,49 @@ def test_goodput_runs_are_held_to_the_epoch_limit_up_front(policy, change):
             policy=policy,
             config=config,
         )
+
+
+def test_a_cluster_too_large_is_refused_from_its_counts():
+    # N4: the servers were built (2 M of them: 20-36 s, 4 GB) before the refusal.
+    with pytest.raises(ValueError, match="4,194,304"):
+        sim.Cluster(2_000_000, 0)
+    with pytest.raises(ValueError, match="4,194,304"):
+        sim.Cluster(100_000_000, 100_000_000, gpus_per_server=8)
+    with pytest.raises(ValueError, match="gpus_per_server must be in"):
+        sim.Cluster(1, 0, gpus_per_server=0)
+    with pytest.raises(TypeError, match="training_servers must be an integer"):
+        sim.Cluster(1.5, 0)
+    assert len(sim.Cluster(524_288, 0).servers()) == 524_288  # the limit itself
+    with pytest.raises(ValueError, match="4,194,304"):
+        sim.sweep(
+            {"training_servers": 4, "first_jobs": 10},
+            {"inference_servers": [0, 100_000_000]},
+            engine="serial",
+            cache=False,
+            progress=False,
+        )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_demo_cluster_is_valid_and_built_in_linear_time(seed):
+    # N15: it copied every server's free count per job (10,000 servers: 105 s).
+    from aryl.demo import loaned_cluster
+
+    servers, jobs, workers = loaned_cluster(8, 40 + 300 * seed, seed=seed)
+    aryl.ClusterState.from_records(servers, jobs, workers)  # no server over-committed
+    used = {}
+    for w in workers:
+        job = next(j for j in jobs if j.id == w.job)
+        used[w.server] = used.get(w.server, 0) + job.gpus_per_worker
+    assert max(used.values()) <= 8 and len(jobs) > len(servers)
+    on_loan = {s.id for s in servers if s.on_loan}
+    for job in jobs:
+        mine = [w for w in workers if w.job == job.id]
+        assert job.min_workers <= len(mine) <= job.max_workers
+        base = {w.server for w in mine if not w.flexible}
+        flex = {w.server for w in mine if w.flexible}
+        assert not base & flex  # base and flexible workers on separate servers
+        if job.max_workers > job.min_workers:
+            assert base | flex <= on_loan  # elastic jobs run on loaned servers
+    with pytest.raises(ValueError, match="limit of 4,194,304 GPUs"):
+        loaned_cluster(0, 600_000)

@@ -130,6 +130,22 @@ class Cluster:
     training_gpu: str = "V100"
     inference_gpu: str = "T4"
 
+    def __post_init__(self) -> None:
+        # Checked from the counts, before any record exists (2 M servers took 30 s
+        # to build and then be refused).
+        for name in ("training_servers", "inference_servers"):
+            validation.integer(getattr(self, name), name)
+        validation.integer(
+            self.gpus_per_server, "gpus_per_server", 1, _core.max_server_gpus
+        )
+        total = (self.training_servers + self.inference_servers) * self.gpus_per_server
+        if total > _core.max_cluster_gpus:
+            raise ValueError(
+                f"the cluster would have {total:,} GPUs; the limit is "
+                f"{_core.max_cluster_gpus:,} ({self.training_servers:,} + "
+                f"{self.inference_servers:,} servers of {self.gpus_per_server} GPUs)"
+            )
+
     def servers(self) -> List[Server]:
         """The servers, training first (ids ``t0..``, inference ``i0..``)."""
         return [

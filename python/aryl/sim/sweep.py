@@ -175,6 +175,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         ):
             raise ValueError(f"{name} must be an integer >= 0, got {p[name]!r}")
         p[name] = int(p[name])
+    Cluster(p["training_servers"], p["inference_servers"])  # its size limit, up front
     if p["first_jobs"] is not None and (
         not isinstance(p["first_jobs"], (int, np.integer)) or p["first_jobs"] < 1
     ):
