@@ -69,6 +69,8 @@ _LINESTYLES = ("-", "--", ":", "-.")
 
 #: Usage is averaged over windows of this many seconds by default (an hour).
 DEFAULT_WINDOW = 3600.0
+#: More windows than this are refused (a tiny window over months would need GBs).
+_MAX_WINDOWS = 1_000_000
 #: A run shorter than this many windows is drawn at its own resolution.
 _MIN_WINDOWS = 12
 #: The figure formats ``save_all`` can write.
@@ -224,6 +226,10 @@ def usage(
     one are left out: the steps are the same). A one-row timeline with nothing
     to hold until is drawn as a point.
     """
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, (int, float)) or window < 0
+    ):
+        raise ValueError(f"window must be None or seconds >= 0, got {window!r}")
     name = label if label is not None else (result.label or "simulation")
     cap = result.capacity
     per_server = int(cap.get("max_inference_server_gpus", 0) or 0)
@@ -368,6 +374,12 @@ def _usage_series(
         t = np.r_[t, end]
         columns = {k: np.r_[v, v[-1]] for k, v in columns.items()}
     if window and len(t) > 1 and t[-1] - t[0] >= _MIN_WINDOWS * window:
+        if (t[-1] - t[0]) / window > _MAX_WINDOWS:
+            raise ValueError(
+                f"window of {window:g} s: the run spans {(t[-1] - t[0]) / window:.3g} "
+                f"windows, more than {_MAX_WINDOWS:,}; use a longer window or None "
+                "(every scheduling step)"
+            )
         edges, means = _window_means(t, columns, float(window))
         return edges, means, float(window)
     if len(t) > 2:
@@ -616,8 +628,10 @@ def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:
     missing = [c for c in ("speed-up JCT", "speed-up queue") if c not in table.columns]
     if missing:
         raise ValueError(f"speedups needs aryl.sim.speedups' table; missing {missing}")
+    if table.empty:
+        raise ValueError("speedups: the table has no rows to plot")
     names = [str(n) for n in table.index]
-    base = baseline if baseline is not None else (names[0] if names else "baseline")
+    base = baseline if baseline is not None else names[0]
     fig = NotebookFigure(
         figsize=(11.0, max(2.8, 0.38 * len(names) + 1.8)), layout="constrained"
     )

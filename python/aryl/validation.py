@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, g
 import numpy as np
 import pandas as pd
 
+from . import _core
 from .typing import JobAgent, Scaling
 
 #: Throughput scalings of jobs without their own curve.
@@ -125,7 +126,8 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     gpu_speeds(config.gpu_speed)
     real(config.horizon, "horizon", 0.0, finite=False)
     integer(config.pollux_population, "pollux_population", 2, 1_000_000)
-    integer(config.pollux_generations, "pollux_generations", 0, 1_000_000)
+    # 0 generations would leave the Pollux policy inert: no job ever scheduled.
+    integer(config.pollux_generations, "pollux_generations", 1, 1_000_000)
     if config.agent is not None:
         text(config.agent, "agent", get_args(JobAgent))
     error = config.prediction_error
@@ -143,13 +145,22 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
 
 
 def check_cluster_counts(cluster: Any) -> None:
-    """A ``sim.Cluster``'s counts: servers >= 0, GPUs per server >= 1, types as str."""
+    """A ``sim.Cluster``'s counts: servers >= 0, GPUs per server in [1, 65,536], types
+    as str, and at most ``_core.max_cluster_gpus`` GPUs in all, checked from the counts
+    before any server record exists."""
     integer(cluster.training_servers, "training_servers")
     integer(cluster.inference_servers, "inference_servers")
-    integer(cluster.gpus_per_server, "gpus_per_server", 1)
+    integer(cluster.gpus_per_server, "gpus_per_server", 1, _core.max_server_gpus)
     for name in ("training_gpu", "inference_gpu"):
         if not isinstance(getattr(cluster, name), str):
             raise TypeError(f"{name} must be a str, got {getattr(cluster, name)!r}")
+    servers = cluster.training_servers + cluster.inference_servers
+    if servers * cluster.gpus_per_server > _core.max_cluster_gpus:
+        raise ValueError(
+            f"the cluster would have {servers * cluster.gpus_per_server:,} GPUs; the "
+            f"limit is {_core.max_cluster_gpus:,} ({cluster.training_servers:,} + "
+            f"{cluster.inference_servers:,} servers of {cluster.gpus_per_server} GPUs)"
+        )
 
 
 def check_progress(progress: Any) -> None:
@@ -275,7 +286,6 @@ def check_can_run(
     most from the job's submission on, so a job that needs more of them than the load
     leaves idle is refused up front instead of waiting for ever.
     """
-    from . import _core
 
     inference = sum(s.pool == "inference" for s in servers)
     lendable = [0] * len(jobs)

@@ -140,3 +140,17 @@ def test_the_demo_cluster_is_valid_and_built_in_linear_time(seed):
             assert base | flex <= on_loan  # elastic jobs run on loaned servers
     with pytest.raises(ValueError, match="limit of 4,194,304 GPUs"):
         loaned_cluster(0, 600_000)
+
+
+def test_a_job_left_unfinished_without_a_horizon_is_warned_about():
+    # N14: a job that fits only while the inference load is low ends unfinished.
+    load = [(0, 0.0), (500, 1.0), (10_000, 1.0)]
+    jobs = [
+        aryl.Job("a", 8, 1, 1, 1000, gpu_type="V100"),
+        aryl.Job("big", 8, 3, 3, 600, submit_time=10, hetero=True),
+    ]
+    with pytest.warns(RuntimeWarning, match=r"1 job\(s\) never finished \('big'\)"):
+        run = sim.simulate(
+            jobs, sim.Cluster(1, 2), inference_load=load, config={"lend_hold": 0.0}
+        )
+    assert run.summary()["jobs_unfinished"] == 1

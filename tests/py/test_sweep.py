@@ -8,6 +8,7 @@ import tempfile
 import pandas as pd
 import pytest
 
+import aryl
 from aryl import sim, traces
 from aryl.cli import main
 from aryl.sim.sweep import grid_points, resolve, run_point
@@ -206,6 +207,35 @@ def test_a_small_sweep_on_a_local_ray_equals_sequential_runs(
     assert sim.sweep(base, GRID, traces=trace, engine="ray", cache=tmp_path)[
         "cached"
     ].all()
+
+
+def test_a_failing_run_on_ray_raises_its_own_one_line_error(local_ray):
+    # A job of 4 servers on a 2-server cluster: refused inside the run, on a worker.
+    wide = {"wide": ([aryl.Job("w", 8, 4, 4, 60)], None)}
+    with pytest.raises(ValueError) as error:
+        sim.sweep(
+            {"trace": "wide", "training_servers": 2, "inference_servers": 0},
+            {"seed": [0, 1]},
+            traces=wide,
+            engine="ray",
+            cache=False,
+            progress=False,
+        )
+    assert type(error.value) is ValueError  # not Ray's wrapper
+    assert "'w'" in str(error.value) and "\n" not in str(error.value)
+    assert "Traceback" not in str(error.value) and "\x1b[" not in str(error.value)
+
+
+def test_bad_config_values_are_refused_before_any_run(tmp_path):
+    with pytest.raises(ValueError, match="headroom"):
+        sim.sweep(
+            {"first_jobs": 50, "training_servers": 4},
+            {"headroom": [0.0, -1.0]},
+            cache=tmp_path,
+            engine="serial",
+            progress=False,
+        )
+    assert not any(tmp_path.iterdir())  # nothing ran, nothing was cached
 
 
 def test_run_point_is_the_cli_simulate(tmp_path, capsys, trace):

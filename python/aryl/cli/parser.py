@@ -203,7 +203,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--pollux-generations",
-        type=_number(int, "--pollux-generations", 0, 1_000_000),
+        type=_number(int, "--pollux-generations", 1, 1_000_000),
         default=100,
         metavar="N",
         help="generations of the Pollux row's genetic search per 60-s round (default "

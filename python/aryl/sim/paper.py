@@ -202,6 +202,8 @@ def speedups(
     (NaN where a row's mean is 0). ``baseline`` defaults to ``BASELINE``, or the first row if
     there is no such row.
     """
+    if not summaries:
+        raise ValueError("speedups needs at least one row (summaries is empty)")
     table = pd.DataFrame({name: dict(s) for name, s in summaries.items()}).T
     base = baseline if baseline in table.index else table.index[0]
     for column, key in (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import (
     Any,
@@ -131,20 +132,7 @@ class Cluster:
     inference_gpu: str = "T4"
 
     def __post_init__(self) -> None:
-        # Checked from the counts, before any record exists (2 M servers took 30 s
-        # to build and then be refused).
-        for name in ("training_servers", "inference_servers"):
-            validation.integer(getattr(self, name), name)
-        validation.integer(
-            self.gpus_per_server, "gpus_per_server", 1, _core.max_server_gpus
-        )
-        total = (self.training_servers + self.inference_servers) * self.gpus_per_server
-        if total > _core.max_cluster_gpus:
-            raise ValueError(
-                f"the cluster would have {total:,} GPUs; the limit is "
-                f"{_core.max_cluster_gpus:,} ({self.training_servers:,} + "
-                f"{self.inference_servers:,} servers of {self.gpus_per_server} GPUs)"
-            )
+        validation.check_cluster_counts(self)  # before any server record exists
 
     def servers(self) -> List[Server]:
         """The servers, training first (ids ``t0..``, inference ``i0..``)."""
@@ -304,6 +292,27 @@ def simulate(
         load_extended=extended,
         throughput=throughput is not None,
     )
+    return _warn_unfinished(result, config)
+
+
+def _warn_unfinished(result: Result, config: Config) -> Result:
+    """Warn when jobs are left unfinished although no horizon stopped the run.
+
+    The engine stops when nothing can change: a job whose only fit was a window of low
+    inference load that closed while it waited stays queued for ever. That is allowed,
+    but never silent.
+    """
+    left = result.jobs.loc[result.jobs["finish_time"].isna(), "id"]
+    if len(left) and math.isinf(config.horizon):
+        shown = ", ".join(repr(i) for i in left[:5]) + (
+            ", ..." if len(left) > 5 else ""
+        )
+        warnings.warn(
+            f"{len(left)} job(s) never finished ({shown}): they could not start once "
+            "the capacity they needed was gone (e.g. lent inference servers reclaimed)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return result
 
 
@@ -368,7 +377,7 @@ def _simulate_pollux(
     label: str,
 ) -> Result:
     """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
-    from ..traces.pollux import pollux_applications
+    from ..traces.pollux import check_workload, pollux_applications
 
     if policy not in GOODPUT_POLICIES and policy != "aryl":
         raise ValueError(
@@ -384,6 +393,7 @@ def _simulate_pollux(
         if not set(missing) <= set(known):
             raise ValueError(f"no profiles for application(s) {missing}")
         apps.update({a: known[a] for a in missing})
+    check_workload(workload, apps)
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
@@ -431,7 +441,7 @@ def _simulate_pollux(
         seed=int(seed),
         aryl_version=aryl_version(),
     )
-    return result
+    return _warn_unfinished(result, config)
 
 
 def _pollux_policy_jobs(

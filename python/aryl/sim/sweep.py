@@ -55,6 +55,7 @@ from typing import (
 import numpy as np
 import pandas as pd
 
+from .. import validation
 from ..jobtable import JobTable
 from ..reclaiming import POLICIES as RECLAIM_POLICIES
 from ..scheduling import PLACEMENTS, POLICIES
@@ -191,11 +192,9 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
             if k in _CONFIG_FIELDS
         },
     }
-    p["config"] = dataclasses.asdict(_config(config))
-    if p["config"]["placement"] not in PLACEMENTS:
-        raise ValueError(
-            f"unknown placement {p['config']['placement']!r}; expected aryl or bfd"
-        )
+    checked = _config(config)
+    validation.check_config(checked, PLACEMENTS)  # every field, before any run
+    p["config"] = dataclasses.asdict(checked)
     return p
 
 
@@ -378,10 +377,20 @@ def _ray(address: Optional[str], workers: int) -> Any:
             "engine='processes' for a local process pool)"
         ) from exc
     if not ray.is_initialized():
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        try:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # Ray's own types; one line, not its traceback
+            where = f"the Ray cluster at {address}" if address else "a local Ray"
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise ConnectionError(
+                f"could not start {where}: {type(exc).__name__}: {first} (engine="
+                "'processes' runs the sweep without Ray)"
+            ) from None
     return ray
 
 
@@ -400,7 +409,14 @@ def _run_ray(
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                result, seconds = ray.get(ref)
+                try:
+                    result, seconds = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:
+                    # The run's own error, as a local run raises it (Ray's wraps it
+                    # in the remote traceback, coloured).
+                    if isinstance(exc.cause, Exception):
+                        raise exc.cause from None
+                    raise
                 yield pending.pop(ref), result, seconds
     except BaseException:
         for ref in pending:

@@ -322,6 +322,33 @@ def read_pollux_workload(source: Any, profiles: Profiles = None) -> pd.DataFrame
     return out
 
 
+def check_workload(
+    workload: pd.DataFrame, apps: Mapping[str, PolluxApplication]
+) -> None:
+    """Refuse a workload frame (edited after reading, or built by hand) that the
+    applications cannot run: ``num_replicas`` not a whole number in [1, 2^20] or a
+    ``batch_size`` not finite, below 1 or above its application's largest validated
+    batch. ValueError naming the job and the column."""
+    names = ("name", "application", "batch_size", "num_replicas")
+    for name, app, batch, replicas in zip(*(workload[c].tolist() for c in names)):
+        limit = float(apps[app].max_batch_size)
+        try:
+            whole = float(replicas).is_integer() and 1 <= float(replicas) <= 2**20
+            fits = 1.0 <= float(batch) <= limit
+        except (TypeError, ValueError):
+            whole = fits = False
+        if not whole:
+            raise ValueError(
+                f"job {name!r}: num_replicas must be a whole number in [1, 2^20], "
+                f"got {replicas!r}"
+            )
+        if not fits:
+            raise ValueError(
+                f"job {name!r}: batch_size must be in [1, {limit:g}] "
+                f"({app}'s largest validated batch), got {batch!r}"
+            )
+
+
 def pollux_workload(n: int) -> pd.DataFrame:
     """The artifact's embedded ``workload-<n>.csv`` (n in 1..8) with the embedded
     applications (``read_pollux_workload``)."""

@@ -65,6 +65,8 @@ def _lines(source: Any) -> Tuple[str, Iterator[str], Callable[[], None]]:
     if isinstance(source, (str, os.PathLike)):
         name, stream = os.fspath(source), open(source, "rb")
         close = stream.close
+    elif not callable(getattr(source, "read", None)):
+        raise TypeError(f"expected a path or a file object, got {source!r}")
     else:
         name, stream, close = (
             str(getattr(source, "name", "<stream>")),
