@@ -211,11 +211,13 @@ def simulate(
     config = _config(config)
     validation.check_config(config, PLACEMENTS)
     validation.check_progress(progress)
+    progress, stopped = _watched(progress)
     seed = validation.seed(seed)
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
-        return _simulate_pollux(jobs, cluster, policy, config, seed, progress, label)
+        result = _simulate_pollux(jobs, cluster, policy, config, seed, progress, label)
+        return _warn_unfinished(result, config, stopped)
     if config.agent is not None:
         raise ValueError(
             f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
@@ -292,18 +294,37 @@ def simulate(
         load_extended=extended,
         throughput=throughput is not None,
     )
-    return _warn_unfinished(result, config)
+    return _warn_unfinished(result, config, stopped)
 
 
-def _warn_unfinished(result: Result, config: Config) -> Result:
-    """Warn when jobs are left unfinished although no horizon stopped the run.
+def _watched(
+    progress: Optional[Callable[[float], Optional[bool]]],
+) -> Tuple[Optional[Callable[[float], Optional[bool]]], List[bool]]:
+    """``progress`` passed through, and a list that holds True once it asked to stop."""
+    stopped: List[bool] = []
+    if progress is None:
+        return None, stopped
+    user = progress
+
+    def watched(fraction: float) -> Optional[bool]:
+        keep = user(fraction)
+        if keep is not None and not keep:
+            stopped.append(True)
+        return keep
+
+    return watched, stopped
+
+
+def _warn_unfinished(result: Result, config: Config, stopped: List[bool]) -> Result:
+    """Warn when jobs are left unfinished although neither a horizon nor the progress
+    callback stopped the run.
 
     The engine stops when nothing can change: a job whose only fit was a window of low
     inference load that closed while it waited stays queued for ever. That is allowed,
     but never silent.
     """
     left = result.jobs.loc[result.jobs["finish_time"].isna(), "id"]
-    if len(left) and math.isinf(config.horizon):
+    if len(left) and math.isinf(config.horizon) and not stopped:
         shown = ", ".join(repr(i) for i in left[:5]) + (
             ", ..." if len(left) > 5 else ""
         )
@@ -441,7 +462,7 @@ def _simulate_pollux(
         seed=int(seed),
         aryl_version=aryl_version(),
     )
-    return _warn_unfinished(result, config)
+    return result
 
 
 def _pollux_policy_jobs(
