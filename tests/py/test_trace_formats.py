@@ -607,3 +607,65 @@ def test_imported_jobs_become_aryl_jobs(helios, openb):
     jobs = to_jobs(frame, any_type_share=0.0)
     assert [j.gpu_type for j in jobs] == ["V100", "V100", "V100"]
     assert [j.id for j in jobs] == frame["job_id"].tolist()
+
+
+# ---- aryl simulate / compare --trace-format ----------------------------------------------
+
+SMALL = ["--training-servers", "4", "--inference-servers", "4", "--plot-format", "png"]
+
+
+def simulated_jobs(path, trace_format, out, capsys, command="simulate"):
+    """Run ``aryl <command> PATH --trace-format F``; (job ids it wrote, stderr)."""
+    argv = [command, str(path), "--trace-format", trace_format, *SMALL, "--out", str(out)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    if command == "compare":
+        return None, err
+    return pd.read_csv(out / "jobs.csv")["id"].astype(str).tolist(), err
+
+
+def test_simulate_philly(philly, tmp_path, capsys):
+    late = philly_job("late", "2017-10-07 02:00:00", GOOD_RUN)
+    never = philly_job("never", "2017-10-07 02:00:00", [])
+    ids, err = simulated_jobs(philly([PHILLY_EXAMPLE, late, never]), "philly", tmp_path, capsys)
+    assert sorted(ids) == ["application_1506638472019_14199", "late"]
+    assert "aryl: left out 1 record of " in err and "(never started: 1)" in err
+
+
+def test_simulate_alibaba_pai(pai, tmp_path, capsys):
+    ids, _ = simulated_jobs(pai(), "alibaba-pai", tmp_path, capsys)
+    assert sorted(ids) == ["4b3f04b66a525d2df903eb16", "j2"]
+
+
+def test_simulate_alibaba_2023(openb, tmp_path, capsys):
+    ids, _ = simulated_jobs(openb(), "alibaba-2023", tmp_path, capsys)
+    assert sorted(ids) == ["openb-pod-0017", "openb-pod-0022", "openb-pod-0035"]
+
+
+def test_simulate_helios(helios, tmp_path, capsys):
+    ids, _ = simulated_jobs(helios(), "helios", tmp_path, capsys)
+    assert sorted(ids) == ["1425511", "1425512", "1425513"]
+
+
+def test_compare_takes_the_trace_format_too(helios, tmp_path, capsys):
+    simulated_jobs(helios(), "helios", tmp_path, capsys, command="compare")
+    assert len(pd.read_csv(tmp_path / "compare.csv")) > 1
+
+
+def test_trace_format_needs_a_file_and_a_readable_one(helios, tmp_path, capsys):
+    assert main(["simulate", "--trace-format", "helios", *SMALL]) == 2
+    assert capsys.readouterr().err == "aryl: error: --trace-format helios needs a JOBS file\n"
+    path = helios(["9,u,vc,1,1,1,COMPLETED,soon,x,x,60,0"])
+    assert main(["simulate", str(path), "--trace-format", "helios", *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"aryl: error: {path}: row 1 (line 2), column 'submit_time'")
+
+
+def test_the_parser_offers_every_trace_format():
+    from aryl.cli.parser import _parser
+
+    simulate = next(
+        a for a in _parser()._subparsers._group_actions[0].choices["simulate"]._actions
+        if a.dest == "trace_format"
+    )
+    assert tuple(simulate.choices) == TRACE_FORMATS
