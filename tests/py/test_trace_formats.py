@@ -161,7 +161,9 @@ def test_philly_jobs_are_sorted_and_time_starts_at_the_first_submission(philly):
         ([("2017-10-01 00:10:00", "2017-10-01 00:10:00", [1])], "ran 0 s"),
     ],
 )
-def test_philly_jobs_aryl_cannot_replay_are_left_out_and_counted(philly, attempts, reason):
+def test_philly_jobs_aryl_cannot_replay_are_left_out_and_counted(
+    philly, attempts, reason
+):
     keep = philly_job("keep", T0, GOOD_RUN)
     path = philly([keep, philly_job("out", T0, attempts)])
     frame, said = quiet(read, path, format="philly")
@@ -200,7 +202,9 @@ def without(job, key):
         ),
         (
             philly_job(
-                "x", T0, [*GOOD_RUN, ("2017-10-01 00:00:09", "2017-09-30 00:00:05", [1])]
+                "x",
+                T0,
+                [*GOOD_RUN, ("2017-10-01 00:00:09", "2017-09-30 00:00:05", [1])],
             ),
             "key 'attempts[1].end_time': before attempts[0].start_time",
         ),
@@ -215,7 +219,9 @@ def test_philly_bad_jobs_name_the_file_row_line_and_key(philly, job, problem):
     first = philly_job("first", T0, GOOD_RUN)
     # one job a line: the second job (row 2) is on line 3
     path = philly(text=f"[\n{json.dumps(first)},\n{json.dumps(job)}\n]\n")
-    message = fails(re.escape(f"{path}: row 2 (line 3), {problem}"), path, format="philly")
+    message = fails(
+        re.escape(f"{path}: row 2 (line 3), {problem}"), path, format="philly"
+    )
     assert message.startswith(str(path))
     frame, _ = quiet(read, path, format="philly", drop_invalid=True)
     assert frame["job_id"].tolist() == ["first"] and frame.attrs["dropped"] == 1
@@ -243,7 +249,9 @@ def test_philly_gzip_file_reads_the_same(tmp_path, philly):
     plain = philly([PHILLY_EXAMPLE])
     packed = tmp_path / "cluster_job_log.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    pd.testing.assert_frame_equal(read(packed, format="philly"), read(plain, format="philly"))
+    pd.testing.assert_frame_equal(
+        read(packed, format="philly"), read(plain, format="philly")
+    )
 
 
 # ---- Alibaba PAI 2020: pai_job_table.csv + pai_task_table.csv (no header lines) ----------
@@ -277,7 +285,10 @@ def pai(tmp_path):
 
 def test_pai_jobs_map_from_both_tables(pai):
     frame = read(pai(), format="alibaba-pai")
-    assert frame["job_id"].tolist() == ["j2", "4b3f04b66a525d2df903eb16"]  # by submission
+    assert frame["job_id"].tolist() == [
+        "j2",
+        "4b3f04b66a525d2df903eb16",
+    ]  # by submission
     assert frame["submit_time_s"].tolist() == [0.0, 79.0]  # job start_time, re-based
     # 3 workers x 50% of a GPU = 1.5 GPUs -> 2; the ps task (plan_gpu empty) has none
     assert frame["num_gpus"].tolist() == [8, 2]
@@ -303,7 +314,9 @@ def test_pai_jobs_map_from_both_tables(pai):
         ([""], "unknown", "unrecorded"),
     ],
 )
-def test_pai_gpu_type_is_v100_only_when_every_gpu_task_ran_on_one(pai, types, aryl, kept):
+def test_pai_gpu_type_is_v100_only_when_every_gpu_task_ran_on_one(
+    pai, types, aryl, kept
+):
     tasks = [f"j2,t{i},1,Terminated,10,20,100,1,100,{t}" for i, t in enumerate(types)]
     frame = read(pai(PAI_JOBS[1:], tasks), format="alibaba-pai")
     assert frame["gpu_type"].tolist() == [aryl]
@@ -316,15 +329,23 @@ def test_pai_gpu_type_is_v100_only_when_every_gpu_task_ran_on_one(pai, types, ar
         ([], "no task in the task table"),
         (["out,t,1,Terminated,10,20,600,1,,"], "no GPUs"),
         (["out,t,1,Waiting,0,0,600,1,100,V100"], "never started"),
-        (["out,t,1,Running,10,0,600,1,100,V100"], "still running at the end of the trace"),
-        (["out,t,1,Running,10,,600,1,100,V100"], "still running at the end of the trace"),
+        (
+            ["out,t,1,Running,10,0,600,1,100,V100"],
+            "still running at the end of the trace",
+        ),
+        (
+            ["out,t,1,Running,10,,600,1,100,V100"],
+            "still running at the end of the trace",
+        ),
         (["out,t,1,Terminated,10,10,600,1,100,V100"], "ran 0 s"),
     ],
 )
 def test_pai_jobs_aryl_cannot_replay_are_left_out_and_counted(pai, tasks, reason):
     jobs = ["keep,i,u,Terminated,5,30", "out,i,u,Terminated,5,30"]
     frame, said = quiet(
-        read, pai(jobs, ["keep,t,1,Terminated,10,20,600,1,100,T4", *tasks]), format="alibaba-pai"
+        read,
+        pai(jobs, ["keep,t,1,Terminated,10,20,600,1,100,T4", *tasks]),
+        format="alibaba-pai",
     )
     assert frame["job_id"].tolist() == ["keep"]
     assert frame.attrs["skip_reasons"] == Counter({reason: 1})
@@ -332,10 +353,16 @@ def test_pai_jobs_aryl_cannot_replay_are_left_out_and_counted(pai, tasks, reason
 
 
 def test_pai_task_rows_of_no_job_are_counted(pai):
-    tasks = [*PAI_TASKS, "ghost,t,1,Terminated,1,2,600,1,100,T4", "ghost,u,1,Terminated,1,2,0,1,,"]
+    tasks = [
+        *PAI_TASKS,
+        "ghost,t,1,Terminated,1,2,600,1,100,T4",
+        "ghost,u,1,Terminated,1,2,0,1,,",
+    ]
     frame, _ = quiet(read, pai(tasks=tasks), format="alibaba-pai")
     assert len(frame) == 2
-    assert frame.attrs["skip_reasons"] == Counter({"task rows of no job in the job table": 2})
+    assert frame.attrs["skip_reasons"] == Counter(
+        {"task rows of no job in the job table": 2}
+    )
 
 
 @pytest.mark.parametrize(
@@ -368,22 +395,34 @@ def test_pai_task_rows_of_no_job_are_counted(pai):
         ),
         (
             PAI_JOBS,
-            [*PAI_TASKS[:2], "j2,tensorflow,1.0,Failed,4550850.0,4559000.0,600.0,29.3,-800.0,V100"],
+            [
+                *PAI_TASKS[:2],
+                "j2,tensorflow,1.0,Failed,4550850.0,4559000.0,600.0,29.3,-800.0,V100",
+            ],
             "pai_task_table.csv: row 3 (line 3), column 'plan_gpu': negative (got '-800.0')",
         ),
         (
             PAI_JOBS,
-            [*PAI_TASKS[:2], "j2,tensorflow,one,Failed,4550850.0,4559000.0,600.0,29.3,800.0,V100"],
+            [
+                *PAI_TASKS[:2],
+                "j2,tensorflow,one,Failed,4550850.0,4559000.0,600.0,29.3,800.0,V100",
+            ],
             "pai_task_table.csv: row 3 (line 3), column 'inst_num': not a number (got 'one')",
         ),
         (
             PAI_JOBS,
-            [*PAI_TASKS[:2], "j2,tensorflow,1,Failed,4550850.0,4550000.0,600.0,29.3,800.0,V100"],
+            [
+                *PAI_TASKS[:2],
+                "j2,tensorflow,1,Failed,4550850.0,4550000.0,600.0,29.3,800.0,V100",
+            ],
             "pai_task_table.csv: row 3 (line 3), column 'end_time': before start_time",
         ),
         (
             PAI_JOBS,
-            [*PAI_TASKS[:2], "j2,tensorflow,1100,Failed,4550850,4559000,600,29.3,100000,V100"],
+            [
+                *PAI_TASKS[:2],
+                "j2,tensorflow,1100,Failed,4550850,4559000,600,29.3,100000,V100",
+            ],
             "pai_job_table.csv: row 2 (line 2), column 'job_name': tasks ask for above "
             "1.04858e+06 GPUs",
         ),
@@ -402,7 +441,10 @@ def test_pai_a_job_with_an_invalid_task_row_is_dropped_with_it(pai):
     frame, _ = quiet(read, pai(tasks=tasks), format="alibaba-pai", drop_invalid=True)
     assert frame["job_id"].tolist() == ["4b3f04b66a525d2df903eb16"]
     assert frame.attrs["drop_reasons"] == Counter(
-        {"task plan_gpu: not a number": 1, "job_name: a task row of the job is invalid": 1}
+        {
+            "task plan_gpu: not a number": 1,
+            "job_name: a task row of the job is invalid": 1,
+        }
     )
 
 
@@ -412,7 +454,8 @@ def test_pai_task_table_is_found_beside_the_job_table_or_given(pai, tmp_path):
     other.write_bytes(path.read_bytes())
     fails("does not contain pai_job_table", other, format="alibaba-pai")
     pd.testing.assert_frame_equal(
-        read_alibaba_pai(other, tmp_path / "pai_task_table.csv"), read(path, format="alibaba-pai")
+        read_alibaba_pai(other, tmp_path / "pai_task_table.csv"),
+        read(path, format="alibaba-pai"),
     )
     (tmp_path / "pai_task_table.csv").unlink()
     fails("pai_task_table.csv does not exist", path, format="alibaba-pai")
@@ -446,13 +489,25 @@ def openb(tmp_path):
 
 def test_alibaba_2023_pods_map_onto_jobs(openb):
     frame = read(openb(), format="alibaba-2023")
-    assert frame["job_id"].tolist() == ["openb-pod-0017", "openb-pod-0022", "openb-pod-0035"]
-    assert frame["submit_time_s"].tolist() == [0.0, 9679175 - 9437497, 9967058 - 9437497]
+    assert frame["job_id"].tolist() == [
+        "openb-pod-0017",
+        "openb-pod-0022",
+        "openb-pod-0035",
+    ]
+    assert frame["submit_time_s"].tolist() == [
+        0.0,
+        9679175 - 9437497,
+        9967058 - 9437497,
+    ]
     # a share of one GPU (gpu_milli 220) is one whole GPU
     assert frame["num_gpus"].tolist() == [8, 1, 1]
     assert frame["gpu_milli"].tolist() == [1000, 220, 1000]
     # deletion_time - scheduled_time
-    assert frame["duration_s"].tolist() == [10769854 - 9437497, 9973826 - 9679175, 9968575 - 9967063]
+    assert frame["duration_s"].tolist() == [
+        10769854 - 9437497,
+        9973826 - 9679175,
+        9968575 - 9967063,
+    ]
     # gpu_spec V100M16|V100M32: a V100 of either memory
     assert frame["gpu_type"].tolist() == ["unknown", "unknown", "V100"]
     assert frame["creation_time"].tolist() == [9437497, 9679175, 9967058]
@@ -460,9 +515,17 @@ def test_alibaba_2023_pods_map_onto_jobs(openb):
 
 @pytest.mark.parametrize(
     "spec, aryl",
-    [("V100M32", "V100"), ("T4", "unknown"), ("P100|T4|V100M16|V100M32", "unknown"), ("G2", "unknown"), ("nan", "unknown")],
+    [
+        ("V100M32", "V100"),
+        ("T4", "unknown"),
+        ("P100|T4|V100M16|V100M32", "unknown"),
+        ("G2", "unknown"),
+        ("nan", "unknown"),
+    ],
 )
-def test_alibaba_2023_gpu_type_is_v100_only_when_the_spec_allows_only_v100s(openb, spec, aryl):
+def test_alibaba_2023_gpu_type_is_v100_only_when_the_spec_allows_only_v100s(
+    openb, spec, aryl
+):
     row = f"p,1000,1000,1,1000,{spec},LS,Running,0,100,10"
     assert read(openb([row]), format="alibaba-2023")["gpu_type"].tolist() == [aryl]
 
@@ -472,11 +535,16 @@ def test_alibaba_2023_gpu_type_is_v100_only_when_the_spec_allows_only_v100s(open
     [
         ("out,20000,65536,0,0,,LS,Running,2759674,12902960,2759676", "no GPUs"),
         ("out,11908,47104,1,1000,,BE,Pending,10001278,10001403,", "never started"),
-        ("out,11908,47104,1,1000,,BE,Running,10001278,,10001278", "still running at the end of the trace"),
+        (
+            "out,11908,47104,1,1000,,BE,Running,10001278,,10001278",
+            "still running at the end of the trace",
+        ),
         ("out,11908,47104,1,1000,,BE,Failed,10001278,10001300,10001300", "ran 0 s"),
     ],
 )
-def test_alibaba_2023_pods_aryl_cannot_replay_are_left_out_and_counted(openb, row, reason):
+def test_alibaba_2023_pods_aryl_cannot_replay_are_left_out_and_counted(
+    openb, row, reason
+):
     frame, said = quiet(read, openb([OPENB_ROWS[0], row]), format="alibaba-2023")
     assert frame["job_id"].tolist() == ["openb-pod-0017"]
     assert frame.attrs["skip_reasons"] == Counter({reason: 1})
@@ -486,25 +554,47 @@ def test_alibaba_2023_pods_aryl_cannot_replay_are_left_out_and_counted(openb, ro
 @pytest.mark.parametrize(
     "row, where",
     [
-        ("p,1,1,1.5,1000,,LS,Running,0,100,10", "column 'num_gpu': not an integer (got '1.5')"),
+        (
+            "p,1,1,1.5,1000,,LS,Running,0,100,10",
+            "column 'num_gpu': not an integer (got '1.5')",
+        ),
         ("p,1,1,-1,1000,,LS,Running,0,100,10", "column 'num_gpu': negative (got '-1')"),
         ("p,1,1,1,1000,,LS,Running,,100,10", "column 'creation_time': empty value"),
         ("p,1,1,1,1000,,LS,Running,0,100,ten", "column 'scheduled_time': not a number"),
-        ("p,1,1,1,1000,,LS,Running,0,5,10", "column 'deletion_time': before scheduled_time"),
+        (
+            "p,1,1,1,1000,,LS,Running,0,5,10",
+            "column 'deletion_time': before scheduled_time",
+        ),
         (",1,1,1,1000,,LS,Running,0,100,10", "column 'name': empty value"),
-        ("openb-pod-0017,1,1,1,1000,,LS,Running,0,100,10", "column 'name': duplicate name 'openb-pod-0017' (first at row 1)"),
-        ("p,1,1,1,1000,,LS,Running,0,100", "11 fields" if False else "10 fields, the header has 11"),
+        (
+            "openb-pod-0017,1,1,1,1000,,LS,Running,0,100,10",
+            "column 'name': duplicate name 'openb-pod-0017' (first at row 1)",
+        ),
+        (
+            "p,1,1,1,1000,,LS,Running,0,100",
+            "11 fields" if False else "10 fields, the header has 11",
+        ),
     ],
 )
 def test_alibaba_2023_bad_rows_name_the_file_row_line_and_column(openb, row, where):
     path = openb([OPENB_ROWS[0], row])
-    fails(re.escape(f"{path}: row 2 (line 3)") + ".*" + re.escape(where), path, format="alibaba-2023")
+    fails(
+        re.escape(f"{path}: row 2 (line 3)") + ".*" + re.escape(where),
+        path,
+        format="alibaba-2023",
+    )
     frame, _ = quiet(read, path, format="alibaba-2023", drop_invalid=True)
-    assert frame["job_id"].tolist() == ["openb-pod-0017"] and frame.attrs["dropped"] == 1
+    assert (
+        frame["job_id"].tolist() == ["openb-pod-0017"] and frame.attrs["dropped"] == 1
+    )
 
 
 def test_alibaba_2023_missing_column_is_named(openb):
-    fails("missing column\\(s\\) scheduled_time", openb(header=OPENB_HEADER.replace(",scheduled_time", "")), format="alibaba-2023")
+    fails(
+        "missing column\\(s\\) scheduled_time",
+        openb(header=OPENB_HEADER.replace(",scheduled_time", "")),
+        format="alibaba-2023",
+    )
 
 
 # ---- SenseTime Helios: cluster_log.csv ------------------------------------------------
@@ -552,8 +642,14 @@ def test_helios_jobs_are_sorted_by_submission(helios):
 @pytest.mark.parametrize(
     "row, reason",
     [
-        ("9,u,vc,0,4,1,COMPLETED,2020-06-09 18:42:00,2020-06-09 18:42:00,2020-06-09 18:43:00,60,0", "no GPUs"),
-        ("9,u,vc,8,4,1,CANCELLED,2020-06-09 18:42:00,2020-06-09 18:42:00,2020-06-09 18:42:00,0,0", "ran 0 s"),
+        (
+            "9,u,vc,0,4,1,COMPLETED,2020-06-09 18:42:00,2020-06-09 18:42:00,2020-06-09 18:43:00,60,0",
+            "no GPUs",
+        ),
+        (
+            "9,u,vc,8,4,1,CANCELLED,2020-06-09 18:42:00,2020-06-09 18:42:00,2020-06-09 18:42:00,0,0",
+            "ran 0 s",
+        ),
     ],
 )
 def test_helios_jobs_aryl_cannot_replay_are_left_out_and_counted(helios, row, reason):
@@ -565,12 +661,27 @@ def test_helios_jobs_aryl_cannot_replay_are_left_out_and_counted(helios, row, re
 @pytest.mark.parametrize(
     "row, where",
     [
-        ("9,u,vc,1,1,1,COMPLETED,2020-06-09,x,x,60,0", "column 'submit_time': not a time (YYYY-MM-DD HH:MM:SS) (got '2020-06-09')"),
+        (
+            "9,u,vc,1,1,1,COMPLETED,2020-06-09,x,x,60,0",
+            "column 'submit_time': not a time (YYYY-MM-DD HH:MM:SS) (got '2020-06-09')",
+        ),
         ("9,u,vc,1,1,1,COMPLETED,,x,x,60,0", "column 'submit_time': empty value"),
-        ("9,u,vc,1,1,1,COMPLETED,2020-06-09 18:42:00,x,x,-60,0", "column 'duration': negative"),
-        ("9,u,vc,two,1,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0", "column 'gpu_num': not a number"),
-        (",u,vc,1,1,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0", "column 'job_id': empty value"),
-        ("1425511,u,vc,1,1,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0", "column 'job_id': duplicate job_id '1425511'"),
+        (
+            "9,u,vc,1,1,1,COMPLETED,2020-06-09 18:42:00,x,x,-60,0",
+            "column 'duration': negative",
+        ),
+        (
+            "9,u,vc,two,1,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0",
+            "column 'gpu_num': not a number",
+        ),
+        (
+            ",u,vc,1,1,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0",
+            "column 'job_id': empty value",
+        ),
+        (
+            "1425511,u,vc,1,1,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0",
+            "column 'job_id': duplicate job_id '1425511'",
+        ),
     ],
 )
 def test_helios_bad_rows_name_the_file_row_line_and_column(helios, row, where):
@@ -585,13 +696,17 @@ def test_helios_bad_rows_name_the_file_row_line_and_column(helios, row, where):
 
 def test_read_of_format_aryl_is_read_jobs(tmp_path):
     path = tmp_path / "jobs.csv"
-    path.write_text("job_id,submit_time_s,num_gpus,duration_s,gpu_type\na,0,1,10,V100\n")
+    path.write_text(
+        "job_id,submit_time_s,num_gpus,duration_s,gpu_type\na,0,1,10,V100\n"
+    )
     pd.testing.assert_frame_equal(read(path), read_jobs(path))
     assert TRACE_FORMATS == ("aryl", "philly", "alibaba-pai", "alibaba-2023", "helios")
 
 
 def test_read_refuses_an_unknown_format(tmp_path):
-    with pytest.raises(ValueError, match="unknown trace format 'sge'; expected one of aryl"):
+    with pytest.raises(
+        ValueError, match="unknown trace format 'sge'; expected one of aryl"
+    ):
         read(tmp_path / "x", format="sge")
     with pytest.raises(TypeError, match="format must be a str"):
         read(tmp_path / "x", format=None)
@@ -599,7 +714,11 @@ def test_read_refuses_an_unknown_format(tmp_path):
 
 def test_a_file_of_nothing_but_left_out_jobs_fails_naming_the_counts(helios):
     row = "9,u,vc,0,4,1,COMPLETED,2020-06-09 18:42:00,x,x,60,0"
-    fails("no job aryl can replay among 1 records \\({'no GPUs': 1}\\)", helios([row]), format="helios")
+    fails(
+        "no job aryl can replay among 1 records \\({'no GPUs': 1}\\)",
+        helios([row]),
+        format="helios",
+    )
 
 
 def test_imported_jobs_become_aryl_jobs(helios, openb):
@@ -616,7 +735,15 @@ SMALL = ["--training-servers", "4", "--inference-servers", "4", "--plot-format",
 
 def simulated_jobs(path, trace_format, out, capsys, command="simulate"):
     """Run ``aryl <command> PATH --trace-format F``; (job ids it wrote, stderr)."""
-    argv = [command, str(path), "--trace-format", trace_format, *SMALL, "--out", str(out)]
+    argv = [
+        command,
+        str(path),
+        "--trace-format",
+        trace_format,
+        *SMALL,
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     err = capsys.readouterr().err
     if command == "compare":
@@ -627,7 +754,9 @@ def simulated_jobs(path, trace_format, out, capsys, command="simulate"):
 def test_simulate_philly(philly, tmp_path, capsys):
     late = philly_job("late", "2017-10-07 02:00:00", GOOD_RUN)
     never = philly_job("never", "2017-10-07 02:00:00", [])
-    ids, err = simulated_jobs(philly([PHILLY_EXAMPLE, late, never]), "philly", tmp_path, capsys)
+    ids, err = simulated_jobs(
+        philly([PHILLY_EXAMPLE, late, never]), "philly", tmp_path, capsys
+    )
     assert sorted(ids) == ["application_1506638472019_14199", "late"]
     assert "aryl: left out 1 record of " in err and "(never started: 1)" in err
 
@@ -654,7 +783,10 @@ def test_compare_takes_the_trace_format_too(helios, tmp_path, capsys):
 
 def test_trace_format_needs_a_file_and_a_readable_one(helios, tmp_path, capsys):
     assert main(["simulate", "--trace-format", "helios", *SMALL]) == 2
-    assert capsys.readouterr().err == "aryl: error: --trace-format helios needs a JOBS file\n"
+    assert (
+        capsys.readouterr().err
+        == "aryl: error: --trace-format helios needs a JOBS file\n"
+    )
     path = helios(["9,u,vc,1,1,1,COMPLETED,soon,x,x,60,0"])
     assert main(["simulate", str(path), "--trace-format", "helios", *SMALL]) == 2
     err = capsys.readouterr().err
@@ -665,7 +797,8 @@ def test_the_parser_offers_every_trace_format():
     from aryl.cli.parser import _parser
 
     simulate = next(
-        a for a in _parser()._subparsers._group_actions[0].choices["simulate"]._actions
+        a
+        for a in _parser()._subparsers._group_actions[0].choices["simulate"]._actions
         if a.dest == "trace_format"
     )
     assert tuple(simulate.choices) == TRACE_FORMATS

@@ -56,7 +56,9 @@ def _read_jobs(args: argparse.Namespace) -> Any:
         )
     skipped = int(frame.attrs.get("skipped", 0) or 0)
     if skipped and not args.quiet:
-        reasons = ", ".join(f"{k}: {v:,}" for k, v in frame.attrs["skip_reasons"].items())
+        reasons = ", ".join(
+            f"{k}: {v:,}" for k, v in frame.attrs["skip_reasons"].items()
+        )
         print(
             f"aryl: left out {skipped:,} record{'s' * (skipped != 1)} of {args.jobs}, "
             f"not GPU jobs aryl can replay ({reasons})",

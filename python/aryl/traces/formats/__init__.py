@@ -42,7 +42,9 @@ _READERS: Dict[str, Callable[..., pd.DataFrame]] = {
 TRACE_FORMATS = tuple(_READERS)
 
 
-def read(source: Any, format: str = "aryl", *, drop_invalid: bool = False) -> pd.DataFrame:
+def read(
+    source: Any, format: str = "aryl", *, drop_invalid: bool = False
+) -> pd.DataFrame:
     """Read a job trace in one of ``TRACE_FORMATS``.
 
     Parameters

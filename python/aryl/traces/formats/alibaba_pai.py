@@ -6,13 +6,19 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional, Set, Tuple
+from typing import Any, Set, Tuple
 
 import numpy as np
 import pandas as pd
 
-from ..reading import MAX_JOB_GPUS, MAX_TIME_S, TraceError, _numbers
-from ..reading import _first_problem, _raise_first
+from ..reading import (
+    MAX_JOB_GPUS,
+    MAX_TIME_S,
+    TraceError,
+    _first_problem,
+    _numbers,
+    _raise_first,
+)
 from .common import (
     NEVER_STARTED,
     NO_GPUS,
@@ -115,7 +121,11 @@ def read_alibaba_pai(
             {
                 "job_name": np.select(
                     [names == "", bad_task, gpus > MAX_JOB_GPUS],
-                    ["empty value", BAD_TASK, f"tasks ask for above {MAX_JOB_GPUS:g} GPUs"],
+                    [
+                        "empty value",
+                        BAD_TASK,
+                        f"tasks ask for above {MAX_JOB_GPUS:g} GPUs",
+                    ],
                     "",
                 ).astype(object),
                 "start_time": why_submit,
@@ -168,7 +178,9 @@ def _task_table(source: Any) -> Path:
     return tasks
 
 
-def _tasks(source: Any, drop_invalid: bool) -> Tuple[pd.DataFrame, Set[str], Counter[str]]:
+def _tasks(
+    source: Any, drop_invalid: bool
+) -> Tuple[pd.DataFrame, Set[str], Counter[str]]:
     """Per job name: ``tasks`` (rows), ``gpus`` (the exact sum), ``start`` (first
     launch, inf if none), ``end`` (last end of a launched task), ``running`` (a
     launched task has no end) and ``types`` (``+``-joined GPU types); the names of
@@ -179,7 +191,9 @@ def _tasks(source: Any, drop_invalid: bool) -> Tuple[pd.DataFrame, Set[str], Cou
     for chunk in headerless(source, PAI_TASK_COLUMNS):
         frame = chunk.frame
         inst, why_inst = _numbers(frame["inst_num"], high=MAX_JOB_GPUS)
-        start, why_start = _numbers(frame["start_time"].replace("", "0"), high=MAX_TIME_S)
+        start, why_start = _numbers(
+            frame["start_time"].replace("", "0"), high=MAX_TIME_S
+        )
         end, why_end = _numbers(frame["end_time"].replace("", "0"), high=MAX_TIME_S)
         plan, why_plan = _numbers(frame["plan_gpu"].replace("", "0"), high=1e6)
         with np.errstate(invalid="ignore"):
@@ -190,7 +204,9 @@ def _tasks(source: Any, drop_invalid: bool) -> Tuple[pd.DataFrame, Set[str], Cou
                 "job_name": empty_reasons(frame["job_name"]),
                 "inst_num": why_inst,
                 "start_time": why_start,
-                "end_time": np.where(before, "before start_time", why_end).astype(object),
+                "end_time": np.where(before, "before start_time", why_end).astype(
+                    object
+                ),
                 "plan_gpu": why_plan,
             },
         )
@@ -223,5 +239,7 @@ def _tasks(source: Any, drop_invalid: bool) -> Tuple[pd.DataFrame, Set[str], Cou
         running=("running", "any"),
     )
     kinds = tasks.dropna(subset=["type"]).drop_duplicates(["job_name", "type"])
-    per_job["types"] = kinds.sort_values("type").groupby("job_name")["type"].agg("+".join)
+    per_job["types"] = (
+        kinds.sort_values("type").groupby("job_name")["type"].agg("+".join)
+    )
     return per_job, bad_jobs, dropped

@@ -15,7 +15,6 @@ import pandas as pd
 from ..reading import (
     JOB_COLUMNS,
     MAX_JOB_GPUS,
-    MAX_TIME_S,
     TraceError,
     _chunks,
     _concat,
@@ -45,7 +44,11 @@ def aryl_gpu_type(names: Iterable[str]) -> str:
     """``V100`` when every name is a V100 (``V100``, ``V100M16``, ``V100M32``: aryl's
     training GPU, whatever its memory), else ``unknown``."""
     names = [n.strip() for n in names]
-    return "V100" if names and all(n.upper().startswith("V100") for n in names) else UNKNOWN
+    return (
+        "V100"
+        if names and all(n.upper().startswith("V100") for n in names)
+        else UNKNOWN
+    )
 
 
 def headerless(source: Any, columns: Sequence[str]) -> Iterator[_Table]:
@@ -87,7 +90,9 @@ def one_time(value: Any) -> float:
     if not isinstance(value, str):
         raise ValueError("not a time (YYYY-MM-DD HH:MM:SS)")
     try:
-        return (datetime.strptime(value, TIME_FORMAT) - datetime(1970, 1, 1)).total_seconds()
+        return (
+            datetime.strptime(value, TIME_FORMAT) - datetime(1970, 1, 1)
+        ).total_seconds()
     except ValueError:
         raise ValueError("not a time (YYYY-MM-DD HH:MM:SS)") from None
 
@@ -162,7 +167,10 @@ class Collector:
         table = _concat(parts)
         table.frame = table.frame.rename(columns={"job_id": self.id_column})
         keep = _unique_ids(
-            table, np.arange(len(table.frame)), self.drop_invalid, self.dropped,
+            table,
+            np.arange(len(table.frame)),
+            self.drop_invalid,
+            self.dropped,
             column=self.id_column,
         )
         frame = table.frame.iloc[keep].rename(columns={self.id_column: "job_id"})
