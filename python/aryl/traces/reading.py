@@ -117,15 +117,21 @@ def _blank(record: List[str]) -> bool:
     return not record or (len(record) == 1 and not record[0].strip())
 
 
-def _tables(source: Any, required: Tuple[str, ...]) -> Iterator[_Table]:
+def _tables(
+    source: Any, required: Tuple[str, ...], columns: Optional[Tuple[str, ...]] = None
+) -> Iterator[_Table]:
     """Parse the CSV (csv module: exact line numbers) in chunks of ``CHUNK_ROWS`` rows;
     check header, columns and that rows exist. Blank lines at the end are ignored; a blank
-    line before a row is a row (and fails)."""
+    line before a row is a row (and fails). ``columns``: the file has no header line,
+    these name its fields."""
     name, lines, close = _lines(source)
     try:
         with _decoding(name):
             reader = csv.reader(lines)
             try:
+                if columns is not None:
+                    yield from _chunks(name, list(columns), reader)
+                    return
                 first, content = None, False
                 for (
                     record

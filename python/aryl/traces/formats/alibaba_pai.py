@@ -18,6 +18,7 @@ from ..reading import (
     _first_problem,
     _numbers,
     _raise_first,
+    _tables,
 )
 from .common import (
     NEVER_STARTED,
@@ -28,7 +29,6 @@ from .common import (
     aryl_gpu_type,
     empty_reasons,
     first_skip,
-    headerless,
 )
 
 #: The columns of ``pai_job_table.csv`` (no header line; the release's
@@ -108,7 +108,7 @@ def read_alibaba_pai(
     jobs = Collector("", "job_name", drop_invalid)
     jobs.dropped.update(task_dropped)
     seen: Set[str] = set()
-    for chunk in headerless(source, PAI_JOB_COLUMNS):
+    for chunk in _tables(source, (), PAI_JOB_COLUMNS):
         jobs.name = chunk.name
         frame = chunk.frame
         names = frame["job_name"]
@@ -188,7 +188,7 @@ def _tasks(
     parts = []
     bad_jobs: Set[str] = set()
     dropped: Counter[str] = Counter()
-    for chunk in headerless(source, PAI_TASK_COLUMNS):
+    for chunk in _tables(source, (), PAI_TASK_COLUMNS):
         frame = chunk.frame
         inst, why_inst = _numbers(frame["inst_num"], high=MAX_JOB_GPUS)
         start, why_start = _numbers(

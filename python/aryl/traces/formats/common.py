@@ -3,11 +3,10 @@ the kept jobs into one job frame with attrs that count what was left out and why
 
 from __future__ import annotations
 
-import csv
 import warnings
 from collections import Counter
 from datetime import datetime
-from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -16,12 +15,9 @@ from ..reading import (
     JOB_COLUMNS,
     MAX_JOB_GPUS,
     TraceError,
-    _chunks,
     _concat,
-    _decoding,
     _finish,
     _first_problem,
-    _lines,
     _raise_first,
     _shared_strings,
     _Table,
@@ -49,23 +45,6 @@ def aryl_gpu_type(names: Iterable[str]) -> str:
         if names and all(n.upper().startswith("V100") for n in names)
         else UNKNOWN
     )
-
-
-def headerless(source: Any, columns: Sequence[str]) -> Iterator[_Table]:
-    """The rows of a CSV file without a header line (Alibaba PAI's tables), named by
-    ``columns``, in chunks, with their numbers and lines as ``read_jobs`` reports them."""
-    name, lines, close = _lines(source)
-    try:
-        with _decoding(name):
-            reader = csv.reader(lines)
-            try:
-                yield from _chunks(name, list(columns), reader)
-            except csv.Error as exc:
-                raise TraceError(
-                    f"{name}: line {reader.line_num}: not valid CSV ({exc})"
-                ) from None
-    finally:
-        close()
 
 
 def empty_reasons(text: pd.Series) -> np.ndarray:
