@@ -15,9 +15,9 @@ from .common import (
     STILL_RUNNING,
     ZERO_RUN,
     Collector,
-    aryl_gpu_type,
     empty_reasons,
     first_skip,
+    gpu_types,
     whole,
 )
 
@@ -73,6 +73,7 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     for chunk in _tables(source, OPENB_COLUMNS):
         pods.name = chunk.name
         frame = chunk.frame
+        specs = frame["gpu_spec"].str.split("|").explode()
         gpus, why_gpus = _numbers(frame["num_gpu"], integer=True, high=MAX_JOB_GPUS)
         created, why_created = _numbers(frame["creation_time"], high=MAX_TIME_S)
         unscheduled = (frame["scheduled_time"] == "").to_numpy()
@@ -109,7 +110,7 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             submit_time_s=created,
             num_gpus=whole(gpus),
             duration_s=duration,
-            gpu_type=[aryl_gpu_type(s.split("|")) for s in frame["gpu_spec"]],
+            gpu_type=gpu_types(specs, specs.index).to_numpy(),
         )
         pods.keep(chunk, good, skip, out.drop(columns=["name"]))
     return pods.frame("alibaba-2023")

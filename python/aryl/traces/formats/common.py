@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -36,15 +36,12 @@ NO_GPUS = "no GPUs"
 ZERO_RUN = "ran 0 s"
 
 
-def aryl_gpu_type(names: Iterable[str]) -> str:
-    """``V100`` when every name is a V100 (``V100``, ``V100M16``, ``V100M32``: aryl's
-    training GPU, whatever its memory), else ``unknown``."""
-    names = [n.strip() for n in names]
-    return (
-        "V100"
-        if names and all(n.upper().startswith("V100") for n in names)
-        else UNKNOWN
-    )
+def gpu_types(names: pd.Series, groups: Any) -> pd.Series:
+    """Per group of ``names`` (GPU type names): ``V100`` when every name is a V100
+    (``V100``, ``V100M16``, ``V100M32``: aryl's training GPU, whatever its memory),
+    else ``unknown``."""
+    v100 = names.str.strip().str.upper().str.startswith("V100").groupby(groups).all()
+    return v100.map({True: "V100", False: UNKNOWN})
 
 
 def empty_reasons(text: pd.Series) -> np.ndarray:
