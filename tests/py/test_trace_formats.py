@@ -448,6 +448,13 @@ def test_pai_a_job_with_an_invalid_task_row_is_dropped_with_it(pai):
     )
 
 
+def test_pai_tasks_of_a_dropped_invalid_job_are_not_counted_as_of_no_job(pai):
+    jobs = [PAI_JOBS[0], "j2,i2,u2,Failed,soon,4560000.0"]
+    frame, _ = quiet(read, pai(jobs), format="alibaba-pai", drop_invalid=True)
+    assert frame.attrs["drop_reasons"] == Counter({"start_time: not a number": 1})
+    assert frame.attrs["skipped"] == 0
+
+
 def test_pai_task_table_is_found_beside_the_job_table_or_given(pai, tmp_path):
     path = pai()
     other = tmp_path / "jobs.csv"

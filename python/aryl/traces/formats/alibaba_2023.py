@@ -103,7 +103,6 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
                 (undeleted, STILL_RUNNING),
                 (duration == 0, ZERO_RUN),
             ],
-            len(frame),
         )
         out = frame.drop(columns=["num_gpu"]).assign(
             job_id=frame["name"],

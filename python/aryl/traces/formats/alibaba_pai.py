@@ -132,7 +132,7 @@ def read_alibaba_pai(
                 "start_time": why_submit,
             },
         )
-        seen.update(names[good].tolist())
+        seen.update(names.tolist())  # its tasks are not orphans, kept or not
         duration = job["end"].to_numpy() - job["start"].to_numpy()
         skip = first_skip(
             [
@@ -142,7 +142,6 @@ def read_alibaba_pai(
                 (job["running"].to_numpy() == True, STILL_RUNNING),  # noqa: E712 (NaN)
                 (duration == 0, ZERO_RUN),
             ],
-            len(frame),
         )
         out = frame.drop(columns=["job_name"]).assign(
             job_id=names,

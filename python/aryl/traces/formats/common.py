@@ -1,5 +1,5 @@
-"""What every importer shares: reading its CSV tables, checking values, and turning
-the kept jobs into one job frame with attrs that count what was left out and why."""
+"""What every importer shares: parsing times, checking values, naming GPU types, and
+turning the kept jobs into one job frame whose attrs count what was left out and why."""
 
 from __future__ import annotations
 
@@ -81,10 +81,8 @@ def whole(gpus: np.ndarray) -> np.ndarray:
     return counts
 
 
-def first_skip(rules: Sequence[Tuple[np.ndarray, str]], n: int) -> np.ndarray:
-    """Per row, the first rule's reason whose mask holds (``""`` if none)."""
-    if not rules:
-        return np.full(n, "", dtype=object)
+def first_skip(rules: Sequence[Tuple[np.ndarray, str]]) -> np.ndarray:
+    """Per row, the reason of the first rule whose mask holds (``""`` if none)."""
     return np.select([m for m, _ in rules], [r for _, r in rules], "").astype(object)
 
 
@@ -150,7 +148,7 @@ class Collector:
             column=self.id_column,
         )
         frame = table.frame.iloc[keep].rename(columns={self.id_column: "job_id"})
-        frame = frame.iloc[np.argsort(frame["submit_time_s"], kind="stable")]
+        frame = frame.iloc[np.argsort(frame["submit_time_s"].to_numpy(), kind="stable")]
         frame = frame.reset_index(drop=True)
         frame["submit_time_s"] -= frame["submit_time_s"].iloc[0]
         frame["job_id"] = frame["job_id"].astype(str)

@@ -73,7 +73,7 @@ def read_helios(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
                 "duration": why_duration,
             },
         )
-        skip = first_skip([(gpus == 0, NO_GPUS), (duration == 0, ZERO_RUN)], len(frame))
+        skip = first_skip([(gpus == 0, NO_GPUS), (duration == 0, ZERO_RUN)])
         out = frame.drop(columns=["gpu_num", "duration"]).assign(
             submit_time_s=submit,
             num_gpus=whole(gpus),
