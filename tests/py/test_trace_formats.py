@@ -455,6 +455,19 @@ def test_pai_tasks_of_a_dropped_invalid_job_are_not_counted_as_of_no_job(pai):
     assert frame.attrs["skipped"] == 0
 
 
+def test_pai_gzip_tables_are_found_and_read_the_same(pai, tmp_path):
+    path = pai()
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    for name in ("pai_job_table.csv", "pai_task_table.csv"):
+        data = gzip.compress((tmp_path / name).read_bytes())
+        (packed / f"{name}.gz").write_bytes(data)
+    pd.testing.assert_frame_equal(
+        read(packed / "pai_job_table.csv.gz", format="alibaba-pai"),
+        read(path, format="alibaba-pai"),
+    )
+
+
 def test_pai_task_table_is_found_beside_the_job_table_or_given(pai, tmp_path):
     path = pai()
     other = tmp_path / "jobs.csv"
