@@ -16,9 +16,10 @@ format=...)`` also imports the public GPU cluster traces as released (``TRACE_FO
 Microsoft Philly, Alibaba PAI 2020, Alibaba GPU 2023, SenseTime Helios) into the job
 schema. ``to_jobs`` turns a job frame into inelastic ``aryl.Job`` records
 (``aryl.sim.scenario`` adds elasticity); ``loanable_servers``, ``rescale_load`` and
-``extend_load`` work on load frames. ``load_default`` returns the two embedded real traces (``aryl/data/README.md``: Microsoft ITP
-cluster04, MIT; Alibaba cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded
-pair calibrated to the paper's §2 and §7.1 statistics.
+``extend_load`` work on load frames. ``load_default`` returns the two embedded real
+traces (``aryl/data/README.md``: Microsoft ITP cluster04, MIT; Alibaba
+cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded pair calibrated to
+the paper's §2 and §7.1 statistics.
 
 The Pollux artifact's workloads (``name, time, application, num_replicas, batch_size``)
 are read by ``read_pollux_workload``, which attaches each application's measured
