@@ -21,7 +21,11 @@ __all__ = ["main"]
 
 
 def _check(args: argparse.Namespace) -> None:
-    """What one option alone cannot say: sweep parameter names, --grid with --set."""
+    """What one option alone cannot say: sweep parameter names, --grid with --set,
+    --trace-format without a trace."""
+    trace_format = getattr(args, "trace_format", "aryl")
+    if trace_format != "aryl" and args.jobs is None:
+        raise ValueError(f"--trace-format {trace_format} needs a JOBS file")
     if args.command == "sweep":
         from ..sim.sweep import grid_points
 

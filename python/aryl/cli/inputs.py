@@ -44,19 +44,32 @@ def _inputs(args: argparse.Namespace) -> Tuple[JobTable, Any, str]:
 
 
 def _read_jobs(args: argparse.Namespace) -> Any:
-    """``traces.read_jobs`` of JOBS.csv; rows skipped by ``--drop-invalid`` are reported
-    in one line on stderr (not as a Python warning), unless ``--quiet``."""
+    """``traces.read`` of JOBS in ``--trace-format``; rows skipped by ``--drop-invalid``
+    and records an importer leaves out are each reported in one line on stderr (not as
+    a Python warning), unless ``--quiet``."""
     from .. import traces
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the count is in the frame's attrs, said below
-        frame = traces.read_jobs(args.jobs, drop_invalid=args.drop_invalid)
+        frame = traces.read(
+            args.jobs, format=args.trace_format, drop_invalid=args.drop_invalid
+        )
+    skipped = int(frame.attrs.get("skipped", 0) or 0)
+    if skipped and not args.quiet:
+        reasons = ", ".join(
+            f"{k}: {v:,}" for k, v in frame.attrs["skip_reasons"].items()
+        )
+        print(
+            f"aryl: left out {skipped:,} record{'s' * (skipped != 1)} of {args.jobs}, "
+            f"not GPU jobs aryl can replay ({reasons})",
+            file=sys.stderr,
+        )
     dropped = int(frame.attrs.get("dropped", 0) or 0)
     if dropped and not args.quiet:
         reasons = ", ".join(
             f"{k}: {v}" for k, v in frame.attrs.get("drop_reasons", {}).items()
         )
-        total = len(frame) + dropped
+        total = len(frame) + dropped + skipped
         print(
             f"aryl: skipped {dropped:,} invalid row{'s' * (dropped != 1)} "
             f"of {total:,} in "

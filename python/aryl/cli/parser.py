@@ -44,7 +44,17 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
         metavar="JOBS.csv",
         type=_readable_file("JOBS.csv"),
         help="job trace in the common CSV format (job_id, submit_time_s, num_gpus, "
-        "duration_s, gpu_type; gzip allowed); default: the embedded ITP trace",
+        "duration_s, gpu_type; gzip allowed), or in --trace-format; default: the "
+        "embedded ITP trace",
+    )
+    p.add_argument(
+        "--trace-format",
+        choices=["aryl", "philly", "alibaba-pai", "alibaba-2023", "helios"],
+        default="aryl",
+        help="the format of JOBS: aryl (default, the common CSV), or a public trace "
+        "as released: philly (cluster_job_log), alibaba-pai (pai_job_table.csv, "
+        "pai_task_table.csv beside it), alibaba-2023 (openb_pod_list_*.csv), helios "
+        "(cluster_log.csv); docs/traces.md gives each mapping",
     )
     p.add_argument(
         "--load",

@@ -11,12 +11,15 @@ Two CSV schemas (times in seconds; extra columns are kept):
 
 ``read_jobs`` / ``read_load`` read them from a path or a file object, gzip-compressed or not
 (detected by the magic bytes, not the name), and raise ``TraceError`` naming the file, the
-row and the column of the first problem; nothing is dropped silently. ``to_jobs`` turns a
-job frame into inelastic ``aryl.Job`` records (``aryl.sim.scenario`` adds elasticity);
-``loanable_servers``, ``rescale_load`` and ``extend_load`` work on load frames.
-``load_default`` returns the two embedded real traces (``aryl/data/README.md``: Microsoft ITP
-cluster04, MIT; Alibaba cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded
-pair calibrated to the paper's §2 and §7.1 statistics.
+row and the column of the first problem; nothing is dropped silently. ``read(path,
+format=...)`` also imports the public GPU cluster traces as released (``TRACE_FORMATS``:
+Microsoft Philly, Alibaba PAI 2020, Alibaba GPU 2023, SenseTime Helios) into the job
+schema. ``to_jobs`` turns a job frame into inelastic ``aryl.Job`` records
+(``aryl.sim.scenario`` adds elasticity); ``loanable_servers``, ``rescale_load`` and
+``extend_load`` work on load frames. ``load_default`` returns the two embedded real
+traces (``aryl/data/README.md``: Microsoft ITP cluster04, MIT; Alibaba
+cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded pair calibrated to
+the paper's §2 and §7.1 statistics.
 
 The Pollux artifact's workloads (``name, time, application, num_replicas, batch_size``)
 are read by ``read_pollux_workload``, which attaches each application's measured
@@ -43,6 +46,14 @@ from .conversion import (
     rescale_load,
     to_jobs,
     worker_split,
+)
+from .formats import (
+    TRACE_FORMATS,
+    read,
+    read_alibaba_2023,
+    read_alibaba_pai,
+    read_helios,
+    read_philly,
 )
 from .generator import GPU_SECONDS_PER_JOB, synthetic
 from .pollux import (
@@ -83,6 +94,7 @@ __all__ = [
     "POLLUX_GPU_TIME_BUCKETS",
     "POLLUX_WORKLOADS",
     "PolluxApplication",
+    "TRACE_FORMATS",
     "TraceError",
     "UNKNOWN_GPU_TYPES",
     "WORKLOAD_COLUMNS",
@@ -95,8 +107,13 @@ __all__ = [
     "pollux_profiles",
     "pollux_applications",
     "pollux_workload",
+    "read",
+    "read_alibaba_2023",
+    "read_alibaba_pai",
+    "read_helios",
     "read_jobs",
     "read_load",
+    "read_philly",
     "read_pollux_application",
     "read_pollux_workload",
     "rescale_load",

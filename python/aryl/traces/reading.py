@@ -119,15 +119,21 @@ def _blank(record: List[str]) -> bool:
     return not record or (len(record) == 1 and not record[0].strip())
 
 
-def _tables(source: Any, required: Tuple[str, ...]) -> Iterator[_Table]:
+def _tables(
+    source: Any, required: Tuple[str, ...], columns: Optional[Tuple[str, ...]] = None
+) -> Iterator[_Table]:
     """Parse the CSV (csv module: exact line numbers) in chunks of ``CHUNK_ROWS`` rows;
     check header, columns and that rows exist. Blank lines at the end are ignored; a blank
-    line before a row is a row (and fails)."""
+    line before a row is a row (and fails). ``columns``: the file has no header line,
+    these name its fields."""
     name, lines, close = _lines(source)
     try:
         with _decoding(name):
             reader = csv.reader(lines)
             try:
+                if columns is not None:
+                    yield from _chunks(name, list(columns), reader)
+                    return
                 first, content = None, False
                 for (
                     record
@@ -369,19 +375,23 @@ def _concat(tables: List[_Table]) -> _Table:
 
 
 def _unique_ids(
-    table: _Table, keep: np.ndarray, drop: bool, dropped: Counter[str]
+    table: _Table,
+    keep: np.ndarray,
+    drop: bool,
+    dropped: Counter[str],
+    column: str = "job_id",
 ) -> np.ndarray:
-    """``keep`` without the later rows of a repeated ``job_id`` (or the error for the first)."""
-    ids = table.frame["job_id"].iloc[keep]
+    """``keep`` without the later rows of a repeated id (or the error for the first)."""
+    ids = table.frame[column].iloc[keep]
     dup = ids.duplicated(keep="first").to_numpy()
     if dup.any() and not drop:
         i = int(np.flatnonzero(dup)[0])
         first = int(keep[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
         raise TraceError(
-            f"{table.where(int(keep[i]), 'job_id')}: duplicate job_id {ids.iloc[i]!r} "
+            f"{table.where(int(keep[i]), column)}: duplicate {column} {ids.iloc[i]!r} "
             f"(first at row {table.rows[first] + 1})"
         )
-    dropped["job_id: duplicate"] += int(dup.sum())
+    dropped[f"{column}: duplicate"] += int(dup.sum())
     unique: np.ndarray = keep[~dup]
     return unique
 

@@ -1,0 +1,115 @@
+"""Alibaba GPU 2023 (ATC'23 "Beware of Fragmentation", ``alibaba/clusterdata``
+``cluster-trace-gpu-v2023``): ``openb_pod_list_*.csv``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..reading import MAX_JOB_GPUS, MAX_TIME_S, _numbers, _tables
+from .common import (
+    NEVER_STARTED,
+    NO_GPUS,
+    STILL_RUNNING,
+    ZERO_RUN,
+    Collector,
+    empty_reasons,
+    first_skip,
+    gpu_types,
+    whole,
+)
+
+#: The columns of ``openb_pod_list_*.csv`` the mapping reads (the release has also
+#: ``cpu_milli``, ``memory_mib``, ``gpu_milli``, ``qos``, ``pod_phase``).
+OPENB_COLUMNS = (
+    "name",
+    "num_gpu",
+    "gpu_spec",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
+)
+
+
+def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
+    """Read an Alibaba GPU 2023 pod list (``openb_pod_list_default.csv`` or any
+    ``openb_pod_list_*.csv``: one Kubernetes pod a row, with a header line).
+
+    ``job_id`` is ``name``; ``submit_time_s`` is ``creation_time`` from the first kept
+    pod's; ``num_gpus`` is ``num_gpu`` (a pod that asks for a share of one GPU,
+    ``gpu_milli`` < 1000, gets the whole GPU: aryl allocates whole GPUs);
+    ``duration_s`` is ``deletion_time - scheduled_time``; ``gpu_type`` is ``V100`` when
+    every type ``gpu_spec`` allows is a V100 (``V100M16|V100M32``), else ``unknown``.
+    Pods of every ``pod_phase`` are kept. Left out and counted: CPU pods (``num_gpu``
+    0), pods never scheduled (no ``scheduled_time``: they were pending), pods without
+    a ``deletion_time``, and pods that ran 0 s. The other columns are kept.
+
+    Parameters
+    ----------
+    source
+        A path or a file object (text or binary); gzip is detected by its magic bytes.
+    drop_invalid
+        As in ``read_jobs``: skip rows with a problem (counted) instead of raising.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The job frame of ``read_jobs``; ``.attrs`` adds ``format``, ``skipped`` and
+        ``skip_reasons``.
+
+    Raises
+    ------
+    TraceError
+        Naming the file, the row (with its line) and the column: a missing column; an
+        empty ``name``; a non-integer or negative ``num_gpu``; an empty, non-numeric or
+        negative ``creation_time``; a non-numeric or negative ``scheduled_time`` or
+        ``deletion_time``, or a ``deletion_time`` before the ``scheduled_time``; values
+        beyond the model's limits; a repeated ``name``; a row with the wrong number of
+        fields.
+    """
+    pods = Collector("", "name", drop_invalid)
+    for chunk in _tables(source, OPENB_COLUMNS):
+        pods.name = chunk.name
+        frame = chunk.frame
+        specs = frame["gpu_spec"].str.split("|").explode()
+        gpus, why_gpus = _numbers(frame["num_gpu"], integer=True, high=MAX_JOB_GPUS)
+        created, why_created = _numbers(frame["creation_time"], high=MAX_TIME_S)
+        unscheduled = (frame["scheduled_time"] == "").to_numpy()
+        undeleted = (frame["deletion_time"] == "").to_numpy()
+        start, why_start = _numbers(frame["scheduled_time"].where(~unscheduled, "0"))
+        end, why_end = _numbers(frame["deletion_time"].where(~undeleted, "0"))
+        ran = ~unscheduled & ~undeleted
+        with np.errstate(invalid="ignore"):
+            before = ran & (end < start)
+            duration = np.where(ran, end - start, 0.0)
+        good = pods.check(
+            chunk,
+            {
+                "name": empty_reasons(frame["name"]),
+                "num_gpu": why_gpus,
+                "creation_time": why_created,
+                "scheduled_time": why_start,
+                "deletion_time": np.where(
+                    before, "before scheduled_time", why_end
+                ).astype(object),
+            },
+        )
+        skip = first_skip(
+            [
+                (gpus == 0, NO_GPUS),
+                (unscheduled, NEVER_STARTED),
+                (undeleted, STILL_RUNNING),
+                (duration == 0, ZERO_RUN),
+            ],
+        )
+        out = frame.drop(columns=["num_gpu"]).assign(
+            job_id=frame["name"],
+            submit_time_s=created,
+            num_gpus=whole(gpus),
+            duration_s=duration,
+            gpu_type=gpu_types(specs, specs.index).to_numpy(),
+        )
+        pods.keep(chunk, good, skip, out.drop(columns=["name"]))
+    return pods.frame("alibaba-2023")
