@@ -1,4 +1,4 @@
-"""Fuzz targets: the trace reader and the raw ``aryl._core`` entry points.
+"""Fuzz targets: the trace reader, the raw ``aryl._core`` entry points, saved results.
 
 Each target takes bytes and may only return or raise ValueError/TypeError (TraceError
 is a ValueError); anything else — another exception, a crash, a sanitizer report — is a
@@ -14,14 +14,17 @@ same targets run coverage-guided: ``python tests/fuzz/fuzz_targets.py --atheris`
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import math
 import random
 import sys
+import tempfile
 import warnings
+from pathlib import Path
 
 import aryl
-from aryl import _core, traces
+from aryl import _core, sim, traces
 from aryl.model import job_columns, server_columns
 
 CORPUS = [
@@ -230,7 +233,57 @@ def core_entry_points(data: bytes) -> None:
         pass
 
 
-TARGETS = {"trace_reader": trace_reader, "core": core_entry_points}
+_SAVED: dict = {}  # file name -> bytes of one saved result that is a sweep cache entry
+
+
+def _saved_files() -> dict:
+    if not _SAVED:
+        sweep = importlib.import_module("aryl.sim.sweep")
+        run = sim.simulate(
+            [aryl.Job(f"j{i}", 8, 1, 2, 600.0) for i in range(3)],
+            sim.Cluster(2, 0),
+            label="fuzz",
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            entry = Path(tmp) / "entry"
+            sweep._store(entry, run, {**sweep._row(run, "entry", "t"), "seconds": 0.0})
+            _SAVED.update({p.name: p.read_bytes() for p in entry.iterdir()})
+    return _SAVED
+
+
+def saved_result(data: bytes) -> None:
+    """A saved result (a sweep cache entry) with one file mutated, truncated or gone:
+    ``sim.load`` returns or raises ResultFileError (a ValueError; FileNotFoundError when
+    result.json is gone), a sweep's cache read
+    returns the row or None (recompute) with a warning, never another exception."""
+    rng = random.Random(data)
+    files = dict(_saved_files())
+    name = rng.choice(sorted(files))
+    if rng.random() < 0.1:
+        del files[name]
+    else:
+        files[name] = mutate(rng, files[name])
+    with tempfile.TemporaryDirectory() as tmp:
+        entry = Path(tmp) / "entry"
+        entry.mkdir()
+        for file, content in files.items():
+            (entry / file).write_bytes(content)
+        try:
+            sim.load(entry)
+        except ValueError:
+            pass
+        except FileNotFoundError:  # result.json gone: no saved result here
+            assert "result.json" not in files
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            importlib.import_module("aryl.sim.sweep")._cached(Path(tmp), "entry")
+
+
+TARGETS = {
+    "trace_reader": trace_reader,
+    "core": core_entry_points,
+    "saved_result": saved_result,
+}
 
 
 def main() -> int:

@@ -308,3 +308,11 @@ def test_the_cache_key_follows_the_code_not_the_version(tmp_path, monkeypatch):
     assert after != before
     monkeypatch.setattr(sweep_module, "code_fingerprint", lambda: after)
     assert list(run_sweep(tmp_path)["cached"]) == [False, False]
+
+
+def test_fuzzed_result_files_raise_only_the_documented_errors():
+    # 200 of the saved_result fuzz target's inputs (scripts/sanitize runs 1,500).
+    from fuzz.fuzz_targets import saved_result
+
+    for i in range(200):
+        saved_result(i.to_bytes(4, "little"))
