@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import signal
 import sys
 import tempfile
 
@@ -359,3 +360,31 @@ def test_without_ray_auto_falls_back_to_a_process_pool(trace, monkeypatch):
     pd.testing.assert_frame_equal(
         table[list(sim.SUMMARY_KEYS)], sequential(trace, base, grid), check_dtype=False
     )
+
+
+def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(monkeypatch, tmp_path, capsys):
+    # The audit saw a crash (-11) when Ctrl-C came while a local Ray was starting.
+    class FakeRay:
+        up = True
+
+        def is_initialized(self):
+            return self.up
+
+        def shutdown(self):
+            self.deaf = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            self.up = False
+
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim, "sweep", interrupted)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        code = main(["sweep", "--first-jobs", "10", "--out", str(tmp_path), "-q"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code == 130 and not fake.up and fake.deaf
+    assert "sweep interrupted" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -176,6 +177,15 @@ SWEEP_COLUMNS = [
 ]
 
 
+def _stop_ray() -> None:
+    """After Ctrl-C: shut a Ray this process started down before exiting, deaf to more
+    Ctrl-C meanwhile (a signal while Ray was still starting could crash the exit)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
 def sweep(args: argparse.Namespace) -> int:
     """``aryl sweep``: every combination of ``--grid`` on Ray; one table, one Parquet file."""
     from .. import sim
@@ -219,6 +229,7 @@ def sweep(args: argparse.Namespace) -> int:
             progress=False if args.quiet else None,
         )
     except KeyboardInterrupt:
+        _stop_ray()
         where_cached = (
             f"; the finished runs are cached in {cache}: run it again to resume"
             if cache
