@@ -611,3 +611,32 @@ def test_compare_csv_writes_counts_as_integers(trace_slice, tmp_path, capsys, fe
     header = raw[0].split(",")
     finished = header.index("jobs_finished")
     assert raw[1].split(",")[finished] == "300"
+
+
+@pytest.mark.parametrize(
+    "argv, suggestion",
+    [
+        (["simlate"], "did you mean 'simulate'?"),
+        (["comapre"], "did you mean 'compare'?"),
+        (["simulate", "--policy", "arly"], "did you mean 'aryl'?"),
+        (["simulate", "--reclaim", "sfc"], "did you mean 'scf'?"),
+    ],
+)
+def test_a_mistyped_choice_is_answered_with_the_closest(argv, suggestion, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert "invalid choice" in err and err.rstrip().endswith(suggestion)
+
+
+def test_nothing_close_gets_no_suggestion(capsys):
+    with pytest.raises(SystemExit):
+        main(["xyzzy"])
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_bare_aryl_prints_the_usage_and_the_commands(capsys):
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: aryl") and "simulate" in err and "sweep" in err

@@ -57,8 +57,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     one line and ``SystemExit(2)``; other bad input (a file's contents, a sweep
     parameter) prints one line and returns 2 before any simulation; Ctrl-C prints
     one line and returns 130, leaving no partial output file behind; running out of
-    memory prints one line and returns 1.
+    memory prints one line and returns 1. Bare ``aryl`` prints the usage (status 2); a
+    mistyped command or choice is answered with the closest one ("did you mean").
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # bare `aryl`: what it can do, not "COMMAND is required"
+        _parser().print_help(sys.stderr)
+        return EXIT_USAGE
     args = _parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore" if getattr(args, "quiet", False) else "default")

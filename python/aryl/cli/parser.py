@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 from typing import (
     NoReturn,
 )
@@ -34,7 +36,20 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # "aryl: error: ..." like every other error; a subcommand's name leads the message
         command = self.prog.split(maxsplit=1)[1:]
-        self.exit(EXIT_USAGE, f"aryl: error: {' '.join(command + [message])}\n")
+        self.exit(
+            EXIT_USAGE,
+            f"aryl: error: {' '.join(command + [message])}{_suggestion(message)}\n",
+        )
+
+
+def _suggestion(message: str) -> str:
+    """ ", did you mean 'simulate'?" for a mistyped choice (a command, a policy, ...)."""
+    match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not match:
+        return ""
+    choices = re.findall(r"'([^']*)'", match.group(2)) or match.group(2).split(", ")
+    close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
