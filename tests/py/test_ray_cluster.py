@@ -1,0 +1,69 @@
+"""docs/ray.md's recipe on one machine playing two nodes: a Ray head and a worker node
+started with `ray start`, a sweep connected by address and through Ray's client, equal
+to a local run."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("ray")
+RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+pytestmark = pytest.mark.skipif(RAY is None, reason="the ray command is not installed")
+GRID = ["--first-jobs", "300", "--training-servers", "4", "--inference-servers", "4"]
+GRID += ["--grid", "seed=0,1,2"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    env = {**os.environ, "RAY_AUTH_MODE": "token"}
+    port, client = free_port(), free_port()
+    temp = tmp_path_factory.mktemp("ray")
+    head = [RAY, "start", "--head", "--num-cpus", "1", "--port", str(port)]
+    head += ["--ray-client-server-port", str(client), "--include-dashboard=false"]
+    head += ["--disable-usage-stats", "--temp-dir", str(temp)]
+    node = [RAY, "start", "--address", f"127.0.0.1:{port}", "--num-cpus", "1"]
+    try:
+        for command in (head, node):
+            subprocess.run(
+                command, env=env, check=True, capture_output=True, timeout=120
+            )
+        yield env, port, client
+    finally:
+        subprocess.run(
+            [RAY, "stop", "--force"], env=env, capture_output=True, timeout=120
+        )
+
+
+def sweep(out, *extra, env=None):
+    command = [sys.executable, "-m", "aryl", "sweep", *GRID, "--out", str(out), "-q"]
+    done = subprocess.run(
+        command + list(extra), env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return pd.read_parquet(out / "sweep.parquet")
+
+
+def test_a_sweep_on_a_two_node_cluster_equals_a_local_run(cluster, tmp_path):
+    env, port, client = cluster
+    local = sweep(tmp_path / "local", "--engine", "processes")
+    by_address = sweep(tmp_path / "addr", "--address", f"127.0.0.1:{port}", env=env)
+    by_client = sweep(
+        tmp_path / "client", "--address", f"ray://127.0.0.1:{client}", env=env
+    )
+    same = [c for c in local.columns if c not in ("cached", "seconds", "saved")]
+    pd.testing.assert_frame_equal(by_address[same], local[same])
+    pd.testing.assert_frame_equal(by_client[same], local[same])
+    again = sweep(tmp_path / "addr", "--address", f"127.0.0.1:{port}", env=env)
+    assert again["cached"].all()  # the cache is the driver's: resumed without Ray work
