@@ -2,9 +2,11 @@
 
 Each runs in a fresh IPython kernel (nbclient), as a user would open it, with the sweep cache
 in a temporary folder; a cell that raises fails the test, and every notebook must display at
-least one figure inline (image/png) with no stderr warning.
+least one figure inline (image/png) with no stderr warning. Their prose carries no numbers:
+every figure a reader is told is printed by a cell, so text and output cannot disagree.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,39 @@ def test_committed_without_outputs(path):
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, (
                 f"{path.name}: strip the outputs before committing (e.g. `nbstripout`)"
+            )
+
+
+# A number in prose: not inside a word or a name (cluster04, Alibaba-2018), not in `code`.
+NUMBER = re.compile(r"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?%?")
+# Numbers that are names, not results: the paper's algorithm, figure and section numbers.
+NAMES = re.compile(r"(?:Algorithm|Figure|Table|Appendix|§)\s*\d+")
+
+
+def prose_numbers(text):
+    """The numbers a reader would take for results in a markdown cell."""
+    text = re.sub(r"`[^`]*`", "", text)  # code spans say what the code does
+    text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
+    return NUMBER.findall(NAMES.sub("", text))
+
+
+def test_prose_numbers_are_found():
+    assert prose_numbers("makes 5% of the jobs elastic; 24 servers, `iloc[:3000]`") == [
+        "5%",
+        "24",
+    ]
+    assert prose_numbers("ITP cluster04, Alibaba-2018, Algorithm 1, Figure 3") == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_prose_states_no_number_a_cell_does_not_print(path):
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            found = prose_numbers(cell.source)
+            assert not found, (
+                f"{path.name}, cell {i}: {found} in prose; print it from a code cell "
+                "so that it is computed, not written by hand"
             )
 
 
