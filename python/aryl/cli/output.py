@@ -52,14 +52,17 @@ def _progress_wanted(args: argparse.Namespace) -> bool:
 
 class Progress:
     """One progress bar (rich) on stderr across a command's runs: ``run 3/8: name``,
-    the share done, elapsed time and ETA. Disabled, it does nothing.
+    the share done, elapsed time and ETA. Disabled, it does nothing. ``unit`` names
+    what is counted (``replication 2/5: seed 1``).
 
     Use as a context manager; ``run(name)`` gives the ``progress`` callback of the next
     run (``aryl.sim.simulate``'s: a fraction in [0, 1] of that run).
     """
 
-    def __init__(self, runs: int, enabled: bool, stream: Any = None) -> None:
-        self.runs, self.started = runs, 0
+    def __init__(
+        self, runs: int, enabled: bool, stream: Any = None, unit: str = "run"
+    ) -> None:
+        self.runs, self.started, self.unit = runs, 0, unit
         self._bar: Any = None
         if enabled:
             from rich.console import Console
@@ -97,7 +100,7 @@ class Progress:
                 self._bar.update(
                     self._task,
                     completed=self.runs,
-                    description=f"{self.runs} run{'s' * (self.runs != 1)} done",
+                    description=f"{self.runs} {self.unit}{'s' * (self.runs != 1)} done",
                 )
             self._bar.stop()
 
@@ -105,7 +108,7 @@ class Progress:
         """The ``progress`` callback of the next run, named ``name``."""
         index = self.started
         self.started += 1
-        description = f"run {index + 1}/{self.runs}: {name}"
+        description = f"{self.unit} {index + 1}/{self.runs}: {name}"
 
         def report(fraction: float) -> bool:
             if self._bar is not None:

@@ -209,6 +209,30 @@ def _parser() -> argparse.ArgumentParser:
         help="generations of the Pollux row's genetic search per 60-s round (default "
         "100, the Pollux artifact's; the paper says 250; fewer run faster)",
     )
+    p.add_argument(
+        "--seeds",
+        type=_number(int, "--seeds", 1, 10_000),
+        metavar="N",
+        help="run every row with N seeds (--seed, --seed + 1, ...), the same seed for "
+        "all rows of a replication, and print every mean speed-up with its 95%% "
+        "interval (paired ratios; ~ marks one that includes 1.0x), what each feature "
+        "buys, and each of the paper's orderings as holding, reversed or not resolved",
+    )
+    p.add_argument(
+        "--windows",
+        type=_number(int, "--windows", 1, 1000),
+        metavar="K",
+        help="run every row on K disjoint time slices of the trace, each after a "
+        "--warmup, as batches (batch means); combines with --seeds",
+    )
+    p.add_argument(
+        "--warmup",
+        type=_window,
+        default=86400.0,
+        metavar="DURATION",
+        help="with --windows: each window's run starts this long before it with the "
+        "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
+    )
     p.set_defaults(run=compare)
 
     p = sub.add_parser(
