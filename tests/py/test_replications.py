@@ -1,5 +1,6 @@
 """Replicated comparisons (aryl.sim.replications): seeds, windows, paired intervals."""
 
+import importlib
 import math
 
 import numpy as np
@@ -116,12 +117,10 @@ def test_contributions_and_verdicts(replicated):
     verdicts = sim.check_orderings(replicated)
     assert len(verdicts) == len(sim.ORDERINGS)
     for claim in verdicts.values():
-        assert claim["verdict"] in ("holds", "reversed", "not resolved")
+        assert claim["verdict"] in ("holds", "reversed", "not resolved", "tied")
         link_verdicts = [link[-1] for link in claim["links"]]
         if claim["verdict"] == "holds":
             assert set(link_verdicts) == {"holds"}
-    # Basic and Advanced run the same jobs here (no hetero job is placed apart):
-    # "Ideal <= Advanced <= Basic" is judged on ties as "not more", which holds.
     single = sim.check_orderings(
         {n: r.summary() for n, r in replicated.results.items()}
     )
@@ -198,3 +197,54 @@ def test_bad_input_stops_before_any_run(trace, kwargs, error, message):
 
 def test_a_ratio_of_zero_means_is_nan_not_an_error():
     assert math.isnan(ratio_interval([0.0, 0.0], [0.0, 0.0]).value)
+
+
+# ---- through the sweep: replicate_paper ---------------------------------------------------
+
+
+def test_paper_points_run_what_paper_runs_runs(trace, replicated, tmp_path):
+    """The sweep's rows give the same summaries as compare over paper_runs, seed by seed."""
+    frame, load = trace
+    out = sim.replicate_paper(frame, load, 12, 14, seeds=3, cache=tmp_path)
+    assert list(out.index) == list(replicated.index)
+    key = ["run", "seed", "window"]
+    a = out.samples.sort_values(key).reset_index(drop=True)
+    b = replicated.samples.sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+    fp = {k: r.provenance.jobs_fingerprint for k, r in out.runs.items()}
+    assert fp == {k: r.provenance.jobs_fingerprint for k, r in replicated.runs.items()}
+
+
+def test_more_seeds_run_only_the_new_ones(trace, tmp_path, monkeypatch):
+    sweep_module = importlib.import_module("aryl.sim.sweep")
+    frame, load = trace
+    calls = []
+    real = sweep_module.run_point
+    monkeypatch.setattr(
+        sweep_module,
+        "run_point",
+        lambda point, *a, **k: calls.append(point["seed"]) or real(point, *a, **k),
+    )
+    first = sim.replicate_paper(frame, load, 12, 14, seeds=5, cache=tmp_path)
+    assert sorted(set(calls)) == [0, 1, 2, 3, 4] and len(calls) == 14 * 5
+    calls.clear()
+    both = sim.replicate_paper(frame, load, 12, 14, seeds=10, cache=tmp_path)
+    assert sorted(set(calls)) == [5, 6, 7, 8, 9] and len(calls) == 14 * 5
+    assert (both["replications"] == 10).all()
+    old = both.samples[both.samples["seed"] < 5].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, first.samples.reset_index(drop=True))
+
+
+def test_replicate_paper_windows_measure_every_job_once(trace, tmp_path):
+    frame, load = trace
+    out = sim.replicate_paper(
+        frame, load, 12, 14, seeds=1, windows=3, warmup=3600.0, cache=False
+    )
+    assert (out["replications"] == 3).all()
+    ids = [
+        i
+        for (name, _, _), r in out.runs.items()
+        if name == sim.BASELINE
+        for i in r.jobs["id"]
+    ]
+    assert sorted(ids) == sorted(frame["job_id"])

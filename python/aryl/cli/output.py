@@ -104,6 +104,12 @@ class Progress:
                 )
             self._bar.stop()
 
+    def set(self, done: float) -> None:
+        """``done`` of the bar's units finished (replications, some partly)."""
+        if self._bar is not None:
+            description = f"{self.unit}s: {done:.1f}/{self.runs}"
+            self._bar.update(self._task, completed=done, description=description)
+
     def run(self, name: str) -> Callable[[float], bool]:
         """The ``progress`` callback of the next run, named ``name``."""
         index = self.started

@@ -168,6 +168,37 @@ def _plot_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _engine_arguments(p: argparse.ArgumentParser, engine: str, why: str) -> None:
+    """Where a command's runs execute and are cached (through ``aryl.sim.sweep``)."""
+    p.add_argument(
+        "--engine",
+        choices=["auto", "ray", "processes", "threads", "serial"],
+        default=engine,
+        help=f"where runs execute (default {why})",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="an existing Ray cluster (e.g. ray://host:10001 "
+        "or auto); default: start a local Ray",
+    )
+    p.add_argument(
+        "--workers",
+        type=_number(int, "--workers", 1, MAX_INT),
+        metavar="N",
+        help="runs at once locally (default: CPUs)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        type=_writable_folder("--cache"),
+        help="cache folder (default OUT/cache)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="aryl",
@@ -232,6 +263,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="with --windows: each window's run starts this long before it with the "
         "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
+    )
+    _engine_arguments(
+        p,
+        "threads",
+        "threads; with --seeds or --windows, runs cached per seed and window",
     )
     p.set_defaults(run=compare)
 
@@ -312,33 +348,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="use only the trace's first N jobs",
     )
-    p.add_argument(
-        "--engine",
-        choices=["auto", "ray", "processes", "threads", "serial"],
-        default="auto",
-        help="where runs execute (default auto: Ray if installed, else a process pool)",
-    )
-    p.add_argument(
-        "--address",
-        metavar="ADDR",
-        help="an existing Ray cluster (e.g. ray://host:10001 "
-        "or auto); default: start a local Ray",
-    )
-    p.add_argument(
-        "--workers",
-        type=_number(int, "--workers", 1, MAX_INT),
-        metavar="N",
-        help="runs at once locally (default: CPUs)",
-    )
-    p.add_argument(
-        "--cache",
-        metavar="DIR",
-        type=_writable_folder("--cache"),
-        help="cache folder (default OUT/cache)",
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write the cache"
-    )
+    _engine_arguments(p, "auto", "auto: Ray if installed, else a process pool")
     p.set_defaults(run=sweep)
 
     p = sub.add_parser(

@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pandas as pd
 
@@ -53,33 +53,32 @@ def compare_replicated(args: argparse.Namespace) -> int:
     jobs = traces.to_jobs(frame, any_type_share=share, seed=args.seed)
     _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
     cluster = _cluster(args, jobs)
-    config = _config(args)
     seeds = seed_list(args.seeds or 1, args.seed)
     windows = args.windows
-
-    def runs(seed: int) -> Dict[str, Dict[str, Any]]:
-        drawn = traces.to_jobs(frame, any_type_share=share, seed=seed)
-        return sim.paper_runs(drawn, load, seed=seed, config=config)
-
-    per_seed = len(runs(seeds[0])) * (windows or 1)
     _say(
         args,
         f"{len(seeds)} replication{'s' * (len(seeds) != 1)} (seeds "
         f"{seeds[0]}..{seeds[-1]})"
         + (f" x {windows} windows (batches)" if windows else "")
-        + f": {per_seed * len(seeds)} runs.\n",
+        + " of every row.\n",
     )
+    cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
     with Progress(len(seeds), _progress_wanted(args), unit="replication") as bar:
-        table = sim.compare(
-            jobs,
-            cluster,
-            runs,
+        table = sim.replicate_paper(
+            frame,
             load,
-            seed=args.seed,
-            seeds=seeds,
+            cluster.training_servers,
+            cluster.inference_servers,
+            seeds,
             windows=windows,
             warmup=args.warmup,
-            progress=_by_replication(bar, per_seed, seeds),
+            config=_config(args),
+            any_type_share=share,
+            engine=args.engine,
+            workers=args.workers,
+            address=args.address,
+            cache=cache,
+            progress=lambda done, total: bar.set(done / total * len(seeds)),
         )
     for result in table.runs.values():
         result.check()
@@ -114,7 +113,10 @@ def compare_replicated(args: argparse.Namespace) -> int:
     )
     gains = contributions(table)
     _show(args, _contributions_table(gains, format_ratio, Estimate))
-    _say(args, "\nGain: the mean without the feature / with it (above 1: it helps).\n")
+    pairs = "".join(
+        f"\n  {g['feature']}: {g['without']} / {g['with']}" for _, g in gains.iterrows()
+    )
+    _say(args, f"\nGain: the mean without / with the feature, paired:{pairs}\n")
     verdicts = sim.check_orderings(table)
     _show(
         args,
@@ -161,39 +163,18 @@ def compare_replicated(args: argparse.Namespace) -> int:
 
 
 #: The metric columns printed (means over replications): (summary key, header).
+#: compare.csv has every metric with its interval.
 _COLUMNS = [
     ("queuing_mean", "queue mean"),
     ("jct_mean", "JCT mean"),
-    ("jct_p95", "JCT p95"),
-    ("gpu_usage_overall", "GPU use all"),
     ("preemption_ratio", "preempt ratio"),
 ]
 
 
 def _cell(key: str, value: float) -> str:
-    if key == "gpu_usage_overall":
-        return f"{value:.2f}"
     if key == "preemption_ratio":
         return f"{value:.2%}"
     return f"{value:,.0f}"
-
-
-def _by_replication(
-    bar: Progress, per_seed: int, seeds: List[int]
-) -> Callable[[int, int], None]:
-    """``compare``'s ``progress(done, total)`` as the bar's replications: runs finish
-    in order, a replication's ``per_seed`` runs after another's."""
-    report: Optional[Callable[[float], bool]] = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal report
-        index = (done - 1) // per_seed
-        while bar.started <= index:
-            report = bar.run(f"seed {seeds[bar.started]}")
-        if report is not None:
-            report(((done - 1) % per_seed + 1) / per_seed)
-
-    return progress
 
 
 def _contributions_table(gains: Any, format_ratio: Any, estimate: Any) -> Table:
@@ -204,12 +185,8 @@ def _contributions_table(gains: Any, format_ratio: Any, estimate: Any) -> Table:
             format_ratio(estimate(g[c], g[f"{c} low"], g[f"{c} high"], 0))
             for c in ("JCT gain", "queue gain")
         ]
-        rows.append(
-            [g["feature"], f"{g['with']} / {g['without']}", *cells, g["reading"]]
-        )
-    return Table(
-        ["feature", "rows (with / without)", "JCT gain", "queue gain", "reading"], rows
-    )
+        rows.append([g["feature"], *cells, g["reading"]])
+    return Table(["what it buys", "JCT gain", "queue gain", "reading"], rows)
 
 
 def _jsonable(verdicts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:

@@ -142,13 +142,21 @@ def time_windows(
     ]
 
 
+def window_slice(submit_times: ArrayLike, window: Window) -> Tuple[int, int]:
+    """``(lo, hi)``: the jobs (sorted by submit time) a window's run replays are
+    ``lo:hi``, those submitted from its run start to its end."""
+    t = np.asarray(submit_times, dtype=float)
+    lo = int(np.searchsorted(t, window.run_start, side="left"))
+    hi = int(np.searchsorted(t, window.end, side="right" if window.last else "left"))
+    return lo, hi
+
+
 def window_jobs(jobs: Records, window: Window) -> Tuple[JobTable, np.ndarray]:
     """The jobs a window's run replays, shifted to start at 0, and which are measured
     (a boolean mask: submitted in the slice, not in the warm-up)."""
     table = JobTable.of(jobs)
     t = table.column("submit_time")
-    lo = int(np.searchsorted(t, window.run_start, side="left"))
-    hi = int(np.searchsorted(t, window.end, side="right" if window.last else "left"))
+    lo, hi = window_slice(t, window)
     part = table[lo:hi]
     part = part.replace(submit_time=part.column("submit_time") - window.run_start)
     measured = t[lo:hi] >= window.start
