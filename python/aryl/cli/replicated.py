@@ -112,19 +112,21 @@ def compare_replicated(args: argparse.Namespace) -> int:
         f"difference from {table.reference}.\n",
     )
     gains = contributions(table)
-    _show(args, _contributions_table(gains, format_ratio, Estimate))
-    pairs = "".join(
-        f"\n  {g['feature']}: {g['without']} / {g['with']}" for _, g in gains.iterrows()
-    )
-    _say(args, f"\nGain: the mean without / with the feature, paired:{pairs}\n")
     verdicts = sim.check_orderings(table)
-    _show(
-        args,
-        Table(
-            ["the paper's ordering", "verdict"],
-            [[claim, v["verdict"]] for claim, v in verdicts.items()],
-        ),
-    )
+    if args.format == "table":  # csv, markdown, json: the main table alone on stdout
+        _show(args, _contributions_table(gains, format_ratio, Estimate))
+        pairs = "".join(
+            f"\n  {g['feature']}: {g['without']} / {g['with']}"
+            for _, g in gains.iterrows()
+        )
+        _say(args, f"\nGain: the mean without / with the feature, paired:{pairs}\n")
+        _show(
+            args,
+            Table(
+                ["the paper's ordering", "verdict"],
+                [[claim, v["verdict"]] for claim, v in verdicts.items()],
+            ),
+        )
     samples = table.samples if table.samples is not None else pd.DataFrame()
     record = {**_record(args, where), "seeds": seeds, "windows": windows}
     named = {
