@@ -349,6 +349,14 @@ def test_progress_counts_runs_and_shows_an_eta():
     assert "3 runs done" in text and "ETA" in text
 
 
+def test_progress_counts_replications_with_an_eta():
+    stream = io.StringIO()
+    with Progress(5, enabled=True, stream=stream, unit="replication") as progress:
+        progress.set(2.4)
+        assert "replications: 2.4/5" in stream.getvalue()
+    assert "5 replications done" in stream.getvalue() and "ETA" in stream.getvalue()
+
+
 def test_progress_disabled_writes_nothing(capsys):
     with Progress(2, enabled=False) as progress:
         assert progress.run("x")(0.3) is True

@@ -108,7 +108,9 @@ class Progress:
         """``done`` of the bar's units finished (replications, some partly)."""
         if self._bar is not None:
             description = f"{self.unit}s: {done:.1f}/{self.runs}"
-            self._bar.update(self._task, completed=done, description=description)
+            self._bar.update(
+                self._task, completed=done, description=description, refresh=True
+            )
 
     def run(self, name: str) -> Callable[[float], bool]:
         """The ``progress`` callback of the next run, named ``name``."""
@@ -119,7 +121,9 @@ class Progress:
         def report(fraction: float) -> bool:
             if self._bar is not None:
                 done = index + min(max(float(fraction), 0.0), 1.0)
-                self._bar.update(self._task, completed=done, description=description)
+                self._bar.update(
+                    self._task, completed=done, description=description, refresh=True
+                )
             return True
 
         if (

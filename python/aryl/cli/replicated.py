@@ -107,8 +107,9 @@ def compare_replicated(args: argparse.Namespace) -> int:
     unit = "windows" if windows else "seeds"
     _say(
         args,
-        f"\n[low, high]: 95% Student-t interval over {n} {unit}, paired by seed "
-        f"(aryl.sim.confidence). {MARK}: the interval includes 1.0x, no detectable "
+        f"\n[low, high]: 95% Student-t interval over {n} {unit}, paired (every row "
+        f"of a replication on the same seed{' and window' if windows else ''}; "
+        f"docs/confidence.md). {MARK}: the interval includes 1.0x, no detectable "
         f"difference from {table.reference}.\n",
     )
     gains = contributions(table)

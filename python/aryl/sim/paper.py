@@ -263,7 +263,7 @@ def check_orderings(
     Returns claim -> ``{"holds": bool, "values": {row: value}}``; claims naming a row that is
     missing (e.g. the loaning rows without a load series) are left out. Given a replicated
     ``Comparison`` (``compare(..., seeds=N)``), each claim is judged over the replications
-    instead: ``"verdict"`` is ``holds``, ``reversed`` or ``not resolved``
+    instead: ``"verdict"`` is ``holds``, ``reversed``, ``tied`` or ``not resolved``
     (``aryl.sim.replications.ordering_verdicts``).
     """
     if getattr(summaries, "samples", None) is not None:

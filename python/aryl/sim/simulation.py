@@ -42,7 +42,7 @@ from .provenance import (
     fingerprint_jobs,
     fingerprint_load,
 )
-from .replications import Runs, Seeds, compare_replicated
+from .replications import DEFAULT_WARMUP, Progress, Runs, Seeds, compare_replicated
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 
@@ -518,7 +518,10 @@ def compare(
     threads: int = 1,
     seeds: Optional[Seeds] = None,
     windows: Optional[int] = None,
-    **replicated: Any,
+    *,
+    warmup: Optional[float] = None,
+    reference: Optional[str] = None,
+    progress: Optional[Progress] = None,
 ) -> Comparison:
     """Run several configurations on the same input; one row per run.
 
@@ -536,9 +539,10 @@ def compare(
     replications with a 95% Student-t interval (``<key>_low``, ``<key>_high``), plus
     speed-ups over ``reference`` as paired ratios with intervals. ``runs`` may then
     be a function of the seed (``lambda s: paper_runs(jobs, load, seed=s)``) so that
-    every replication draws its own scenarios. Further keywords (``warmup``,
-    ``reference``, ``progress``): ``aryl.sim.replications.compare_replicated``, whose
-    module docstring has the rules.
+    every replication draws its own scenarios. ``warmup``: seconds of warm-up before
+    each window (default one day); ``reference``: the row speed-ups are over (default
+    the Baseline, else the first row); ``progress(done, total)``: called after each
+    run. The rules: ``aryl.sim.replications``.
     """
     if seeds is not None or windows is not None:
         return compare_replicated(
@@ -550,10 +554,14 @@ def compare(
             threads,
             seeds,
             windows,
-            **replicated,
+            DEFAULT_WARMUP if warmup is None else warmup,
+            reference,
+            progress,
         )
-    if replicated:
-        raise TypeError(f"{sorted(replicated)} need seeds= or windows=")
+    given = {"warmup": warmup, "reference": reference, "progress": progress}
+    if any(v is not None for v in given.values()):
+        names = sorted(k for k, v in given.items() if v is not None)
+        raise TypeError(f"{names} need seeds= or windows=")
     if callable(runs):
         raise TypeError("runs as a function of the seed needs seeds= or windows=")
     if not runs:
