@@ -183,13 +183,16 @@ def window_load(load: Any, window: Window, last_submit: float) -> Any:
     return np.column_stack([shifted, np.r_[v[at], v[later]]])
 
 
-def _measured(result: Result, measured: np.ndarray) -> Result:
-    """``result`` with only the measured jobs in ``jobs`` (timeline and totals kept)."""
-    jobs = result.jobs[measured].reset_index(drop=True)
-    return replace(result, jobs=jobs)
+@dataclass(frozen=True)
+class _Task:
+    """One run of a replicated comparison: ``simulate``'s keyword arguments and, in a
+    window, which of its jobs are measured (None: all)."""
 
-
-Task = Tuple[str, int, int, Dict[str, Any]]  # (row, seed, window, simulate kwargs)
+    row: str
+    seed: int
+    window: int
+    kwargs: Dict[str, Any]
+    measured: Optional[np.ndarray] = None
 
 
 def compare_replicated(
@@ -225,7 +228,7 @@ def compare_replicated(
         else time_windows(table.column("submit_time"), windows, warmup)
     )
     last_submit = float(table.column("submit_time").max()) if len(table) else 0.0
-    tasks: List[Tuple[Task, Optional[np.ndarray]]] = []
+    tasks: List[_Task] = []
     names: List[str] = []
     for s in chosen:
         rows = runs(s) if callable(runs) else runs
@@ -245,16 +248,16 @@ def compare_replicated(
     if reference not in names:
         raise ValueError(f"reference row {reference!r} is not a row: {names}")
 
-    def run(task: Tuple[Task, Optional[np.ndarray]]) -> Result:
-        (name, _, _, kwargs), measured = task
-        result = simulate(cluster=cluster, label=name, **kwargs)
-        return result if measured is None else _measured(result, measured)
+    def run(task: _Task) -> Result:
+        result = simulate(cluster=cluster, label=task.row, **task.kwargs)
+        if task.measured is None:
+            return result
+        return replace(result, jobs=result.jobs[task.measured].reset_index(drop=True))
 
     results: Dict[Tuple[str, int, int], Result] = {}
     with ThreadPoolExecutor(max(1, int(threads))) as pool:
         for done, (task, result) in enumerate(zip(tasks, pool.map(run, tasks)), 1):
-            name, s, index, _ = task[0]
-            results[(name, s, index)] = result
+            results[(task.row, task.seed, task.window)] = result
             if progress is not None:
                 progress(done, len(tasks))
     return assemble(results, names, reference)
@@ -266,18 +269,14 @@ def _windowed(
     window: Optional[Window],
     kwargs: Dict[str, Any],
     last_submit: float,
-) -> Tuple[Task, Optional[np.ndarray]]:
+) -> _Task:
     """A run's task: its kwargs cut to ``window`` (and which jobs it measures)."""
     if window is None:
-        return (name, seed, 0, kwargs), None
+        return _Task(name, seed, 0, kwargs)
     part, measured = window_jobs(kwargs["jobs"], window)
     load = window_load(kwargs["inference_load"], window, last_submit)
-    return (
-        name,
-        seed,
-        window.index,
-        {**kwargs, "jobs": part, "inference_load": load},
-    ), (measured)
+    cut = {**kwargs, "jobs": part, "inference_load": load}
+    return _Task(name, seed, window.index, cut, measured)
 
 
 def assemble(
