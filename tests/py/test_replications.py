@@ -248,3 +248,21 @@ def test_replicate_paper_windows_measure_every_job_once(trace, tmp_path):
         for i in r.jobs["id"]
     ]
     assert sorted(ids) == sorted(frame["job_id"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"seeds": 0}, "seeds must be >= 1"),
+        ({"seeds": 2, "windows": -1}, "windows must be"),
+        ({"seeds": 2, "reference": "nope"}, "reference row 'nope'"),
+        ({"seeds": 2, "config": {"nope": 1}}, "unknown sweep parameter"),
+    ],
+)
+def test_replicate_paper_bad_input_stops_before_any_run(
+    trace, tmp_path, kwargs, message
+):
+    frame, load = trace
+    with pytest.raises(ValueError, match=message):
+        sim.replicate_paper(frame, load, 12, 14, cache=tmp_path, **kwargs)
+    assert not any(tmp_path.iterdir())  # nothing ran, nothing cached

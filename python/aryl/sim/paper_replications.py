@@ -122,6 +122,10 @@ def replicate_paper(
         for name, point in PAPER_POINTS.items()
         if load is not None or name not in LOANING_ROWS
     }
+    names = list(points)
+    reference = reference or names[0]
+    if reference not in points:
+        raise ValueError(f"reference row {reference!r} is not a row: {names}")
     common = {
         **dict(config or {}),
         "training_servers": int(training_servers),
@@ -156,8 +160,7 @@ def replicate_paper(
             done += len(table)
             if progress is not None:
                 progress(done, total)
-    names = list(points)
-    return assemble(results, names, reference or names[0])
+    return assemble(results, names, reference)
 
 
 def _traces(
