@@ -8,7 +8,8 @@ headless with any backend; save it with ``fig.savefig(...)``. ``save_all`` write
 the standard set as PNG, SVG and/or PDF. Usage over time is averaged over hourly
 windows by default (``window``), so that months of 60-s steps stay readable. In a
 notebook the returned figure displays itself inline (``NotebookFigure``), no
-``%matplotlib`` needed. ``sweep`` plots a metric of an ``aryl.sim.sweep`` table.
+``%matplotlib`` needed. ``sweep`` plots a metric of an ``aryl.sim.sweep`` table,
+``intervals`` estimates with their confidence intervals (replicated comparisons).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "NotebookFigure",
     "cdf",
+    "intervals",
     "preemptions",
     "save_all",
     "speedups",
@@ -623,7 +625,9 @@ def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:
         Two axes side by side sharing the row names, one metric each, as horizontal
         bars labelled ``1.19x``, with a line at 1x (no change); bars beyond 1x (better
         than the baseline) are green, the others grey. A row without a value (a mean
-        of 0) is labelled "n/a".
+        of 0) is labelled "n/a". A replicated comparison's table (``compare(...,
+        seeds=N)``: columns ``speed-up JCT low`` / ``high``) draws each interval as
+        an error bar, and bars whose interval includes 1x grey.
     """
     missing = [c for c in ("speed-up JCT", "speed-up queue") if c not in table.columns]
     if missing:
@@ -642,10 +646,12 @@ def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:
         (right, "speed-up queue", "Mean queuing time"),
     ):
         values = table[column].to_numpy(dtype=float)
-        colors = [
-            "tab:green" if v > 1 else "0.6" for v in np.nan_to_num(values, nan=1.0)
-        ]
-        bars = ax.barh(y, np.nan_to_num(values), color=colors)
+        low, high = _interval(table, column, values)
+        colors = ["tab:green" if v > 1 else "0.6" for v in np.nan_to_num(low, nan=1.0)]
+        error = None
+        if f"{column} low" in table.columns:
+            error = np.nan_to_num(np.vstack([values - low, high - values]))
+        bars = ax.barh(y, np.nan_to_num(values), color=colors, xerr=error, capsize=3)
         ax.bar_label(
             bars,
             labels=["n/a" if math.isnan(v) else f"{v:.2f}x" for v in values],
@@ -653,7 +659,7 @@ def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:
             padding=3,
         )
         ax.axvline(1.0, color="0.2", linewidth=1)
-        top = float(np.nanmax(np.r_[values, 1.0]))
+        top = float(np.nanmax(np.r_[values, high, 1.0]))
         ax.set_xlim(0, top * 1.2)
         ax.set_title(f"{title}: speed-up")
         ax.set_xlabel(f"{base} mean / row mean (higher is better)")
@@ -662,6 +668,18 @@ def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:
     left.invert_yaxis()
     fig.suptitle(f"Speed-ups over {base}")
     return fig
+
+
+def _interval(
+    table: pd.DataFrame, column: str, values: np.ndarray
+) -> Tuple[np.ndarray, np.ndarray]:
+    """``column``'s interval (``<column> low`` / ``high``), or the values themselves."""
+    if f"{column} low" not in table.columns:
+        return values, values
+    return (
+        table[f"{column} low"].to_numpy(dtype=float),
+        table[f"{column} high"].to_numpy(dtype=float),
+    )
 
 
 def sweep(
@@ -733,6 +751,68 @@ def sweep(
     ax.grid(True, alpha=0.3)
     ax.set_title(f"{y.replace('_', ' ')} by {x.replace('_', ' ')}")
     if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    return fig
+
+
+def intervals(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    by: Optional[str] = None,
+    reference: Optional[float] = 1.0,
+) -> Figure:
+    """Estimates with their confidence intervals against a parameter, as bands.
+
+    Parameters
+    ----------
+    frame
+        One row per point: columns ``x``, ``y`` (the estimate), ``"<y> low"`` and
+        ``"<y> high"`` (its interval, as ``aryl.sim.replications.contributions`` and
+        a replicated ``Comparison`` name them) and ``by``.
+    x, y
+        The parameter on the x axis and the estimate (e.g. ``"JCT gain"``).
+    by
+        A column whose values get one line each (``None``: one line).
+    reference
+        A horizontal line at this value (default 1: no gain); ``None`` for none.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: a line per ``by`` value through the estimates, the interval as a
+        band around it.
+    """
+    missing = [c for c in (x, y, f"{y} low", f"{y} high") if c not in frame.columns]
+    if missing:
+        raise ValueError(f"intervals needs columns {missing}")
+    fig = NotebookFigure(figsize=(8.5, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    groups = [(None, frame)] if by is None else list(frame.groupby(by, sort=True))
+    for i, (value, part) in enumerate(groups):
+        part = part.sort_values(x)
+        line = ax.plot(
+            part[x],
+            part[y],
+            marker="o",
+            linewidth=1.8,
+            linestyle=_LINESTYLES[i % len(_LINESTYLES)],
+            label=None if by is None else f"{by} = {value!s}",
+        )[0]
+        ax.fill_between(
+            part[x],
+            part[f"{y} low"],
+            part[f"{y} high"],
+            alpha=0.2,
+            color=line.get_color(),
+        )
+    if reference is not None:
+        ax.axhline(reference, color="0.3", linestyle=":", linewidth=1.2)
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(f"{y} (band: 95% interval)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{y} by {x.replace('_', ' ')}")
+    if by is not None:
         ax.legend(fontsize="small")
     return fig
 

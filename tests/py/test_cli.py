@@ -349,6 +349,14 @@ def test_progress_counts_runs_and_shows_an_eta():
     assert "3 runs done" in text and "ETA" in text
 
 
+def test_progress_counts_replications_with_an_eta():
+    stream = io.StringIO()
+    with Progress(5, enabled=True, stream=stream, unit="replication") as progress:
+        progress.set(2.4)
+        assert "replications: 2.4/5" in stream.getvalue()
+    assert "5 replications done" in stream.getvalue() and "ETA" in stream.getvalue()
+
+
 def test_progress_disabled_writes_nothing(capsys):
     with Progress(2, enabled=False) as progress:
         assert progress.run("x")(0.3) is True
@@ -640,3 +648,51 @@ def test_bare_aryl_prints_the_usage_and_the_commands(capsys):
     assert main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: aryl") and "simulate" in err and "sweep" in err
+
+
+def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
+    trace_slice, tmp_path, capsys
+):
+    jobs, load = trace_slice
+    out = tmp_path / "seeds"
+    argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]
+    assert main([*argv, "--seeds", "3", "--plot-format", "png"]) == 0
+    printed = capsys.readouterr().out
+    table = pd.read_csv(out / "compare.csv", index_col="run")
+    assert len(table) == 14 and (table["replications"] == 3).all()
+    lines = {}  # each row's first line: the JCT speed-up's (a narrow table wraps)
+    for line in printed.splitlines():
+        lines.setdefault(line.split("  ")[0], line)
+    for name, row in table.iterrows():
+        if name == "Baseline (FIFO)":
+            continue
+        shown = (
+            f"{row['speed-up JCT']:.2f}x ["
+            if row["speed-up JCT high"] - row["speed-up JCT low"] >= 0.02
+            else f"{row['speed-up JCT']:.3f}x ["
+        )
+        assert shown in lines[name], name
+        includes_one = row["speed-up JCT low"] <= 1.0 <= row["speed-up JCT high"]
+        marked = "] ~" in lines[name].split("x [")[1]
+        assert marked == includes_one, name
+    assert "what it buys" in printed and "loaning, given elasticity" in printed
+    gains = pd.read_csv(out / "contributions.csv")
+    for _, g in gains.iterrows():
+        assert g["reading"] in printed
+    assert "the paper's ordering" in printed
+    verdicts = json.loads((out / "orderings.json").read_text())
+    assert {v["verdict"] for v in verdicts.values()} <= {
+        "holds",
+        "reversed",
+        "not resolved",
+        "tied",
+    }
+    assert len(pd.read_csv(out / "samples.csv")) == 14 * 3
+    assert (out / "speedups.png").exists()
+
+
+def test_compare_seeds_and_windows_options_are_checked():
+    for bad in (["--seeds", "0"], ["--windows", "0"], ["--warmup", "soon"]):
+        with pytest.raises(SystemExit):
+            main(["compare", *bad])
+    assert main(["compare", "--seeds", "2", "--pollux-rows"]) == 2

@@ -406,3 +406,55 @@ def test_save_all_writes_each_figure_in_each_format(runs, tmp_path):
     assert [p.name for p in single] == [f"{s}.png" for s in stems if s != "speedups"]
     with pytest.raises(ValueError, match="figure format"):
         plot.save_all(chosen, tmp_path, formats=("gif",))
+
+
+def test_speedups_draw_the_intervals_of_a_replicated_comparison():
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {
+            "speed-up JCT": [1.0, 1.2, 1.01],
+            "speed-up JCT low": [1.0, 1.1, 0.98],
+            "speed-up JCT high": [1.0, 1.3, 1.04],
+            "speed-up queue": [1.0, 2.0, 1.5],
+        },
+        index=["base", "better", "unresolved"],
+    )
+    from matplotlib.container import BarContainer
+
+    left, right = plot.speedups(table).axes
+    bars = next(c for c in left.containers if isinstance(c, BarContainer))
+    assert bars.errorbar is not None and right.containers[0].errorbar is None
+    segments = bars.errorbar.lines[2][0].get_segments()
+    assert [tuple(np.round(s[:, 0], 6)) for s in segments] == [
+        (1.0, 1.0),
+        (1.1, 1.3),
+        (0.98, 1.04),
+    ]
+    # green only where the whole interval is above 1
+    colors = [b.get_facecolor()[:3] for b in bars]
+    assert colors[1] != colors[2] and colors[0] == colors[2]
+
+
+def test_intervals_draw_a_band_per_line():
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "speed": [0.25, 0.5, 0.25, 0.5],
+            "share": [0.1, 0.1, 0.5, 0.5],
+            "gain": [1.0, 1.1, 1.02, 1.2],
+            "gain low": [0.99, 1.05, 1.0, 1.1],
+            "gain high": [1.01, 1.15, 1.04, 1.3],
+        }
+    )
+    ax = plot.intervals(frame, "speed", "gain", by="share").axes[0]
+    assert len(ax.collections) == 2  # one band per share
+    band = ax.collections[0].get_paths()[0].vertices
+    assert band[:, 1].min() == pytest.approx(0.99) and band[:, 1].max() == 1.15
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "share = 0.1",
+        "share = 0.5",
+    ]
+    with pytest.raises(ValueError, match="gain low"):
+        plot.intervals(frame.drop(columns=["gain low"]), "speed", "gain")

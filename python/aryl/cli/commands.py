@@ -111,6 +111,10 @@ def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
 def compare(args: argparse.Namespace) -> int:
     from .. import plot, sim
 
+    if args.seeds is not None or args.windows is not None:
+        from .replicated import compare_replicated
+
+        return compare_replicated(args)
     out = output_directory(args.out)
     jobs, load, where = _inputs(args)
     _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")

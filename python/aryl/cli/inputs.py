@@ -24,6 +24,16 @@ def _inputs(args: argparse.Namespace) -> Tuple[JobTable, Any, str]:
     """(jobs, load frame or None, description) from the arguments or the embedded trace."""
     from .. import traces
 
+    job_frame, load, where = _trace_frames(args)
+    jobs = traces.to_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
+    # A load shorter than the trace is extended inside sim.simulate, as through the API.
+    return jobs, load, where
+
+
+def _trace_frames(args: argparse.Namespace) -> Tuple[Any, Any, str]:
+    """(job frame, load frame or None, description): the trace before ``to_jobs``."""
+    from .. import traces
+
     load: Any
     if args.jobs is None:
         job_frame, load = traces.load_default()
@@ -38,9 +48,7 @@ def _inputs(args: argparse.Namespace) -> Tuple[JobTable, Any, str]:
         where = str(args.jobs) + (
             f" with load {args.load}" if args.load else " (no --load: no loaning)"
         )
-    jobs = traces.to_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
-    # A load shorter than the trace is extended inside sim.simulate, as through the API.
-    return jobs, load, where
+    return job_frame, load, where
 
 
 def _read_jobs(args: argparse.Namespace) -> Any:

@@ -52,14 +52,17 @@ def _progress_wanted(args: argparse.Namespace) -> bool:
 
 class Progress:
     """One progress bar (rich) on stderr across a command's runs: ``run 3/8: name``,
-    the share done, elapsed time and ETA. Disabled, it does nothing.
+    the share done, elapsed time and ETA. Disabled, it does nothing. ``unit`` names
+    what is counted (``replication 2/5: seed 1``).
 
     Use as a context manager; ``run(name)`` gives the ``progress`` callback of the next
     run (``aryl.sim.simulate``'s: a fraction in [0, 1] of that run).
     """
 
-    def __init__(self, runs: int, enabled: bool, stream: Any = None) -> None:
-        self.runs, self.started = runs, 0
+    def __init__(
+        self, runs: int, enabled: bool, stream: Any = None, unit: str = "run"
+    ) -> None:
+        self.runs, self.started, self.unit = runs, 0, unit
         self._bar: Any = None
         if enabled:
             from rich.console import Console
@@ -97,20 +100,30 @@ class Progress:
                 self._bar.update(
                     self._task,
                     completed=self.runs,
-                    description=f"{self.runs} run{'s' * (self.runs != 1)} done",
+                    description=f"{self.runs} {self.unit}{'s' * (self.runs != 1)} done",
                 )
             self._bar.stop()
+
+    def set(self, done: float) -> None:
+        """``done`` of the bar's units finished (replications, some partly)."""
+        if self._bar is not None:
+            description = f"{self.unit}s: {done:.1f}/{self.runs}"
+            self._bar.update(
+                self._task, completed=done, description=description, refresh=True
+            )
 
     def run(self, name: str) -> Callable[[float], bool]:
         """The ``progress`` callback of the next run, named ``name``."""
         index = self.started
         self.started += 1
-        description = f"run {index + 1}/{self.runs}: {name}"
+        description = f"{self.unit} {index + 1}/{self.runs}: {name}"
 
         def report(fraction: float) -> bool:
             if self._bar is not None:
                 done = index + min(max(float(fraction), 0.0), 1.0)
-                self._bar.update(self._task, completed=done, description=description)
+                self._bar.update(
+                    self._task, completed=done, description=description, refresh=True
+                )
             return True
 
         if (

@@ -193,6 +193,37 @@ def _plot_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _engine_arguments(p: argparse.ArgumentParser, engine: str, why: str) -> None:
+    """Where a command's runs execute and are cached (through ``aryl.sim.sweep``)."""
+    p.add_argument(
+        "--engine",
+        choices=["auto", "ray", "processes", "threads", "serial"],
+        default=engine,
+        help=f"where runs execute (default {why})",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="an existing Ray cluster (e.g. ray://host:10001 "
+        "or auto); default: start a local Ray",
+    )
+    p.add_argument(
+        "--workers",
+        type=_number(int, "--workers", 1, MAX_INT),
+        metavar="N",
+        help="runs at once locally (default: CPUs)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        type=_writable_folder("--cache"),
+        help="cache folder (default OUT/cache)",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="aryl",
@@ -233,6 +264,35 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="generations of the Pollux row's genetic search per 60-s round (default "
         "100, the Pollux artifact's; the paper says 250; fewer run faster)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=_number(int, "--seeds", 1, 10_000),
+        metavar="N",
+        help="run every row with N seeds (--seed, --seed + 1, ...), the same seed for "
+        "all rows of a replication, and print every mean speed-up with its 95%% "
+        "interval (paired ratios; ~ marks one that includes 1.0x), what each feature "
+        "buys, and each of the paper's orderings as holding, reversed or not resolved",
+    )
+    p.add_argument(
+        "--windows",
+        type=_number(int, "--windows", 1, 1000),
+        metavar="K",
+        help="run every row on K disjoint time slices of the trace, each after a "
+        "--warmup, as batches (batch means); combines with --seeds",
+    )
+    p.add_argument(
+        "--warmup",
+        type=_window,
+        default=86400.0,
+        metavar="DURATION",
+        help="with --windows: each window's run starts this long before it with the "
+        "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
+    )
+    _engine_arguments(
+        p,
+        "threads",
+        "threads; with --seeds or --windows, runs cached per seed and window",
     )
     p.set_defaults(run=compare)
 
@@ -313,33 +373,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="use only the trace's first N jobs",
     )
-    p.add_argument(
-        "--engine",
-        choices=["auto", "ray", "processes", "threads", "serial"],
-        default="auto",
-        help="where runs execute (default auto: Ray if installed, else a process pool)",
-    )
-    p.add_argument(
-        "--address",
-        metavar="ADDR",
-        help="an existing Ray cluster (e.g. ray://host:10001 "
-        "or auto); default: start a local Ray",
-    )
-    p.add_argument(
-        "--workers",
-        type=_number(int, "--workers", 1, MAX_INT),
-        metavar="N",
-        help="runs at once locally (default: CPUs)",
-    )
-    p.add_argument(
-        "--cache",
-        metavar="DIR",
-        type=_writable_folder("--cache"),
-        help="cache folder (default OUT/cache)",
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write the cache"
-    )
+    _engine_arguments(p, "auto", "auto: Ray if installed, else a process pool")
     p.set_defaults(run=sweep)
 
     p = sub.add_parser(

@@ -8,7 +8,9 @@ documented transformations of the job list, applied in Python before the run;
 ``paper_runs`` lists the rows of the paper's comparison (with controls and
 ablations) as ``simulate`` arguments. Every ``Result`` records what produced it
 (``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
-``sweep`` runs a grid of configurations on Ray, cached.
+``sweep`` runs a grid of configurations on Ray, cached. ``compare(..., seeds=N)``
+replicates a comparison with 95% intervals (``replications``, ``confidence``);
+``replicate_paper`` does it for the paper's rows through ``sweep``, cached.
 """
 
 from .comparison import Comparison
@@ -22,6 +24,7 @@ from .paper import (
     pollux_nodes,
     speedups,
 )
+from .paper_replications import PAPER_POINTS, replicate_paper
 from .provenance import Provenance
 from .result import SUMMARY_KEYS, InvariantError, Result
 from .scenarios import (
@@ -44,6 +47,7 @@ __all__ = [
     "InvariantError",
     "LOANING_ROWS",
     "ORDERINGS",
+    "PAPER_POINTS",
     "PARAMETERS",
     "POLLUX_ROWS",
     "Provenance",
@@ -58,6 +62,7 @@ __all__ = [
     "describe",
     "load",
     "paper_runs",
+    "replicate_paper",
     "pollux_nodes",
     "scenario",
     "scenario_config",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional, Tuple
 
 import pandas as pd
 
@@ -17,10 +17,19 @@ class Comparison(pd.DataFrame):
     ``aryl.plot.cdf(comparison.results)``, save them, read their provenance) and
     ``table`` is the plain DataFrame. Frames derived from it (``.loc``, arithmetic)
     are plain DataFrames.
+
+    A replicated comparison (``compare(..., seeds=N)`` or ``windows=K``;
+    ``aryl.sim.replications``) also has ``samples`` (one row per run: row, seed,
+    window and its summary), ``runs`` ((row, seed, window) -> ``Result``, every
+    replication's run) and ``reference`` (the row its speed-ups are over); its
+    ``results`` are each row's first run. A single comparison has ``samples`` None.
     """
 
-    _metadata = ["results"]
+    _metadata = ["results", "samples", "runs", "reference"]
     results: Dict[str, Result]
+    samples: Optional[pd.DataFrame] = None
+    runs: Dict[Tuple[str, int, int], Result]
+    reference: Optional[str] = None
 
     @property
     def _constructor(self) -> type[pd.DataFrame]:  # derived frames drop the runs
@@ -31,6 +40,7 @@ class Comparison(pd.DataFrame):
         """``table`` (one row per name of ``results``) with ``results`` attached."""
         out = cls(table)
         out.results = dict(results)
+        out.runs = {}
         return out
 
     @property

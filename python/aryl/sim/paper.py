@@ -46,13 +46,14 @@ left out: with nothing to lend they would repeat the no-loaning rows.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Union
 
 import pandas as pd
 
 from ..model import Records
 from ..traces.pollux_mapping import pollux_profiles
 from ..typing import AllocationPolicy, ScenarioName, SimulationReclaimPolicy
+from .comparison import Comparison
 from .scenarios import SCENARIOS, scenario, scenario_config
 
 #: Name of the first row, the Baseline every speed-up is measured against.
@@ -257,13 +258,20 @@ ORDERINGS = (
 
 
 def check_orderings(
-    summaries: Mapping[str, Mapping[str, float]],
+    summaries: Union[Mapping[str, Mapping[str, float]], Comparison],
 ) -> Dict[str, Dict[str, Any]]:
     """Which of ``ORDERINGS`` hold for one set of rows (name -> ``Result.summary()``).
 
     Returns claim -> ``{"holds": bool, "values": {row: value}}``; claims naming a row that is
-    missing (e.g. the loaning rows without a load series) are left out.
+    missing (e.g. the loaning rows without a load series) are left out. Given a replicated
+    ``Comparison`` (``compare(..., seeds=N)``), each claim is judged over the replications
+    instead: ``"verdict"`` is ``holds``, ``reversed``, ``tied`` or ``not resolved``
+    (``aryl.sim.replications.ordering_verdicts``).
     """
+    if getattr(summaries, "samples", None) is not None:
+        from .replications import ordering_verdicts
+
+        return ordering_verdicts(summaries)  # type: ignore[arg-type]
     out: Dict[str, Dict[str, Any]] = {}
     for claim, metric, chain in ORDERINGS:
         rows = chain[::2]

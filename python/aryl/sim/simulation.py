@@ -43,6 +43,7 @@ from .provenance import (
     fingerprint_jobs,
     fingerprint_load,
 )
+from .replications import DEFAULT_WARMUP, Progress, Runs, Seeds, compare_replicated
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 
@@ -560,10 +561,16 @@ def _kernel_jobs(
 def compare(
     jobs: Records,
     cluster: Union[Cluster, Records],
-    runs: Mapping[str, Mapping[str, Any]],
+    runs: Runs,
     inference_load: Any = None,
     seed: int = 0,
     threads: int = 1,
+    seeds: Optional[Seeds] = None,
+    windows: Optional[int] = None,
+    *,
+    warmup: Optional[float] = None,
+    reference: Optional[str] = None,
+    progress: Optional[Progress] = None,
 ) -> Comparison:
     """Run several configurations on the same input; one row per run.
 
@@ -574,7 +581,38 @@ def compare(
 
     Returns a ``Comparison``: that table as a ``DataFrame``, with ``.results``
     (row name -> ``Result``) to plot, save or inspect the runs without re-running.
+
+    With ``seeds`` (how many, from ``seed`` on, or a list) and/or ``windows`` (``K``
+    disjoint time slices of the trace) every row runs once per replication, all rows
+    of a replication on the same seed and window, and each metric is the mean over
+    replications with a 95% Student-t interval (``<key>_low``, ``<key>_high``), plus
+    speed-ups over ``reference`` as paired ratios with intervals. ``runs`` may then
+    be a function of the seed (``lambda s: paper_runs(jobs, load, seed=s)``) so that
+    every replication draws its own scenarios. ``warmup``: seconds of warm-up before
+    each window (default one day); ``reference``: the row speed-ups are over (default
+    the Baseline, else the first row); ``progress(done, total)``: called after each
+    run. The rules: ``aryl.sim.replications``.
     """
+    if seeds is not None or windows is not None:
+        return compare_replicated(
+            jobs,
+            cluster,
+            runs,
+            inference_load,
+            seed,
+            threads,
+            seeds,
+            windows,
+            DEFAULT_WARMUP if warmup is None else warmup,
+            reference,
+            progress,
+        )
+    given = {"warmup": warmup, "reference": reference, "progress": progress}
+    if any(v is not None for v in given.values()):
+        names = sorted(k for k, v in given.items() if v is not None)
+        raise TypeError(f"{names} need seeds= or windows=")
+    if callable(runs):
+        raise TypeError("runs as a function of the seed needs seeds= or windows=")
     if not runs:
         raise ValueError("runs is empty: give at least one named run")
 

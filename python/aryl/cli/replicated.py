@@ -1,0 +1,219 @@
+"""``aryl compare --seeds N`` / ``--windows K``: the comparison with intervals.
+
+Every row runs once per replication (``aryl.sim.replications``); the table shows each
+speed-up as ``1.16x [1.12, 1.20]`` (a paired ratio with its 95% interval) and marks
+with ``~`` a row whose interval includes 1.0x. A second table gives each feature's
+own gain (``aryl.sim.replications.CONTRIBUTIONS``), a third the paper's orderings
+judged as holding, reversed or not resolved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pandas as pd
+
+from .._display import Table
+from ..outputs import output_directory, write_atomically
+from .inputs import _cluster, _config, _trace_frames
+from .output import (
+    Progress,
+    _png_metadata,
+    _print_note,
+    _progress_wanted,
+    _provenance_columns,
+    _record,
+    _say,
+    _show,
+    _write_provenance,
+)
+
+#: Shown beside the tables: what ``~`` means.
+MARK = "~"
+
+
+def compare_replicated(args: argparse.Namespace) -> int:
+    """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
+    from .. import plot, sim, traces
+    from ..sim.confidence import Estimate, format_ratio
+    from ..sim.replications import contributions, seed_list
+
+    if args.pollux_rows:
+        raise ValueError(
+            "--pollux-rows runs on its own node cluster and cannot be replicated yet: "
+            "drop --seeds/--windows or --pollux-rows"
+        )
+    out = output_directory(args.out)
+    frame, load, where = _trace_frames(args)
+    share = args.any_type_share
+    jobs = traces.to_jobs(frame, any_type_share=share, seed=args.seed)
+    _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
+    cluster = _cluster(args, jobs)
+    seeds = seed_list(args.seeds or 1, args.seed)
+    windows = args.windows
+    _say(
+        args,
+        f"{len(seeds)} replication{'s' * (len(seeds) != 1)} (seeds "
+        f"{seeds[0]}..{seeds[-1]})"
+        + (f" x {windows} windows (batches)" if windows else "")
+        + " of every row.\n",
+    )
+    cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
+    with Progress(len(seeds), _progress_wanted(args), unit="replication") as bar:
+        table = sim.replicate_paper(
+            frame,
+            load,
+            cluster.training_servers,
+            cluster.inference_servers,
+            seeds,
+            windows=windows,
+            warmup=args.warmup,
+            config=_config(args),
+            any_type_share=share,
+            engine=args.engine,
+            workers=args.workers,
+            address=args.address,
+            cache=cache,
+            progress=lambda done, total: bar.set(done / total * len(seeds)),
+        )
+    for result in table.runs.values():
+        result.check()
+
+    def ratio(row: Any, column: str) -> str:
+        e = Estimate(row[column], row[f"{column} low"], row[f"{column} high"], 0)
+        shown = format_ratio(e)
+        return shown + (f" {MARK}" if e.includes(1.0) else "")
+
+    rows, shown = [], []
+    for index, row in table.iterrows():
+        name = str(index)
+        cells = [row[k] for k, _ in _COLUMNS]
+        speed = (
+            ["reference", "reference"]
+            if name == table.reference
+            else [ratio(row, "speed-up JCT"), ratio(row, "speed-up queue")]
+        )
+        # csv and json get the numbers (compare.csv has the intervals too)
+        rows.append([name, *cells, row["speed-up JCT"], row["speed-up queue"]])
+        shown.append(
+            [name, *[_cell(k, v) for (k, _), v in zip(_COLUMNS, cells)], *speed]
+        )
+    header = ["run (means; times in s)", *[h for _, h in _COLUMNS]]
+    _show(args, Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
+    n = int(table["replications"].iloc[0])
+    unit = "windows" if windows else "seeds"
+    _say(
+        args,
+        f"\n[low, high]: 95% Student-t interval over {n} {unit}, paired (every row "
+        f"of a replication on the same seed{' and window' if windows else ''}; "
+        f"docs/confidence.md). {MARK}: the interval includes 1.0x, no detectable "
+        f"difference from {table.reference}.\n",
+    )
+    gains = contributions(table)
+    verdicts = sim.check_orderings(table)
+    if args.format == "table":  # csv, markdown, json: the main table alone on stdout
+        _show(args, _contributions_table(gains, format_ratio, Estimate))
+        pairs = "".join(
+            f"\n  {g['feature']}: {g['without']} / {g['with']}"
+            for _, g in gains.iterrows()
+        )
+        _say(args, f"\nGain: the mean without / with the feature, paired:{pairs}\n")
+        _show(
+            args,
+            Table(
+                ["the paper's ordering", "verdict"],
+                [[claim, v["verdict"]] for claim, v in verdicts.items()],
+            ),
+        )
+    samples = table.samples if table.samples is not None else pd.DataFrame()
+    record = {**_record(args, where), "seeds": seeds, "windows": windows}
+    named = {
+        f"{name} [seed {s}" + (f", window {w}]" if windows else "]"): r
+        for (name, s, w), r in table.runs.items()
+    }
+
+    def write(folder: Path) -> List[Path]:
+        _provenance_columns(table.table, table.results, record).to_csv(
+            folder / "compare.csv", index_label="run"
+        )
+        samples.to_csv(folder / "samples.csv", index=False)
+        gains.to_csv(folder / "contributions.csv", index=False)
+        (folder / "orderings.json").write_text(
+            json.dumps(_jsonable(verdicts), indent=2) + "\n"
+        )
+        _write_provenance(folder, record, named)
+        return plot.save_all(
+            table.results,
+            folder,
+            metadata=_png_metadata(record),
+            headline=table.table,
+            formats=args.plot_format,
+            window=args.plot_window,
+        )
+
+    written = write_atomically(out, write)
+    _print_note(args, next(iter(table.results.values())))
+    _say(
+        args,
+        "\nWrote compare.csv (means and intervals), samples.csv (one row per run), "
+        f"contributions.csv, orderings.json, provenance.json and {len(written)} "
+        f"figure files to {out}/",
+    )
+    return 0
+
+
+#: The metric columns printed (means over replications): (summary key, header).
+#: compare.csv has every metric with its interval.
+_COLUMNS = [
+    ("queuing_mean", "queue mean"),
+    ("jct_mean", "JCT mean"),
+    ("preemption_ratio", "preempt ratio"),
+]
+
+
+def _cell(key: str, value: float) -> str:
+    if key == "preemption_ratio":
+        return f"{value:.2%}"
+    return f"{value:,.0f}"
+
+
+def _contributions_table(gains: Any, format_ratio: Any, estimate: Any) -> Table:
+    """Each feature's gain as ``1.02x [0.99, 1.05]`` and its plain reading."""
+    rows = []
+    for _, g in gains.iterrows():
+        cells = [
+            format_ratio(estimate(g[c], g[f"{c} low"], g[f"{c} high"], 0))
+            for c in ("JCT gain", "queue gain")
+        ]
+        rows.append([g["feature"], *cells, g["reading"]])
+    return Table(["what it buys", "JCT gain", "queue gain", "reading"], rows)
+
+
+def _jsonable(verdicts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """The ordering verdicts with each link's interval as numbers (NaN as null)."""
+
+    def number(x: float) -> Optional[float]:
+        return None if math.isnan(x) else x
+
+    return {
+        claim: {
+            "verdict": v["verdict"],
+            "metric": v["metric"],
+            "values": v["values"],
+            "links": [
+                {
+                    "claim": f"{a} {op} {b}",
+                    "difference": number(d.value),
+                    "low": number(d.low),
+                    "high": number(d.high),
+                    "verdict": link,
+                }
+                for a, op, b, d, link in v["links"]
+            ],
+        }
+        for claim, v in verdicts.items()
+    }

@@ -1,0 +1,458 @@
+"""Replicated comparisons: every row once per seed and per window, paired, with intervals.
+
+``compare(..., seeds=N, windows=K)`` (``aryl.sim.compare``) lands here. It runs every
+row of the comparison once per **replication**: a seed (``seeds``: an int ``N`` is the
+``N`` seeds ``seed, seed + 1, ...``, or give a list) and, with ``windows``, each of
+``K`` disjoint time slices of the trace. All rows of one replication use the same seed
+(the same scenario draws, the same GPU-type draws, the same random reclaim stream) and
+the same window, so a difference between two rows is a paired comparison (common
+random numbers): the draws that favour one row favour the other alike and cancel in
+their ratio.
+
+**Windows** (batch means over one long trace). The span from the first to the last
+submission is cut into ``K`` equal slices; window ``k`` *measures* the jobs submitted
+in its slice (the last slice includes the last job). **Warm-up rule:** its run starts
+``warmup`` seconds (default one day) before the slice, with the jobs submitted since
+then, so that the cluster is loaded, not empty, when the measured jobs arrive; the
+warm-up jobs run but are not counted. The first window starts with the trace, as the
+whole-trace run does (no warm-up: the trace itself starts there). Times are shifted so
+that each run starts at 0 and the load series with them; a run goes on until its jobs
+finish. A window's ``Result`` keeps only the measured jobs in ``jobs`` (so every job
+metric is theirs); its ``timeline`` and GPU-use totals cover the whole run, warm-up
+included.
+
+**Intervals** (``aryl.sim.confidence``): each metric's mean over replications with its
+95% Student-t interval, and each row's speed-up over a reference row as a paired ratio
+(interval on the log-ratio). With windows the windows are the replications (batch
+means: a window's seeds are averaged first, since they share its jobs); without, the
+seeds are.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from ..jobtable import JobTable
+from ..model import Records
+from .comparison import Comparison
+from .confidence import (
+    LEVEL,
+    Estimate,
+    difference_interval,
+    mean_interval,
+    ratio_interval,
+    reading,
+    verdict,
+)
+from .result import SUMMARY_KEYS, Result
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .simulation import Cluster
+
+#: Seeds of a replicated comparison: how many (from ``seed`` on), or which.
+Seeds = Union[int, Sequence[int]]
+#: The rows of a comparison, or a function of the seed that builds them.
+Runs = Union[
+    Mapping[str, Mapping[str, Any]], Callable[[int], Mapping[str, Mapping[str, Any]]]
+]
+#: Called after every run with (runs done, runs in all).
+Progress = Callable[[int, int], None]
+
+#: Seconds before a window the run of that window starts (its warm-up): one day.
+DEFAULT_WARMUP = 86400.0
+
+#: The speed-up columns: (column, summary key).
+SPEEDUPS = (("speed-up JCT", "jct_mean"), ("speed-up queue", "queuing_mean"))
+
+
+def seed_list(seeds: Seeds, first: int = 0) -> List[int]:
+    """The seeds of ``seeds``: an int ``N >= 1`` is ``first .. first + N - 1``; a list is
+    taken as given (distinct integers >= 0)."""
+    if isinstance(seeds, bool):
+        raise TypeError(f"seeds must be an int or a list of ints, got {seeds!r}")
+    if isinstance(seeds, numbers.Integral):
+        if seeds < 1:
+            raise ValueError(f"seeds must be >= 1, got {seeds!r}")
+        return list(range(int(first), int(first) + int(seeds)))
+    given = list(seeds)  # type: ignore[arg-type]  # an int returned above
+    for s in given:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
+            raise ValueError(f"seeds: every seed is an integer >= 0, got {s!r}")
+    if not given or len(set(given)) != len(given):
+        raise ValueError(f"seeds: give distinct seeds, got {given!r}")
+    return [int(s) for s in given]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One time slice of a trace: measured jobs are submitted in ``[start, end)``
+    (``end`` inclusive for the last window); the run starts at ``run_start``."""
+
+    index: int
+    start: float
+    end: float
+    run_start: float
+    last: bool
+
+
+def time_windows(
+    submit_times: ArrayLike, count: int, warmup: float = DEFAULT_WARMUP
+) -> List[Window]:
+    """``count`` equal slices of ``[first, last submission]`` and each one's run start
+    (``warmup`` seconds before it, the first window's at the trace's start)."""
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        raise ValueError(f"windows must be an integer >= 1, got {count!r}")
+    if not (isinstance(warmup, numbers.Real) and 0 <= warmup < math.inf):
+        raise ValueError(f"warmup must be a number of seconds >= 0, got {warmup!r}")
+    t = np.asarray(submit_times, dtype=float)
+    if len(t) == 0:
+        raise ValueError("windows need jobs: the job list is empty")
+    if (np.diff(t) < 0).any():
+        raise ValueError("windows need the jobs sorted by submit_time")
+    first, last = float(t[0]), float(t[-1])
+    edges = np.linspace(first, last, int(count) + 1)
+    return [
+        Window(
+            k,
+            float(edges[k]),
+            float(edges[k + 1]),
+            first if k == 0 else max(first, float(edges[k]) - float(warmup)),
+            k == count - 1,
+        )
+        for k in range(int(count))
+    ]
+
+
+def window_slice(submit_times: ArrayLike, window: Window) -> Tuple[int, int]:
+    """``(lo, hi)``: the jobs (sorted by submit time) a window's run replays are
+    ``lo:hi``, those submitted from its run start to its end."""
+    t = np.asarray(submit_times, dtype=float)
+    lo = int(np.searchsorted(t, window.run_start, side="left"))
+    hi = int(np.searchsorted(t, window.end, side="right" if window.last else "left"))
+    return lo, hi
+
+
+def window_jobs(jobs: Records, window: Window) -> Tuple[JobTable, np.ndarray]:
+    """The jobs a window's run replays, shifted to start at 0, and which are measured
+    (a boolean mask: submitted in the slice, not in the warm-up)."""
+    table = JobTable.of(jobs)
+    t = table.column("submit_time")
+    lo, hi = window_slice(t, window)
+    part = table[lo:hi]
+    part = part.replace(submit_time=part.column("submit_time") - window.run_start)
+    measured = t[lo:hi] >= window.start
+    return part, measured
+
+
+def window_load(load: Any, window: Window, last_submit: float) -> Any:
+    """The load series as seen from ``window.run_start`` (time 0 there), after extending
+    it to the whole trace as ``simulate`` would (``provenance.extend_to_jobs``)."""
+    if load is None:
+        return None
+    from .provenance import extend_to_jobs
+    from .simulation import _load
+
+    times, values = _load(load)
+    times, values, _ = extend_to_jobs(times, values, last_submit)
+    t, v = np.asarray(times, dtype=float), np.asarray(values, dtype=float)
+    if len(t) == 0:
+        return None
+    # the value in force at run_start (the first one before the series starts)
+    at = max(int(np.searchsorted(t, window.run_start, "right")) - 1, 0)
+    later = t > window.run_start
+    shifted = np.r_[0.0, t[later] - window.run_start]
+    return np.column_stack([shifted, np.r_[v[at], v[later]]])
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One run of a replicated comparison: ``simulate``'s keyword arguments and, in a
+    window, which of its jobs are measured (None: all)."""
+
+    row: str
+    seed: int
+    window: int
+    kwargs: Dict[str, Any]
+    measured: Optional[np.ndarray] = None
+
+
+def compare_replicated(
+    jobs: Records,
+    cluster: Union[Cluster, Records],
+    runs: Runs,
+    inference_load: Any = None,
+    seed: int = 0,
+    threads: int = 1,
+    seeds: Optional[Seeds] = None,
+    windows: Optional[int] = None,
+    warmup: float = DEFAULT_WARMUP,
+    reference: Optional[str] = None,
+    progress: Optional[Progress] = None,
+) -> Comparison:
+    """``aryl.sim.compare`` with replications (module docstring); its parameters, and:
+
+    ``runs`` may be a function of the seed returning the rows (e.g. ``lambda s:
+    sim.paper_runs(jobs, load, seed=s)``), so that each replication draws its own
+    scenarios; a mapping keeps its rows' jobs and only the simulator's seed changes.
+    ``warmup``: seconds of warm-up before each window. ``reference``: the row speed-ups
+    are measured against (default ``"Baseline (FIFO)"``, or the first row).
+    ``progress(done, total)`` is called after every run.
+    """
+    from .paper import BASELINE
+    from .simulation import simulate
+
+    chosen = seed_list(1 if seeds is None else seeds, seed)
+    table = JobTable.of(jobs)
+    slices = (
+        [None]
+        if windows is None
+        else time_windows(table.column("submit_time"), windows, warmup)
+    )
+    last_submit = float(table.column("submit_time").max()) if len(table) else 0.0
+    tasks: List[_Task] = []
+    names: List[str] = []
+    for s in chosen:
+        rows = runs(s) if callable(runs) else runs
+        if not rows:
+            raise ValueError("runs is empty: give at least one named run")
+        names = names or list(rows)
+        if list(rows) != names:
+            raise ValueError(
+                f"seed {s}: runs gave rows {list(rows)}, seed {chosen[0]} gave {names}"
+            )
+        for name, given in rows.items():
+            kwargs = {"inference_load": inference_load, **dict(given), "seed": s}
+            kwargs.setdefault("jobs", table)
+            for w in slices:
+                tasks.append(_windowed(name, s, w, kwargs, last_submit))
+    reference = reference or (BASELINE if BASELINE in names else names[0])
+    if reference not in names:
+        raise ValueError(f"reference row {reference!r} is not a row: {names}")
+
+    def run(task: _Task) -> Result:
+        result = simulate(cluster=cluster, label=task.row, **task.kwargs)
+        if task.measured is None:
+            return result
+        return replace(result, jobs=result.jobs[task.measured].reset_index(drop=True))
+
+    results: Dict[Tuple[str, int, int], Result] = {}
+    with ThreadPoolExecutor(max(1, int(threads))) as pool:
+        for done, (task, result) in enumerate(zip(tasks, pool.map(run, tasks)), 1):
+            results[(task.row, task.seed, task.window)] = result
+            if progress is not None:
+                progress(done, len(tasks))
+    return assemble(results, names, reference)
+
+
+def _windowed(
+    name: str,
+    seed: int,
+    window: Optional[Window],
+    kwargs: Dict[str, Any],
+    last_submit: float,
+) -> _Task:
+    """A run's task: its kwargs cut to ``window`` (and which jobs it measures)."""
+    if window is None:
+        return _Task(name, seed, 0, kwargs)
+    part, measured = window_jobs(kwargs["jobs"], window)
+    load = window_load(kwargs["inference_load"], window, last_submit)
+    cut = {**kwargs, "jobs": part, "inference_load": load}
+    return _Task(name, seed, window.index, cut, measured)
+
+
+def assemble(
+    results: Mapping[Tuple[str, int, int], Result],
+    names: Sequence[str],
+    reference: str,
+    level: float = LEVEL,
+) -> Comparison:
+    """The ``Comparison`` of replicated runs: ``results`` maps (row, seed, window) to
+    each run's ``Result``; one row per name, in ``names``' order.
+
+    Columns: for each summary key its mean over replications and ``<key>_low``,
+    ``<key>_high`` (the interval); ``speed-up JCT`` and ``speed-up queue`` over
+    ``reference`` (paired ratios of the means, ``... low`` / ``... high``); and
+    ``replications`` (how many the intervals rest on). ``.samples`` holds one row
+    per run (row, seed, window and its summary), ``.runs`` every run's ``Result``,
+    ``.results`` each row's first run.
+    """
+    samples = pd.DataFrame.from_records(
+        [
+            {"run": name, "seed": s, "window": w, **r.summary()}
+            for (name, s, w), r in results.items()
+        ]
+    )
+    rows: Dict[str, Dict[str, float]] = {}
+    for name in names:
+        mine = _ordered(samples, name)
+        row: Dict[str, float] = {}
+        for key in SUMMARY_KEYS:
+            e = mean_interval(mine[key].to_numpy(dtype=float), level, _groups(mine))
+            row.update({key: e.value, f"{key}_low": e.low, f"{key}_high": e.high})
+        for column, key in SPEEDUPS:
+            e = paired_ratio(samples, reference, name, key, level)
+            row.update(
+                {column: e.value, f"{column} low": e.low, f"{column} high": e.high}
+            )
+        row["replications"] = e.n
+        rows[name] = row
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    firsts = {
+        name: next(r for k, r in results.items() if k[0] == name) for name in names
+    }
+    out = Comparison.of(table, firsts)
+    out.samples = samples
+    out.runs = dict(results)
+    out.reference = reference
+    return out
+
+
+def _ordered(samples: pd.DataFrame, name: str) -> pd.DataFrame:
+    """One row's samples sorted by (window, seed), the pairing order."""
+    return samples[samples["run"] == name].sort_values(["window", "seed"])
+
+
+def _groups(samples: pd.DataFrame) -> Optional[List[int]]:
+    """The windows as batch labels when there are several, else None (seeds)."""
+    windows = samples["window"].tolist()
+    return windows if len(set(windows)) > 1 else None
+
+
+def _pair(
+    samples: pd.DataFrame, first: str, second: str, key: str
+) -> Tuple[np.ndarray, np.ndarray, Optional[List[int]]]:
+    a, b = _ordered(samples, first), _ordered(samples, second)
+    if list(zip(a["seed"], a["window"])) != list(zip(b["seed"], b["window"])):
+        raise ValueError(f"rows {first!r} and {second!r} ran different replications")
+    return a[key].to_numpy(dtype=float), b[key].to_numpy(dtype=float), _groups(a)
+
+
+def paired_ratio(
+    samples: pd.DataFrame,
+    numerator: str,
+    denominator: str,
+    key: str = "jct_mean",
+    level: float = LEVEL,
+) -> Estimate:
+    """``numerator``'s ``key`` over ``denominator``'s, replication by replication, and
+    its interval (``confidence.ratio_interval``). ``samples``: a ``Comparison``'s."""
+    a, b, groups = _pair(samples, numerator, denominator, key)
+    return ratio_interval(a, b, level, groups)
+
+
+def paired_difference(
+    samples: pd.DataFrame, first: str, second: str, key: str, level: float = LEVEL
+) -> Estimate:
+    """``first``'s ``key`` minus ``second``'s, paired, and its interval."""
+    a, b, groups = _pair(samples, first, second, key)
+    return difference_interval(a, b, level, groups)
+
+
+#: Each feature's own gain: (feature, row with it, row without it; otherwise alike).
+#: The gain is the row without's mean over the row with's: above 1, the feature helps.
+CONTRIBUTIONS = (
+    ("loaning, given elasticity", "Aryl Basic", "Elastic only, aryl"),
+    ("loaning alone", "Loaning only, aryl reclaim", "Control: SJF, no loaning"),
+    ("elasticity, given loaning", "Aryl Basic", "Loaning only, aryl reclaim"),
+    ("reordering alone (SJF over FIFO)", "Control: SJF, no loaning", "Baseline (FIFO)"),
+    ("imperfect scaling (vs linear)", "Ablation: Basic, imperfect", "Aryl Basic"),
+    ("aryl placement (vs plain BFD)", "Aryl Basic", "Ablation: Basic, plain BFD"),
+)
+
+
+def contributions(comparison: Comparison, level: float = LEVEL) -> pd.DataFrame:
+    """What each feature buys (``CONTRIBUTIONS``), from a replicated comparison.
+
+    One row per feature whose two rows both ran: ``with`` and ``without`` (the rows),
+    ``JCT gain`` and ``queue gain`` (the paired ratio without / with of the mean JCT
+    and mean queuing time, with ``... low`` / ``... high``) and ``reading``: a plain
+    reading of the JCT gain (``"no detectable gain"`` when its interval includes 1).
+    """
+    samples = _samples(comparison)
+    rows = []
+    for feature, with_row, without_row in CONTRIBUTIONS:
+        if not {with_row, without_row} <= set(samples["run"]):
+            continue
+        row: Dict[str, Any] = {
+            "feature": feature,
+            "with": with_row,
+            "without": without_row,
+        }
+        for column, key in (("JCT gain", "jct_mean"), ("queue gain", "queuing_mean")):
+            e = paired_ratio(samples, without_row, with_row, key, level)
+            row.update(
+                {column: e.value, f"{column} low": e.low, f"{column} high": e.high}
+            )
+            if key == "jct_mean":
+                row["reading"] = reading(e)
+        rows.append(row)
+    return pd.DataFrame.from_records(rows)
+
+
+def ordering_verdicts(
+    comparison: Comparison, level: float = LEVEL
+) -> Dict[str, Dict[str, Any]]:
+    """``aryl.sim.ORDERINGS`` judged over replications: claim -> ``{"verdict": "holds" |
+    "reversed" | "not resolved" | "tied", "holds": verdict == "holds", "metric",
+    "values": {row: mean}, "links": [(row, op, row, difference Estimate, verdict)]}``.
+
+    Each link ``a < b`` (or ``<=``) is judged on the paired difference ``a - b``
+    (``confidence.verdict``); a chain holds if every link does, is reversed if any link
+    is, tied if any is, and is not resolved otherwise. Claims naming a missing row are
+    left out.
+    """
+    from .paper import ORDERINGS
+
+    samples = _samples(comparison)
+    present = set(samples["run"])
+    out: Dict[str, Dict[str, Any]] = {}
+    for claim, metric, chain in ORDERINGS:
+        if not set(chain[::2]) <= present:
+            continue
+        links = []
+        for a, op, b in zip(chain[:-1:2], chain[1::2], chain[2::2]):
+            d = paired_difference(samples, a, b, metric, level)
+            links.append((a, op, b, d, verdict(d, strict=op == "<")))
+        verdicts = [link[-1] for link in links]
+        overall = next(
+            (v for v in ("reversed", "tied") if v in verdicts),
+            "holds" if set(verdicts) == {"holds"} else "not resolved",
+        )
+        means = comparison[metric].astype(float)
+        values = {r: float(means[r]) for r in chain[::2]}
+        out[claim] = {
+            "verdict": overall,
+            "holds": overall == "holds",
+            "metric": metric,
+            "values": values,
+            "links": links,
+        }
+    return out
+
+
+def _samples(comparison: Comparison) -> pd.DataFrame:
+    samples: Optional[pd.DataFrame] = getattr(comparison, "samples", None)
+    if samples is None:
+        raise ValueError(
+            "this comparison has no replications: run compare(..., seeds=N or windows=K)"
+        )
+    return samples
