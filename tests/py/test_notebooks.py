@@ -31,9 +31,10 @@ def test_committed_without_outputs(path):
 
 
 # A number in prose: not inside a word or a name (cluster04, Alibaba-2018), not in `code`.
-NUMBER = re.compile(r"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?%?")
-# Numbers that are names, not results: the paper's algorithm, figure and section numbers.
-NAMES = re.compile(r"(?:Algorithm|Figure|Table|Appendix|§)\s*\d+")
+NUMBER = re.compile(r"(?<![\w.\-/])\d(?:[\d,]*\d)?(?:\.\d+)?%?")
+# Numbers that are names, not results: the paper's algorithm, figure and section numbers,
+# and the confidence level of an interval.
+NAMES = re.compile(r"(?:Algorithm|Figure|Table|Appendix|§)\s*\d+|\b95% interval")
 
 
 def prose_numbers(text):
