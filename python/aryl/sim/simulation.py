@@ -195,7 +195,9 @@ def simulate(
     seed
         Seeds the random reclaim policy and the prediction error.
     progress
-        Called with the fraction of simulated time done (about every 1%); return
+        Called with the run's progress in [0, 1] (half the simulated time up to the
+        last arrival, half the share of jobs finished, so it keeps moving while a queue
+        drains), every 1% of it and at least every quarter second; return
         ``False`` to stop early (the rest is reported unfinished).
     throughput
         Optional per-job throughput curves: job id -> throughput with 1..max_workers

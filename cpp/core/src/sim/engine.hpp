@@ -4,6 +4,7 @@
 // preemptive.cpp the Tiresias allocation, audit.cpp the invariant checks.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -166,6 +167,7 @@ class Engine {
   bool dirty_ = false;          // something changed since the last epoch planned
   bool epoch_pending_ = false;  // an epoch event is in the queue
   int quiet_events_ = 0;        // events since the last progress report
+  std::chrono::steady_clock::time_point last_report_{};  // and its wall time
   int unfinished_ = 0;
   // goodput-driven runs: the applications, each job's state, the round clock
   const std::vector<Application>& applications_;

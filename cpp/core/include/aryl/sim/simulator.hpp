@@ -133,7 +133,9 @@ inline constexpr double max_steps = 5'000'000;
 
 // Runs the trace to completion (or the horizon). Throws std::invalid_argument on
 // bad input: a job that no server could ever host, a bad load series, or a state
-// that fails validate(). `progress`, if set, is called every ~1% of simulated time.
+// that fails validate(). `progress`, if set, is called with the run's progress in
+// [0, 1] (half simulated time up to the last arrival, half jobs finished) every ~1%
+// of it and at least every quarter second of wall time.
 //
 // With goodput-driven jobs (all of the trace's, indexing `applications`) the
 // run is round-based, as the Pollux artifact's: the first round is at
