@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any, Dict, List, Mapping, Optional
 
 from . import _core, validation
+from .decisions import Decision
 from .model import Job, Records, Server, State, Worker, as_records
 
 
@@ -32,8 +33,6 @@ def schedule_pollux(
     inference servers. Raises ``ValueError`` naming the first bad input (e.g. a
     ``min_workers`` above the usable GPUs); nothing is decided then.
     """
-    from .scheduling import Decision
-
     if now is None:
         raise ValueError(
             "policy 'pollux' needs now (each job's age sets its restart penalty)"

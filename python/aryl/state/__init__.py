@@ -31,6 +31,8 @@ from ..model import (
     as_records,
 )
 from ..typing import AllocationPolicy, ReclaimPolicy
+from .reclaim import reclaim_state
+from .schedule import schedule_state
 from .tables import (
     _EMPTY,
     Table,
@@ -497,8 +499,6 @@ class ClusterState:
         Returns a ``ScheduleResult``: index arrays into this state's rows, its
         ``decision`` (an ``aryl.Decision``, built on first access) and ``apply()``.
         """
-        from ..scheduling import schedule_state
-
         return schedule_state(
             self,
             policy,
@@ -517,6 +517,4 @@ class ClusterState:
         Returns a ``ReclaimResult``: index arrays into this state's rows, its
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
         """
-        from ..reclaiming import reclaim_state
-
         return reclaim_state(self, n, policy, seed)
