@@ -32,13 +32,12 @@ from typing import (
 import numpy as np
 
 from . import _core
+from .defaults import DEFAULT_GPU_TYPE
 from .typing import Id, Pool
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: GPU type of a server when none is given, by pool (the paper's testbed).
-DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
 POOLS = get_args(Pool)
 
 

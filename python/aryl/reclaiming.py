@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import get_args
-
 from . import _core, validation
 from .decisions import ReclaimPlan
+from .defaults import RECLAIM_POLICIES
 from .model import Records, State
 from .typing import ReclaimPolicy
 
-POLICIES = get_args(ReclaimPolicy)
+POLICIES = RECLAIM_POLICIES
 
 
 def reclaim(

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, get_args
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import _core, validation
 from .decisions import Decision
+from .defaults import (
+    DEFAULT_GPU_SPEED,
+    HETERO_EFFICIENCY,
+    PLACEMENTS,
+    SCHEDULE_POLICIES,
+)
 from .model import Job, Records, Server, State, Worker, as_records
 from .typing import AllocationPolicy, Placement, SchedulePolicy
 
-POLICIES = get_args(AllocationPolicy)
-#: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100.
-DEFAULT_GPU_SPEED = {"V100": 1.0, "T4": 0.25}
-PLACEMENTS = get_args(Placement)
+POLICIES = SCHEDULE_POLICIES
 
 
 def schedule(
@@ -25,7 +28,7 @@ def schedule(
     backfill: bool = False,
     remaining: Optional[Mapping[Any, float]] = None,
     gpu_speed: Optional[Mapping[str, float]] = None,
-    hetero_efficiency: float = 0.7,
+    hetero_efficiency: float = HETERO_EFFICIENCY,
     throughput: Optional[Mapping[Any, Sequence[float]]] = None,
     agents: Optional[Mapping[Any, Any]] = None,
     seed: int = 0,

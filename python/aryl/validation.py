@@ -28,13 +28,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, g
 import numpy as np
 import pandas as pd
 
+from .defaults import MAX_GPU_SPEED, MIN_GPU_SPEED, MIN_HETERO_EFFICIENCY
 from .typing import JobAgent, Scaling
 
 #: Throughput scalings of jobs without their own curve.
 SCALINGS = get_args(Scaling)
 MIN_INTERVAL_S = 1e-3
-MIN_GPU_SPEED = 1e-3
-MAX_GPU_SPEED = 1e3
 MAX_SEED = 2**64 - 1
 MAX_INT = 2**31 - 1
 
@@ -111,6 +110,11 @@ def gpu_speeds(value: Any) -> Dict[str, float]:
     return out
 
 
+def hetero_efficiency(value: Any) -> float:
+    """A throughput factor of jobs spanning GPU types: finite, in ``[1e-9, 1]``."""
+    return real(value, "hetero_efficiency", MIN_HETERO_EFFICIENCY, 1.0)
+
+
 def check_config(config: Any, placements: Sequence[str]) -> None:
     """Every field of a ``sim.Config``, by type and range (see the module's limits)."""
     text(config.placement, "placement", placements)
@@ -121,7 +125,7 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
         real(getattr(config, name), name, MIN_INTERVAL_S)
     real(config.restart_overhead, "restart_overhead", 0.0)
     real(config.headroom, "headroom", 0.0)
-    real(config.hetero_efficiency, "hetero_efficiency", 1e-9, 1.0)
+    hetero_efficiency(config.hetero_efficiency)
     gpu_speeds(config.gpu_speed)
     real(config.horizon, "horizon", 0.0, finite=False)
     integer(config.pollux_population, "pollux_population", 2, 1_000_000)

@@ -50,6 +50,7 @@ from typing import Any, Dict, Mapping, Optional
 
 import pandas as pd
 
+from ..defaults import ELASTIC_GPU_SHARE, HETERO_SHARE
 from ..model import Records
 from ..traces.pollux_mapping import pollux_profiles
 from ..typing import AllocationPolicy, ScenarioName, SimulationReclaimPolicy
@@ -79,8 +80,8 @@ def paper_runs(
     load: Any = None,
     seed: int = 0,
     config: Optional[Dict[str, Any]] = None,
-    elastic_gpu_share: float = 0.36,
-    hetero_share: float = 0.10,
+    elastic_gpu_share: float = ELASTIC_GPU_SHARE,
+    hetero_share: float = HETERO_SHARE,
     checkpoint: bool = True,
     pollux_rows: bool = False,
     node_gpus: int = 4,

@@ -57,6 +57,7 @@ from typing import Any, Dict, get_args
 
 import numpy as np
 
+from aryl.defaults import ELASTIC_GPU_SHARE, HETERO_EFFICIENCY, HETERO_SHARE
 from aryl.jobtable import JobTable
 from aryl.model import Records
 from aryl.typing import ScenarioName
@@ -65,8 +66,9 @@ SCENARIOS = get_args(ScenarioName)
 
 _CONFIG = {
     "baseline": {"policy": "fifo", "loaning": False},
-    "basic": {"policy": "aryl", "hetero_efficiency": 0.7},  # no hetero jobs: no effect
-    "advanced": {"policy": "aryl", "hetero_efficiency": 0.7},
+    # basic has no hetero jobs: the factor has no effect there
+    "basic": {"policy": "aryl", "hetero_efficiency": HETERO_EFFICIENCY},
+    "advanced": {"policy": "aryl", "hetero_efficiency": HETERO_EFFICIENCY},
     "ideal": {"policy": "aryl", "hetero_efficiency": 1.0},
 }
 
@@ -149,8 +151,8 @@ def scenario(
     jobs: Records,
     name: ScenarioName,
     seed: int = 0,
-    elastic_gpu_share: float = 0.36,
-    hetero_share: float = 0.10,
+    elastic_gpu_share: float = ELASTIC_GPU_SHARE,
+    hetero_share: float = HETERO_SHARE,
     checkpoint: bool = True,
 ) -> JobTable:
     """The jobs of preset ``name`` (see the module docstring for the exact rules).

@@ -22,9 +22,23 @@ import numpy as np
 import pandas as pd
 
 from .. import _core, validation
+from ..defaults import (
+    DEFAULT_GPU_SPEED,
+    HETERO_EFFICIENCY,
+    LEND_HOLD_S,
+    LOAN_INTERVAL_S,
+    PAPER_TRAINING_SERVERS,
+    PLACEMENTS,
+    POLLUX_GENERATIONS,
+    POLLUX_POPULATION,
+    REALLOCATION_OVERHEAD_S,
+    RESTART_OVERHEAD_S,
+    SCHEDULE_INTERVAL_S,
+    TIRESIAS_THRESHOLD_GPU_S,
+)
+from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
 from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
-from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
 from ..typing import (
     GoodputPolicy,
     JobAgent,
@@ -86,22 +100,22 @@ class Config:
     placement: Placement = "aryl"
     backfill: bool = False
     scaling: Scaling = "linear"
-    schedule_interval: float = 60.0
-    loan_interval: float = 300.0
-    restart_overhead: float = 63.0
+    schedule_interval: float = SCHEDULE_INTERVAL_S
+    loan_interval: float = LOAN_INTERVAL_S
+    restart_overhead: float = RESTART_OVERHEAD_S
     headroom: float = 0.0
-    lend_hold: float = 3600.0
-    hetero_efficiency: float = 0.7
+    lend_hold: float = LEND_HOLD_S
+    hetero_efficiency: float = HETERO_EFFICIENCY
     gpu_speed: Dict[str, float] = field(default_factory=lambda: dict(DEFAULT_GPU_SPEED))
     loaning: bool = True
     elasticity: bool = True
     prediction_error: Optional[Tuple[float, float]] = None
     horizon: float = math.inf
     audit: bool = False
-    reallocation_overhead: float = 30.0
-    tiresias_threshold: float = 16 * 3600.0
-    pollux_population: int = 100
-    pollux_generations: int = 100
+    reallocation_overhead: float = REALLOCATION_OVERHEAD_S
+    tiresias_threshold: float = TIRESIAS_THRESHOLD_GPU_S
+    pollux_population: int = POLLUX_POPULATION
+    pollux_generations: int = POLLUX_GENERATIONS
     agent: Optional[JobAgent] = None
 
 
@@ -124,7 +138,7 @@ POLLUX_MAX_REPLICAS = 64
 class Cluster:
     """A cluster built from counts: 8-GPU V100 training and T4 inference servers by default."""
 
-    training_servers: int = 443
+    training_servers: int = PAPER_TRAINING_SERVERS
     inference_servers: int = 0
     gpus_per_server: int = 8
     training_gpu: str = "V100"

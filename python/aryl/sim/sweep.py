@@ -52,9 +52,15 @@ from typing import (
 import numpy as np
 import pandas as pd
 
+from ..defaults import (
+    ANY_TYPE_SHARE,
+    ELASTIC_GPU_SHARE,
+    HETERO_SHARE,
+    PLACEMENTS,
+    RECLAIM_POLICIES,
+)
+from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
-from ..reclaiming import POLICIES as RECLAIM_POLICIES
-from ..scheduling import PLACEMENTS, POLICIES
 from ..typing import SweepEngine
 from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
 from .result import SUMMARY_KEYS, Result
@@ -73,17 +79,20 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "inference_servers": (64, "8-GPU T4 inference servers that can be lent"),
     "scenario": ("basic", "which jobs are elastic/hetero (aryl.sim.SCENARIOS)"),
     "elastic_gpu_share": (
-        0.36,
+        ELASTIC_GPU_SHARE,
         "share of GPU-time held by elastic jobs (basic, advanced)",
     ),
-    "hetero_share": (0.10, "share of all jobs made hetero (advanced)"),
+    "hetero_share": (HETERO_SHARE, "share of all jobs made hetero (advanced)"),
     "policy": (
         None,
         "allocation policy (None: the scenario's; fifo for baseline, else aryl)",
     ),
     "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
     "seed": (0, "seed of every random choice (GPU types, scenario, random reclaim)"),
-    "any_type_share": (0.21, "share of unknown-type jobs that may run on any GPU type"),
+    "any_type_share": (
+        ANY_TYPE_SHARE,
+        "share of unknown-type jobs that may run on any GPU type",
+    ),
 }
 _CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(Config))
 ENGINES = get_args(SweepEngine)

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
+from ..defaults import HETERO_EFFICIENCY
 from ..jobtable import FIELDS
 from ..model import (
     POOLS,
@@ -491,7 +492,7 @@ class ClusterState:
         backfill: bool = False,
         remaining: Optional[Mapping[Any, float]] = None,
         gpu_speed: Optional[Mapping[str, float]] = None,
-        hetero_efficiency: float = 0.7,
+        hetero_efficiency: float = HETERO_EFFICIENCY,
         throughput: Optional[Mapping[Any, Sequence[float]]] = None,
     ) -> Any:
         """One scheduling epoch on this state, as ``aryl.schedule`` (same arguments).

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _core, validation
 from ..decisions import ReclaimPlan
-from ..reclaiming import POLICIES
+from ..defaults import RECLAIM_POLICIES as POLICIES
 from ..typing import ReclaimPolicy
 
 

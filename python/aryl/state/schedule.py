@@ -9,8 +9,9 @@ import numpy as np
 
 from .. import _core, validation
 from ..decisions import Decision
+from ..defaults import DEFAULT_GPU_SPEED, PLACEMENTS
+from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..model import Worker
-from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
 from ..typing import AllocationPolicy, SchedulePolicy
 
 

@@ -9,6 +9,7 @@ from typing import Tuple
 import numpy as np
 import pandas as pd
 
+from ..defaults import ANY_TYPE_SHARE
 from ..jobtable import JobTable
 from .reading import JOB_COLUMNS, LOAD_COLUMNS
 
@@ -60,7 +61,7 @@ def to_jobs(
     frame: pd.DataFrame,
     *,
     max_gpus_per_worker: int = 8,
-    any_type_share: float = 0.21,
+    any_type_share: float = ANY_TYPE_SHARE,
     training_gpu: str = "V100",
     seed: int = 0,
 ) -> JobTable:
