@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, overload
+from typing import Any, Dict, List, Optional, Tuple, overload
 
+from ._display import html_table
 from .model import Records, Worker, as_records
-from .typing import ReclaimPolicy, SchedulePolicy
+from .typing import Id, ReclaimPolicy, SchedulePolicy
 
-if TYPE_CHECKING:
-    from .state import ClusterState
+
+class Appliable:
+    """What a ``Decision`` or a ``ReclaimPlan`` applies to in place.
+
+    ``aryl.ClusterState`` is the one implementation; it lives above this module
+    (it builds decisions), so the decisions know it only by this base.
+    """
+
+    def _apply_workers(self, stop: List[Worker], start: List[Worker]) -> None:
+        raise NotImplementedError
+
+    def _apply_plan(self, plan: ReclaimPlan) -> None:
+        raise NotImplementedError
 
 
 @dataclass
@@ -34,7 +45,7 @@ class Decision:
     unplaceable: Dict[Any, str] = field(default_factory=dict)
 
     @overload
-    def apply(self, workers: ClusterState) -> None: ...
+    def apply(self, workers: Appliable) -> None: ...
 
     @overload
     def apply(self, workers: Records) -> List[Worker]: ...
@@ -42,29 +53,22 @@ class Decision:
     def apply(self, workers: Any) -> Optional[List[Worker]]:
         """The workers after the decision: ``workers`` less ``stop``, plus ``start``.
 
-        Workers are matched by value, so ``workers`` may be the dicts or DataFrame
-        the decision was computed from. Given an ``aryl.ClusterState`` instead, the
-        decision is applied to it in place (validated and atomic: a worker to stop
-        that is not there, or a start that over-commits a server, is a
-        ``ValueError`` and the state is unchanged) and None is returned.
+        Workers are matched on (job, server, flexible), and on ``gpus`` only where
+        both sides give it, so ``workers`` may be the records, dicts or DataFrame
+        the decision was computed from; a worker to stop that is not there is a
+        ``ValueError``. Given an ``aryl.ClusterState`` instead, the decision is
+        applied to it in place (validated and atomic: a worker to stop that is not
+        there, or a start that over-commits a server, is a ``ValueError`` and the
+        state is unchanged) and None is returned.
         """
-        from .state import ClusterState
-
-        if isinstance(workers, ClusterState):
+        if isinstance(workers, Appliable):
             workers._apply_workers(self.stop, self.start)
             return None
-        to_stop = Counter(self.stop)
-        kept = []
-        for w in as_records(workers, Worker, "worker"):
-            if to_stop[w] > 0:
-                to_stop[w] -= 1
-            else:
-                kept.append(w)
-        return kept + list(self.start)
+        return _without(as_records(workers, Worker, "worker"), self.stop) + list(
+            self.start
+        )
 
     def _repr_html_(self) -> str:
-        from ._display import html_table
-
         running = {j: n for j, n in self.allocation.items() if n}
         flexible = sum(w.flexible for w in self.start)
         total = len(self.allocation)
@@ -120,16 +124,19 @@ class ReclaimPlan:
         The returned servers go back to the inference cluster (``on_loan`` False),
         the preempted jobs lose all their workers (they are queued again) and the
         scaled-in jobs their workers on the returned servers. Validated and atomic:
-        a plan that does not match the state (unknown ids, a job with a different
-        number of workers on the returned servers) is a ``ValueError`` and the state
-        is unchanged.
+        a plan that does not match the state (unknown ids, a server not on loan, a
+        preempted job with no worker on the returned servers, a job with a
+        different number of workers on the returned servers, a scale-in below
+        ``min_workers``) is a ``ValueError`` and the state is unchanged. Anything
+        but a ``ClusterState`` is a ``TypeError`` (a plan says nothing about
+        where the workers of a list of records would go).
         """
-        servers = state._rows(self.servers, state._server_index, "server")
-        preempted = state._rows(self.preempted, state._job_index, "job")
-        scaled = state._rows(list(self.scaled_in), state._job_index, "job")
-        state._apply_reclaim(
-            servers, preempted, dict(zip(scaled.tolist(), self.scaled_in.values()))
-        )
+        if not isinstance(state, Appliable):
+            raise TypeError(
+                "ReclaimPlan.apply takes an aryl.ClusterState, got "
+                f"{type(state).__name__}"
+            )
+        state._apply_plan(self)
 
     @property
     def collateral_damage(self) -> float:
@@ -137,8 +144,6 @@ class ReclaimPlan:
         return self.collateral_gpus / self.demand_gpus if self.demand_gpus else 0.0
 
     def _repr_html_(self) -> str:
-        from ._display import html_table
-
         scaled = sum(self.scaled_in.values())
         rows = [
             ("policy", self.policy),
@@ -167,3 +172,29 @@ class ReclaimPlan:
             ),
         ]
         return html_table(rows, "ReclaimPlan")
+
+
+def _without(workers: List[Worker], stop: List[Worker]) -> List[Worker]:
+    """``workers`` less ``stop``, matched on (job, server, flexible) and on ``gpus``
+    where both give it; a worker to stop that is not there is a ValueError."""
+    free: Dict[Tuple[Id, Id, bool], List[int]] = {}
+    for index, w in enumerate(workers):
+        free.setdefault((w.job, w.server, w.flexible), []).append(index)
+    gone = set()
+    for worker in stop:
+        rows = free.get((worker.job, worker.server, worker.flexible), [])
+        row: Optional[int] = next(
+            (
+                r
+                for r in rows
+                if worker.gpus is None
+                or workers[r].gpus is None
+                or workers[r].gpus == worker.gpus
+            ),
+            None,
+        )
+        if row is None:
+            raise ValueError(f"no worker {worker!r} among the workers to stop")
+        rows.remove(row)
+        gone.add(row)
+    return [w for index, w in enumerate(workers) if index not in gone]

@@ -1,14 +1,15 @@
-"""Choosing which on-loan inference servers to return (paper §4, Algorithm 1)."""
+"""Choosing which on-loan inference servers to return (paper §4, Algorithm 1).
+
+``reclaim`` takes the cluster as records; it builds an ``aryl.ClusterState`` and
+runs ``ClusterState.reclaim`` on it (``state/reclaim.py``): one door, one check.
+"""
 
 from __future__ import annotations
 
-from . import _core, validation
 from .decisions import ReclaimPlan
-from .defaults import RECLAIM_POLICIES
-from .model import Records, State
+from .model import Records
+from .state import ClusterState
 from .typing import ReclaimPolicy
-
-POLICIES = RECLAIM_POLICIES
 
 
 def reclaim(
@@ -54,16 +55,5 @@ def reclaim(
         On bad input (naming the record) or an impossible request; nothing is
         changed and no partial plan is returned.
     """
-    validation.text(policy, "reclaim policy", POLICIES)
-    n = validation.integer(n, "n", -validation.MAX_INT)
-    seed = validation.seed(seed)
-    state = State.build(servers, jobs, workers)
-    plan = _core.reclaim(state.core, n, policy, seed)
-    return ReclaimPlan(
-        policy=policy,
-        servers=[state.servers[i].id for i in plan.servers],
-        preempted=[state.jobs[j].id for j in plan.preempted],
-        scaled_in={state.jobs[j].id: w for j, w in plan.scaled_in},
-        demand_gpus=plan.demand_gpus,
-        collateral_gpus=plan.collateral_gpus,
-    )
+    state = ClusterState.from_records(servers, jobs, workers)
+    return state.reclaim(n, policy, seed).plan

@@ -1,21 +1,21 @@
-"""Job scheduling at one epoch (paper §5, Algorithm 2): allocation and placement."""
+"""Job scheduling at one epoch (paper §5, Algorithm 2): allocation and placement.
+
+``schedule`` takes the cluster as records; it builds an ``aryl.ClusterState`` and
+runs ``ClusterState.schedule`` on it (``state/schedule.py``), so both doors share
+one argument check, one unplaceable rule and one result.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
-from . import _core, validation
+from . import validation
 from .decisions import Decision
-from .defaults import (
-    DEFAULT_GPU_SPEED,
-    HETERO_EFFICIENCY,
-    PLACEMENTS,
-    SCHEDULE_POLICIES,
-)
-from .model import Job, Records, Server, State, Worker, as_records
-from .typing import AllocationPolicy, Placement, SchedulePolicy
-
-POLICIES = SCHEDULE_POLICIES
+from .defaults import HETERO_EFFICIENCY
+from .model import Records
+from .pollux_schedule import schedule_pollux
+from .state import ClusterState
+from .typing import Placement, SchedulePolicy
 
 
 def schedule(
@@ -69,10 +69,11 @@ def schedule(
         If given, queued jobs with ``submit_time > now`` are not yet submitted and
         stay pending.
 
-        Queued jobs whose base demand can never be placed on ``servers`` (wider
-        than every usable server, or needing more workers than the usable servers
+        Queued jobs whose base demand can never be placed on ``servers`` (a worker
+        wider than every server, or needing more workers than the usable servers
         of one GPU type hold) do not block the epoch: they are reported in
-        ``Decision.unplaceable`` and the others are scheduled.
+        ``Decision.unplaceable`` and the others are scheduled (``ClusterState``
+        holds such a job too, and reports it the same way).
     placement
         ``"aryl"``: best fit, elastic jobs preferring on-loan inference servers and
         inelastic ones training servers, base and flexible workers on separate
@@ -82,15 +83,19 @@ def schedule(
         With ``"fifo"``: start later jobs when the head of the queue does not fit.
     remaining
         Fraction of each job's work still to do (job id -> (0, 1]; default 1). It
-        may name jobs not yet submitted at ``now``.
+        may name jobs left out of the epoch (not yet submitted at ``now``, or
+        unplaceable).
     gpu_speed
-        Relative speed per GPU type (default ``DEFAULT_GPU_SPEED``: V100 1.0, T4
-        0.25, the paper's Appendix A; types not listed run at 1.0).
+        Relative speed per GPU type, each a finite number in [1e-3, 1e3] (default
+        ``aryl.defaults.DEFAULT_GPU_SPEED``: V100 1.0, T4 0.25, the paper's
+        Appendix A; types not listed run at 1.0).
     hetero_efficiency
-        Throughput factor of a job whose workers span GPU types (default 0.7).
+        Throughput factor of a job whose workers span GPU types, in [1e-9, 1]
+        (default 0.7, the paper's Appendix A).
     throughput
         Optional per-job throughput curves: job id -> throughput with
-        1..max_workers workers (e.g. from ``aryl.agents``); default linear.
+        1..max_workers workers (e.g. from ``aryl.agents``); default linear. Like
+        ``remaining``, it may name jobs left out of the epoch.
     agents, seed
         Policy ``"pollux"`` (Qiao et al., OSDI'21, as its artifact schedules): one
         round of the genetic search over replicas per server (population 100, 100
@@ -110,123 +115,27 @@ def schedule(
     Raises
     ------
     ValueError
-        On bad input, naming the record; nothing is decided.
+        On bad input, naming the record; nothing is decided. The records and
+        arguments are checked as ``ClusterState.from_records`` and
+        ``ClusterState.schedule`` check them (this is that call), so the same
+        mistake raises the same error through both.
+    TypeError
+        For an argument of the wrong type (e.g. ``backfill=1``).
     """
     if policy == "pollux":
-        from .pollux_schedule import schedule_pollux
-
-        return schedule_pollux(  # type: ignore[no-any-return]
+        return schedule_pollux(
             jobs, servers, workers, now, agents, validation.seed(seed)
         )
-    validation.text(policy, "policy", POLICIES)
-    validation.text(placement, "placement", PLACEMENTS)
-    backfill = validation.flag(backfill, "backfill")
-    if remaining is not None and not isinstance(remaining, Mapping):
-        raise TypeError(
-            f"remaining must be a mapping of job id to fraction, got {remaining!r}"
-        )
-    servers = as_records(servers, Server, "server")
-    jobs = as_records(jobs, Job, "job")
-    workers = as_records(workers if workers is not None else [], Worker, "worker")
-    running = {w.job for w in workers}
-    known = {j.id for j in jobs}
-    for job_id in remaining or {}:
-        if job_id not in known:
-            raise ValueError(f"remaining: unknown job {job_id!r}")
-    future: List[Any] = []
-    if now is not None:
-        now = validation.real(now, "now", finite=False)
-        future = [j.id for j in jobs if j.id not in running and j.submit_time > now]
-    queued = [j.id for j in jobs if j.id not in running and j.id not in future]
-    unplaceable = _too_wide(jobs, servers, queued)
-    left_out = set(future) | set(unplaceable)
-    state = State.build(servers, [j for j in jobs if j.id not in left_out], workers)
-    demands = _core.base_demands(state.core, policy)
-    fits = [state.job_index[i] for i in queued if i not in unplaceable]
-    more = validation.unplaceable(
-        [state.jobs[i] for i in fits], [demands[i] for i in fits], servers
-    )
-    if more:
-        unplaceable.update(more)
-        state = State.build(
-            servers, [j for j in state.jobs if j.id not in more], workers
-        )
-    speeds = {**DEFAULT_GPU_SPEED, **(gpu_speed or {})}
-    raw = _core.schedule(
-        state.core,
+    validation.seed(seed)  # only the pollux policy draws, but a bad seed is a mistake
+    state = ClusterState.from_records(servers, jobs, workers or ())
+    result = state.schedule(
         policy,
+        now,
         placement,
         backfill,
-        _remaining(state, remaining),
-        [float(speeds.get(s.gpu_type, 1.0)) for s in state.servers],
+        remaining,
+        gpu_speed,
         hetero_efficiency,
-        job_curves(state, throughput),
+        throughput,
     )
-    return _decision(state, raw, policy, future, unplaceable)
-
-
-def _too_wide(
-    jobs: List[Job], servers: List[Server], queued: List[Any]
-) -> Dict[Any, str]:
-    """Queued jobs with a worker wider than every server (the core refuses them outright)."""
-    largest = max((s.gpus for s in servers), default=0)
-    waiting = set(queued)
-    return {
-        j.id: f"a worker needs {j.gpus_per_worker} GPUs, more than any server has ({largest})"
-        for j in jobs
-        if j.id in waiting and j.gpus_per_worker > largest
-    }
-
-
-def job_curves(
-    state: State, throughput: Optional[Mapping[Any, Sequence[float]]]
-) -> List[List[float]]:
-    """Per-job throughput curves in the state's job order (empty list: none given)."""
-    if not throughput:
-        return []
-    curves: List[List[float]] = [[] for _ in state.jobs]
-    for job_id, curve in throughput.items():
-        if job_id not in state.job_index:
-            raise ValueError(f"throughput: unknown job {job_id!r}")
-        curves[state.job_index[job_id]] = [float(v) for v in curve]
-    return curves
-
-
-def _remaining(state: State, remaining: Optional[Mapping[Any, float]]) -> List[float]:
-    if not remaining:
-        return []
-    fractions = [1.0] * len(state.jobs)
-    for job_id, fraction in remaining.items():
-        if job_id in state.job_index:  # the others were left out of this epoch
-            fractions[state.job_index[job_id]] = validation.real(
-                fraction, f"remaining[{job_id!r}]"
-            )
-    return fractions
-
-
-def _decision(
-    state: State,
-    raw: _core.Decision,
-    policy: AllocationPolicy,
-    future: List[Any],
-    unplaceable: Optional[Dict[Any, str]] = None,
-) -> Decision:
-    unplaceable = unplaceable or {}
-    ids = [j.id for j in state.jobs]
-    start = [
-        Worker(
-            ids[j], state.servers[s].id, state.jobs[j].gpus_per_worker, bool(flexible)
-        )
-        for j, s, flexible in raw.start
-    ]
-    return Decision(
-        policy=policy,
-        start=start,
-        stop=[state.workers[w] for w in raw.stop],
-        allocation={
-            **dict(zip(ids, raw.allocation)),
-            **{j: 0 for j in [*future, *unplaceable]},
-        },
-        pending=[ids[j] for j in raw.pending] + future,
-        unplaceable=unplaceable,
-    )
+    return result.decision

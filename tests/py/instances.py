@@ -41,3 +41,15 @@ def random_loaned_cluster(
             aryl.Worker(job.id, s, flexible=k >= low) for k, s in enumerate(where)
         ]
     return servers, job_list, workers
+
+
+class Built:
+    """A ``ClusterState`` as the kernel tests read it: records, id maps, core copy."""
+
+    def __init__(self, servers, jobs, workers=()):
+        self.state = aryl.ClusterState.from_records(servers, jobs, workers)
+        self.core = self.state._core
+        self.servers, self.jobs = self.state.servers(), self.state.jobs()
+        self.workers = self.state.workers()
+        self.server_index = self.state._server_index
+        self.job_index = self.state._job_index

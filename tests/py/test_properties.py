@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import aryl
 import aryl.sim as sim
 import aryl.validation
-from aryl.model import State
+from instances import Built
 
 # 1,000 in the normal run; the sanitizer job (scripts/sanitize) asks for fewer.
 EXAMPLES = settings(
@@ -170,7 +170,7 @@ def test_schedule(cluster, data):
     )
     after = decision.apply(workers)
     counts = Counter(w.job for w in after)
-    State.build(servers, [j for j in jobs if counts[j.id]], after)  # a valid state
+    Built(servers, [j for j in jobs if counts[j.id]], after)  # a valid state
     for job in jobs:
         n = counts[job.id]
         assert n == decision.allocation[job.id]

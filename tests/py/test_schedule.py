@@ -1,13 +1,15 @@
 import random
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import aryl
-from aryl.model import State
+from aryl.state.schedule import ScheduleResult
+from instances import Built
 
-POLICIES = aryl.scheduling.POLICIES
+POLICIES = aryl.defaults.SCHEDULE_POLICIES
 
 
 def one_server(gpus=8):
@@ -17,7 +19,7 @@ def one_server(gpus=8):
 def check_valid(jobs, servers, workers, decision):
     """Applying the decision gives a valid state; every job within range or pending."""
     after = decision.apply(workers)
-    State.build(servers, jobs, after)  # raises on over-commitment or a bad worker count
+    Built(servers, jobs, after)  # raises on over-commitment or a bad worker count
     counts = Counter(w.job for w in after)
     for job in jobs:
         n = counts[job.id]
@@ -92,7 +94,10 @@ def test_unmarked_workers_count_as_base_first():
     jobs = [aryl.Job("e", 1, 2, 8, 100), aryl.Job("q", 1, 6, 6, 10)]
     workers = [aryl.Worker("e", "s", flexible=True)] * 2 + [aryl.Worker("e", "s")] * 2
     decision = aryl.schedule(jobs, one_server(), workers)
-    assert decision.stop == [aryl.Worker("e", "s", flexible=True)] * 2
+    # Stopped workers come with their GPUs filled in, as started ones do.
+    assert decision.stop == [aryl.Worker("e", "s", gpus=1, flexible=True)] * 2
+    after = decision.apply(workers)  # matched although the records give no gpus
+    assert sorted(w.flexible for w in after) == [False] * 8
 
 
 def test_placement_preferences():
@@ -253,11 +258,9 @@ def test_kernel_matches_the_python_reference(seed, real_speeds):
     jobs, servers = random_cluster(seed)
     workers = []
     for _ in range(3):
-        state = State.build(servers, jobs, workers)
+        state = Built(servers, jobs, workers)
         speed = [
-            aryl.scheduling.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0)
-            if real_speeds
-            else 1.0
+            aryl.defaults.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) if real_speeds else 1.0
             for s in state.servers
         ]
         raw = aryl._core.schedule(state.core, speed=speed)
@@ -274,4 +277,7 @@ def test_kernel_matches_the_python_reference(seed, real_speeds):
             allocation,
             pending,
         )
-        workers = aryl.scheduling._decision(state, raw, "aryl", []).apply(workers)
+        result = ScheduleResult(
+            state.state, state.state.version, "aryl", raw, None, np.zeros(0, int), {}
+        )
+        workers = result.decision.apply(workers)

@@ -15,6 +15,7 @@ from typing import (
 )
 
 from .. import reclaiming
+from ..defaults import RECLAIM_POLICIES
 
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..typing import SimulationPolicy
@@ -277,7 +278,7 @@ def demo(args: argparse.Namespace) -> int:
     )  # warm-up, so the timings below are steady
     rows: List[Tuple[Any, ...]] = []
     for n in args.reclaim:
-        for policy in reclaiming.POLICIES:
+        for policy in RECLAIM_POLICIES:
             start = time.perf_counter()
             try:
                 plan = reclaiming.reclaim(

@@ -12,6 +12,7 @@ ablations) as ``simulate`` arguments. Every ``Result`` records what produced it
 """
 
 from .comparison import Comparison
+from .config import Cluster, Config
 from .paper import (
     BASELINE,
     LOANING_ROWS,
@@ -31,7 +32,7 @@ from .scenarios import (
     scenario,
     scenario_config,
 )
-from .simulation import Cluster, Config, compare, simulate
+from .simulation import compare, simulate
 from .sizing import Sizing, size_cluster
 from .storage import load
 from .sweep import PARAMETERS, sweep

@@ -175,7 +175,7 @@ def pollux_nodes(cluster: Any, node_gpus: int = 4) -> Any:
     into nodes of ``node_gpus`` GPUs (the same GPUs: the Pollux applications were
     profiled on nodes of at most 4 GPUs), no inference servers (the rows do not lend).
     """
-    from .simulation import Cluster
+    from .config import Cluster
 
     if not isinstance(cluster, Cluster):
         raise ValueError(f"pollux_nodes needs a Cluster, got {type(cluster).__name__}")

@@ -44,8 +44,9 @@ from ..defaults import (
 )
 from ..jobtable import JobTable
 from ..model import Records
+from .config import Cluster, Config
 from .scenarios import _gpu_time, scenario
-from .simulation import Cluster, Config, simulate
+from .simulation import simulate
 
 
 @dataclass

@@ -62,10 +62,11 @@ from ..defaults import (
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
 from ..typing import SweepEngine
+from .config import Cluster, Config
 from .provenance import aryl_version, fingerprint_frame, fingerprint_jobs
 from .result import SUMMARY_KEYS, Result
 from .scenarios import SCENARIOS, scenario, scenario_config
-from .simulation import Cluster, Config, _config, simulate
+from .simulation import _config, simulate
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
+from ..decisions import Appliable, ReclaimPlan
 from ..defaults import HETERO_EFFICIENCY
 from ..jobtable import FIELDS
 from ..model import (
@@ -32,8 +33,9 @@ from ..model import (
     as_records,
 )
 from ..typing import AllocationPolicy, ReclaimPolicy
-from .reclaim import reclaim_state
-from .schedule import schedule_state
+from ..validation import integer
+from .reclaim import ReclaimResult, reclaim_state
+from .schedule import ScheduleResult, schedule_state
 from .tables import (
     _EMPTY,
     Table,
@@ -51,7 +53,7 @@ from .tables import (
 )
 
 
-class ClusterState:
+class ClusterState(Appliable):
     """Servers, jobs and the placement of their workers, validated once and kept.
 
     Build it with one constructor per input kind: ``from_records`` (``aryl.Server``,
@@ -62,7 +64,11 @@ class ClusterState:
     ``set_on_loan``, ``Decision.apply(state)`` and ``ReclaimPlan.apply(state)`` (or
     the faster ``apply`` of the results of ``schedule`` and ``reclaim``). Each
     update is validated and atomic: a bad one raises ``ValueError`` and leaves the
-    state as it was. An update costs about one rebuild of the compiled copy
+    state as it was. A state takes one writer at a time: it is not thread-safe,
+    so a program that updates it from several threads must hold a lock around
+    each update and each ``schedule``/``reclaim`` call with its ``apply`` (a result
+    computed before another thread's change is refused by ``apply``, but only
+    when the change came first). An update costs about one rebuild of the compiled copy
     (linear in the cluster's size, ~1 ms for 3,000 jobs); ``schedule`` and
     ``reclaim`` cost the kernel plus little.
     """
@@ -348,6 +354,22 @@ class ClusterState:
         keep[stop] = False
         self._commit_workers(_concat(_take(self._workers, np.flatnonzero(keep)), start))
 
+    def _apply_plan(self, plan: ReclaimPlan) -> None:
+        """``ReclaimPlan.apply``: check the plan's ids against the state, then apply."""
+        servers = self._rows(plan.servers, self._server_index, "server")
+        off = servers[~self._servers["on_loan"][servers]]
+        if len(off):
+            raise ValueError(
+                f"server {self._servers['id'][off[0]]!r} is not on loan; a plan "
+                "returns only on-loan servers"
+            )
+        preempted = self._rows(plan.preempted, self._job_index, "job")
+        scaled = self._rows(list(plan.scaled_in), self._job_index, "job")
+        counts = {}
+        for row, (job, count) in zip(scaled.tolist(), plan.scaled_in.items()):
+            counts[row] = integer(count, f"scaled_in[{job!r}]", 1)
+        self._apply_reclaim(servers, preempted, counts)
+
     def _apply_reclaim(
         self, servers: np.ndarray, preempted: np.ndarray, scaled_in: Mapping[int, int]
     ) -> None:
@@ -365,6 +387,25 @@ class ClusterState:
         expected = np.zeros(self.n_jobs, dtype=np.int64)
         for job, count in scaled_in.items():
             expected[job] = count
+        held = np.bincount(w["job"], minlength=self.n_jobs)
+        bare = np.flatnonzero(
+            hit & ~np.isin(np.arange(self.n_jobs), w["job"][on_returned])
+        )
+        if len(bare):
+            raise ValueError(
+                f"the plan does not match the state: job {self._jobs['id'][bare[0]]!r} "
+                "is preempted but has no worker on the returned servers"
+            )
+        below = np.flatnonzero(
+            (expected > 0) & (held - expected < self._jobs["min_workers"])
+        )
+        if len(below):
+            j = int(below[0])
+            raise ValueError(
+                f"the plan does not match the state: scaling job "
+                f"{self._jobs['id'][j]!r} in by {expected[j]} leaves {held[j] - expected[j]} "
+                f"workers, below its min_workers {self._jobs['min_workers'][j]}"
+            )
         wrong = np.flatnonzero(lost != expected)
         if len(wrong):
             j = int(wrong[0])
@@ -494,7 +535,7 @@ class ClusterState:
         gpu_speed: Optional[Mapping[str, float]] = None,
         hetero_efficiency: float = HETERO_EFFICIENCY,
         throughput: Optional[Mapping[Any, Sequence[float]]] = None,
-    ) -> Any:
+    ) -> ScheduleResult:
         """One scheduling epoch on this state, as ``aryl.schedule`` (same arguments).
 
         Returns a ``ScheduleResult``: index arrays into this state's rows, its
@@ -512,7 +553,9 @@ class ClusterState:
             throughput,
         )
 
-    def reclaim(self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0) -> Any:
+    def reclaim(
+        self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0
+    ) -> ReclaimResult:
         """Choose ``n`` on-loan servers to return, as ``aryl.reclaim`` (same arguments).
 
         Returns a ``ReclaimResult``: index arrays into this state's rows, its

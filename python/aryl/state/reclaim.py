@@ -32,10 +32,15 @@ class ReclaimResult:
         "_plan",
     )
 
-    def __init__(self, state: Any, policy: ReclaimPolicy, raw: Any) -> None:
-        """Keep the kernel's answer and the ids it refers to (no conversion yet)."""
+    def __init__(
+        self, state: Any, version: int, policy: ReclaimPolicy, raw: Any
+    ) -> None:
+        """Keep the kernel's answer and the ids it refers to (no conversion yet).
+
+        ``version``: the state's version before the kernel ran.
+        """
         self.policy, self._raw = policy, raw
-        self._state, self._version = state, state.version
+        self._state, self._version = state, version
         self._server_ids, self._job_ids = state._servers["id"], state._jobs["id"]
         self._plan: Optional[ReclaimPlan] = None
 
@@ -98,8 +103,11 @@ class ReclaimResult:
 def reclaim_state(
     state: Any, n: int, policy: ReclaimPolicy, seed: int
 ) -> ReclaimResult:
-    """``ClusterState.reclaim``: the kernel on the state's compiled copy."""
+    """``ClusterState.reclaim`` (and so ``aryl.reclaim``): the kernel on the state's
+    compiled copy."""
+    version = state.version  # before the kernel: a later change makes it stale
     validation.text(policy, "reclaim policy", POLICIES)
     n = validation.integer(n, "n", -validation.MAX_INT)
     seed = validation.seed(seed)
-    return ReclaimResult(state, policy, _core.reclaim(state._core, n, policy, seed))
+    raw = _core.reclaim(state._core, n, policy, seed)
+    return ReclaimResult(state, version, policy, raw)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, validation
 from ..decisions import Decision
-from ..defaults import DEFAULT_GPU_SPEED, PLACEMENTS
+from ..defaults import DEFAULT_GPU_SPEED, PLACEMENTS, UNLISTED_GPU_SPEED
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..model import Worker
 from ..typing import AllocationPolicy, SchedulePolicy
@@ -30,14 +30,19 @@ class ScheduleResult:
     def __init__(
         self,
         state: Any,
+        version: int,
         policy: SchedulePolicy,
         raw: Any,
         kept: Optional[np.ndarray],
         future: np.ndarray,
         unplaceable: Dict[Any, str],
     ) -> None:
-        """Map the kernel's answer (rows of the jobs ``kept``) to the state's rows."""
-        self._state, self._version = state, state.version
+        """Map the kernel's answer (rows of the jobs ``kept``) to the state's rows.
+
+        ``version``: the state's version when the epoch began (read before the
+        kernel ran, so a change made meanwhile makes this result stale).
+        """
+        self._state, self._version = state, version
         self._jobs, self._servers, self._workers = (
             state._jobs,
             state._servers,
@@ -173,7 +178,9 @@ def schedule_state(
     hetero_efficiency: float,
     throughput: Optional[Mapping[Any, Sequence[float]]],
 ) -> ScheduleResult:
-    """``ClusterState.schedule``: ``schedule``'s rules on the state's columns."""
+    """``ClusterState.schedule`` (and so ``aryl.schedule``): the one argument check,
+    the one unplaceable rule and the kernel, on the state's columns."""
+    version = state.version  # before the kernel: a later change makes it stale
     validation.text(policy, "policy", POLICIES)
     validation.text(placement, "placement", PLACEMENTS)
     backfill = validation.flag(backfill, "backfill")
@@ -196,8 +203,9 @@ def schedule_state(
         now = validation.real(now, "now", finite=False)
         future = queued & (jobs["submit_time"] > now)
         queued = queued & ~future
+    speeds = {**DEFAULT_GPU_SPEED, **validation.gpu_speeds(gpu_speed or {})}
+    hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     unplaceable, kept, core = _state_rows(state, policy, queued, future)
-    speeds = {**DEFAULT_GPU_SPEED, **(gpu_speed or {})}
     raw = _core.schedule(
         core,
         policy,
@@ -209,7 +217,9 @@ def schedule_state(
         _state_curves(state, kept, throughput),
     )
     future_rows = np.flatnonzero(future)
-    return ScheduleResult(state, policy, raw, kept, future_rows, dict(unplaceable))
+    return ScheduleResult(
+        state, version, policy, raw, kept, future_rows, dict(unplaceable)
+    )
 
 
 def _state_rows(
@@ -307,7 +317,7 @@ def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
 
         state._cache["speed_types"] = pd.factorize(types)
     codes, names = state._cache["speed_types"]
-    per_type = tuple(float(speeds.get(t, 1.0)) for t in names)
+    per_type = tuple(float(speeds.get(t, UNLISTED_GPU_SPEED)) for t in names)
     key = ("speeds", per_type)
     if key not in state._cache:
         table = np.asarray(per_type, dtype=np.float64)
@@ -327,5 +337,14 @@ def _state_curves(
     for job_id, curve in throughput.items():
         if job_id not in state._job_index:
             raise ValueError(f"throughput: unknown job {job_id!r}")
-        curves[state._job_index[job_id]] = [float(v) for v in curve]
+        curves[state._job_index[job_id]] = _curve(curve, job_id)
     return curves if kept is None else [curves[i] for i in kept.tolist()]
+
+
+def _curve(curve: Any, job_id: Any) -> List[float]:
+    """One job's throughput curve as floats; a value that is not a number is named
+    here, and the kernel refuses values that are not > 0 (naming the job)."""
+    what = f"throughput[{job_id!r}]"
+    if isinstance(curve, (str, bytes, Mapping)) or not hasattr(curve, "__iter__"):
+        raise TypeError(f"{what} must be a list of numbers, got {curve!r}")
+    return [validation.real(v, what) for v in curve]
