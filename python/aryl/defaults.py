@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from typing import Dict, get_args
 
-from .typing import AllocationPolicy, Placement, ReclaimPolicy
+from .typing import (
+    AllocationPolicy,
+    Placement,
+    ReclaimPolicy,
+    SimulationReclaimPolicy,
+)
 
 #: Allocation policies of ``aryl.schedule`` (``"pollux"`` aside) and the simulator.
 SCHEDULE_POLICIES = get_args(AllocationPolicy)
 #: Reclaim policies of ``aryl.reclaim``.
 RECLAIM_POLICIES = get_args(ReclaimPolicy)
+#: Reclaim policies the simulator runs (``exact`` is for one-off requests).
+SIMULATION_RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
 #: Placement rules.
 PLACEMENTS = get_args(Placement)
 
@@ -56,6 +63,10 @@ PAPER_INFERENCE_SERVERS = 520
 ANY_TYPE_SHARE = 0.21
 #: Share of the GPU time in elastic jobs (§2.2).
 ELASTIC_GPU_SHARE = 0.36
+#: Share of jobs whose running-time estimate is wrong, and by how much at most
+#: (the paper's inaccurate-profiler experiment).
+PREDICTION_ERROR_FRACTION = 0.2
+PREDICTION_MAX_ERROR = 0.25
 #: Share of all jobs made hetero in the advanced scenario.
 HETERO_SHARE = 0.10
 #: The Baseline's training GPU use in the paper's Table 3, row 1 (what sizing aims at).

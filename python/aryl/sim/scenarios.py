@@ -57,7 +57,13 @@ from typing import Any, Dict, get_args
 
 import numpy as np
 
-from aryl.defaults import ELASTIC_GPU_SHARE, HETERO_EFFICIENCY, HETERO_SHARE
+from aryl.defaults import (
+    ELASTIC_GPU_SHARE,
+    HETERO_EFFICIENCY,
+    HETERO_SHARE,
+    PREDICTION_ERROR_FRACTION,
+    PREDICTION_MAX_ERROR,
+)
 from aryl.jobtable import JobTable
 from aryl.model import Records
 from aryl.typing import ScenarioName
@@ -220,7 +226,10 @@ def scenario_config(name: ScenarioName) -> Dict[str, Any]:
 
 
 def apply_prediction_error(
-    jobs: Records, fraction: float = 0.2, max_error: float = 0.25, seed: int = 0
+    jobs: Records,
+    fraction: float = PREDICTION_ERROR_FRACTION,
+    max_error: float = PREDICTION_MAX_ERROR,
+    seed: int = 0,
 ) -> JobTable:
     """Wrong running-time estimates, as in the paper's ``table:inaccurate_profiler``.
 

@@ -23,6 +23,7 @@ import pandas as pd
 from .. import _core, validation
 from ..defaults import (
     PLACEMENTS,
+    SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
@@ -51,8 +52,7 @@ from .scenarios import apply_prediction_error
 GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
 AGENTS = get_args(JobAgent)
-#: Reclaim policies the simulator runs.
-RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
+RECLAIM_POLICIES = SIMULATION_RECLAIM_POLICIES  # aryl.sim.simulation.RECLAIM_POLICIES
 
 #: Under policy "pollux", applications whose jobs keep a fixed global batch on one
 #: replica (the artifact's ncf: 32,768); the others choose their batch.
@@ -143,18 +143,8 @@ def simulate(
             f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
             "(aryl.traces.read_pollux_workload)"
         )
-    if policy not in POLICIES:
-        raise ValueError(
-            f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}"
-        )
-    if reclaim not in RECLAIM_POLICIES:
-        raise ValueError(
-            f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random"
-        )
-    if config.placement not in PLACEMENTS:
-        raise ValueError(
-            f"unknown placement {config.placement!r}; expected aryl or bfd"
-        )
+    validation.text(policy, "policy", POLICIES)  # as aryl.schedule checks it
+    validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
     servers = _servers(cluster)
     table = JobTable.of(jobs)
     if not config.elasticity:

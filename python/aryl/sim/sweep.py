@@ -52,12 +52,13 @@ from typing import (
 import numpy as np
 import pandas as pd
 
+from .. import validation
 from ..defaults import (
     ANY_TYPE_SHARE,
     ELASTIC_GPU_SHARE,
     HETERO_SHARE,
     PLACEMENTS,
-    RECLAIM_POLICIES,
+    SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
@@ -153,21 +154,13 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         name: _as_default_type(point.get(name, default), default)
         for name, (default, _) in PARAMETERS.items()
     }
-    if p["scenario"] not in SCENARIOS:
-        raise ValueError(
-            f"unknown scenario {p['scenario']!r}; expected one of {', '.join(SCENARIOS)}"
-        )
+    validation.text(p["scenario"], "scenario", SCENARIOS)
     preset = scenario_config(p["scenario"])
     p["policy"] = p["policy"] or preset.pop("policy")
     preset.pop("policy", None)
-    if p["policy"] not in POLICIES:
-        raise ValueError(
-            f"unknown policy {p['policy']!r}; expected one of {', '.join(POLICIES)}"
-        )
-    if p["reclaim"] not in RECLAIM_POLICIES or p["reclaim"] == "exact":
-        raise ValueError(
-            f"unknown reclaim policy {p['reclaim']!r}; expected aryl, scf or random"
-        )
+    # The simulator's own checks, so a sweep and simulate say the same.
+    validation.text(p["policy"], "policy", POLICIES)
+    validation.text(p["reclaim"], "reclaim policy", SIMULATION_RECLAIM_POLICIES)
     for name in ("training_servers", "inference_servers", "seed"):
         if (
             isinstance(p[name], bool)
@@ -192,10 +185,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         },
     }
     p["config"] = dataclasses.asdict(_config(config))
-    if p["config"]["placement"] not in PLACEMENTS:
-        raise ValueError(
-            f"unknown placement {p['config']['placement']!r}; expected aryl or bfd"
-        )
+    validation.text(p["config"]["placement"], "placement", PLACEMENTS)
     return p
 
 
