@@ -13,34 +13,10 @@ import pytest
 
 import aryl
 from aryl import ClusterState
-from instances import random_loaned_cluster
+from instances import random_cluster, random_loaned_cluster
 
 SCHEDULE_POLICIES = aryl.defaults.SCHEDULE_POLICIES
 RECLAIM_POLICIES = aryl.defaults.RECLAIM_POLICIES
-
-
-def random_cluster(seed, jobs=20):
-    """Queued jobs of mixed sizes and GPU types on 4 training + 4 on-loan servers."""
-    rng = random.Random(seed)
-    servers = [aryl.Server(f"t{i}", "training") for i in range(4)]
-    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(4)]
-    job_list = []
-    for j in range(jobs):
-        d = rng.choice([1, 2, 4, 8])
-        lo = rng.randint(1, 3)
-        job_list.append(
-            aryl.Job(
-                f"j{j}",
-                d,
-                lo,
-                lo + rng.randint(0, 3),
-                rng.uniform(60, 3600),
-                submit_time=j,
-                hetero=rng.random() < 0.2,
-                gpu_type=rng.choice([None, None, None, "V100", "T4"]),
-            )
-        )
-    return job_list, servers
 
 
 def records(state):

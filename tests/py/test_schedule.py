@@ -1,4 +1,3 @@
-import random
 from collections import Counter
 
 import numpy as np
@@ -7,7 +6,7 @@ import pytest
 
 import aryl
 from aryl.state.schedule import ScheduleResult
-from instances import Built
+from instances import Built, random_cluster
 
 POLICIES = aryl.defaults.SCHEDULE_POLICIES
 
@@ -178,29 +177,6 @@ def test_inputs_as_dicts_and_dataframes():
         ).allocation
         == expected
     )
-
-
-def random_cluster(seed):
-    rng = random.Random(seed)
-    servers = [aryl.Server(f"t{i}", "training") for i in range(4)]
-    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(4)]
-    jobs = []
-    for j in range(20):
-        d = rng.choice([1, 2, 4, 8])
-        lo = rng.randint(1, 3)
-        jobs.append(
-            aryl.Job(
-                f"j{j}",
-                d,
-                lo,
-                lo + rng.randint(0, 3),
-                rng.uniform(60, 3600),
-                submit_time=j,
-                hetero=rng.random() < 0.2,
-                gpu_type=rng.choice([None, None, None, "V100", "T4"]),
-            )
-        )
-    return jobs, servers
 
 
 @pytest.mark.parametrize("policy", POLICIES)
