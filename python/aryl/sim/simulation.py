@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import (
     Any,
     Callable,
@@ -29,6 +28,11 @@ from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
 from ..model import Job, Records, Server, as_records, job_columns, server_columns
 from ..state import ClusterState
+from ..traces.pollux_mapping import (
+    aryl_policy_jobs,
+    optional_column,
+    pollux_policy_jobs,
+)
 from ..typing import (
     GoodputPolicy,
     JobAgent,
@@ -53,13 +57,6 @@ GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
 AGENTS = get_args(JobAgent)
 RECLAIM_POLICIES = SIMULATION_RECLAIM_POLICIES  # aryl.sim.simulation.RECLAIM_POLICIES
-
-#: Under policy "pollux", applications whose jobs keep a fixed global batch on one
-#: replica (the artifact's ncf: 32,768); the others choose their batch.
-POLLUX_FIXED_BATCH = {"ncf": 32768.0}
-
-#: The most replicas a Pollux job may get (the artifact's simulator's cap).
-POLLUX_MAX_REPLICAS = 64
 
 
 def simulate(
@@ -280,13 +277,13 @@ def _simulate_pollux(
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
-    scale = _optional(workload, "work_scale", 1.0)
+    scale = optional_column(workload, "work_scale", 1.0)
     if policy == "pollux":  # the policy decides replicas; jobs choose their batch
-        jobs, batch = _pollux_policy_jobs(workload, servers)
+        jobs, batch = pollux_policy_jobs(workload, servers)
     elif policy == "aryl":
         node_gpus = max((s.gpus for s in servers if s.pool == "training"), default=1)
         tuned = config.agent is not None
-        jobs, batch = _kernel_jobs(workload, apps, node_gpus, scale, tuned)
+        jobs, batch = aryl_policy_jobs(workload, apps, node_gpus, scale, tuned)
     else:
         # duration is not used by goodput-driven jobs (their applications decide).
         replicas = workload["num_replicas"].astype(int).tolist()
@@ -325,98 +322,6 @@ def _simulate_pollux(
         aryl_version=aryl_version(),
     )
     return result
-
-
-def _pollux_policy_jobs(
-    workload: pd.DataFrame, servers: List[Server]
-) -> Tuple[List[Job], List[float]]:
-    """A Pollux workload's jobs as policy ``pollux`` runs them, and their batches.
-
-    Each job runs on nothing or on ``min_replicas`` to ``max_replicas`` one-GPU
-    replicas (optional columns; absent or NaN: no minimum and up to
-    ``POLLUX_MAX_REPLICAS``, the artifact's jobs), so a job that the scenario made
-    rigid (minimum = maximum) runs at its demand or waits, as under every other
-    policy. A ``POLLUX_FIXED_BATCH`` application keeps its batch on one replica, or
-    on exactly its minimum when that is more. A minimum becomes the job's
-    ``min_workers``; the simulator passes minimums above one to the search (one
-    replica is what running means).
-    """
-    fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
-    most = min(
-        POLLUX_MAX_REPLICAS, sum(s.gpus for s in servers if s.pool == "training")
-    )
-    low = _optional(workload, "min_replicas", math.nan)
-    high = _optional(workload, "max_replicas", math.nan)
-    jobs = []
-    for i, (name, t) in enumerate(zip(workload["name"], workload["time"])):
-        least = 0 if math.isnan(low[i]) else low[i]
-        if not (float(least).is_integer() and 0 <= least <= most):
-            raise ValueError(
-                f"job {str(name)!r}: min_replicas must be an integer in [0, {most}] "
-                f"(the replica cap {POLLUX_MAX_REPLICAS} and the training GPUs), "
-                f"got {low[i]!r}"
-            )
-        cap = POLLUX_MAX_REPLICAS
-        if not math.isnan(high[i]):
-            if not (float(high[i]).is_integer() and high[i] >= max(least, 1)):
-                raise ValueError(
-                    f"job {str(name)!r}: max_replicas must be an integer >= "
-                    f"max(min_replicas, 1) = {max(int(least), 1)}, got {high[i]!r}"
-                )
-            cap = min(int(high[i]), POLLUX_MAX_REPLICAS)
-        if fixed[i]:
-            cap = max(int(least), 1)
-        jobs.append(Job(str(name), 1, max(int(least), 1), cap, 1.0, float(t)))
-    return jobs, [f or 0.0 for f in fixed]
-
-
-def _optional(workload: pd.DataFrame, column: str, default: float) -> List[float]:
-    """An optional numeric column of a Pollux workload (``default`` when absent)."""
-    if column not in workload:
-        return [default] * len(workload)
-    return [float(v) for v in workload[column]]
-
-
-def _kernel_jobs(
-    workload: pd.DataFrame,
-    apps: Mapping[str, Any],
-    node_gpus: int,
-    scale: List[float],
-    tuned: bool,
-) -> Tuple[List[Job], List[float]]:
-    """A Pollux workload's jobs as policy ``aryl`` schedules them, and their batches.
-
-    A job runs ``min_replicas``..``max_replicas`` one-GPU replicas (its
-    ``num_replicas`` when absent); untuned, at most as many as the user's batch
-    spreads over at the application's minimum local batch, since it keeps that
-    batch. Its ``duration`` (the SJF estimate at ``num_replicas``) is the column's,
-    else the time it takes alone there at the user's batch, times its work ``scale``.
-    A tuned job chooses its batch (the artifact's ncf keeps its fixed one, as under
-    Pollux).
-    """
-    from ..traces.pollux_mapping import solo_time, split_cap
-
-    replicas = workload["num_replicas"].astype(int).tolist()
-    user_batch = workload["batch_size"].astype(float).tolist()
-    low = _optional(workload, "min_replicas", math.nan)
-    high = _optional(workload, "max_replicas", math.nan)
-    given = _optional(workload, "duration", math.nan)
-    jobs, batch = [], []
-    for i, (name, app_name, t) in enumerate(
-        zip(workload["name"], workload["application"], workload["time"])
-    ):
-        app, k, b = apps[app_name], replicas[i], user_batch[i]
-        lo = k if math.isnan(low[i]) else int(low[i])
-        hi = k if math.isnan(high[i]) else int(high[i])
-        if not tuned:
-            hi = max(min(hi, split_cap(app, b, node_gpus)), k)
-        duration = given[i]
-        if math.isnan(duration):
-            duration = solo_time(app, k, b, node_gpus) * scale[i]
-        jobs.append(Job(str(name), 1, lo, hi, duration, float(t), reference_workers=k))
-        fixed = POLLUX_FIXED_BATCH.get(app_name)
-        batch.append((fixed or 0.0) if tuned else b)
-    return jobs, batch
 
 
 def compare(
