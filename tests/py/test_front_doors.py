@@ -10,6 +10,7 @@ import inspect
 import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import aryl
@@ -372,3 +373,107 @@ def test_the_reference_simulator_job_has_aryls_job_fields():
 
     names = [f.name for f in dataclasses.fields(ReferenceJob)]
     assert names == [f for f in aryl.jobtable.FIELDS if f != "id"]
+
+
+# ------------------------------------------------- the capacity rules' one home
+
+
+def _room_by_brute_force(servers, job, lendable):
+    """The most workers of ``job`` an empty cluster holds: every choice of lent
+    inference servers (at most ``lendable`` per GPU type; -1: those on loan)."""
+    from itertools import combinations
+
+    usable = [s for s in servers if job.gpu_type in (None, s.gpu_type)]
+    per_type = {}
+    for gpu_type in {s.gpu_type for s in usable}:
+        mine = [s for s in usable if s.gpu_type == gpu_type]
+        fixed = sum(
+            s.gpus // job.gpus_per_worker
+            for s in mine
+            if s.pool == "training" or (lendable < 0 and s.on_loan)
+        )
+        spare = [s for s in mine if s.pool == "inference"] if lendable >= 0 else []
+        best = max(
+            (
+                sum(s.gpus // job.gpus_per_worker for s in chosen)
+                for k in range(min(lendable, len(spare)) + 1)
+                for chosen in combinations(spare, k)
+            ),
+            default=0,
+        )
+        per_type[gpu_type] = fixed + best
+    values = per_type.values()
+    return sum(values) if job.hetero else max(values, default=0)
+
+
+def test_job_rooms_match_a_brute_force_count():
+    rng = random.Random(5)
+    for _ in range(300):
+        servers = [
+            Server(
+                f"s{i}",
+                rng.choice(["training", "inference"]),
+                rng.choice([1, 2, 4, 8]),
+                rng.choice(["V100", "T4", "A10"]),
+            )
+            for i in range(rng.randint(1, 6))
+        ]
+        servers = [
+            Server(
+                s.id,
+                s.pool,
+                s.gpus,
+                s.gpu_type,
+                s.pool == "inference" and rng.random() < 0.5,
+            )
+            for s in servers
+        ]
+        jobs = [
+            Job(
+                f"j{k}",
+                rng.choice([1, 2, 4, 8, 16]),
+                1,
+                1,
+                60,
+                gpu_type=rng.choice([None, "V100", "T4"]),
+                hetero=rng.random() < 0.5,
+            )
+            for k in range(4)
+        ]
+        lendable = [rng.choice([-1, 0, 1, 2, 5]) for _ in jobs]
+        core = ClusterState.from_records(servers, jobs)._core
+        rooms = aryl._core.job_rooms(core, lendable)
+        expected = [_room_by_brute_force(servers, j, n) for j, n in zip(jobs, lendable)]
+        assert rooms == expected
+
+
+def test_spare_servers_is_the_loan_table_and_the_simulator_rule():
+    # One rule for the lending count: the core's, read by the trace tools.
+    load = pd.DataFrame({"time_s": [0.0, 1.0, 2.0], "load": [0.3, 0.25, 1.0]})
+    table = aryl.traces.loanable_servers(load, 10, headroom=0.0)
+    assert table["loanable"].tolist() == aryl._core.spare_servers([0.3, 0.25, 1.0], 10)
+    assert table["loanable"].tolist() == [7, 7, 0]
+    with pytest.raises(ValueError, match="must be >= 0"):
+        aryl._core.spare_servers([0.5], -1)
+
+
+def test_the_engine_refuses_what_the_front_doors_call_unplaceable():
+    # The same fit rule: a job needing 3 workers of 8 GPUs on 2 servers.
+    servers = [Server("a"), Server("b")]
+    jobs = [Job("big", 8, 3, 3, 60), Job("ok", 8, 1, 1, 60)]
+    assert set(aryl.schedule(jobs, servers).unplaceable) == {"big"}
+    with pytest.raises(ValueError, match="can never run"):
+        sim.simulate(jobs, servers)
+    raw_jobs = aryl.JobTable.of(jobs).core_columns()
+    from aryl.model import server_columns
+
+    with pytest.raises(ValueError, match="job 'big' can never run"):
+        aryl._core.simulate(
+            server_columns(servers),
+            raw_jobs,
+            [],
+            [],
+            [],
+            sim.simulation._core_config(sim.Config(), "aryl", "aryl", 0),
+            None,
+        )

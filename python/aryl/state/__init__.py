@@ -15,7 +15,6 @@ naming the record) and is atomic: when it fails, the state is unchanged.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -507,21 +506,6 @@ class ClusterState(Appliable):
         return _core.ClusterState(
             *self._core_columns(self._servers, _take(self._jobs, jobs), workers)
         )
-
-    def _server_kinds(self) -> Counter[Tuple[str, str, int, bool]]:
-        """Servers by (pool, gpu_type, gpus, on_loan), as ``validation._room`` takes."""
-        if "kinds" not in self._cache:
-            s = self._servers
-            self._cache["kinds"] = Counter(
-                zip(
-                    np.asarray(POOLS, dtype=object)[s["pool"]].tolist(),
-                    s["gpu_type"].tolist(),
-                    s["gpus"].tolist(),
-                    s["on_loan"].tolist(),
-                )
-            )
-        kinds: Counter[Tuple[str, str, int, bool]] = self._cache["kinds"]
-        return kinds
 
     # --------------------------------------------------------------- kernels
 

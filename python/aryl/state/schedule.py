@@ -249,7 +249,8 @@ def _state_rows(
 
 
 def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any, str]:
-    """``_too_wide`` then ``validation.unplaceable`` on the queued rows, vectorised."""
+    """The queued rows that can never start: a worker wider than every server, or a
+    base demand beyond the room the core counts (``validation.unplaceable``'s rule)."""
     jobs = state._jobs
     d = jobs["gpus_per_worker"]
     largest = int(state._servers["gpus"].max()) if state.n_servers else 0
@@ -262,38 +263,13 @@ def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any,
     if not len(fits):
         return out
     demands = np.asarray(_core.base_demands(state._core, policy))[fits]
-    rooms = _rooms(state, fits)
-    short = rooms < demands
-    for row, demand, room in zip(
-        fits[short].tolist(), demands[short].tolist(), rooms[short].tolist()
-    ):
-        kind = "" if jobs["hetero"][row] else " of one GPU type"
-        out[jobs["id"][row]] = (
-            f"needs {demand} workers of {d[row]} GPUs but the usable "
-            f"servers{kind} hold at most {room}"
+    rooms = np.asarray(_core.job_rooms(state._core), dtype=np.int64)[fits]
+    out.update(
+        validation.reasons(
+            jobs["id"][fits], d[fits], jobs["hetero"][fits], demands, rooms
         )
-    return out
-
-
-def _rooms(state: Any, rows: np.ndarray) -> np.ndarray:
-    """Workers that fit on the usable servers, per job row (``validation._room``)."""
-    from .tables import TYPE_NAMES
-
-    jobs = state._jobs
-    keys = (
-        (jobs["gpus_per_worker"][rows] << 32)
-        | (jobs["type_code"][rows] << 1)
-        | jobs["hetero"][rows].astype(np.int64)
     )
-    unique, inverse = np.unique(keys, return_inverse=True)
-    kinds = state._server_kinds()
-    room = [
-        validation._room(
-            kinds, k >> 32, TYPE_NAMES[(k >> 1) & 0x7FFFFFFF] or None, bool(k & 1), None
-        )
-        for k in unique.tolist()
-    ]
-    return np.asarray(room, dtype=np.int64)[inverse.reshape(-1)]
+    return out
 
 
 def _state_remaining(

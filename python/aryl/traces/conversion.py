@@ -9,6 +9,7 @@ from typing import Tuple
 import numpy as np
 import pandas as pd
 
+from .. import _core
 from ..defaults import ANY_TYPE_SHARE
 from ..jobtable import JobTable
 from .reading import JOB_COLUMNS, LOAD_COLUMNS
@@ -187,9 +188,8 @@ def loanable_servers(
             f"{inference_servers}, {headroom}, {lend_hold}"
         )
 
-    def spare(x: np.ndarray) -> np.ndarray:
-        need = np.minimum(1.0, x * (1.0 + headroom)) * n
-        return n - np.minimum(n, np.ceil(need - 1e-9)).astype(np.int64)
+    def spare(x: np.ndarray) -> np.ndarray:  # the simulator's rule, from the core
+        return np.asarray(_core.spare_servers(x.tolist(), n, headroom), dtype=np.int64)
 
     loanable = spare(value)
     start = (
