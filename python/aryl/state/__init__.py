@@ -199,8 +199,9 @@ class ClusterState(Appliable):
     def jobs(self) -> List[Job]:
         """The jobs as ``aryl.Job`` records (built on each call)."""
         t = self._jobs
-        rows = zip(*(t[n].tolist() for n in FIELDS))  # Job's fields, id first
-        return [Job(r[0], *r[1:7], r[7] or None, *r[8:]) for r in rows]  # type: ignore[call-arg]
+        columns = {n: t[n].tolist() for n in FIELDS}
+        columns["gpu_type"] = [g or None for g in columns["gpu_type"]]  # "": any type
+        return [Job(**dict(zip(FIELDS, row))) for row in zip(*columns.values())]
 
     def workers(self) -> List[Worker]:
         """The workers as ``aryl.Worker`` records, ``gpus`` filled in."""
@@ -391,27 +392,27 @@ class ClusterState(Appliable):
             hit & ~np.isin(np.arange(self.n_jobs), w["job"][on_returned])
         )
         if len(bare):
-            raise ValueError(
-                f"the plan does not match the state: job {self._jobs['id'][bare[0]]!r} "
-                "is preempted but has no worker on the returned servers"
+            raise _mismatch(
+                f"job {self._jobs['id'][bare[0]]!r} is preempted but has no worker "
+                "on the returned servers"
             )
         below = np.flatnonzero(
             (expected > 0) & (held - expected < self._jobs["min_workers"])
         )
         if len(below):
             j = int(below[0])
-            raise ValueError(
-                f"the plan does not match the state: scaling job "
-                f"{self._jobs['id'][j]!r} in by {expected[j]} leaves {held[j] - expected[j]} "
-                f"workers, below its min_workers {self._jobs['min_workers'][j]}"
+            raise _mismatch(
+                f"scaling job {self._jobs['id'][j]!r} in by {expected[j]} leaves "
+                f"{held[j] - expected[j]} workers, below its min_workers "
+                f"{self._jobs['min_workers'][j]}"
             )
         wrong = np.flatnonzero(lost != expected)
         if len(wrong):
             j = int(wrong[0])
-            raise ValueError(
-                f"the plan does not match the state: job {self._jobs['id'][j]!r} has "
-                f"{lost[j]} workers on the returned servers, the plan scales it in by "
-                f"{expected[j]}; compute the plan on this state"
+            raise _mismatch(
+                f"job {self._jobs['id'][j]!r} has {lost[j]} workers on the returned "
+                f"servers, the plan scales it in by {expected[j]}; compute the plan "
+                "on this state"
             )
         servers_table = dict(self._servers)
         servers_table["on_loan"] = servers_table["on_loan"] & ~returned
@@ -546,3 +547,8 @@ class ClusterState(Appliable):
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
         """
         return reclaim_state(self, n, policy, seed)
+
+
+def _mismatch(detail: str) -> ValueError:
+    """A reclaim plan that the state contradicts (``ReclaimPlan.apply``)."""
+    return ValueError(f"the plan does not match the state: {detail}")
