@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 import numpy as np
 
 from ..defaults import DEFAULT_GPU_TYPE
+from ..jobtable import FLAG_FIELDS, INT_FIELDS, REAL_FIELDS
 from ..model import (
     POOLS,
     Job,
@@ -27,21 +28,10 @@ from ..model import (
 )
 from ..validation import MAX_INT
 
-_INT = {
-    "job": ("gpus_per_worker", "min_workers", "max_workers", "reference_workers"),
-    "server": ("gpus",),
-    "worker": (),
-}
-_REAL = {
-    "job": ("duration", "submit_time", "estimated_duration"),
-    "server": (),
-    "worker": (),
-}
-_FLAG = {
-    "job": ("checkpoint", "hetero"),
-    "server": ("on_loan",),
-    "worker": ("flexible",),
-}
+# The job columns by kind are JobTable's (one job field list).
+_INT = {"job": INT_FIELDS, "server": ("gpus",), "worker": ()}
+_REAL = {"job": REAL_FIELDS, "server": (), "worker": ()}
+_FLAG = {"job": FLAG_FIELDS, "server": ("on_loan",), "worker": ("flexible",)}
 _CLASS = {"job": Job, "server": Server, "worker": Worker}
 Table = Dict[str, np.ndarray]
 
