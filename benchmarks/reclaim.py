@@ -3,7 +3,7 @@
 Speed: 1,000 on-loan servers (plus 300 training servers) packed with 3,000 jobs
 whose sizes follow the ITP trace's mix; the kernel (`aryl._core.reclaim` on a
 prepared, validated state), building that state from dataclasses
-(`State.build`: conversion and validation), the whole `aryl.reclaim` call, and the
+(`ClusterState.from_records`: conversion and validation), the whole `aryl.reclaim` call, and the
 plain-Python reference of the same heuristic (tests/reference/reclaim.py), in one
 run. The kernel's answer is checked against the reference's.
 Through the reusable state (`aryl.ClusterState`): building it from DataFrames or
@@ -34,7 +34,6 @@ from _common import (
 )
 from aryl import _core
 from aryl.demo import ITP_GPU_MIX
-from aryl.model import State
 from instances import random_loaned_cluster
 
 
@@ -128,19 +127,21 @@ def state_speed() -> str:
 
 def speed() -> str:
     servers, jobs, workers = big_cluster()
-    state = State.build(servers, jobs, workers)
+    state = aryl.ClusterState.from_records(servers, jobs, workers)
     on_loan = [i for i, s in enumerate(servers) if s.on_loan]
-    pairs = [(state.job_index[w.job], state.server_index[w.server]) for w in workers]
+    pairs = [(state._job_index[w.job], state._server_index[w.server]) for w in workers]
     mins = [j.min_workers for j in jobs]
     rows = []
     for n in (1, 10, 100, 300):
-        kernel = median_seconds(partial(_core.reclaim, state.core, n, "aryl"))
-        build = median_seconds(lambda: State.build(servers, jobs, workers), repeat=5)
+        kernel = median_seconds(partial(_core.reclaim, state._core, n, "aryl"))
+        build = median_seconds(
+            lambda: aryl.ClusterState.from_records(servers, jobs, workers), repeat=5
+        )
         api = median_seconds(partial(aryl.reclaim, servers, jobs, workers, n), repeat=5)
         python = median_seconds(
             partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=1, min_total=0
         )
-        plan = _core.reclaim(state.core, n, "aryl")
+        plan = _core.reclaim(state._core, n, "aryl")
         assert list(plan.servers) == aryl_reclaim(on_loan, pairs, mins, n)[0]
         rows.append(
             (
@@ -176,7 +177,7 @@ def speed() -> str:
 
 
 def quality(instances: int = 300) -> str:
-    policies = aryl.reclaiming.POLICIES
+    policies = aryl.defaults.RECLAIM_POLICIES
     total = {p: 0 for p in policies}
     for seed in range(instances):
         servers, jobs, workers = random_loaned_cluster(seed)

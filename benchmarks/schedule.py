@@ -24,7 +24,6 @@ import knapsack as knapsack_benchmark
 from _common import cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds, table
 from aryl import _core
 from aryl.demo import ITP_GPU_MIX
-from aryl.model import State
 
 
 def queued_jobs(n: int = 2000, seed: int = 2):
@@ -79,13 +78,13 @@ def state_epoch() -> str:
     state = build(job_frame)
     # The kernel on the same work as state.schedule(): the servers' relative speeds
     # (a loaned T4 is 1/4 of a V100), which the kernel's defaults (all 1.0) leave out.
-    speeds = [aryl.scheduling.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) for s in servers]
+    speeds = [aryl.defaults.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) for s in servers]
 
     def kernel_call(policy):
         return _core.schedule(state._core, policy, "aryl", False, [], speeds)
 
     rows = []
-    for policy in aryl.scheduling.POLICIES:
+    for policy in aryl.defaults.SCHEDULE_POLICIES:
         kernel, whole = paired_cpu_seconds(
             lambda: kernel_call(policy),
             lambda: state.schedule(policy=policy),
@@ -127,10 +126,10 @@ def epoch() -> str:
     servers = [aryl.Server(f"t{i}", "training") for i in range(400)]
     servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(100)]
     jobs = queued_jobs()
-    state = State.build(servers, jobs, [])
+    state = aryl.ClusterState.from_records(servers, jobs, [])
     rows = []
-    for policy in aryl.scheduling.POLICIES:
-        kernel = median_seconds(partial(_core.schedule, state.core, policy), repeat=10)
+    for policy in aryl.defaults.SCHEDULE_POLICIES:
+        kernel = median_seconds(partial(_core.schedule, state._core, policy), repeat=10)
         decision = aryl.schedule(jobs, servers, policy=policy)
         rows.append(
             (
@@ -141,14 +140,20 @@ def epoch() -> str:
                 len(decision.start),
             )
         )
-    build = median_seconds(lambda: State.build(servers, jobs, []), repeat=5)
-    whole = median_seconds(lambda: aryl.schedule(jobs, servers), repeat=5)
-    kernel = median_seconds(lambda: _core.schedule(state.core), repeat=10)
-    python = median_seconds(
-        lambda: reference_schedule(state.servers, state.jobs, []), repeat=1, min_total=0
+    build = median_seconds(
+        lambda: aryl.ClusterState.from_records(servers, jobs, []), repeat=5
     )
-    raw = _core.schedule(state.core)
-    start, stop, allocation, pending = reference_schedule(state.servers, state.jobs, [])
+    whole = median_seconds(lambda: aryl.schedule(jobs, servers), repeat=5)
+    kernel = median_seconds(lambda: _core.schedule(state._core), repeat=10)
+    python = median_seconds(
+        lambda: reference_schedule(state.servers(), state.jobs(), []),
+        repeat=1,
+        min_total=0,
+    )
+    raw = _core.schedule(state._core)
+    start, stop, allocation, pending = reference_schedule(
+        state.servers(), state.jobs(), []
+    )
     assert [tuple(x) for x in raw.start] == start and list(raw.allocation) == allocation
     return (
         f"{len(jobs)} queued jobs, {len(servers)} servers (400 training + 100 on loan)\n\n"

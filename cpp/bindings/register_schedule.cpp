@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "aryl/capacity.hpp"
 #include "aryl/knapsack.hpp"
 #include "aryl/schedule.hpp"
 
@@ -82,6 +83,34 @@ void register_schedule(py::module_& m) {
       },
       py::arg("state"), py::arg("policy"),
       "Workers each job must get to start under `policy` (the kernel's rule).");
+
+  m.def(
+      "job_rooms",
+      [](const py::object& state, const std::vector<int>& lendable) {
+        return job_rooms(state_arg(state), lendable);
+      },
+      py::arg("state"), py::arg("lendable") = std::vector<int>(),
+      "Workers of each job that fit on an empty cluster: training servers plus the "
+      "on-loan inference servers, or with `lendable` (one count per job) that many "
+      "inference servers of each GPU type (the most roomy). A job whose base demand "
+      "(base_demands) exceeds its room can never start.");
+
+  m.def(
+      "spare_servers",
+      [](const std::vector<double>& load, int inference_servers, double headroom) {
+        if (inference_servers < 0 || !(headroom >= 0.0))
+          throw py::value_error(
+              fmt::format("inference_servers and headroom must be >= 0, got {} and {}",
+                          inference_servers, headroom));
+        std::vector<int> out;
+        out.reserve(load.size());
+        for (double x : load)
+          out.push_back(spare_servers(x, inference_servers, headroom));
+        return out;
+      },
+      py::arg("load"), py::arg("inference_servers"), py::arg("headroom") = 0.0,
+      "Inference servers each load spares out of `inference_servers`: N - min(N, "
+      "ceil(min(1, load x (1 + headroom)) x N - 1e-9)), the simulator's lending rule.");
 
   py::class_<Decision>(m, "Decision",
                        "Index-based scheduling decision (see aryl.schedule).")

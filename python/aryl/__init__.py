@@ -17,11 +17,12 @@ except ImportError as exc:  # pragma: no cover - only without a build
     ) from exc
 
 from ._version import __version__
+from .decisions import Decision, ReclaimPlan
 from .jobtable import JobTable
 from .model import Job, Server, Worker
 from .packing import knapsack
-from .reclaiming import ReclaimPlan, reclaim
-from .scheduling import Decision, schedule
+from .reclaiming import reclaim
+from .scheduling import schedule
 from .state import ClusterState
 
 if TYPE_CHECKING:  # type checkers see the lazy subpackages as plain imports

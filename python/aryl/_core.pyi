@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
 class ClusterState:
     """
     Servers, jobs and worker placement, as the kernels see them.
@@ -212,6 +212,10 @@ def fixed_batch(init_batch_size: typing.SupportsFloat | typing.SupportsIndex, ma
     """
     (atomic_bsz, accum_steps) of a fixed global batch on num_replicas replicas.
     """
+def job_rooms(state: typing.Any, lendable: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> list[int]:
+    """
+    Workers of each job that fit on an empty cluster: training servers plus the on-loan inference servers, or with `lendable` (one count per job) that many inference servers of each GPU type (the most roomy). A job whose base demand (base_demands) exceeds its room can never start.
+    """
 def knapsack(groups: typing.Any, capacity: typing.Any) -> list[int]:
     """
     Multiple-choice knapsack over lists of (weight, value) pairs: per group the chosen item's index or -1 (see aryl.knapsack).
@@ -239,6 +243,10 @@ def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.A
 def simulate(servers: dict, jobs: dict, throughput: typing.Any, load_time: typing.Any, load: typing.Any, config: dict, progress: typing.Any = None, applications: collections.abc.Sequence[Application] = [], job_application: typing.Any = [], job_batch_size: typing.Any = [], job_work_scale: typing.Any = []) -> dict:
     """
     Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index of its application, its global batch size and (optionally) the fraction of its application's work it does.
+    """
+def spare_servers(load: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], inference_servers: typing.SupportsInt | typing.SupportsIndex, headroom: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> list[int]:
+    """
+    Inference servers each load spares out of `inference_servers`: N - min(N, ceil(min(1, load x (1 + headroom)) x N - 1e-9)), the simulator's lending rule.
     """
 def tiresias_round(gpus: typing.Any, executed_time: typing.Any, allocations: list, queue0: typing.Any, queue1: typing.Any, node_gpus: typing.Any, threshold: typing.SupportsFloat | typing.SupportsIndex = 57600.0) -> dict:
     """

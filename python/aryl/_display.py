@@ -10,7 +10,7 @@ import math
 import shutil
 import textwrap
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 #: Summary keys shown as percentages (they are ratios in [0, 1]).
 RATIO_KEYS = ("gpu_usage", "preemption", "collateral", "flexible")
@@ -66,17 +66,6 @@ def html_table(rows: Iterable[Tuple[str, Any]], caption: str) -> str:
         for k, v in rows
     )
     return f"<table><caption>{html.escape(caption)}</caption>{body}</table>"
-
-
-def describe_config(config: Mapping[str, Any]) -> str:
-    """The ``Config`` fields that differ from the defaults, ``name=value`` (``defaults`` if none)."""
-    from .sim.simulation import Config
-
-    default = Config()
-    changed = [
-        f"{k}={v!r}" for k, v in config.items() if getattr(default, k, object()) != v
-    ]
-    return ", ".join(changed) or "defaults"
 
 
 # ---- tables for the terminal and for files ------------------------------------------

@@ -21,7 +21,6 @@ from typing import (
     Iterable,
     List,
     Optional,
-    Sequence,
     Type,
     TypeVar,
     Union,
@@ -31,14 +30,12 @@ from typing import (
 
 import numpy as np
 
-from . import _core
+from .defaults import DEFAULT_GPU_TYPE
 from .typing import Id, Pool
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: GPU type of a server when none is given, by pool (the paper's testbed).
-DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
 POOLS = get_args(Pool)
 
 
@@ -265,60 +262,6 @@ def _from_dict(record: Dict[str, Any], cls: Type[R], what: str) -> R:
     if missing:
         raise ValueError(f"{what}: missing field(s) {missing}")
     return cls(**record)
-
-
-def _index(ids: Sequence[Id], what: str) -> Dict[Id, int]:
-    index: Dict[Id, int] = {}
-    for i, id_ in enumerate(ids):
-        if id_ in index:
-            raise ValueError(f"duplicate {what} id {id_!r}")
-        index[id_] = i
-    return index
-
-
-@dataclass
-class State:
-    """A validated-to-convert snapshot: the records, their id maps and the core state."""
-
-    servers: List[Server]
-    jobs: List[Job]
-    workers: List[Worker]
-    server_index: Dict[Id, int]
-    job_index: Dict[Id, int]
-    core: _core.ClusterState
-
-    @classmethod
-    def build(cls, servers: Records, jobs: Records, workers: Records = ()) -> State:
-        """Convert user input (dataclasses, dicts or DataFrames) to the core's state."""
-        servers = as_records(servers, Server, "server")
-        jobs = as_records(jobs, Job, "job")
-        workers = as_records(workers, Worker, "worker")
-        server_index = _index([s.id for s in servers], "server")
-        job_index = _index([j.id for j in jobs], "job")
-        worker_job, worker_server = [], []
-        for i, w in enumerate(workers):
-            if w.job not in job_index:
-                raise ValueError(f"worker {i}: unknown job {w.job!r}")
-            if w.server not in server_index:
-                raise ValueError(f"worker {i}: unknown server {w.server!r}")
-            job = jobs[job_index[w.job]]
-            if w.gpus is not None and w.gpus != job.gpus_per_worker:
-                raise ValueError(
-                    f"worker {i} of job {w.job!r} has {w.gpus} GPUs but the job's "
-                    f"gpus_per_worker is {job.gpus_per_worker}"
-                )
-            worker_job.append(job_index[w.job])
-            worker_server.append(server_index[w.server])
-        core = _core.ClusterState(
-            server_columns(servers),
-            job_columns(jobs),
-            {
-                "job": worker_job,
-                "server": worker_server,
-                "flexible": [w.flexible for w in workers],
-            },
-        )
-        return cls(servers, jobs, workers, server_index, job_index, core)
 
 
 def server_columns(servers: List[Server]) -> Dict[str, List[Any]]:

@@ -17,7 +17,17 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -256,12 +266,8 @@ def usage(
             label="used on training servers",
             **step,
         )
-        top.axhline(
-            cap["training_gpus"],
-            color="tab:blue",
-            linestyle="--",
-            linewidth=1,
-            label=f"training capacity ({cap['training_gpus']:,} GPUs)",
+        _training_capacity(
+            top, cap, f"training capacity ({cap['training_gpus']:,} GPUs)"
         )
         top.step(
             x,
@@ -307,17 +313,10 @@ def usage(
                 linewidth=1,
                 label=f"inference servers ({inference_servers:,})",
             )
-        top.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
+        _time_span(top, x)
     else:
         for ax in (top, bottom):
-            ax.text(
-                0.5,
-                0.5,
-                "empty timeline",
-                transform=ax.transAxes,
-                ha="center",
-                va="center",
-            )
+            _empty_timeline(ax)
     if not inference_servers and len(t):
         bottom.text(
             0.5,
@@ -502,9 +501,7 @@ def _usage_panel(
     ax.set_title(name, fontsize="medium")
     ax.grid(True, alpha=0.3)
     if not len(x):
-        ax.text(
-            0.5, 0.5, "empty timeline", transform=ax.transAxes, ha="center", va="center"
-        )
+        _empty_timeline(ax)
         return
     train, loaned = cols["training_gpus_used"], cols["loaned_gpus_used"]
     ax.fill_between(
@@ -524,14 +521,29 @@ def _usage_panel(
         alpha=0.7,
         label="used on loaned servers",
     )
+    _training_capacity(ax, cap, "training capacity")
+    _time_span(ax, x)
+
+
+# The pieces ``usage`` and ``usage_grid`` both draw.
+
+
+def _training_capacity(ax: Axes, cap: Mapping[str, Any], label: str) -> None:
+    """The training GPUs as a dashed line."""
     ax.axhline(
-        cap["training_gpus"],
-        color="tab:blue",
-        linestyle="--",
-        linewidth=1,
-        label="training capacity",
+        cap["training_gpus"], color="tab:blue", linestyle="--", linewidth=1, label=label
     )
+
+
+def _time_span(ax: Axes, x: np.ndarray) -> None:
+    """The x range of a timeline (one unit wide for a single point)."""
     ax.set_xlim(x[0], x[-1] if x[-1] > x[0] else x[0] + 1)
+
+
+def _empty_timeline(ax: Axes) -> None:
+    ax.text(
+        0.5, 0.5, "empty timeline", transform=ax.transAxes, ha="center", va="center"
+    )
 
 
 def preemptions(results: Results) -> Figure:

@@ -7,7 +7,9 @@ from collections import Counter
 from typing import Any, Dict, List, Mapping, Optional
 
 from . import _core, validation
-from .model import Job, Records, Server, State, Worker, as_records
+from .decisions import Decision
+from .model import Job, Records, Server, Worker, as_records
+from .state import ClusterState
 
 
 def schedule_pollux(
@@ -19,7 +21,7 @@ def schedule_pollux(
     seed: int = 0,
     generations: int = 100,
     population: int = 100,
-) -> Any:
+) -> Decision:
     """Replicas per server for every submitted job by the Pollux genetic search.
 
     Needs, per job, a ``aryl.agents.PolluxAgent`` in ``agents`` (its fitted
@@ -32,8 +34,6 @@ def schedule_pollux(
     inference servers. Raises ``ValueError`` naming the first bad input (e.g. a
     ``min_workers`` above the usable GPUs); nothing is decided then.
     """
-    from .scheduling import Decision
-
     if now is None:
         raise ValueError(
             "policy 'pollux' needs now (each job's age sets its restart penalty)"
@@ -42,7 +42,8 @@ def schedule_pollux(
     jobs = as_records(jobs, Job, "job")
     servers = as_records(servers, Server, "server")
     workers = as_records(workers if workers is not None else [], Worker, "worker")
-    State.build(servers, jobs, workers)  # validates ids, references and capacities
+    # Validates ids, references and capacities, as every other policy does.
+    ClusterState.from_records(servers, jobs, workers)
     agents = _agents(jobs, agents)
     running = {w.job for w in workers}
     future = [j.id for j in jobs if j.id not in running and j.submit_time > now]

@@ -22,20 +22,17 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections import Counter
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, get_args
+from typing import Any, Dict, List, Mapping, Sequence, Union, get_args
 
 import numpy as np
-import pandas as pd
 
 from . import _core
+from .defaults import MAX_GPU_SPEED, MIN_GPU_SPEED, MIN_HETERO_EFFICIENCY
 from .typing import JobAgent, Scaling
 
 #: Throughput scalings of jobs without their own curve.
 SCALINGS = get_args(Scaling)
 MIN_INTERVAL_S = 1e-3
-MIN_GPU_SPEED = 1e-3
-MAX_GPU_SPEED = 1e3
 MAX_SEED = 2**64 - 1
 MAX_INT = 2**31 - 1
 
@@ -112,6 +109,11 @@ def gpu_speeds(value: Any) -> Dict[str, float]:
     return out
 
 
+def hetero_efficiency(value: Any) -> float:
+    """A throughput factor of jobs spanning GPU types: finite, in ``[1e-9, 1]``."""
+    return real(value, "hetero_efficiency", MIN_HETERO_EFFICIENCY, 1.0)
+
+
 def check_config(config: Any, placements: Sequence[str]) -> None:
     """Every field of a ``sim.Config``, by type and range (see the module's limits)."""
     text(config.placement, "placement", placements)
@@ -122,7 +124,7 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
         real(getattr(config, name), name, MIN_INTERVAL_S)
     real(config.restart_overhead, "restart_overhead", 0.0)
     real(config.headroom, "headroom", 0.0)
-    real(config.hetero_efficiency, "hetero_efficiency", 1e-9, 1.0)
+    hetero_efficiency(config.hetero_efficiency)
     gpu_speeds(config.gpu_speed)
     real(config.horizon, "horizon", 0.0, finite=False)
     integer(config.pollux_population, "pollux_population", 2, 1_000_000)
@@ -189,84 +191,63 @@ def unplaceable(
     demands: Sequence[int],
     servers: Sequence[Any],
     lendable: Union[None, int, Sequence[int]] = None,
+    core: Any = None,
 ) -> Dict[Any, str]:
     """Jobs whose base demand could not be placed even on an empty cluster: id -> reason.
 
     ``jobs``: ``Job`` records or a ``JobTable``; ``demands[i]`` is job i's base demand
-    in workers (the kernel's rule, ``_core.base_demands``). Usable servers are the
-    training servers and the inference servers on loan, or, with ``lendable`` (one
-    count, or one per job), the best ``lendable`` inference servers (the most the load
-    series lends). A job that requires a GPU type uses only servers of that type; a
-    job that is not ``hetero`` must fit on servers of one type. The test errs towards
-    placeable: a job reported here can never start; one not reported may still wait.
+    in workers (the kernel's rule, ``_core.base_demands``). The room is the core's
+    rule (``_core.job_rooms``, the one the simulator refuses runs by): usable servers
+    are the training servers and the inference servers on loan, or, with
+    ``lendable`` (one count, or one per job), the best ``lendable`` inference servers
+    of each GPU type. A job that requires a GPU type uses only servers of that type;
+    a job that is not ``hetero`` must fit on servers of one type. The test errs
+    towards placeable: a job reported here can never start; one not reported may
+    still wait. ``core``: the ``_core.ClusterState`` of ``servers`` and ``jobs``, if
+    the caller has it.
     """
     from .jobtable import JobTable
+    from .model import server_columns
 
     table = JobTable.of(jobs)
     n = len(table)
     if n == 0:
         return {}
-    kinds = Counter((s.pool, s.gpu_type, s.gpus, s.on_loan) for s in servers)
-    lendables = lendable if isinstance(lendable, Sequence) else [lendable] * n
-    d, types, hetero = (
-        table.column(k) for k in ("gpus_per_worker", "gpu_type", "hetero")
+    if core is None:
+        no_workers: Dict[str, List[Any]] = {"job": [], "server": [], "flexible": []}
+        core = _core.ClusterState(
+            server_columns(list(servers)), table.core_columns(), no_workers
+        )
+    lend: List[int] = []
+    if lendable is not None:
+        counts = [lendable] * n if isinstance(lendable, int) else list(lendable)
+        lend = [int(c) for c in counts]
+    rooms = np.asarray(_core.job_rooms(core, lend), dtype=np.int64)
+    return reasons(
+        table.ids,
+        table.column("gpus_per_worker"),
+        table.column("hetero"),
+        np.asarray(demands, dtype=np.int64),
+        rooms,
     )
-    keys = pd.DataFrame(
-        {  # None (any type, nothing lent) as "" and -1 in the grouping
-            "d": d,
-            "type": [t or "" for t in types.tolist()],
-            "hetero": hetero,
-            "lend": [-1 if x is None else int(x) for x in lendables],
-        }
-    )
-    groups = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
-    first = pd.Series(np.arange(n)).groupby(groups).first().to_numpy()
-    rooms = np.array(
-        [
-            _room(kinds, int(d[i]), types[i], bool(hetero[i]), _lend(lendables[i]))
-            for i in first.tolist()
-        ]
-    )
-    room = rooms[groups]
-    demand = np.asarray(demands, dtype=np.int64)
+
+
+def reasons(
+    ids: np.ndarray,
+    gpus_per_worker: np.ndarray,
+    hetero: np.ndarray,
+    demands: np.ndarray,
+    rooms: np.ndarray,
+) -> Dict[Any, str]:
+    """id -> why, for the jobs whose base demand exceeds their room (by row)."""
     out = {}
-    for i in np.flatnonzero(room < demand).tolist():
-        kind = "" if table.column("hetero")[i] else " of one GPU type"
-        out[table.ids[i]] = (
-            f"needs {demand[i]} workers of {table.column('gpus_per_worker')[i]} "
-            f"GPUs but the usable servers{kind} hold at most {room[i]}"
+    for i in np.flatnonzero(rooms < demands).tolist():
+        kind = "" if hetero[i] else " of one GPU type"
+        out[ids[i]] = (
+            f"needs {demands[i]} workers of {gpus_per_worker[i]} GPUs but the usable "
+            f"servers{kind} hold at most {rooms[i]}"
         )
     return out
-
-
-def _lend(value: Any) -> Optional[int]:
-    return None if value is None else int(value)
-
-
-def _room(
-    kinds: Counter[Tuple[str, str, int, bool]],
-    d: int,
-    gpu_type: Optional[str],
-    hetero: bool,
-    lendable: Optional[int],
-) -> int:
-    """Workers of ``d`` GPUs that fit on the usable servers (``unplaceable``'s rule)."""
-    slots: Dict[str, int] = {}
-    loanable: Dict[str, List[int]] = {}
-    for (pool, server_type, gpus, on_loan), count in kinds.items():
-        if gpu_type is not None and server_type != gpu_type:
-            continue
-        if pool == "training" or (lendable is None and on_loan):
-            slots[server_type] = slots.get(server_type, 0) + count * (gpus // d)
-        elif pool == "inference" and lendable is not None:
-            loanable.setdefault(server_type, []).extend(
-                [gpus // d] * min(count, lendable)
-            )
-    for server_type, counts in loanable.items():
-        slots[server_type] = slots.get(server_type, 0) + sum(
-            sorted(counts, reverse=True)[:lendable]
-        )
-    return sum(slots.values()) if hetero else max(slots.values(), default=0)
 
 
 def check_can_run(
@@ -290,10 +271,10 @@ def check_can_run(
     inference = sum(s.pool == "inference" for s in servers)
     lendable = [0] * len(jobs)
     if len(load) and inference:
-        needed = np.ceil(
-            np.asarray(load, dtype=float) * (1.0 + headroom) * inference - 1e-9
+        # The simulator's lending rule, from the core (one home).
+        loanable = np.asarray(
+            _core.spare_servers(list(load), inference, headroom), dtype=np.int64
         )
-        loanable = inference - np.clip(needed, 0, inference).astype(int)
         later = np.maximum.accumulate(loanable[::-1])[
             ::-1
         ]  # the most lent from row i on
@@ -307,7 +288,7 @@ def check_can_run(
         )
         lendable = later[np.clip(rows, 0, None)].tolist()
     demands = _core.base_demands(core, policy)
-    for job_id, reason in unplaceable(jobs, demands, servers, lendable).items():
+    for job_id, reason in unplaceable(jobs, demands, servers, lendable, core).items():
         raise ValueError(
             f"job {job_id!r} can never run: it {reason}, counting the inference servers the "
             f"load series lends at most after its submission"

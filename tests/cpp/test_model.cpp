@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "aryl/capacity.hpp"
 #include "aryl/model.hpp"
 #include "fixtures.hpp"
 
@@ -49,8 +50,16 @@ TEST_CASE("validation names the offending record", "[model]") {
     REQUIRE_THROWS_WITH(validate(s), Catch::Contains("job 'c': duration"));
   }
   SECTION("per-worker demand larger than any server") {
-    s.jobs[2].gpus_per_worker = 16;
-    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("more than any server has"));
+    // A state may hold it (queued, unplaceable); a simulation refuses it.
+    Job wide = s.jobs[2];
+    wide.id = "wide";
+    wide.gpus_per_worker = 16;
+    s.jobs.push_back(wide);  // queued: no worker
+    REQUIRE_NOTHROW(validate(s));
+    REQUIRE_THROWS_WITH(
+        validate_jobs(s.servers, s.jobs.size(),
+                      [&s](std::size_t j) -> const Job& { return s.jobs[j]; }),
+        Catch::Contains("more than any server has"));
   }
   SECTION("required GPU type") {
     s.jobs[1].gpu_type = "V100";
@@ -109,4 +118,34 @@ TEST_CASE("validate_jobs reads jobs kept inside other records, as validate does"
     records[1].job.min_workers = 0;
     REQUIRE_THROWS_WITH(check(), Catch::Contains("job 'b': min_workers must be >= 1"));
   }
+}
+
+TEST_CASE("capacity: the inference servers a load spares") {
+  REQUIRE(spare_servers(0.0, 10, 0.0) == 10);
+  REQUIRE(spare_servers(0.3, 10, 0.0) == 7);   // 0.3 x 10 = 3.0000000000000004
+  REQUIRE(spare_servers(0.25, 10, 0.0) == 7);  // ceil(2.5) = 3 kept
+  REQUIRE(spare_servers(0.5, 10, 1.0) == 0);   // min(1, 0.5 x 2) = all kept
+  REQUIRE(spare_servers(1.0, 0, 0.0) == 0);
+}
+
+TEST_CASE("capacity: the room of a job") {
+  std::vector<Server> servers = {{"t1", Pool::training, 8, "V100", false},
+                                 {"t2", Pool::training, 4, "V100", false},
+                                 {"i1", Pool::inference, 8, "T4", true},
+                                 {"i2", Pool::inference, 8, "T4", false},
+                                 {"i3", Pool::inference, 2, "T4", false}};
+  Job j{"j", 4, 1, 1, 60.0, 0.0, 60.0};
+  REQUIRE(job_room(servers, j, -1) == 3);  // V100: 2 + 1; T4 on loan: 2
+  j.hetero = true;
+  REQUIRE(job_room(servers, j, -1) == 5);  // both types
+  REQUIRE(job_room(servers, j, 2) == 7);   // the two roomiest T4 servers: 2 + 2
+  REQUIRE(job_room(servers, j, 0) == 3);   // training servers only
+  j.hetero = false;
+  j.gpu_type = "T4";
+  REQUIRE(job_room(servers, j, 3) == 4);  // 2 + 2 + 0
+  j.gpus_per_worker = 16;                 // wider than every server
+  REQUIRE(job_room(servers, j, -1) == 0);
+  ClusterState state{servers, {j, j}, {}};
+  REQUIRE(job_rooms(state, {}) == std::vector<int>{0, 0});
+  REQUIRE_THROWS_AS(job_rooms(state, {1}), std::invalid_argument);
 }

@@ -13,34 +13,10 @@ import pytest
 
 import aryl
 from aryl import ClusterState
-from instances import random_loaned_cluster
+from instances import random_cluster, random_loaned_cluster
 
-SCHEDULE_POLICIES = aryl.scheduling.POLICIES
-RECLAIM_POLICIES = aryl.reclaiming.POLICIES
-
-
-def random_cluster(seed, jobs=20):
-    """Queued jobs of mixed sizes and GPU types on 4 training + 4 on-loan servers."""
-    rng = random.Random(seed)
-    servers = [aryl.Server(f"t{i}", "training") for i in range(4)]
-    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(4)]
-    job_list = []
-    for j in range(jobs):
-        d = rng.choice([1, 2, 4, 8])
-        lo = rng.randint(1, 3)
-        job_list.append(
-            aryl.Job(
-                f"j{j}",
-                d,
-                lo,
-                lo + rng.randint(0, 3),
-                rng.uniform(60, 3600),
-                submit_time=j,
-                hetero=rng.random() < 0.2,
-                gpu_type=rng.choice([None, None, None, "V100", "T4"]),
-            )
-        )
-    return job_list, servers
+SCHEDULE_POLICIES = aryl.defaults.SCHEDULE_POLICIES
+RECLAIM_POLICIES = aryl.defaults.RECLAIM_POLICIES
 
 
 def records(state):
@@ -212,12 +188,23 @@ def test_repeated_epochs_on_one_state_equal_the_record_api():
     assert state.schedule(now=5.0).decision == expected
 
 
-def test_a_job_wider_than_every_server_is_refused_by_the_state():
-    # The record API reports it unplaceable; a state never holds it (its validation).
-    with pytest.raises(
-        ValueError, match="gpus_per_worker 16 is more than any server has"
-    ):
-        ClusterState.from_records([aryl.Server("s")], [aryl.Job("A", 16, 1, 1, 60)])
+def test_a_job_wider_than_every_server_is_unplaceable_through_both_doors():
+    # Decided once: a live scheduler's queue may hold such a job; it is reported
+    # unplaceable (the others are scheduled), never a refused state.
+    servers = [aryl.Server("s")]
+    jobs = [aryl.Job("A", 16, 1, 1, 60), aryl.Job("B", 8, 1, 1, 60)]
+    reason = "a worker needs 16 GPUs, more than any server has (8)"
+    by_records = aryl.schedule(jobs, servers)
+    state = ClusterState.from_records(servers, jobs)
+    by_state = state.schedule().decision
+    assert by_records == by_state
+    assert by_state.unplaceable == {"A": reason}
+    assert by_state.allocation == {"A": 0, "B": 1}
+    state.add_jobs([aryl.Job("W", 9, 1, 1, 60)])  # an update may add one too
+    assert "W" in state.schedule().unplaceable
+    # A simulation still refuses it: it could never run.
+    with pytest.raises(ValueError, match="job 'A' can never run"):
+        aryl.sim.simulate(jobs, servers)
 
 
 # ----------------------------------------------------- equivalence: reclaim
@@ -466,11 +453,6 @@ BAD_UPDATES = [
         "unknown server 'q'",
     ),
     ("reclaim more than on loan", lambda s: s.reclaim(2), "on loan"),
-    (
-        "job too wide for the servers",
-        lambda s: s.add_jobs([aryl.Job("W", 9, 1, 1, 60)]),
-        "more than any server has",
-    ),
 ]
 
 

@@ -18,6 +18,7 @@ ENTRY_POINTS = {
     "preemption_costs": _core.preemption_costs,
     "schedule": lambda s: _core.schedule(s),
     "base_demands": lambda s: _core.base_demands(s, "aryl"),
+    "job_rooms": _core.job_rooms,
 }
 
 
@@ -27,7 +28,9 @@ def test_an_uninitialised_state_is_refused(call):
         ENTRY_POINTS[call](_core.ClusterState.__new__(_core.ClusterState))
 
 
-@pytest.mark.parametrize("call", ["validate", "reclaim", "schedule", "base_demands"])
+@pytest.mark.parametrize(
+    "call", ["validate", "reclaim", "schedule", "base_demands", "job_rooms"]
+)
 def test_what_is_not_a_state_is_refused(call):
     with pytest.raises(TypeError, match="state must be an aryl._core.ClusterState"):
         ENTRY_POINTS[call]({"servers": []})

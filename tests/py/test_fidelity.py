@@ -465,7 +465,8 @@ def test_cli_passes_sizes_lend_hold_and_headroom(
         )
     cluster, config = calls[1]["cluster"], calls[1]["config"]
     assert (cluster.training_servers, cluster.inference_servers) == (5, 7)
-    assert config["lend_hold"] == 3600.0 and config["headroom"] == 0.0
+    # Without --lend-hold, Config's own default applies (aryl.defaults.LEND_HOLD_S).
+    assert "lend_hold" not in config and config["headroom"] == 0.0
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import aryl
-from aryl.model import State
+from instances import Built
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_numpy_and_dataframe_kinds_are_accepted():
 def test_a_wrong_worker_gpu_count_is_caught_before_the_comparison():
     # Once: "has 4 GPUs but the job's gpus_per_worker is 4" (it compared '4' with 4).
     with pytest.raises(ValueError, match=r"gpus must be an integer, got '4' \(str\)"):
-        State.build(
+        Built(
             [aryl.Server("s")],
             [aryl.Job("a", 4, 1, 1, 60)],
             [{"job": "a", "server": "s", "gpus": "4"}],
@@ -141,7 +141,7 @@ def test_a_wrong_worker_gpu_count_is_caught_before_the_comparison():
     with pytest.raises(
         ValueError, match="has 2 GPUs but the job's gpus_per_worker is 4"
     ):
-        State.build(
+        Built(
             [aryl.Server("s")],
             [aryl.Job("a", 4, 1, 1, 60)],
             [aryl.Worker("a", "s", gpus=2)],

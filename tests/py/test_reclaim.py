@@ -6,12 +6,11 @@ from reference.reclaim import aryl_reclaim
 
 import aryl
 from aryl import _core
-from aryl.model import State
-from instances import random_loaned_cluster
+from instances import Built, random_loaned_cluster
 
 
 def test_paper_example_costs_are_the_server_fractions(paper_example):
-    state = State.build(*paper_example)
+    state = Built(*paper_example)
     # table:server_cost, last column ("sum of job's server fraction").
     assert _core.preemption_costs(state.core) == [0.5, 0.5, 1.0, 0.5, 1.0, 0.5]
 
@@ -81,7 +80,7 @@ def test_scaling_in_past_min_is_a_preemption():
 @pytest.mark.parametrize("seed", range(40))
 def test_kernel_matches_the_python_reference(seed):
     servers, jobs, workers = random_loaned_cluster(seed, loaned=12, jobs=30)
-    state = State.build(servers, jobs, workers)
+    state = Built(servers, jobs, workers)
     on_loan = [i for i, s in enumerate(servers) if s.on_loan]
     pairs = [(state.job_index[w.job], state.server_index[w.server]) for w in workers]
     mins = [j.min_workers for j in jobs]
@@ -93,7 +92,7 @@ def test_kernel_matches_the_python_reference(seed):
 
 
 def test_quality_against_exact_scf_and_random():
-    total = {p: 0 for p in aryl.reclaiming.POLICIES}
+    total = {p: 0 for p in aryl.defaults.RECLAIM_POLICIES}
     instances = 0
     for seed in range(300):
         servers, jobs, workers = random_loaned_cluster(seed)

@@ -1,13 +1,14 @@
-import random
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import aryl
-from aryl.model import State
+from aryl.state.schedule import ScheduleResult
+from instances import Built, random_cluster
 
-POLICIES = aryl.scheduling.POLICIES
+POLICIES = aryl.defaults.SCHEDULE_POLICIES
 
 
 def one_server(gpus=8):
@@ -17,7 +18,7 @@ def one_server(gpus=8):
 def check_valid(jobs, servers, workers, decision):
     """Applying the decision gives a valid state; every job within range or pending."""
     after = decision.apply(workers)
-    State.build(servers, jobs, after)  # raises on over-commitment or a bad worker count
+    Built(servers, jobs, after)  # raises on over-commitment or a bad worker count
     counts = Counter(w.job for w in after)
     for job in jobs:
         n = counts[job.id]
@@ -92,7 +93,10 @@ def test_unmarked_workers_count_as_base_first():
     jobs = [aryl.Job("e", 1, 2, 8, 100), aryl.Job("q", 1, 6, 6, 10)]
     workers = [aryl.Worker("e", "s", flexible=True)] * 2 + [aryl.Worker("e", "s")] * 2
     decision = aryl.schedule(jobs, one_server(), workers)
-    assert decision.stop == [aryl.Worker("e", "s", flexible=True)] * 2
+    # Stopped workers come with their GPUs filled in, as started ones do.
+    assert decision.stop == [aryl.Worker("e", "s", gpus=1, flexible=True)] * 2
+    after = decision.apply(workers)  # matched although the records give no gpus
+    assert sorted(w.flexible for w in after) == [False] * 8
 
 
 def test_placement_preferences():
@@ -175,29 +179,6 @@ def test_inputs_as_dicts_and_dataframes():
     )
 
 
-def random_cluster(seed):
-    rng = random.Random(seed)
-    servers = [aryl.Server(f"t{i}", "training") for i in range(4)]
-    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(4)]
-    jobs = []
-    for j in range(20):
-        d = rng.choice([1, 2, 4, 8])
-        lo = rng.randint(1, 3)
-        jobs.append(
-            aryl.Job(
-                f"j{j}",
-                d,
-                lo,
-                lo + rng.randint(0, 3),
-                rng.uniform(60, 3600),
-                submit_time=j,
-                hetero=rng.random() < 0.2,
-                gpu_type=rng.choice([None, None, None, "V100", "T4"]),
-            )
-        )
-    return jobs, servers
-
-
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_policy_gives_valid_decisions_over_epochs(policy):
     for seed in range(30):
@@ -253,11 +234,9 @@ def test_kernel_matches_the_python_reference(seed, real_speeds):
     jobs, servers = random_cluster(seed)
     workers = []
     for _ in range(3):
-        state = State.build(servers, jobs, workers)
+        state = Built(servers, jobs, workers)
         speed = [
-            aryl.scheduling.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0)
-            if real_speeds
-            else 1.0
+            aryl.defaults.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) if real_speeds else 1.0
             for s in state.servers
         ]
         raw = aryl._core.schedule(state.core, speed=speed)
@@ -274,4 +253,7 @@ def test_kernel_matches_the_python_reference(seed, real_speeds):
             allocation,
             pending,
         )
-        workers = aryl.scheduling._decision(state, raw, "aryl", []).apply(workers)
+        result = ScheduleResult(
+            state.state, state.state.version, "aryl", raw, None, np.zeros(0, int), {}
+        )
+        workers = result.decision.apply(workers)

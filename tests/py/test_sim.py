@@ -90,7 +90,7 @@ def random_trace(seed, n=60):
     return jobs, load
 
 
-@pytest.mark.parametrize("policy", aryl.scheduling.POLICIES)
+@pytest.mark.parametrize("policy", aryl.defaults.SCHEDULE_POLICIES)
 @pytest.mark.parametrize("reclaim", ["aryl", "scf", "random"])
 def test_invariants_hold_for_every_policy(policy, reclaim):
     for seed in range(3):

@@ -17,7 +17,7 @@ import pytest
 
 import aryl
 import aryl.typing as aryl_typing
-from aryl import reclaiming, scheduling, validation
+from aryl import defaults, validation
 from aryl.sim import scenarios, simulation
 from aryl.sim.sweep import ENGINES
 
@@ -75,9 +75,9 @@ def test_user_script_runs(tmp_path):
 @pytest.mark.parametrize(
     "names, literal",
     [
-        (scheduling.POLICIES, aryl_typing.AllocationPolicy),
-        (scheduling.PLACEMENTS, aryl_typing.Placement),
-        (reclaiming.POLICIES, aryl_typing.ReclaimPolicy),
+        (defaults.SCHEDULE_POLICIES, aryl_typing.AllocationPolicy),
+        (defaults.PLACEMENTS, aryl_typing.Placement),
+        (defaults.RECLAIM_POLICIES, aryl_typing.ReclaimPolicy),
         (simulation.GOODPUT_POLICIES, aryl_typing.GoodputPolicy),
         (simulation.RECLAIM_POLICIES, aryl_typing.SimulationReclaimPolicy),
         (scenarios.SCENARIOS, aryl_typing.ScenarioName),

@@ -1,7 +1,7 @@
 """Reference: one aryl scheduling epoch (policy "aryl", placement "aryl") in plain Python.
 
 Mirrors cpp/core/src/schedule.cpp and placement.cpp step for step, so on the same
-input it makes the same decision. Inputs are the records of aryl.model.State.
+input it makes the same decision. Inputs are the records of an aryl.ClusterState.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import List, Tuple
 
 from .knapsack import knapsack
+from .simulator import Placer  # one placer for both references
 
 
 def throughput(curve, workers: int) -> float:
@@ -24,120 +25,6 @@ def running_time(
         / (throughput(curve, workers) * speed)
         * remaining
     )
-
-
-class Placer:
-    """Free GPUs and roles per server; speed first, then best fit with aryl's preferences."""
-
-    def __init__(self, servers, jobs, speed):
-        self.servers, self.jobs = servers, jobs
-        types: dict = {}
-        self.type_of = [types.setdefault(s.gpu_type, len(types)) for s in servers]
-        self.n_types = len(types)
-        self.type_speed = [0.0] * self.n_types
-        for s in reversed(
-            range(len(servers))
-        ):  # the first server of a type sets its speed
-            self.type_speed[self.type_of[s]] = speed[s]
-        self.free = [
-            s.gpus if s.pool == "training" or s.on_loan else -1 for s in servers
-        ]
-        self.fixed = [0] * len(servers)
-        self.flexible = [0] * len(servers)
-        self.pinned = [-1] * len(jobs)
-        self.required = [
-            -1 if not j.gpu_type else types.get(j.gpu_type, -2) for j in jobs
-        ]
-
-    def free_gpus(self, t: int = -1) -> int:
-        return sum(
-            f for s, f in enumerate(self.free) if f > 0 and t in (-1, self.type_of[s])
-        )
-
-    def job_type(self, j: int) -> int:
-        return self.required[j] if self.required[j] >= 0 else self.pinned[j]
-
-    def may_use(self, j: int, t: int) -> bool:
-        return self.required[j] in (-1, t)
-
-    def add(self, j: int, s: int, flexible: bool) -> None:
-        self.free[s] -= self.jobs[j].gpus_per_worker
-        (self.flexible if flexible else self.fixed)[s] += 1
-        if not self.jobs[j].hetero:
-            self.pinned[j] = self.type_of[s]
-
-    def remove(self, j: int, s: int, flexible: bool) -> None:
-        self.free[s] += self.jobs[j].gpus_per_worker
-        (self.flexible if flexible else self.fixed)[s] -= 1
-
-    def keep(self, j: int, s: int, flexible: bool) -> bool:
-        if self.free[s] < self.jobs[j].gpus_per_worker:
-            return False
-        self.add(j, s, flexible)
-        return True
-
-    def allowed(self, j: int, s: int, t: int) -> bool:
-        required = self.required[j]
-        if self.free[s] < self.jobs[j].gpus_per_worker or required == -2:
-            return False
-        if required >= 0 and self.type_of[s] != required:
-            return False
-        return t < 0 or self.type_of[s] == t
-
-    def best_server(self, j: int, flexible: bool, t: int) -> int:
-        job = self.jobs[j]
-        wants_inference = flexible if job.hetero else job.elastic
-        best, chosen = None, -1
-        for s, server in enumerate(self.servers):
-            if not self.allowed(j, s, t):
-                continue
-            rank = 0 if (server.pool == "inference") == wants_inference else 1
-            mixed = int((self.fixed[s] if flexible else self.flexible[s]) > 0)
-            empty = int(self.free[s] == server.gpus)
-            key = (
-                -self.type_speed[self.type_of[s]],
-                rank,
-                mixed,
-                empty,
-                self.free[s] - job.gpus_per_worker,
-            )
-            if chosen < 0 or key < best:
-                best, chosen = key, s
-        return chosen
-
-    def type_order(self, j: int, flexible: bool) -> list:
-        first = self.best_server(j, flexible, -1)
-        preferred = self.type_of[first] if first >= 0 else -1
-        types = [t for t in range(self.n_types) if self.may_use(j, t)]
-        return sorted(types, key=lambda t: (-self.type_speed[t], t != preferred))
-
-    def place(self, j: int, count: int, flexible: bool, out: list, t: int = -1) -> bool:
-        job, was_pinned = self.jobs[j], self.pinned[j]
-        if t >= 0:
-            if not self.may_use(j, t) or (
-                not job.hetero and self.job_type(j) not in (-1, t)
-            ):
-                return False
-            types = [t]
-        elif job.hetero or self.job_type(j) >= 0 or self.required[j] == -2:
-            types = [-1 if job.hetero else self.job_type(j)]
-        else:
-            types = self.type_order(j, flexible)
-        for t in types:
-            placed = []
-            for _ in range(count):
-                s = self.best_server(j, flexible, t)
-                if s < 0:
-                    break
-                self.add(j, s, flexible)
-                placed.append((j, s, flexible))
-            if len(placed) == count:
-                out.extend(placed)
-                return True
-            for w in placed:
-                self.remove(*w)
-            self.pinned[j] = was_pinned
-        return False
 
 
 def schedule(
@@ -166,7 +53,7 @@ def schedule(
                 base[j] += 1
             else:
                 released[w] = True
-    placer = Placer(servers, jobs, speed)
+    placer = Placer(servers, jobs, "aryl", speed)
     fixed, extra = [0] * n, [0] * n
     base_speed, base_type = [0.0] * n, [-1] * n
 
@@ -192,7 +79,7 @@ def schedule(
         best, best_time = -1, time_with(j, 0, 0)
         for t in range(placer.n_types):
             fit = min(
-                job.max_workers - fixed[j], placer.free_gpus(t) // job.gpus_per_worker
+                job.max_workers - fixed[j], placer.type_free[t] // job.gpus_per_worker
             )
             if not placer.may_use(j, t) or fit < 1:
                 continue
@@ -203,7 +90,7 @@ def schedule(
 
     for w, (j, s, flexible) in enumerate(workers):
         if not released[w]:
-            placer.keep(j, s, flexible)
+            placer.keep((j, s, flexible))
             add_base(j, s)
 
     # Phase 1: base demand, shortest estimated running time at min_workers first.
@@ -237,13 +124,13 @@ def schedule(
                     for w in range(1, jobs[j].max_workers - fixed[j] + 1)
                 ]
             )
-        for j, c in zip(group_jobs, knapsack(groups, placer.free_gpus(t))):
+        for j, c in zip(group_jobs, knapsack(groups, placer.type_free[t])):
             target[j] = c + 1
     stop = []
     for w, (j, s, flexible) in enumerate(workers):
         if not released[w]:
             continue
-        if extra[j] < target[j] and placer.keep(j, s, flexible):
+        if extra[j] < target[j] and placer.keep((j, s, flexible)):
             extra[j] += 1
         else:
             stop.append(w)

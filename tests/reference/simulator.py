@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .knapsack import knapsack
@@ -1183,18 +1183,7 @@ def from_columns(
             server_columns["pool"], server_columns["gpus"], server_columns["gpu_type"]
         )
     ]
-    names = (
-        "gpus_per_worker",
-        "min_workers",
-        "max_workers",
-        "duration",
-        "submit_time",
-        "estimated_duration",
-        "gpu_type",
-        "checkpoint",
-        "hetero",
-        "reference_workers",
-    )
+    names = [f.name for f in fields(Job)]  # aryl.Job's, less the id (a test checks)
     jobs = [Job(*values) for values in zip(*(job_columns[n] for n in names))]
     return servers, jobs
 

@@ -109,7 +109,7 @@ _PAIR = re.compile(r"^\s*([A-Za-z0-9_.+-]+)\s*=\s*(\S+?)\s*$")
 
 def _gpu_speeds(text: str) -> Dict[str, float]:
     """An argparse type: ``TYPE=SPEED[,TYPE=SPEED...]``, speeds relative to a V100."""
-    from ..validation import MAX_GPU_SPEED, MIN_GPU_SPEED
+    from ..defaults import MAX_GPU_SPEED, MIN_GPU_SPEED
 
     speed = _number(float, "--gpu-speed", MIN_GPU_SPEED, MAX_GPU_SPEED)
     speeds: Dict[str, float] = {}

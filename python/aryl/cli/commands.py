@@ -16,13 +16,14 @@ from typing import (
 )
 
 from .. import reclaiming
+from ..defaults import RECLAIM_POLICIES
 
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..typing import SimulationPolicy
 from .._display import Table
 from ..outputs import output_directory, write_atomically
 from .arguments import _grid
-from .inputs import _cluster, _config, _gpu_speed, _inputs, _size_auto, _sweep_trace
+from .inputs import _cluster, _config, _inputs, _size_auto, _sweep_trace
 from .output import (
     Progress,
     _cell,
@@ -200,11 +201,8 @@ def sweep(args: argparse.Namespace) -> int:
         "inference_servers": args.inference_servers,
         "any_type_share": args.any_type_share,
         "seed": args.seed,
-        "lend_hold": args.lend_hold,
-        "headroom": args.headroom,
+        **_config(args),
     }
-    if args.gpu_speed:
-        base["gpu_speed"] = _gpu_speed(args)
     if args.first_jobs is not None:
         base["first_jobs"] = args.first_jobs
     base.update({k: v[0] for k, v in _grid(args.set, "--set").items()})
@@ -295,7 +293,7 @@ def demo(args: argparse.Namespace) -> int:
     )  # warm-up, so the timings below are steady
     rows: List[Tuple[Any, ...]] = []
     for n in args.reclaim:
-        for policy in reclaiming.POLICIES:
+        for policy in RECLAIM_POLICIES:
             start = time.perf_counter()
             try:
                 plan = reclaiming.reclaim(

@@ -17,6 +17,7 @@ from typing import (
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..jobtable import JobTable
 
+from ..defaults import DEFAULT_GPU_SPEED
 from .output import _say
 
 
@@ -120,7 +121,9 @@ def _cluster(args: argparse.Namespace, jobs: Any) -> Any:
 
 def _config(args: argparse.Namespace) -> Dict[str, Any]:
     """The ``Config`` fields the options set."""
-    config: Dict[str, Any] = {"lend_hold": args.lend_hold, "headroom": args.headroom}
+    config: Dict[str, Any] = {"headroom": args.headroom}
+    if args.lend_hold is not None:  # else Config's default applies
+        config["lend_hold"] = args.lend_hold
     if args.gpu_speed:
         config["gpu_speed"] = _gpu_speed(args)
     return config
@@ -128,8 +131,6 @@ def _config(args: argparse.Namespace) -> Dict[str, Any]:
 
 def _gpu_speed(args: argparse.Namespace) -> Dict[str, float]:
     """The paper's GPU speeds, overridden by each ``--gpu-speed`` (the last wins)."""
-    from ..scheduling import DEFAULT_GPU_SPEED
-
     speeds = dict(DEFAULT_GPU_SPEED)
     for given in args.gpu_speed or []:
         speeds.update(given)

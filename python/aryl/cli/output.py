@@ -259,7 +259,7 @@ def _provenance_columns(
     """``table`` with, per run, what produced it (policy, config, seed, inputs, version)."""
     import pandas as pd
 
-    from .._display import describe_config
+    from ..sim.config import describe_config
 
     rows: Dict[str, Dict[str, Any]] = {}
     for name, result in results.items():

@@ -10,6 +10,12 @@ from typing import (
 )
 
 from .._display import FORMATS
+from ..defaults import (
+    ANY_TYPE_SHARE,
+    DEFAULT_GPU_SPEED,
+    LEND_HOLD_S,
+    PAPER_BASELINE_USE,
+)
 from ..validation import MAX_INT, MAX_SEED
 from .arguments import (
     _gpu_speeds,
@@ -50,6 +56,10 @@ def _suggestion(message: str) -> str:
     choices = re.findall(r"'([^']*)'", match.group(2)) or match.group(2).split(", ")
     close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
+
+
+#: The default GPU speeds as the help text shows them ("V100=1,T4=0.25").
+_SPEEDS = ",".join(f"{k}={v:g}" for k, v in DEFAULT_GPU_SPEED.items())
 
 
 def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
@@ -98,18 +108,18 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument(
         "--utilisation",
         type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),
-        default=0.72,
+        default=PAPER_BASELINE_USE,
         metavar="F",
-        help="Baseline training GPU use that --training-servers auto aims at (default 0.72, "
-        "the paper's Table 3)",
+        help="Baseline training GPU use that --training-servers auto aims at (default "
+        f"{PAPER_BASELINE_USE:g}, the paper's Table 3)",
     )
     p.add_argument(
         "--lend-hold",
         type=_number(float, "--lend-hold", 0.0),
-        default=3600.0,
+        default=None,
         metavar="SECONDS",
         help="lend an inference server only after the load has left it spare this long "
-        "(default 3600; reclaiming is immediate)",
+        f"(default {LEND_HOLD_S:g}, aryl.sim.Config's; reclaiming is immediate)",
     )
     p.add_argument(
         "--headroom",
@@ -121,18 +131,18 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument(
         "--any-type-share",
         type=_number(float, "--any-type-share", 0.0, 1.0),
-        default=0.21,
+        default=ANY_TYPE_SHARE,
         metavar="F",
         help="share of jobs without a GPU type that may run on any type, incl. loaned "
-        "inference servers (default 0.21, the paper's Appendix E)",
+        f"inference servers (default {ANY_TYPE_SHARE:g}, the paper's Appendix E)",
     )
     p.add_argument(
         "--gpu-speed",
         type=_gpu_speeds,
         action="append",
         metavar="TYPE=SPEED,...",
-        help="relative speed of a GPU type, the V100 being 1 (default V100=1,T4=0.25, "
-        "the paper's Appendix A); e.g. --gpu-speed T4=1 for loaned GPUs as fast "
+        help="relative speed of a GPU type, the V100 being 1 (default "
+        f"{_SPEEDS}, the paper's Appendix A); e.g. --gpu-speed T4=1 for loaned GPUs as fast "
         "as training ones; repeat or separate with commas",
     )
     p.add_argument(

@@ -13,20 +13,22 @@ replicates a comparison with 95% intervals (``replications``, ``confidence``);
 ``replicate_paper`` does it for the paper's rows through ``sweep``, cached.
 """
 
+from .compare import compare
 from .comparison import Comparison
+from .config import Cluster, Config
 from .paper import (
     BASELINE,
     LOANING_ROWS,
     ORDERINGS,
     POLLUX_ROWS,
-    check_orderings,
     paper_runs,
     pollux_nodes,
     speedups,
 )
 from .paper_replications import PAPER_POINTS, replicate_paper
 from .provenance import Provenance
-from .result import SUMMARY_KEYS, InvariantError, Result
+from .replications import check_orderings
+from .result import SUMMARY_KEYS, InvariantError, Result, load
 from .scenarios import (
     SCENARIOS,
     apply_prediction_error,
@@ -34,9 +36,9 @@ from .scenarios import (
     scenario,
     scenario_config,
 )
-from .simulation import Cluster, Config, compare, simulate
+from .simulation import simulate
 from .sizing import Sizing, size_cluster
-from .storage import ResultFileError, load
+from .storage import ResultFileError
 from .sweep import PARAMETERS, sweep
 
 __all__ = [

@@ -46,14 +46,14 @@ left out: with nothing to lend they would repeat the no-loaning rows.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional
 
 import pandas as pd
 
+from ..defaults import ELASTIC_GPU_SHARE, HETERO_SHARE
 from ..model import Records
 from ..traces.pollux_mapping import pollux_profiles
 from ..typing import AllocationPolicy, ScenarioName, SimulationReclaimPolicy
-from .comparison import Comparison
 from .scenarios import SCENARIOS, scenario, scenario_config
 
 #: Name of the first row, the Baseline every speed-up is measured against.
@@ -80,8 +80,8 @@ def paper_runs(
     load: Any = None,
     seed: int = 0,
     config: Optional[Dict[str, Any]] = None,
-    elastic_gpu_share: float = 0.36,
-    hetero_share: float = 0.10,
+    elastic_gpu_share: float = ELASTIC_GPU_SHARE,
+    hetero_share: float = HETERO_SHARE,
     checkpoint: bool = True,
     pollux_rows: bool = False,
     node_gpus: int = 4,
@@ -175,7 +175,7 @@ def pollux_nodes(cluster: Any, node_gpus: int = 4) -> Any:
     into nodes of ``node_gpus`` GPUs (the same GPUs: the Pollux applications were
     profiled on nodes of at most 4 GPUs), no inference servers (the rows do not lend).
     """
-    from .simulation import Cluster
+    from .config import Cluster
 
     if not isinstance(cluster, Cluster):
         raise ValueError(f"pollux_nodes needs a Cluster, got {type(cluster).__name__}")
@@ -255,32 +255,3 @@ ORDERINGS = (
         ("Loaning only, SCF reclaim", "<", "Loaning only, random reclaim"),
     ),
 )
-
-
-def check_orderings(
-    summaries: Union[Mapping[str, Mapping[str, float]], Comparison],
-) -> Dict[str, Dict[str, Any]]:
-    """Which of ``ORDERINGS`` hold for one set of rows (name -> ``Result.summary()``).
-
-    Returns claim -> ``{"holds": bool, "values": {row: value}}``; claims naming a row that is
-    missing (e.g. the loaning rows without a load series) are left out. Given a replicated
-    ``Comparison`` (``compare(..., seeds=N)``), each claim is judged over the replications
-    instead: ``"verdict"`` is ``holds``, ``reversed``, ``tied`` or ``not resolved``
-    (``aryl.sim.replications.ordering_verdicts``).
-    """
-    if getattr(summaries, "samples", None) is not None:
-        from .replications import ordering_verdicts
-
-        return ordering_verdicts(summaries)  # type: ignore[arg-type]
-    out: Dict[str, Dict[str, Any]] = {}
-    for claim, metric, chain in ORDERINGS:
-        rows = chain[::2]
-        if not all(r in summaries for r in rows):
-            continue
-        values = {r: float(summaries[r][metric]) for r in rows}
-        holds = all(
-            values[a] < values[b] if op == "<" else values[a] <= values[b]
-            for a, op, b in zip(chain[:-1:2], chain[1::2], chain[2::2])
-        )
-        out[claim] = {"holds": holds, "metric": metric, "values": values}
-    return out

@@ -31,6 +31,8 @@ from .replications import (
     window_slice,
 )
 from .result import Result
+from .result import load as load_result
+from .sweep import sweep
 
 #: The rows of ``paper_runs`` (its Pollux rows aside) as ``sweep`` parameters.
 PAPER_POINTS: Dict[str, Dict[str, Any]] = {
@@ -112,9 +114,6 @@ def replicate_paper(
     Comparison
         As ``compare(..., seeds=...)`` returns it.
     """
-    from .storage import load as load_result
-    from .sweep import sweep
-
     chosen = seed_list(seeds, seed)
     traces, measured = _traces(frame, load, windows, warmup)
     points = {

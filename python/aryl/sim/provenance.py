@@ -21,6 +21,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
+from .._display import html_table
+from .._version import __version__
+from .config import describe_config
+
 #: How far past the last submission a repeated load series reaches (s): 90 days, as long
 #: as any run on the embedded traces takes to drain its queue. Past it the last value holds.
 EXTEND_MARGIN_S = 90 * 86400.0
@@ -33,8 +37,6 @@ def aryl_version() -> str:
 
         return version("aryl")
     except Exception:  # pragma: no cover - running from a source tree without metadata
-        from .. import __version__
-
         return __version__
 
 
@@ -193,7 +195,6 @@ class Provenance:
         )
 
     def _rows(self) -> List[Tuple[str, str]]:
-        from .._display import describe_config
 
         c = self.cluster
         rows = [
@@ -226,7 +227,6 @@ class Provenance:
         return "\n".join(f"{k}: {v}" for k, v in self._rows())
 
     def _repr_html_(self) -> str:
-        from .._display import html_table
 
         return html_table(self._rows(), "Provenance")
 

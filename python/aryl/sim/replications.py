@@ -63,10 +63,13 @@ from .confidence import (
     reading,
     verdict,
 )
+from .paper import BASELINE, ORDERINGS
+from .provenance import extend_to_jobs
 from .result import SUMMARY_KEYS, Result
+from .simulation import _load, simulate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .simulation import Cluster
+    from .config import Cluster
 
 #: Seeds of a replicated comparison: how many (from ``seed`` on), or which.
 Seeds = Union[int, Sequence[int]]
@@ -168,8 +171,6 @@ def window_load(load: Any, window: Window, last_submit: float) -> Any:
     it to the whole trace as ``simulate`` would (``provenance.extend_to_jobs``)."""
     if load is None:
         return None
-    from .provenance import extend_to_jobs
-    from .simulation import _load
 
     times, values = _load(load)
     times, values, _ = extend_to_jobs(times, values, last_submit)
@@ -217,9 +218,6 @@ def compare_replicated(
     are measured against (default ``"Baseline (FIFO)"``, or the first row).
     ``progress(done, total)`` is called after every run.
     """
-    from .paper import BASELINE
-    from .simulation import simulate
-
     chosen = seed_list(1 if seeds is None else seeds, seed)
     table = JobTable.of(jobs)
     slices = (
@@ -420,8 +418,6 @@ def ordering_verdicts(
     is, tied if any is, and is not resolved otherwise. Claims naming a missing row are
     left out.
     """
-    from .paper import ORDERINGS
-
     samples = _samples(comparison)
     present = set(samples["run"])
     out: Dict[str, Dict[str, Any]] = {}
@@ -456,3 +452,30 @@ def _samples(comparison: Comparison) -> pd.DataFrame:
             "this comparison has no replications: run compare(..., seeds=N or windows=K)"
         )
     return samples
+
+
+def check_orderings(
+    summaries: Union[Mapping[str, Mapping[str, float]], Comparison],
+) -> Dict[str, Dict[str, Any]]:
+    """Which of ``ORDERINGS`` hold for one set of rows (name -> ``Result.summary()``).
+
+    Returns claim -> ``{"holds": bool, "values": {row: value}}``; claims naming a row that is
+    missing (e.g. the loaning rows without a load series) are left out. Given a replicated
+    ``Comparison`` (``compare(..., seeds=N)``), each claim is judged over the replications
+    instead: ``"verdict"`` is ``holds``, ``reversed``, ``tied`` or ``not resolved``
+    (``ordering_verdicts``).
+    """
+    if getattr(summaries, "samples", None) is not None:
+        return ordering_verdicts(summaries)  # type: ignore[arg-type]
+    out: Dict[str, Dict[str, Any]] = {}
+    for claim, metric, chain in ORDERINGS:
+        rows = chain[::2]
+        if not all(r in summaries for r in rows):
+            continue
+        values = {r: float(summaries[r][metric]) for r in rows}
+        holds = all(
+            values[a] < values[b] if op == "<" else values[a] <= values[b]
+            for a, op, b in zip(chain[:-1:2], chain[1::2], chain[2::2])
+        )
+        out[claim] = {"holds": holds, "metric": metric, "values": values}
+    return out

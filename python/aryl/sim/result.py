@@ -6,13 +6,13 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .provenance import Provenance
+from . import storage
+from .provenance import Provenance
 
 #: Summary keys, in display order.
 SUMMARY_KEYS = (
@@ -146,9 +146,7 @@ class Result:
         ``ValueError`` and is left as it was, unless ``overwrite=True``
         (``aryl.sim.storage`` has the rules).
         """
-        from .storage import save
-
-        return save(self, path, overwrite=overwrite)
+        return storage.save(self, path, overwrite=overwrite)
 
     def __eq__(self, other: object) -> bool:
         """Same tables (columns, dtypes, values, NaN where NaN), totals, label and provenance."""
@@ -217,3 +215,28 @@ def _same(a: Any, b: Any) -> bool:
 
 def _same_dict(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
     return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+
+
+def load(path: Union[str, os.PathLike[str]]) -> Result:
+    """The ``Result`` saved in the folder ``path`` by ``Result.save``.
+
+    Raises ``FileNotFoundError`` when there is no saved result at ``path`` and
+    ``aryl.sim.ResultFileError`` (a ``ValueError``) naming the file when it is damaged
+    or was edited (``aryl.sim.storage`` has the rules).
+    """
+    return storage.read(path, _from_saved)
+
+
+def _from_saved(
+    jobs: pd.DataFrame, timeline: pd.DataFrame, meta: Dict[str, Any]
+) -> Result:
+    provenance = meta["provenance"]
+    return Result(
+        jobs,
+        timeline,
+        meta["totals"],
+        meta["capacity"],
+        meta["label"],
+        list(meta["violations"]),
+        None if provenance is None else Provenance.from_dict(provenance),
+    )

@@ -57,6 +57,13 @@ from typing import Any, Dict, get_args
 
 import numpy as np
 
+from aryl.defaults import (
+    ELASTIC_GPU_SHARE,
+    HETERO_EFFICIENCY,
+    HETERO_SHARE,
+    PREDICTION_ERROR_FRACTION,
+    PREDICTION_MAX_ERROR,
+)
 from aryl.jobtable import JobTable
 from aryl.model import Records
 from aryl.typing import ScenarioName
@@ -65,8 +72,9 @@ SCENARIOS = get_args(ScenarioName)
 
 _CONFIG = {
     "baseline": {"policy": "fifo", "loaning": False},
-    "basic": {"policy": "aryl", "hetero_efficiency": 0.7},  # no hetero jobs: no effect
-    "advanced": {"policy": "aryl", "hetero_efficiency": 0.7},
+    # basic has no hetero jobs: the factor has no effect there
+    "basic": {"policy": "aryl", "hetero_efficiency": HETERO_EFFICIENCY},
+    "advanced": {"policy": "aryl", "hetero_efficiency": HETERO_EFFICIENCY},
     "ideal": {"policy": "aryl", "hetero_efficiency": 1.0},
 }
 
@@ -149,8 +157,8 @@ def scenario(
     jobs: Records,
     name: ScenarioName,
     seed: int = 0,
-    elastic_gpu_share: float = 0.36,
-    hetero_share: float = 0.10,
+    elastic_gpu_share: float = ELASTIC_GPU_SHARE,
+    hetero_share: float = HETERO_SHARE,
     checkpoint: bool = True,
 ) -> JobTable:
     """The jobs of preset ``name`` (see the module docstring for the exact rules).
@@ -218,7 +226,10 @@ def scenario_config(name: ScenarioName) -> Dict[str, Any]:
 
 
 def apply_prediction_error(
-    jobs: Records, fraction: float = 0.2, max_error: float = 0.25, seed: int = 0
+    jobs: Records,
+    fraction: float = PREDICTION_ERROR_FRACTION,
+    max_error: float = PREDICTION_MAX_ERROR,
+    seed: int = 0,
 ) -> JobTable:
     """Wrong running-time estimates, as in the paper's ``table:inaccurate_profiler``.
 

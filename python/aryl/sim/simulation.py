@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from dataclasses import dataclass, field
 from typing import (
     Any,
     Callable,
@@ -23,18 +22,26 @@ import numpy as np
 import pandas as pd
 
 from .. import _core, validation
+from ..defaults import (
+    PLACEMENTS,
+    SIMULATION_RECLAIM_POLICIES,
+)
+from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
-from ..model import Job, Records, Server, State, as_records, job_columns, server_columns
-from ..scheduling import DEFAULT_GPU_SPEED, PLACEMENTS, POLICIES
+from ..model import Job, Records, Server, as_records, job_columns, server_columns
+from ..state import ClusterState
+from ..traces.pollux_mapping import (
+    aryl_policy_jobs,
+    optional_column,
+    pollux_policy_jobs,
+)
 from ..typing import (
     GoodputPolicy,
     JobAgent,
-    Placement,
-    Scaling,
     SimulationPolicy,
     SimulationReclaimPolicy,
 )
-from .comparison import Comparison
+from .config import Cluster, Config
 from .provenance import (
     Provenance,
     aryl_version,
@@ -43,107 +50,14 @@ from .provenance import (
     fingerprint_jobs,
     fingerprint_load,
 )
-from .replications import DEFAULT_WARMUP, Progress, Runs, Seeds, compare_replicated
-from .result import SUMMARY_KEYS, Result
+from .result import Result
 from .scenarios import apply_prediction_error
-
-
-@dataclass
-class Config:
-    """Simulator settings (defaults from the paper).
-
-    ``schedule_interval`` / ``loan_interval``: seconds between scheduling epochs
-    and loan/reclaim decisions. ``restart_overhead``: seconds without progress
-    when a checkpointed job restarts (63 s, measured in the paper's testbed).
-    ``headroom``: the inference cluster keeps ``ceil(load * (1 + headroom) * N)``
-    servers and lends the rest. ``lend_hold``: a server is lent only after the
-    load has left it spare for this many seconds (default 1 hour), so 5-minute
-    load noise does not lend and reclaim the same servers back and forth;
-    reclaiming stays immediate. ``hetero_efficiency``: throughput factor of a job
-    whose workers span GPU types (70%, Appendix A). ``gpu_speed``: relative speed
-    per GPU type (T4 = 1/4 of a V100, Appendix A; unknown types run at 1.0).
-    ``scaling``: ``"linear"`` or ``"imperfect"`` (−10% of ideal throughput per
-    worker beyond the middle of [min, max], §7.2). ``loaning`` / ``elasticity``
-    turn those features off (without elasticity every job runs at its
-    ``reference_workers``; without loaning nothing is lent, but the inference load
-    still counts in ``gpu_usage_overall``, as in the paper's Baseline).
-    ``prediction_error``: ``(fraction, max_error)`` of jobs whose estimated
-    duration is off by up to ±max_error (seeded). ``horizon``: stop time.
-    ``audit``: check the invariants after every event (slow; tests use it).
-
-    Goodput-driven (Pollux workload) runs: ``reallocation_overhead`` is the time
-    without progress after every (re)allocation, first start included (30 s, the
-    Pollux artifact's; ``restart_overhead`` is not used by them);
-    ``tiresias_threshold`` the GPU-seconds of executed time after which Tiresias
-    demotes a job to its second queue (16 GPU-hours, the artifact's);
-    ``pollux_population`` and ``pollux_generations`` size the Pollux policy's
-    genetic search per round (100 x 100, the artifact's; the paper says 250
-    generations). ``agent``: ``None``, or ``"pollux"`` for Aryl+TunedJobs (policy
-    ``aryl`` on a Pollux workload): every job carries a Pollux agent that fits its
-    goodput model to the steps it runs; the knapsack values its extra replicas by
-    the running times that model predicts, and the job re-chooses its batch on
-    every allocation. Without it, policy ``aryl`` keeps the user's batch.
-    """
-
-    placement: Placement = "aryl"
-    backfill: bool = False
-    scaling: Scaling = "linear"
-    schedule_interval: float = 60.0
-    loan_interval: float = 300.0
-    restart_overhead: float = 63.0
-    headroom: float = 0.0
-    lend_hold: float = 3600.0
-    hetero_efficiency: float = 0.7
-    gpu_speed: Dict[str, float] = field(default_factory=lambda: dict(DEFAULT_GPU_SPEED))
-    loaning: bool = True
-    elasticity: bool = True
-    prediction_error: Optional[Tuple[float, float]] = None
-    horizon: float = math.inf
-    audit: bool = False
-    reallocation_overhead: float = 30.0
-    tiresias_threshold: float = 16 * 3600.0
-    pollux_population: int = 100
-    pollux_generations: int = 100
-    agent: Optional[JobAgent] = None
-
 
 #: Allocation policies of goodput-driven (Pollux workload) runs.
 GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
 AGENTS = get_args(JobAgent)
-#: Reclaim policies the simulator runs.
-RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
-
-#: Under policy "pollux", applications whose jobs keep a fixed global batch on one
-#: replica (the artifact's ncf: 32,768); the others choose their batch.
-POLLUX_FIXED_BATCH = {"ncf": 32768.0}
-
-#: The most replicas a Pollux job may get (the artifact's simulator's cap).
-POLLUX_MAX_REPLICAS = 64
-
-
-@dataclass
-class Cluster:
-    """A cluster built from counts: 8-GPU V100 training and T4 inference servers by default."""
-
-    training_servers: int = 443
-    inference_servers: int = 0
-    gpus_per_server: int = 8
-    training_gpu: str = "V100"
-    inference_gpu: str = "T4"
-
-    def __post_init__(self) -> None:
-        validation.check_cluster_counts(self)  # before any server record exists
-
-    def servers(self) -> List[Server]:
-        """The servers, training first (ids ``t0..``, inference ``i0..``)."""
-        return [
-            Server(f"t{i}", "training", self.gpus_per_server, self.training_gpu)
-            for i in range(self.training_servers)
-        ] + [
-            Server(f"i{i}", "inference", self.gpus_per_server, self.inference_gpu)
-            for i in range(self.inference_servers)
-        ]
+RECLAIM_POLICIES = SIMULATION_RECLAIM_POLICIES  # aryl.sim.simulation.RECLAIM_POLICIES
 
 
 def simulate(
@@ -231,18 +145,8 @@ def simulate(
             f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
             "(aryl.traces.read_pollux_workload)"
         )
-    if policy not in POLICIES:
-        raise ValueError(
-            f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}"
-        )
-    if reclaim not in RECLAIM_POLICIES:
-        raise ValueError(
-            f"unknown reclaim policy {reclaim!r}; expected aryl, scf or random"
-        )
-    if config.placement not in PLACEMENTS:
-        raise ValueError(
-            f"unknown placement {config.placement!r}; expected aryl or bfd"
-        )
+    validation.text(policy, "policy", POLICIES)  # as aryl.schedule checks it
+    validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
     servers = _servers(cluster)
     table = JobTable.of(jobs)
     if not config.elasticity:
@@ -421,13 +325,13 @@ def _simulate_pollux(
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
-    scale = _optional(workload, "work_scale", 1.0)
+    scale = optional_column(workload, "work_scale", 1.0)
     if policy == "pollux":  # the policy decides replicas; jobs choose their batch
-        jobs, batch = _pollux_policy_jobs(workload, servers)
+        jobs, batch = pollux_policy_jobs(workload, servers)
     elif policy == "aryl":
         node_gpus = max((s.gpus for s in servers if s.pool == "training"), default=1)
         tuned = config.agent is not None
-        jobs, batch = _kernel_jobs(workload, apps, node_gpus, scale, tuned)
+        jobs, batch = aryl_policy_jobs(workload, apps, node_gpus, scale, tuned)
     else:
         # duration is not used by goodput-driven jobs (their applications decide).
         replicas = workload["num_replicas"].astype(int).tolist()
@@ -436,7 +340,7 @@ def _simulate_pollux(
             Job(str(name), 1, r, r, 1.0, float(t))
             for name, r, t in zip(workload["name"], replicas, workload["time"])
         ]
-    State.build(servers, jobs, [])  # validates ids and records
+    ClusterState.from_records(servers, jobs)  # validates ids and records
     raw = _core.simulate(
         server_columns(servers),
         job_columns(jobs),
@@ -466,176 +370,6 @@ def _simulate_pollux(
         aryl_version=aryl_version(),
     )
     return result
-
-
-def _pollux_policy_jobs(
-    workload: pd.DataFrame, servers: List[Server]
-) -> Tuple[List[Job], List[float]]:
-    """A Pollux workload's jobs as policy ``pollux`` runs them, and their batches.
-
-    Each job runs on nothing or on ``min_replicas`` to ``max_replicas`` one-GPU
-    replicas (optional columns; absent or NaN: no minimum and up to
-    ``POLLUX_MAX_REPLICAS``, the artifact's jobs), so a job that the scenario made
-    rigid (minimum = maximum) runs at its demand or waits, as under every other
-    policy. A ``POLLUX_FIXED_BATCH`` application keeps its batch on one replica, or
-    on exactly its minimum when that is more. A minimum becomes the job's
-    ``min_workers``; the simulator passes minimums above one to the search (one
-    replica is what running means).
-    """
-    fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
-    most = min(
-        POLLUX_MAX_REPLICAS, sum(s.gpus for s in servers if s.pool == "training")
-    )
-    low = _optional(workload, "min_replicas", math.nan)
-    high = _optional(workload, "max_replicas", math.nan)
-    jobs = []
-    for i, (name, t) in enumerate(zip(workload["name"], workload["time"])):
-        least = 0 if math.isnan(low[i]) else low[i]
-        if not (float(least).is_integer() and 0 <= least <= most):
-            raise ValueError(
-                f"job {str(name)!r}: min_replicas must be an integer in [0, {most}] "
-                f"(the replica cap {POLLUX_MAX_REPLICAS} and the training GPUs), "
-                f"got {low[i]!r}"
-            )
-        cap = POLLUX_MAX_REPLICAS
-        if not math.isnan(high[i]):
-            if not (float(high[i]).is_integer() and high[i] >= max(least, 1)):
-                raise ValueError(
-                    f"job {str(name)!r}: max_replicas must be an integer >= "
-                    f"max(min_replicas, 1) = {max(int(least), 1)}, got {high[i]!r}"
-                )
-            cap = min(int(high[i]), POLLUX_MAX_REPLICAS)
-        if fixed[i]:
-            cap = max(int(least), 1)
-        jobs.append(Job(str(name), 1, max(int(least), 1), cap, 1.0, float(t)))
-    return jobs, [f or 0.0 for f in fixed]
-
-
-def _optional(workload: pd.DataFrame, column: str, default: float) -> List[float]:
-    """An optional numeric column of a Pollux workload (``default`` when absent)."""
-    if column not in workload:
-        return [default] * len(workload)
-    return [float(v) for v in workload[column]]
-
-
-def _kernel_jobs(
-    workload: pd.DataFrame,
-    apps: Mapping[str, Any],
-    node_gpus: int,
-    scale: List[float],
-    tuned: bool,
-) -> Tuple[List[Job], List[float]]:
-    """A Pollux workload's jobs as policy ``aryl`` schedules them, and their batches.
-
-    A job runs ``min_replicas``..``max_replicas`` one-GPU replicas (its
-    ``num_replicas`` when absent); untuned, at most as many as the user's batch
-    spreads over at the application's minimum local batch, since it keeps that
-    batch. Its ``duration`` (the SJF estimate at ``num_replicas``) is the column's,
-    else the time it takes alone there at the user's batch, times its work ``scale``.
-    A tuned job chooses its batch (the artifact's ncf keeps its fixed one, as under
-    Pollux).
-    """
-    from ..traces.pollux_mapping import solo_time, split_cap
-
-    replicas = workload["num_replicas"].astype(int).tolist()
-    user_batch = workload["batch_size"].astype(float).tolist()
-    low = _optional(workload, "min_replicas", math.nan)
-    high = _optional(workload, "max_replicas", math.nan)
-    given = _optional(workload, "duration", math.nan)
-    jobs, batch = [], []
-    for i, (name, app_name, t) in enumerate(
-        zip(workload["name"], workload["application"], workload["time"])
-    ):
-        app, k, b = apps[app_name], replicas[i], user_batch[i]
-        lo = k if math.isnan(low[i]) else int(low[i])
-        hi = k if math.isnan(high[i]) else int(high[i])
-        if not tuned:
-            hi = max(min(hi, split_cap(app, b, node_gpus)), k)
-        duration = given[i]
-        if math.isnan(duration):
-            duration = solo_time(app, k, b, node_gpus) * scale[i]
-        jobs.append(Job(str(name), 1, lo, hi, duration, float(t), reference_workers=k))
-        fixed = POLLUX_FIXED_BATCH.get(app_name)
-        batch.append((fixed or 0.0) if tuned else b)
-    return jobs, batch
-
-
-def compare(
-    jobs: Records,
-    cluster: Union[Cluster, Records],
-    runs: Runs,
-    inference_load: Any = None,
-    seed: int = 0,
-    threads: int = 1,
-    seeds: Optional[Seeds] = None,
-    windows: Optional[int] = None,
-    *,
-    warmup: Optional[float] = None,
-    reference: Optional[str] = None,
-    progress: Optional[Progress] = None,
-) -> Comparison:
-    """Run several configurations on the same input; one row per run.
-
-    ``runs`` maps a row name to keyword arguments of ``simulate`` (``policy``,
-    ``reclaim``, ``config``, or ``jobs`` to replace the input jobs, e.g. with a
-    scenario's). Columns are the summary's keys, as in the paper's Table 3.
-    ``threads`` > 1 runs that many at once (the simulator releases the GIL).
-
-    Returns a ``Comparison``: that table as a ``DataFrame``, with ``.results``
-    (row name -> ``Result``) to plot, save or inspect the runs without re-running.
-
-    With ``seeds`` (how many, from ``seed`` on, or a list) and/or ``windows`` (``K``
-    disjoint time slices of the trace) every row runs once per replication, all rows
-    of a replication on the same seed and window, and each metric is the mean over
-    replications with a 95% Student-t interval (``<key>_low``, ``<key>_high``), plus
-    speed-ups over ``reference`` as paired ratios with intervals. ``runs`` may then
-    be a function of the seed (``lambda s: paper_runs(jobs, load, seed=s)``) so that
-    every replication draws its own scenarios. ``warmup``: seconds of warm-up before
-    each window (default one day); ``reference``: the row speed-ups are over (default
-    the Baseline, else the first row); ``progress(done, total)``: called after each
-    run. The rules: ``aryl.sim.replications``.
-    """
-    if seeds is not None or windows is not None:
-        return compare_replicated(
-            jobs,
-            cluster,
-            runs,
-            inference_load,
-            seed,
-            threads,
-            seeds,
-            windows,
-            DEFAULT_WARMUP if warmup is None else warmup,
-            reference,
-            progress,
-        )
-    given = {"warmup": warmup, "reference": reference, "progress": progress}
-    if any(v is not None for v in given.values()):
-        names = sorted(k for k, v in given.items() if v is not None)
-        raise TypeError(f"{names} need seeds= or windows=")
-    if callable(runs):
-        raise TypeError("runs as a function of the seed needs seeds= or windows=")
-    if not runs:
-        raise ValueError("runs is empty: give at least one named run")
-
-    def run(name: str, kwargs: Mapping[str, Any]) -> Result:
-        kwargs = dict(kwargs)
-        run_jobs = kwargs.pop("jobs", jobs)
-        kwargs.setdefault("inference_load", inference_load)
-        kwargs.setdefault("seed", seed)
-        return simulate(run_jobs, cluster, label=name, **kwargs)
-
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max(1, int(threads))) as pool:
-        futures = {
-            name: pool.submit(run, name, kwargs) for name, kwargs in runs.items()
-        }
-        results = {name: f.result() for name, f in futures.items()}
-    rows = {name: r.summary() for name, r in results.items()}
-    return Comparison.of(
-        pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)], results
-    )
 
 
 def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:

@@ -37,16 +37,16 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
+from ..defaults import (
+    PAPER_BASELINE_USE,
+    PAPER_INFERENCE_SERVERS,
+    PAPER_TRAINING_SERVERS,
+)
 from ..jobtable import JobTable
 from ..model import Records
+from .config import Cluster, Config
 from .scenarios import _gpu_time, scenario
-from .simulation import Cluster, Config, simulate
-
-#: The paper's production clusters (§7.1): 443 training and 520 inference 8-GPU servers.
-PAPER_TRAINING_SERVERS = 443
-PAPER_INFERENCE_SERVERS = 520
-#: The Baseline's training GPU use in the paper's Table 3, row 1.
-PAPER_BASELINE_USE = 0.72
+from .simulation import simulate
 
 
 @dataclass

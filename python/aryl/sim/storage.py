@@ -2,8 +2,9 @@
 
 ``save(result, path)`` writes ``path/jobs.parquet``, ``path/timeline.parquet`` and
 ``path/result.json`` (label, totals, capacity, violations, provenance and, for reading
-without aryl, the summary); ``load(path)`` reads them back into a ``Result`` equal to the
-saved one (same columns, dtypes and values; floats bit for bit).
+without aryl, the summary); ``aryl.sim.load(path)`` (``read`` with ``Result``'s builder,
+in ``sim/result.py``) reads them back into a ``Result`` equal to the saved one (same
+columns, dtypes and values; floats bit for bit).
 
 What saving promises:
 
@@ -16,7 +17,7 @@ What saving promises:
   old folder is renamed aside, then the new one in), so ``path`` holds the old result or
   the new one, whole. Concurrent saves to one path all succeed; one complete copy stays.
 
-What loading promises: a damaged or edited folder (unreadable JSON or Parquet, missing
+What reading promises (``aryl.sim.load``): a damaged or edited folder (unreadable JSON or Parquet, missing
 keys or columns, tables that no longer give the summary saved beside them) raises
 ``ResultFileError`` (a ``ValueError``) naming the file; a folder swapped by a concurrent
 save while it is read is read again.
@@ -33,18 +34,21 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, TypeVar, Union
 
 import pandas as pd
 
-from .provenance import Provenance, _jsonable
-from .result import Result
+from .provenance import _jsonable
 
 FORMAT = "aryl.sim.Result/1"
 _TABLES = ("jobs", "timeline")
 #: Every file aryl writes in a result folder (``row.json``: a sweep's cache entry).
 ARYL_FILES = frozenset({"result.json", "jobs.parquet", "timeline.parquet", "row.json"})
 PathLike = Union[str, "os.PathLike[str]"]
+T = TypeVar("T")
+#: What ``read`` builds from a folder's tables and ``result.json``: ``(jobs, timeline,
+#: meta) -> object with .summary()`` (``aryl.sim.result.load`` builds a ``Result``).
+Build = Callable[[pd.DataFrame, pd.DataFrame, Dict[str, Any]], T]
 
 
 class ResultFileError(ValueError):
@@ -63,7 +67,7 @@ def _parquet() -> None:
 # ---- saving ---------------------------------------------------------------------------------
 
 
-def save(result: Result, path: PathLike, *, overwrite: bool = False) -> Path:
+def save(result: Any, path: PathLike, *, overwrite: bool = False) -> Path:
     """Write ``result`` to the folder ``path``; returns the folder's path.
 
     An existing aryl result (or empty folder) at ``path`` is replaced whole and at once;
@@ -75,8 +79,9 @@ def save(result: Result, path: PathLike, *, overwrite: bool = False) -> Path:
     return write_folder(path, lambda tmp: write_result(result, tmp), overwrite)
 
 
-def write_result(result: Result, folder: Path) -> None:
-    """The files of ``result`` in the existing, empty ``folder`` (no swap, no checks)."""
+def write_result(result: Any, folder: Path) -> None:
+    """The files of ``result`` (a ``Result``) in the existing, empty ``folder`` (no swap,
+    no checks)."""
     _parquet()
     jobs = result.jobs
     meta: Dict[str, Any] = {"format": FORMAT}
@@ -237,17 +242,19 @@ def _remove(path: Path) -> None:
 # ---- loading --------------------------------------------------------------------------------
 
 
-def load(path: PathLike) -> Result:
-    """The ``Result`` saved in the folder ``path`` by ``Result.save`` (or ``save``).
+def read(path: PathLike, build: Build[T]) -> T:
+    """What ``build(jobs, timeline, meta)`` makes of the result saved in the folder ``path``.
 
     Raises ``FileNotFoundError`` when there is no saved result at ``path`` and
-    ``ResultFileError`` (a ``ValueError``) naming the file when it is damaged.
+    ``ResultFileError`` (a ``ValueError``) naming the file when it is damaged: a file
+    unreadable or missing, ``build`` failing on what it was given, or tables that no
+    longer give the summary saved beside them (``build``'s object's ``summary()``).
     """
     _parquet()
     folder = Path(os.path.expanduser(os.fspath(path)))
     for _ in range(100):
         try:
-            return _load_once(folder)
+            return _read_once(folder, build)
         except _Swapped:  # a concurrent save replaced the folder mid-read: read again
             continue
     raise OSError(f"{folder}: kept changing while being read")  # pragma: no cover
@@ -257,7 +264,7 @@ class _Swapped(Exception):
     pass
 
 
-def _load_once(folder: Path) -> Result:
+def _read_once(folder: Path, build: Build[T]) -> T:
     if not (folder / "result.json").is_file():
         raise FileNotFoundError(
             f"{folder}: no saved aryl result here (expected result.json)"
@@ -272,17 +279,8 @@ def _load_once(folder: Path) -> Result:
             jobs["id"] = pd.Series(ids, dtype=object, index=jobs.index)
         timeline = files.table("timeline")
     try:
-        provenance = meta["provenance"]
-        result = Result(
-            jobs,
-            timeline,
-            meta["totals"],
-            meta["capacity"],
-            meta["label"],
-            list(meta["violations"]),
-            None if provenance is None else Provenance.from_dict(provenance),
-        )
-        summary = result.summary()
+        built = build(jobs, timeline, meta)
+        summary = built.summary()  # type: ignore[attr-defined]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise files.damaged("result.json", f"{type(exc).__name__}: {exc}") from None
     if not _same_summary(summary, meta["summary"]):
@@ -290,7 +288,7 @@ def _load_once(folder: Path) -> Result:
             "jobs.parquet",
             "the tables do not give the summary saved in result.json (edited?)",
         )
-    return result
+    return built
 
 
 _META_TYPES = {

@@ -56,10 +56,17 @@ import numpy as np
 import pandas as pd
 
 from .. import validation
+from ..defaults import (
+    ANY_TYPE_SHARE,
+    ELASTIC_GPU_SHARE,
+    HETERO_SHARE,
+    PLACEMENTS,
+    SIMULATION_RECLAIM_POLICIES,
+)
+from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
-from ..reclaiming import POLICIES as RECLAIM_POLICIES
-from ..scheduling import PLACEMENTS, POLICIES
 from ..typing import SweepEngine
+from .config import Cluster, Config
 from .provenance import (
     aryl_version,
     code_fingerprint,
@@ -68,7 +75,7 @@ from .provenance import (
 )
 from .result import SUMMARY_KEYS, Result
 from .scenarios import SCENARIOS, scenario, scenario_config
-from .simulation import Cluster, Config, _config, simulate
+from .simulation import _config, simulate
 from .storage import ResultFileError, saved_summary, write_folder, write_result
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
@@ -83,17 +90,20 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "inference_servers": (64, "8-GPU T4 inference servers that can be lent"),
     "scenario": ("basic", "which jobs are elastic/hetero (aryl.sim.SCENARIOS)"),
     "elastic_gpu_share": (
-        0.36,
+        ELASTIC_GPU_SHARE,
         "share of GPU-time held by elastic jobs (basic, advanced)",
     ),
-    "hetero_share": (0.10, "share of all jobs made hetero (advanced)"),
+    "hetero_share": (HETERO_SHARE, "share of all jobs made hetero (advanced)"),
     "policy": (
         None,
         "allocation policy (None: the scenario's; fifo for baseline, else aryl)",
     ),
     "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
     "seed": (0, "seed of every random choice (GPU types, scenario, random reclaim)"),
-    "any_type_share": (0.21, "share of unknown-type jobs that may run on any GPU type"),
+    "any_type_share": (
+        ANY_TYPE_SHARE,
+        "share of unknown-type jobs that may run on any GPU type",
+    ),
 }
 _CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(Config))
 ENGINES = get_args(SweepEngine)
@@ -153,21 +163,13 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         name: _as_default_type(point.get(name, default), default)
         for name, (default, _) in PARAMETERS.items()
     }
-    if p["scenario"] not in SCENARIOS:
-        raise ValueError(
-            f"unknown scenario {p['scenario']!r}; expected one of {', '.join(SCENARIOS)}"
-        )
+    validation.text(p["scenario"], "scenario", SCENARIOS)
     preset = scenario_config(p["scenario"])
     p["policy"] = p["policy"] or preset.pop("policy")
     preset.pop("policy", None)
-    if p["policy"] not in POLICIES:
-        raise ValueError(
-            f"unknown policy {p['policy']!r}; expected one of {', '.join(POLICIES)}"
-        )
-    if p["reclaim"] not in RECLAIM_POLICIES or p["reclaim"] == "exact":
-        raise ValueError(
-            f"unknown reclaim policy {p['reclaim']!r}; expected aryl, scf or random"
-        )
+    # The simulator's own checks, so a sweep and simulate say the same.
+    validation.text(p["policy"], "policy", POLICIES)
+    validation.text(p["reclaim"], "reclaim policy", SIMULATION_RECLAIM_POLICIES)
     for name in ("training_servers", "inference_servers", "seed"):
         if (
             isinstance(p[name], bool)

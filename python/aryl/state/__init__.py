@@ -15,12 +15,13 @@ naming the record) and is atomic: when it fails, the state is unchanged.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _core
+from ..decisions import Appliable, ReclaimPlan
+from ..defaults import HETERO_EFFICIENCY
 from ..jobtable import FIELDS
 from ..model import (
     POOLS,
@@ -31,6 +32,9 @@ from ..model import (
     as_records,
 )
 from ..typing import AllocationPolicy, ReclaimPolicy
+from ..validation import integer
+from .reclaim import ReclaimResult, reclaim_state
+from .schedule import ScheduleResult, schedule_state
 from .tables import (
     _EMPTY,
     Table,
@@ -48,7 +52,7 @@ from .tables import (
 )
 
 
-class ClusterState:
+class ClusterState(Appliable):
     """Servers, jobs and the placement of their workers, validated once and kept.
 
     Build it with one constructor per input kind: ``from_records`` (``aryl.Server``,
@@ -59,7 +63,11 @@ class ClusterState:
     ``set_on_loan``, ``Decision.apply(state)`` and ``ReclaimPlan.apply(state)`` (or
     the faster ``apply`` of the results of ``schedule`` and ``reclaim``). Each
     update is validated and atomic: a bad one raises ``ValueError`` and leaves the
-    state as it was. An update costs about one rebuild of the compiled copy
+    state as it was. A state takes one writer at a time: it is not thread-safe,
+    so a program that updates it from several threads must hold a lock around
+    each update and each ``schedule``/``reclaim`` call with its ``apply`` (a result
+    computed before another thread's change is refused by ``apply``, but only
+    when the change came first). An update costs about one rebuild of the compiled copy
     (linear in the cluster's size, ~1 ms for 3,000 jobs); ``schedule`` and
     ``reclaim`` cost the kernel plus little.
     """
@@ -191,8 +199,9 @@ class ClusterState:
     def jobs(self) -> List[Job]:
         """The jobs as ``aryl.Job`` records (built on each call)."""
         t = self._jobs
-        rows = zip(*(t[n].tolist() for n in FIELDS))  # Job's fields, id first
-        return [Job(r[0], *r[1:7], r[7] or None, *r[8:]) for r in rows]  # type: ignore[call-arg]
+        columns = {n: t[n].tolist() for n in FIELDS}
+        columns["gpu_type"] = [g or None for g in columns["gpu_type"]]  # "": any type
+        return [Job(**dict(zip(FIELDS, row))) for row in zip(*columns.values())]
 
     def workers(self) -> List[Worker]:
         """The workers as ``aryl.Worker`` records, ``gpus`` filled in."""
@@ -345,6 +354,22 @@ class ClusterState:
         keep[stop] = False
         self._commit_workers(_concat(_take(self._workers, np.flatnonzero(keep)), start))
 
+    def _apply_plan(self, plan: ReclaimPlan) -> None:
+        """``ReclaimPlan.apply``: check the plan's ids against the state, then apply."""
+        servers = self._rows(plan.servers, self._server_index, "server")
+        off = servers[~self._servers["on_loan"][servers]]
+        if len(off):
+            raise ValueError(
+                f"server {self._servers['id'][off[0]]!r} is not on loan; a plan "
+                "returns only on-loan servers"
+            )
+        preempted = self._rows(plan.preempted, self._job_index, "job")
+        scaled = self._rows(list(plan.scaled_in), self._job_index, "job")
+        counts = {}
+        for row, (job, count) in zip(scaled.tolist(), plan.scaled_in.items()):
+            counts[row] = integer(count, f"scaled_in[{job!r}]", 1)
+        self._apply_reclaim(servers, preempted, counts)
+
     def _apply_reclaim(
         self, servers: np.ndarray, preempted: np.ndarray, scaled_in: Mapping[int, int]
     ) -> None:
@@ -362,13 +387,32 @@ class ClusterState:
         expected = np.zeros(self.n_jobs, dtype=np.int64)
         for job, count in scaled_in.items():
             expected[job] = count
+        held = np.bincount(w["job"], minlength=self.n_jobs)
+        bare = np.flatnonzero(
+            hit & ~np.isin(np.arange(self.n_jobs), w["job"][on_returned])
+        )
+        if len(bare):
+            raise _mismatch(
+                f"job {self._jobs['id'][bare[0]]!r} is preempted but has no worker "
+                "on the returned servers"
+            )
+        below = np.flatnonzero(
+            (expected > 0) & (held - expected < self._jobs["min_workers"])
+        )
+        if len(below):
+            j = int(below[0])
+            raise _mismatch(
+                f"scaling job {self._jobs['id'][j]!r} in by {expected[j]} leaves "
+                f"{held[j] - expected[j]} workers, below its min_workers "
+                f"{self._jobs['min_workers'][j]}"
+            )
         wrong = np.flatnonzero(lost != expected)
         if len(wrong):
             j = int(wrong[0])
-            raise ValueError(
-                f"the plan does not match the state: job {self._jobs['id'][j]!r} has "
-                f"{lost[j]} workers on the returned servers, the plan scales it in by "
-                f"{expected[j]}; compute the plan on this state"
+            raise _mismatch(
+                f"job {self._jobs['id'][j]!r} has {lost[j]} workers on the returned "
+                f"servers, the plan scales it in by {expected[j]}; compute the plan "
+                "on this state"
             )
         servers_table = dict(self._servers)
         servers_table["on_loan"] = servers_table["on_loan"] & ~returned
@@ -464,21 +508,6 @@ class ClusterState:
             *self._core_columns(self._servers, _take(self._jobs, jobs), workers)
         )
 
-    def _server_kinds(self) -> Counter[Tuple[str, str, int, bool]]:
-        """Servers by (pool, gpu_type, gpus, on_loan), as ``validation._room`` takes."""
-        if "kinds" not in self._cache:
-            s = self._servers
-            self._cache["kinds"] = Counter(
-                zip(
-                    np.asarray(POOLS, dtype=object)[s["pool"]].tolist(),
-                    s["gpu_type"].tolist(),
-                    s["gpus"].tolist(),
-                    s["on_loan"].tolist(),
-                )
-            )
-        kinds: Counter[Tuple[str, str, int, bool]] = self._cache["kinds"]
-        return kinds
-
     # --------------------------------------------------------------- kernels
 
     def schedule(
@@ -489,16 +518,14 @@ class ClusterState:
         backfill: bool = False,
         remaining: Optional[Mapping[Any, float]] = None,
         gpu_speed: Optional[Mapping[str, float]] = None,
-        hetero_efficiency: float = 0.7,
+        hetero_efficiency: float = HETERO_EFFICIENCY,
         throughput: Optional[Mapping[Any, Sequence[float]]] = None,
-    ) -> Any:
+    ) -> ScheduleResult:
         """One scheduling epoch on this state, as ``aryl.schedule`` (same arguments).
 
         Returns a ``ScheduleResult``: index arrays into this state's rows, its
         ``decision`` (an ``aryl.Decision``, built on first access) and ``apply()``.
         """
-        from ..scheduling import schedule_state
-
         return schedule_state(
             self,
             policy,
@@ -511,12 +538,17 @@ class ClusterState:
             throughput,
         )
 
-    def reclaim(self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0) -> Any:
+    def reclaim(
+        self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0
+    ) -> ReclaimResult:
         """Choose ``n`` on-loan servers to return, as ``aryl.reclaim`` (same arguments).
 
         Returns a ``ReclaimResult``: index arrays into this state's rows, its
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
         """
-        from ..reclaiming import reclaim_state
-
         return reclaim_state(self, n, policy, seed)
+
+
+def _mismatch(detail: str) -> ValueError:
+    """A reclaim plan that the state contradicts (``ReclaimPlan.apply``)."""
+    return ValueError(f"the plan does not match the state: {detail}")

@@ -12,8 +12,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 import numpy as np
 
+from ..defaults import DEFAULT_GPU_TYPE
+from ..jobtable import FLAG_FIELDS, INT_FIELDS, REAL_FIELDS
 from ..model import (
-    DEFAULT_GPU_TYPE,
     POOLS,
     Job,
     Records,
@@ -25,22 +26,12 @@ from ..model import (
     _real,
     as_records,
 )
+from ..validation import MAX_INT
 
-_INT = {
-    "job": ("gpus_per_worker", "min_workers", "max_workers", "reference_workers"),
-    "server": ("gpus",),
-    "worker": (),
-}
-_REAL = {
-    "job": ("duration", "submit_time", "estimated_duration"),
-    "server": (),
-    "worker": (),
-}
-_FLAG = {
-    "job": ("checkpoint", "hetero"),
-    "server": ("on_loan",),
-    "worker": ("flexible",),
-}
+# The job columns by kind are JobTable's (one job field list).
+_INT = {"job": INT_FIELDS, "server": ("gpus",), "worker": ()}
+_REAL = {"job": REAL_FIELDS, "server": (), "worker": ()}
+_FLAG = {"job": FLAG_FIELDS, "server": ("on_loan",), "worker": ("flexible",)}
 _CLASS = {"job": Job, "server": Server, "worker": Worker}
 Table = Dict[str, np.ndarray]
 
@@ -135,13 +126,16 @@ def _int_column(
     elif kind != "O":
         bad = np.ones(len(values), dtype=bool)
     else:
-        return np.array(
-            [
-                _integer(v, f"{_label(what, ids, i)}: {name}")
-                for i, v in enumerate(values)
-            ],
-            dtype=np.int64,
-        )
+        numbers = [
+            _integer(v, f"{_label(what, ids, i)}: {name}") for i, v in enumerate(values)
+        ]
+        for i, number in enumerate(numbers):  # the core's ints are 32-bit
+            if not -MAX_INT - 1 <= number <= MAX_INT:
+                raise ValueError(
+                    f"{_label(what, ids, i)}: {name} must be in "
+                    f"[{-MAX_INT - 1}, {MAX_INT}], got {number}"
+                )
+        return np.array(numbers, dtype=np.int64)
     row = int(np.flatnonzero(bad)[0])
     value = values.tolist()[row]  # a Python number, printed as the record API does
     raise ValueError(

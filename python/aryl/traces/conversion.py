@@ -9,6 +9,8 @@ from typing import Tuple
 import numpy as np
 import pandas as pd
 
+from .. import _core
+from ..defaults import ANY_TYPE_SHARE
 from ..jobtable import JobTable
 from .reading import JOB_COLUMNS, LOAD_COLUMNS
 
@@ -60,7 +62,7 @@ def to_jobs(
     frame: pd.DataFrame,
     *,
     max_gpus_per_worker: int = 8,
-    any_type_share: float = 0.21,
+    any_type_share: float = ANY_TYPE_SHARE,
     training_gpu: str = "V100",
     seed: int = 0,
 ) -> JobTable:
@@ -186,9 +188,8 @@ def loanable_servers(
             f"{inference_servers}, {headroom}, {lend_hold}"
         )
 
-    def spare(x: np.ndarray) -> np.ndarray:
-        need = np.minimum(1.0, x * (1.0 + headroom)) * n
-        return n - np.minimum(n, np.ceil(need - 1e-9)).astype(np.int64)
+    def spare(x: np.ndarray) -> np.ndarray:  # the simulator's rule, from the core
+        return np.asarray(_core.spare_servers(x.tolist(), n, headroom), dtype=np.int64)
 
     loanable = spare(value)
     start = (

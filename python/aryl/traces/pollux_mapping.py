@@ -24,18 +24,22 @@ a job with its Pollux agent re-chooses its batch and may use its whole range.
 Its work is scaled (``work_scale``: every epoch shortened or stretched alike) so
 that, alone on the fewest servers that hold its ``K`` replicas with that batch,
 it runs exactly its trace duration.
+
+The simulator's builders of a Pollux workload's jobs live here too:
+``pollux_policy_jobs`` (policy ``pollux``: replica ranges, fixed-batch
+applications) and ``aryl_policy_jobs`` (policy ``aryl``, with or without agents).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
 
 from .. import _core
-from ..model import Job, as_records
+from ..model import Job, Server, as_records
 from .pollux import Profiles, pollux_applications
 
 #: Upper GPU-hour bound of each bucket and the applications drawn in it (evenly).
@@ -249,3 +253,103 @@ def _mapped_row(job: Job, app: Any, node_gpus: int) -> Dict[str, Any]:
         "duration": float(job.estimated_duration),
         "work_scale": scale,
     }
+
+
+# ---- a workload's jobs, as each policy of the simulator runs them -------------
+
+#: Under policy "pollux", applications whose jobs keep a fixed global batch on one
+#: replica (the artifact's ncf: 32,768); the others choose their batch.
+POLLUX_FIXED_BATCH = {"ncf": 32768.0}
+
+#: The most replicas a Pollux job may get (the artifact's simulator's cap).
+POLLUX_MAX_REPLICAS = 64
+
+
+def pollux_policy_jobs(
+    workload: pd.DataFrame, servers: List[Server]
+) -> Tuple[List[Job], List[float]]:
+    """A Pollux workload's jobs as policy ``pollux`` runs them, and their batches.
+
+    Each job runs on nothing or on ``min_replicas`` to ``max_replicas`` one-GPU
+    replicas (optional columns; absent or NaN: no minimum and up to
+    ``POLLUX_MAX_REPLICAS``, the artifact's jobs), so a job that the scenario made
+    rigid (minimum = maximum) runs at its demand or waits, as under every other
+    policy. A ``POLLUX_FIXED_BATCH`` application keeps its batch on one replica, or
+    on exactly its minimum when that is more. A minimum becomes the job's
+    ``min_workers``; the simulator passes minimums above one to the search (one
+    replica is what running means).
+    """
+    fixed = [POLLUX_FIXED_BATCH.get(a) for a in workload["application"]]
+    most = min(
+        POLLUX_MAX_REPLICAS, sum(s.gpus for s in servers if s.pool == "training")
+    )
+    low = optional_column(workload, "min_replicas", math.nan)
+    high = optional_column(workload, "max_replicas", math.nan)
+    jobs = []
+    for i, (name, t) in enumerate(zip(workload["name"], workload["time"])):
+        least = 0 if math.isnan(low[i]) else low[i]
+        if not (float(least).is_integer() and 0 <= least <= most):
+            raise ValueError(
+                f"job {str(name)!r}: min_replicas must be an integer in [0, {most}] "
+                f"(the replica cap {POLLUX_MAX_REPLICAS} and the training GPUs), "
+                f"got {low[i]!r}"
+            )
+        cap = POLLUX_MAX_REPLICAS
+        if not math.isnan(high[i]):
+            if not (float(high[i]).is_integer() and high[i] >= max(least, 1)):
+                raise ValueError(
+                    f"job {str(name)!r}: max_replicas must be an integer >= "
+                    f"max(min_replicas, 1) = {max(int(least), 1)}, got {high[i]!r}"
+                )
+            cap = min(int(high[i]), POLLUX_MAX_REPLICAS)
+        if fixed[i]:
+            cap = max(int(least), 1)
+        jobs.append(Job(str(name), 1, max(int(least), 1), cap, 1.0, float(t)))
+    return jobs, [f or 0.0 for f in fixed]
+
+
+def optional_column(workload: pd.DataFrame, column: str, default: float) -> List[float]:
+    """An optional numeric column of a Pollux workload (``default`` when absent)."""
+    if column not in workload:
+        return [default] * len(workload)
+    return [float(v) for v in workload[column]]
+
+
+def aryl_policy_jobs(
+    workload: pd.DataFrame,
+    apps: Mapping[str, Any],
+    node_gpus: int,
+    scale: List[float],
+    tuned: bool,
+) -> Tuple[List[Job], List[float]]:
+    """A Pollux workload's jobs as policy ``aryl`` schedules them, and their batches.
+
+    A job runs ``min_replicas``..``max_replicas`` one-GPU replicas (its
+    ``num_replicas`` when absent); untuned, at most as many as the user's batch
+    spreads over at the application's minimum local batch, since it keeps that
+    batch. Its ``duration`` (the SJF estimate at ``num_replicas``) is the column's,
+    else the time it takes alone there at the user's batch, times its work ``scale``.
+    A tuned job chooses its batch (the artifact's ncf keeps its fixed one, as under
+    Pollux).
+    """
+    replicas = workload["num_replicas"].astype(int).tolist()
+    user_batch = workload["batch_size"].astype(float).tolist()
+    low = optional_column(workload, "min_replicas", math.nan)
+    high = optional_column(workload, "max_replicas", math.nan)
+    given = optional_column(workload, "duration", math.nan)
+    jobs, batch = [], []
+    for i, (name, app_name, t) in enumerate(
+        zip(workload["name"], workload["application"], workload["time"])
+    ):
+        app, k, b = apps[app_name], replicas[i], user_batch[i]
+        lo = k if math.isnan(low[i]) else int(low[i])
+        hi = k if math.isnan(high[i]) else int(high[i])
+        if not tuned:
+            hi = max(min(hi, split_cap(app, b, node_gpus)), k)
+        duration = given[i]
+        if math.isnan(duration):
+            duration = solo_time(app, k, b, node_gpus) * scale[i]
+        jobs.append(Job(str(name), 1, lo, hi, duration, float(t), reference_workers=k))
+        fixed = POLLUX_FIXED_BATCH.get(app_name)
+        batch.append((fixed or 0.0) if tuned else b)
+    return jobs, batch

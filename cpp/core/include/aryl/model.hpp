@@ -69,11 +69,13 @@ inline constexpr double max_time_s = 1e15;
 // duplicate ids, a worker on an unknown server or a server that is neither
 // training nor on loan, a server's GPUs over-committed, a number beyond the
 // limits above, a running job whose
-// worker count is outside [min_workers, max_workers], a GPU-type mismatch.
+// worker count is outside [min_workers, max_workers], a GPU-type mismatch. A job
+// wider than every server is valid here (it can only stay queued).
 void validate(const ClusterState& state);
 
 // validate() of servers and jobs without workers, the jobs read through job(0..n-1):
 // for callers that keep jobs inside their own records (the simulator's), uncopied.
+// Unlike validate(), it refuses a job wider than every server (it could never run).
 using JobAt = std::function<const Job&(std::size_t)>;
 void validate_jobs(const std::vector<Server>& servers, std::size_t n_jobs,
                    const JobAt& job);

@@ -46,9 +46,6 @@ class Engine {
   void check_span() const;
   void check_goodput_inputs() const;
   [[nodiscard]] int demand(const Job& j) const;
-  [[nodiscard]] std::map<std::string, int> slots_per_type(int d) const;
-  [[nodiscard]] bool fits_somewhere(const Job& j,
-                                    const std::map<std::string, int>& slots) const;
   // time
   [[nodiscard]] double now() const { return events_.now(); }
   [[nodiscard]] Usage usage(double t) const;

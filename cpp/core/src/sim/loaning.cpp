@@ -1,5 +1,7 @@
 #include "loaning.hpp"
 
+#include "aryl/capacity.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -23,9 +25,7 @@ double Lender::load_at(double t) const {
 }
 
 int Lender::spare_for(double load) const {
-  const int n = static_cast<int>(servers_.size());
-  const double need = std::min(1.0, load * (1.0 + headroom_)) * n;
-  return n - std::min(n, static_cast<int>(std::ceil(need - 1e-9)));
+  return spare_servers(load, static_cast<int>(servers_.size()), headroom_);
 }
 
 int Lender::lendable(double t) const {

@@ -5,6 +5,8 @@
 // timeline, results); audit.cpp checks the invariants.
 #include "engine.hpp"
 
+#include "aryl/capacity.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -132,7 +134,10 @@ Result Engine::run() {
 void Engine::check_inputs() const {
   validate_jobs(servers_, jobs_.size(),
                 [this](std::size_t j) -> const Job& { return jobs_[j].job; });
-  std::map<int, std::map<std::string, int>> slots;  // GPUs per worker -> slots per type
+  // The front doors' fit rule (capacity.hpp), with every inference server the load
+  // ever spares lent: jobs of one shape are counted once.
+  std::map<std::tuple<int, std::string, bool>, int> rooms;
+  const int lendable = lender_.most_spare();
   for (const SimJob& j : jobs_) {
     if (!j.throughput.empty() &&
         j.throughput.size() != static_cast<std::size_t>(j.job.max_workers))
@@ -143,9 +148,10 @@ void Engine::check_inputs() const {
       if (!(v > 0.0) || !std::isfinite(v))
         throw std::invalid_argument(fmt::format(
             "job '{}': throughput values must be finite and > 0", j.job.id));
-    const auto shape = slots.try_emplace(j.job.gpus_per_worker);
-    if (shape.second) shape.first->second = slots_per_type(j.job.gpus_per_worker);
-    if (!fits_somewhere(j.job, shape.first->second))
+    const auto shape =
+        rooms.try_emplace({j.job.gpus_per_worker, j.job.gpu_type, j.job.hetero});
+    if (shape.second) shape.first->second = job_room(servers_, j.job, lendable);
+    if (shape.first->second < demand(j.job))
       throw std::invalid_argument(fmt::format(
           "job '{}' can never run: {} workers of {} GPUs do not fit on the servers it "
           "may use "
@@ -219,34 +225,6 @@ void Engine::check_span() const {
 }
 
 int Engine::demand(const Job& j) const { return base_demand(j, config_.policy); }
-
-// Per GPU type, how many workers of d GPUs an empty cluster holds, with as many
-// inference servers lent as the load ever spares (lowest index first).
-std::map<std::string, int> Engine::slots_per_type(int d) const {
-  std::map<std::string, int> slots;
-  int lendable = lender_.most_spare();
-  for (const Server& s : servers_) {
-    if (s.pool == Pool::inference && lendable-- <= 0) continue;
-    slots[s.gpu_type] += s.gpus / d;
-  }
-  return slots;
-}
-
-// Could the job's base demand be placed in that cluster (`slots`, for its
-// GPUs per worker)? Computed per job from per-shape slots: no scan per job.
-bool Engine::fits_somewhere(const Job& j,
-                            const std::map<std::string, int>& slots) const {
-  const auto count = [&](const std::string& type) {
-    const auto it = slots.find(type);
-    return it == slots.end() ? 0 : it->second;
-  };
-  if (!j.gpu_type.empty()) return count(j.gpu_type) >= demand(j);
-  int all = 0;
-  for (const auto& kv : slots) all += kv.second;
-  if (j.hetero) return all >= demand(j);
-  return std::any_of(slots.begin(), slots.end(),
-                     [&](const auto& kv) { return kv.second >= demand(j); });
-}
 
 // ---- time -------------------------------------------------------------------
 

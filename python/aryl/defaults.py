@@ -1,0 +1,73 @@
+"""The paper's defaults and the limits every entry point shares, written once.
+
+``aryl.schedule``, ``ClusterState``, ``aryl.sim.simulate`` (``Config``), the sweeps
+and the command line all read their defaults from here, so changing one here
+changes it everywhere. The values are the paper's (its testbed and appendices)
+unless said otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, get_args
+
+from .typing import (
+    AllocationPolicy,
+    Placement,
+    ReclaimPolicy,
+    SimulationReclaimPolicy,
+)
+
+#: Allocation policies of ``aryl.schedule`` (``"pollux"`` aside) and the simulator.
+SCHEDULE_POLICIES = get_args(AllocationPolicy)
+#: Reclaim policies of ``aryl.reclaim``.
+RECLAIM_POLICIES = get_args(ReclaimPolicy)
+#: Reclaim policies the simulator runs (``exact`` is for one-off requests).
+SIMULATION_RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
+#: Placement rules.
+PLACEMENTS = get_args(Placement)
+
+#: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100
+#: (Appendix A).
+DEFAULT_GPU_SPEED: Dict[str, float] = {"V100": 1.0, "T4": 0.25}
+#: Speed of a GPU type that ``gpu_speed`` does not list.
+UNLISTED_GPU_SPEED = 1.0
+#: Bounds of a relative GPU speed (both included).
+MIN_GPU_SPEED = 1e-3
+MAX_GPU_SPEED = 1e3
+#: GPU type of a server when none is given, by pool (the paper's testbed).
+DEFAULT_GPU_TYPE = {"training": "V100", "inference": "T4"}
+
+#: Throughput factor of a job whose workers span GPU types (70%, Appendix A), and
+#: its valid range ``[MIN_HETERO_EFFICIENCY, 1]``.
+HETERO_EFFICIENCY = 0.7
+MIN_HETERO_EFFICIENCY = 1e-9
+#: Seconds without progress when a checkpointed job restarts (the paper's testbed).
+RESTART_OVERHEAD_S = 63.0
+#: Seconds the load must leave an inference server spare before it is lent.
+LEND_HOLD_S = 3600.0
+#: Seconds between scheduling epochs and between loan/reclaim decisions.
+SCHEDULE_INTERVAL_S = 60.0
+LOAN_INTERVAL_S = 300.0
+#: Goodput-driven runs: seconds without progress after each (re)allocation, and the
+#: GPU-seconds after which Tiresias demotes a job (the Pollux artifact's).
+REALLOCATION_OVERHEAD_S = 30.0
+TIRESIAS_THRESHOLD_GPU_S = 16 * 3600.0
+#: Size of the Pollux policy's genetic search per round (the artifact's).
+POLLUX_POPULATION = 100
+POLLUX_GENERATIONS = 100
+
+#: The paper's production clusters (§7.1): 443 training and 520 inference 8-GPU servers.
+PAPER_TRAINING_SERVERS = 443
+PAPER_INFERENCE_SERVERS = 520
+#: Share of unknown-type jobs that may run on any GPU type (Appendix E).
+ANY_TYPE_SHARE = 0.21
+#: Share of the GPU time in elastic jobs (§2.2).
+ELASTIC_GPU_SHARE = 0.36
+#: Share of jobs whose running-time estimate is wrong, and by how much at most
+#: (the paper's inaccurate-profiler experiment).
+PREDICTION_ERROR_FRACTION = 0.2
+PREDICTION_MAX_ERROR = 0.25
+#: Share of all jobs made hetero in the advanced scenario.
+HETERO_SHARE = 0.10
+#: The Baseline's training GPU use in the paper's Table 3, row 1 (what sizing aims at).
+PAPER_BASELINE_USE = 0.72

@@ -1,0 +1,113 @@
+"""``ClusterState.reclaim``: the reclaim kernel on the state's compiled copy."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from .. import _core, validation
+from ..decisions import ReclaimPlan
+from ..defaults import RECLAIM_POLICIES as POLICIES
+from ..typing import ReclaimPolicy
+
+
+class ReclaimResult:
+    """The outcome of ``ClusterState.reclaim``, as index arrays into the state's rows.
+
+    ``servers`` are the rows of the returned servers (in the order chosen),
+    ``preempted`` the rows of the preempted jobs, ``scaled_in`` (job row, workers
+    removed) pairs; ``demand_gpus`` and ``collateral_gpus`` as in ``ReclaimPlan``.
+    ``plan`` is the same as an ``aryl.ReclaimPlan`` (built on first access);
+    ``apply(state)`` applies it to the state it was computed on.
+    """
+
+    __slots__ = (
+        "policy",
+        "_raw",
+        "_state",
+        "_version",
+        "_server_ids",
+        "_job_ids",
+        "_plan",
+    )
+
+    def __init__(
+        self, state: Any, version: int, policy: ReclaimPolicy, raw: Any
+    ) -> None:
+        """Keep the kernel's answer and the ids it refers to (no conversion yet).
+
+        ``version``: the state's version before the kernel ran.
+        """
+        self.policy, self._raw = policy, raw
+        self._state, self._version = state, version
+        self._server_ids, self._job_ids = state._servers["id"], state._jobs["id"]
+        self._plan: Optional[ReclaimPlan] = None
+
+    @property
+    def servers(self) -> np.ndarray:
+        """Rows of the returned servers, in the order chosen."""
+        return np.asarray(self._raw.servers, dtype=np.int64)
+
+    @property
+    def preempted(self) -> np.ndarray:
+        """Rows of the preempted jobs."""
+        return np.asarray(self._raw.preempted, dtype=np.int64)
+
+    @property
+    def scaled_in(self) -> List[Tuple[int, int]]:
+        """(job row, workers removed) for the jobs that keep ``min_workers``."""
+        return list(self._raw.scaled_in)
+
+    @property
+    def demand_gpus(self) -> int:
+        """GPUs of the returned servers."""
+        return int(self._raw.demand_gpus)
+
+    @property
+    def collateral_gpus(self) -> int:
+        """GPUs freed by preempted jobs on servers that are not returned."""
+        return int(self._raw.collateral_gpus)
+
+    @property
+    def plan(self) -> ReclaimPlan:
+        """The friendly ``aryl.ReclaimPlan`` (ids), built once."""
+        if self._plan is None:
+            raw = self._raw
+            self._plan = ReclaimPlan(
+                policy=self.policy,
+                servers=self._server_ids[self.servers].tolist(),
+                preempted=self._job_ids[self.preempted].tolist(),
+                scaled_in={self._job_ids[j]: w for j, w in raw.scaled_in},
+                demand_gpus=raw.demand_gpus,
+                collateral_gpus=raw.collateral_gpus,
+            )
+        return self._plan
+
+    def apply(self, state: Any) -> None:
+        """Apply the plan to ``state``: the state it was computed on, unchanged."""
+        if state is not self._state or state.version != self._version:
+            raise ValueError(
+                "the state changed since this plan was computed; "
+                "reclaim again (or use result.plan.apply(state))"
+            )
+        state._apply_reclaim(self.servers, self.preempted, dict(self._raw.scaled_in))
+
+    def __repr__(self) -> str:
+        return (
+            f"ReclaimResult(policy={self.policy!r}, {len(self._raw.servers)} servers, "
+            f"{len(self._raw.preempted)} jobs preempted)"
+        )
+
+
+def reclaim_state(
+    state: Any, n: int, policy: ReclaimPolicy, seed: int
+) -> ReclaimResult:
+    """``ClusterState.reclaim`` (and so ``aryl.reclaim``): the kernel on the state's
+    compiled copy."""
+    version = state.version  # before the kernel: a later change makes it stale
+    validation.text(policy, "reclaim policy", POLICIES)
+    n = validation.integer(n, "n", -validation.MAX_INT)
+    seed = validation.seed(seed)
+    raw = _core.reclaim(state._core, n, policy, seed)
+    return ReclaimResult(state, version, policy, raw)
