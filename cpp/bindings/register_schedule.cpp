@@ -85,6 +85,26 @@ void register_schedule(py::module_& m) {
       "Workers each job must get to start under `policy` (the kernel's rule).");
 
   m.def(
+      "advance_remaining",
+      [](const py::object& state_object, const py::object& remaining,
+         const py::object& seconds, const py::object& speed,
+         const py::object& hetero_efficiency, const py::object& throughput) {
+        const ClusterState& state = state_arg(state_object);
+        std::vector<double> left = real_sequence(remaining, "remaining");
+        const double s = real_arg(seconds, "seconds");
+        std::vector<double> speeds = real_sequence(speed, "speed");
+        const double efficiency = real_arg(hetero_efficiency, "hetero_efficiency");
+        auto curves = curves_from(throughput, state.jobs.size());
+        py::gil_scoped_release release;
+        return advance_remaining(state, std::move(left), s, speeds, efficiency, curves);
+      },
+      py::arg("state"), py::arg("remaining"), py::arg("seconds"),
+      py::arg("speed") = py::list(), py::arg("hetero_efficiency") = 0.7,
+      py::arg("throughput") = py::list(),
+      "Each job's remaining work after `seconds` more on its workers, as the "
+      "simulator moves it (see aryl.ClusterState.advance).");
+
+  m.def(
       "job_rooms",
       [](const py::object& state, const std::vector<int>& lendable) {
         return job_rooms(state_arg(state), lendable);

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
 class ClusterState:
     """
     Servers, jobs and worker placement, as the kernels see them.
@@ -192,6 +192,10 @@ class Decision:
     @property
     def stop_array(self) -> numpy.typing.NDArray[numpy.int32]:
         ...
+def advance_remaining(state: typing.Any, remaining: typing.Any, seconds: typing.Any, speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = []) -> list[float]:
+    """
+    Each job's remaining work after `seconds` more on its workers, as the simulator moves it (see aryl.ClusterState.advance).
+    """
 def allocation_placement(allocation: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> list[int]:
     """
     GPUs per node of an allocation's consecutive runs ([0, 0, 3] -> [2, 1]).

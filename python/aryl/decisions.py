@@ -108,7 +108,9 @@ class ReclaimPlan:
     at least ``min_workers``. ``collateral_gpus`` are GPUs freed by preempted jobs
     on servers that are *not* returned (vacated beyond the demand);
     ``collateral_damage`` is that as a fraction of ``demand_gpus``, the GPUs of the
-    returned servers.
+    returned servers. ``stop`` names the workers to stop, ``gpus`` filled in: every
+    worker of a preempted job and the scaled-in jobs' workers on the returned servers
+    (``aryl.reclaim`` and ``ClusterState.reclaim`` fill it; ``apply`` does not need it).
     """
 
     policy: ReclaimPolicy
@@ -117,6 +119,7 @@ class ReclaimPlan:
     scaled_in: Dict[Any, int] = field(default_factory=dict)
     demand_gpus: int = 0
     collateral_gpus: int = 0
+    stop: List[Worker] = field(default_factory=list)
 
     def apply(self, state: Any) -> None:
         """Apply the plan to an ``aryl.ClusterState`` in place.

@@ -34,7 +34,7 @@ from ..model import (
 from ..typing import AllocationPolicy, ReclaimPolicy
 from ..validation import integer
 from .reclaim import ReclaimResult, reclaim_state
-from .schedule import ScheduleResult, schedule_state
+from .schedule import ScheduleResult, advance_state, schedule_state
 from .tables import (
     _EMPTY,
     Table,
@@ -86,6 +86,7 @@ class ClusterState(Appliable):
         self._core = _EMPTY["core"]
         self.version = 0
         self._cache: Dict[str, Any] = {}
+        self._remaining: Dict[Any, float] = {}  # jobs partly done (advance)
 
     # ----------------------------------------------------------- construction
 
@@ -276,6 +277,7 @@ class ClusterState(Appliable):
     def remove_jobs(self, ids: Iterable[Any]) -> None:
         """Remove jobs (finished or cancelled) by id, with all their workers."""
         rows = self._rows(ids, self._job_index, "job")
+        gone = self._jobs["id"][rows].tolist()
         keep = np.ones(self.n_jobs, dtype=bool)
         keep[rows] = False
         workers = _take(self._workers, np.flatnonzero(keep[self._workers["job"]]))
@@ -284,6 +286,8 @@ class ClusterState(Appliable):
         self._commit(
             self._servers, jobs, workers, self._server_index, _index(jobs["id"], "job")
         )
+        for job_id in gone:
+            self._remaining.pop(job_id, None)
 
     def add_servers(self, servers: Any) -> None:
         """Add servers (records, dicts, a DataFrame or columns)."""
@@ -523,6 +527,7 @@ class ClusterState(Appliable):
     ) -> ScheduleResult:
         """One scheduling epoch on this state, as ``aryl.schedule`` (same arguments).
 
+        ``remaining`` defaults to what ``advance`` kept (``state.remaining``).
         Returns a ``ScheduleResult``: index arrays into this state's rows, its
         ``decision`` (an ``aryl.Decision``, built on first access) and ``apply()``.
         """
@@ -532,11 +537,47 @@ class ClusterState(Appliable):
             now,
             placement,
             backfill,
-            remaining,
+            remaining if remaining is not None else (self.remaining or None),
             gpu_speed,
             hetero_efficiency,
             throughput,
         )
+
+    # ------------------------------------------------------------------ time
+
+    @property
+    def remaining(self) -> Dict[Any, float]:
+        """Fraction of each partly done job's work still to do (job id -> (0, 1]; a job
+        not listed has all of it), as ``advance`` left it; ``schedule`` uses it."""
+        return dict(self._remaining)
+
+    def advance(
+        self,
+        seconds: float,
+        gpu_speed: Optional[Mapping[str, float]] = None,
+        hetero_efficiency: float = HETERO_EFFICIENCY,
+        throughput: Optional[Mapping[Any, Sequence[float]]] = None,
+    ) -> List[Any]:
+        """Let ``seconds`` pass: every running job does the work its workers do in
+        that time, as the simulator moves it.
+
+        A job's work is its ``duration`` at its reference worker count on reference
+        GPUs; it progresses at throughput(workers) x the mean relative speed of their
+        GPUs (x ``hetero_efficiency`` when they span GPU types): the same rule as
+        ``aryl.sim.simulate``, from the same compiled code. ``gpu_speed``,
+        ``hetero_efficiency`` and ``throughput`` as in ``schedule``. The remaining
+        work is kept (``remaining``) and used by the next ``schedule``, so a live
+        loop need not rebuild it each epoch. Returns the ids of the jobs whose work is
+        done (remove them with ``remove_jobs``). Restart overheads are not modelled
+        here: a job is assumed to run the whole time.
+        """
+        after = advance_state(self, seconds, gpu_speed, hetero_efficiency, throughput)
+        done = [job for job, left in after.items() if left <= 0.0]
+        # A finished job's remaining is kept as the least fraction schedule takes.
+        self._remaining.update(
+            {j: max(left, 1e-9) for j, left in after.items() if left < 1.0}
+        )
+        return done
 
     def reclaim(
         self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0

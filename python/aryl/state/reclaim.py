@@ -9,6 +9,7 @@ import numpy as np
 from .. import _core, validation
 from ..decisions import ReclaimPlan
 from ..defaults import RECLAIM_POLICIES as POLICIES
+from ..model import Worker
 from ..typing import ReclaimPolicy
 
 
@@ -29,6 +30,8 @@ class ReclaimResult:
         "_version",
         "_server_ids",
         "_job_ids",
+        "_workers",
+        "_gpus",
         "_plan",
     )
 
@@ -42,6 +45,7 @@ class ReclaimResult:
         self.policy, self._raw = policy, raw
         self._state, self._version = state, version
         self._server_ids, self._job_ids = state._servers["id"], state._jobs["id"]
+        self._workers, self._gpus = state._workers, state._jobs["gpus_per_worker"]
         self._plan: Optional[ReclaimPlan] = None
 
     @property
@@ -81,8 +85,29 @@ class ReclaimResult:
                 scaled_in={self._job_ids[j]: w for j, w in raw.scaled_in},
                 demand_gpus=raw.demand_gpus,
                 collateral_gpus=raw.collateral_gpus,
+                stop=self._stop(),
             )
         return self._plan
+
+    def _stop(self) -> List[Worker]:
+        """The workers the plan stops: a preempted job's all, the others' on the
+        returned servers (the tables of the version it was computed on)."""
+        w = self._workers
+        returned = np.zeros(len(self._server_ids), dtype=bool)
+        returned[self.servers] = True
+        preempted = np.zeros(len(self._job_ids), dtype=bool)
+        preempted[self.preempted] = True
+        rows = np.flatnonzero(returned[w["server"]] | preempted[w["job"]])
+        jobs, servers = w["job"][rows], w["server"][rows]
+        return [
+            Worker(j, s, g, bool(f))
+            for j, s, g, f in zip(
+                self._job_ids[jobs].tolist(),
+                self._server_ids[servers].tolist(),
+                self._gpus[jobs].tolist(),
+                w["flexible"][rows].tolist(),
+            )
+        ]
 
     def apply(self, state: Any) -> None:
         """Apply the plan to ``state``: the state it was computed on, unchanged."""

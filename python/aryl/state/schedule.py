@@ -324,3 +324,34 @@ def _curve(curve: Any, job_id: Any) -> List[float]:
     if isinstance(curve, (str, bytes, Mapping)) or not hasattr(curve, "__iter__"):
         raise TypeError(f"{what} must be a list of numbers, got {curve!r}")
     return [validation.real(v, what) for v in curve]
+
+
+def advance_state(
+    state: Any,
+    seconds: float,
+    gpu_speed: Optional[Mapping[str, float]],
+    hetero_efficiency: float,
+    throughput: Optional[Mapping[Any, Sequence[float]]],
+) -> Dict[Any, float]:
+    """``ClusterState.advance``: every running job's remaining work after ``seconds``
+    on its workers, by the core's rule (``_core.advance_remaining``, the simulator's).
+
+    Returns the new remaining fraction of every job that has workers (0 when done)."""
+    seconds = validation.real(seconds, "seconds", 0.0)
+    speeds = {**DEFAULT_GPU_SPEED, **validation.gpu_speeds(gpu_speed or {})}
+    hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
+    before = _state_remaining(state, None, state.remaining) if state.remaining else None
+    fractions = np.ones(state.n_jobs) if before is None else before
+    after = np.asarray(
+        _core.advance_remaining(
+            state._core,
+            fractions,
+            seconds,
+            _state_speeds(state, speeds),
+            hetero_efficiency,
+            _state_curves(state, None, throughput),
+        )
+    )
+    running = np.unique(state._workers["job"])
+    ids = state._jobs["id"][running].tolist()
+    return dict(zip(ids, after[running].tolist()))

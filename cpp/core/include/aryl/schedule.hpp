@@ -85,4 +85,17 @@ double throughput(const std::vector<double>& curve, int workers);
 double running_time(const Job& job, int workers, double remaining = 1.0,
                     const std::vector<double>& curve = {}, double speed = 1.0);
 
+// Each job's remaining work (a fraction in [0, 1]) after `seconds` more on its
+// workers in `state`, moved as the simulator moves it (sim/progress.cpp): progress
+// per second is throughput(workers) x the mean relative speed of their servers
+// (x hetero_efficiency when they span GPU types), over the job's work, duration x
+// throughput(reference workers). `speed`: per server (empty = all 1.0); `curves`:
+// per job (empty, or an empty curve = linear). A job without workers keeps its
+// remaining; one whose work is done gets 0.
+std::vector<double> advance_remaining(const ClusterState& state,
+                                      std::vector<double> remaining, double seconds,
+                                      const std::vector<double>& speed,
+                                      double hetero_efficiency,
+                                      const std::vector<std::vector<double>>& curves);
+
 }  // namespace aryl

@@ -1,6 +1,8 @@
 #include "progress.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 #include "aryl/schedule.hpp"
 
@@ -57,3 +59,40 @@ double progress_rate(const std::vector<double>& curve,
 }
 
 }  // namespace aryl::sim
+
+namespace aryl {
+
+std::vector<double> advance_remaining(const ClusterState& state,
+                                      std::vector<double> remaining, double seconds,
+                                      const std::vector<double>& speed,
+                                      double hetero_efficiency,
+                                      const std::vector<std::vector<double>>& curves) {
+  const std::size_t n = state.jobs.size();
+  if (remaining.size() != n || (!curves.empty() && curves.size() != n) ||
+      (!speed.empty() && speed.size() != state.servers.size()))
+    throw std::invalid_argument(
+        "advance_remaining: remaining, curves and speed must hold one value per job, "
+        "job and server");
+  if (!(seconds >= 0.0) || !std::isfinite(seconds))
+    throw std::invalid_argument("seconds must be finite and >= 0");
+  std::vector<std::vector<sim::Placed>> placed(n);
+  for (const Worker& w : state.workers)
+    placed[static_cast<std::size_t>(w.job)].push_back({w.server, w.flexible});
+  const std::vector<double> speeds =
+      speed.empty() ? std::vector<double>(state.servers.size(), 1.0) : speed;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (placed[j].empty()) continue;
+    const Job& job = state.jobs[j];
+    std::vector<double> curve = curves.empty() ? std::vector<double>{} : curves[j];
+    if (curve.empty())  // linear, as the scheduler assumes without a curve
+      for (int w = 1; w <= job.max_workers; ++w) curve.push_back(w);
+    bool mixed = false;
+    const double rate = sim::progress_rate(curve, placed[j], state.servers, speeds,
+                                           hetero_efficiency, mixed);
+    const double work = job.duration * throughput(curve, job.reference());
+    remaining[j] = std::max(0.0, remaining[j] - rate * seconds / work);
+  }
+  return remaining;
+}
+
+}  // namespace aryl
