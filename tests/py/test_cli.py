@@ -345,8 +345,45 @@ def test_progress_counts_runs_and_shows_an_eta():
             report = progress.run(name)
             assert report(0.5) is True and report(1.0) is True
     text = stream.getvalue()
-    assert "run 1/3: first" in text and "run 3/3: third" in text
+    assert "run 1/3" in text and "first" in text and "run 3/3" in text
+    assert "third" in text  # the run under way has a bar of its own
     assert "3 runs done" in text and "ETA" in text
+
+
+def test_progress_redraws_in_a_terminal(trace_slice, tmp_path):
+    # Under a pseudo-terminal (as a person sees it) the bars are redrawn in place;
+    # they never were when the console was told it was not a terminal.
+    import os
+    import pty
+    import select
+
+    jobs, load = trace_slice
+    command = [sys.executable, "-m", "aryl", "compare", str(jobs), "--load", str(load)]
+    command += ["--training-servers", "4", "--inference-servers", "4"]
+    command += ["--out", str(tmp_path / "out")]
+    main_fd, child_fd = pty.openpty()
+    proc = subprocess.Popen(
+        command, stdin=child_fd, stdout=child_fd, stderr=child_fd, close_fds=True
+    )
+    os.close(child_fd)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([main_fd], [], [], 120)
+        if not ready:
+            break
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=120) == 0
+    os.close(main_fd)
+    text = b"".join(chunks).decode(errors="replace")
+    assert "\x1b[2K" in text  # rich erased and redrew its lines in place
+    assert text.count("run 1/14") + text.count("run 14/14") >= 2
+    assert "14 runs done" in text
 
 
 def test_progress_counts_replications_with_an_eta():

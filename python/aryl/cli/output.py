@@ -51,12 +51,15 @@ def _progress_wanted(args: argparse.Namespace) -> bool:
 
 
 class Progress:
-    """One progress bar (rich) on stderr across a command's runs: ``run 3/8: name``,
-    the share done, elapsed time and ETA. Disabled, it does nothing. ``unit`` names
-    what is counted (``replication 2/5: seed 1``).
+    """Progress bars (rich) on stderr across a command's runs: one for the command
+    (``run 3/8``, its share done, elapsed time and ETA) and one for the run under way
+    (its name, its own progress and ETA: a long run, a Pollux row say, shows it is
+    alive). Disabled, it does nothing. ``unit`` names what is counted
+    (``replication 2/5: seed 1``).
 
     Use as a context manager; ``run(name)`` gives the ``progress`` callback of the next
-    run (``aryl.sim.simulate``'s: a fraction in [0, 1] of that run).
+    run (``aryl.sim.simulate``'s: a fraction in [0, 1] of that run). Redrawn in place
+    in a terminal (rich detects it, and Jupyter) about ten times a second.
     """
 
     def __init__(
@@ -75,8 +78,10 @@ class Progress:
             )
             from rich.progress import Progress as RichProgress
 
+            # force_terminal=False would never redraw: None lets rich detect a
+            # terminal (or Jupyter); a stream given (tests) is drawn as one.
             console = Console(
-                file=stream or sys.stderr, force_terminal=stream is not None
+                file=stream or sys.stderr, force_terminal=True if stream else None
             )
             self._bar = RichProgress(
                 TextColumn("{task.description}"),
@@ -88,6 +93,7 @@ class Progress:
                 console=console,
             )
             self._task = self._bar.add_task("", total=runs)
+            self._current = self._bar.add_task("", total=1.0, visible=False)
 
     def __enter__(self) -> Progress:
         if self._bar is not None:
@@ -102,6 +108,7 @@ class Progress:
                     completed=self.runs,
                     description=f"{self.runs} {self.unit}{'s' * (self.runs != 1)} done",
                 )
+            self._bar.update(self._current, visible=False)
             self._bar.stop()
 
     def set(self, done: float) -> None:
@@ -116,22 +123,19 @@ class Progress:
         """The ``progress`` callback of the next run, named ``name``."""
         index = self.started
         self.started += 1
-        description = f"{self.unit} {index + 1}/{self.runs}: {name}"
+        description = f"{self.unit} {index + 1}/{self.runs}"
 
         def report(fraction: float) -> bool:
             if self._bar is not None:
-                done = index + min(max(float(fraction), 0.0), 1.0)
-                self._bar.update(
-                    self._task, completed=done, description=description, refresh=True
-                )
+                done = min(max(float(fraction), 0.0), 1.0)
+                self._bar.update(self._task, completed=index + done)
+                self._bar.update(self._current, completed=done)
             return True
 
-        if (
-            self._bar is not None
-        ):  # drawn now: a fast run may end before the next refresh
-            self._bar.update(
-                self._task, completed=index, description=description, refresh=True
-            )
+        if self._bar is not None:  # drawn now: a fast run may end before the next
+            self._bar.update(self._task, completed=index, description=description)
+            self._bar.reset(self._current, total=1.0, description=f"  {name}")
+            self._bar.update(self._current, visible=True, refresh=True)
         return report
 
 
