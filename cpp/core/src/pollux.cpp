@@ -436,22 +436,13 @@ class Breeder {
     return p_.gpus[static_cast<std::size_t>(node)] - load_.get(node) >= 1;
   }
 
-  // The nodes with no free GPU: those without GPUs and those the child fills.
-  void find_closed() {
-    closed_ = p_.no_gpus;
+  // The nodes with a free GPU: all but those without GPUs and those the child
+  // fills.
+  [[nodiscard]] int count_open() const {
+    int full = 0;
     for (const int n : load_.touched())
-      if (!open(n) && p_.gpus[static_cast<std::size_t>(n)] > 0) closed_.push_back(n);
-    std::sort(closed_.begin(), closed_.end());
-  }
-
-  // The node of the i-th open node (ascending).
-  [[nodiscard]] int open_node(int i) const {
-    int node = i;
-    for (const int c : closed_) {
-      if (c > node) break;
-      ++node;
-    }
-    return node;
+      full += !open(n) && p_.gpus[static_cast<std::size_t>(n)] > 0;
+    return p_.nodes - static_cast<int>(p_.no_gpus.size()) - full;
   }
 
   // Growth on the nodes with free GPUs, likelier on nodes the job already uses
@@ -462,8 +453,7 @@ class Breeder {
   // same law as a chance p1 per node).
   void grow(Rng& rng) {
     grown_.clear();
-    find_closed();
-    const int open_n = p_.nodes - static_cast<int>(closed_.size());
+    const int open_n = count_open();
     const double p1 = open_n > 0 ? 1.0 / open_n : 0.0;
     const std::vector<double>& cdf = binomial_cdf(open_n);
     for (int j = 0; j < p_.jobs; ++j) {
@@ -495,18 +485,17 @@ class Breeder {
     while (k + 1 < static_cast<int>(cdf.size()) &&
            u >= cdf[static_cast<std::size_t>(k)])
       ++k;
-    picks_.clear();
+    picks_.clear();  // k distinct open nodes, uniform: drawn among all, rejected
     while (static_cast<int>(picks_.size()) < k) {
-      const int i = below(rng, open_n);
-      if (std::find(picks_.begin(), picks_.end(), i) == picks_.end())
-        picks_.push_back(i);
+      const int n = below(rng, p_.nodes);
+      if (open(n) && std::find(picks_.begin(), picks_.end(), n) == picks_.end())
+        picks_.push_back(n);
     }
     if (picks_.empty()) return;
     std::sort(picks_.begin(), picks_.end());
     extra_.clear();
     const Cell* mine_at = first;
-    for (const int i : picks_) {
-      const int n = open_node(i);
+    for (const int n : picks_) {
       while (mine_at != last && mine_at->node < n) ++mine_at;
       if (mine_at != last && mine_at->node == n) continue;  // drawn above
       const int v = draw_count(rng, j, n, 0);
@@ -634,7 +623,7 @@ class Breeder {
   NodeCounts load_;   // replicas per node of the child before growth
   NodeCounts left_;   // replicas per node the repair has placed (GPUs used)
   NodeCounts taken_;  // nodes an earlier distributed row holds (> 0)
-  std::vector<int> closed_, picks_;
+  std::vector<int> picks_;
   std::vector<std::vector<double>> cdfs_;  // binomial_cdf(n)
 };
 
