@@ -194,17 +194,8 @@ constexpr double kThinElement = 0.1;  // chance a thinned row's cell is zeroed
 constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
 constexpr int kParallelJobs = 32;     // fewer jobs: one thread (measured)
 
-// Rng::uniform() < p, exactly: uniform() is k * 2^-53 for k = next() >> 11, so it
-// is below p iff k < ceil(p * 2^53).
-std::uint64_t threshold(double p) {
-  if (!(p > 0.0)) return 0;
-  if (p >= 1.0) return std::uint64_t{1} << 53U;
-  return static_cast<std::uint64_t>(std::ceil(p * 0x1.0p53));
-}
-
-bool chance(Rng& rng, std::uint64_t threshold) {
-  return (rng.next() >> 11U) < threshold;
-}
+using pollux_detail::chance;
+using pollux_detail::threshold;
 
 int below(Rng& rng, int bound) {
   return static_cast<int>(rng.below(static_cast<std::uint64_t>(bound)));
@@ -470,7 +461,7 @@ class Breeder {
           cell.count = draw_count(rng, j, c->node, c->count);
         row_.push_back(cell);
       }
-      if (open_n > 0) draw_others(rng, j, open_n, cdf, first, last);
+      if (open_n > 0) draw_others(rng, j, cdf, first, last);
       if (p_.has_mins) merge_max(p_.lower[static_cast<std::size_t>(j)]);
       grown_.cells.insert(grown_.cells.end(), row_.begin(), row_.end());
       grown_.close_row();
@@ -478,8 +469,8 @@ class Breeder {
   }
 
   // The open nodes job j does not use (cells [first, last)) that it grows on.
-  void draw_others(Rng& rng, int j, int open_n, const std::vector<double>& cdf,
-                   const Cell* first, const Cell* last) {
+  void draw_others(Rng& rng, int j, const std::vector<double>& cdf, const Cell* first,
+                   const Cell* last) {
     const double u = rng.uniform();
     int k = 0;
     while (k + 1 < static_cast<int>(cdf.size()) &&
@@ -988,24 +979,11 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(
       }
       tries += batch;
     }
-    // What stable_sort(population + children) gives: the population is sorted
-    // after the first generation, and a stable merge keeps parents before
-    // equal children.
-    const auto parents = static_cast<std::ptrdiff_t>(population.size());
-    std::stable_sort(children.begin(), children.end(), better);
-    population.insert(population.end(), children.begin(), children.end());
-    if (g == 0)
-      std::stable_sort(population.begin(), population.end(), better);
-    else
-      std::inplace_merge(population.begin(), population.begin() + parents,
-                         population.end(), better);
-    if (population.size() > size) {
-      for (std::size_t i = size; i < population.size(); ++i) {
-        seen.erase(population[i].hash);
-        pool.release(population[i].slot);
-      }
-      population.resize(size);
-    }
+    pollux_detail::keep_best(population, children, size, g == 0,
+                             [&](const Individual& i) {
+                               seen.erase(i.hash);
+                               pool.release(i.slot);
+                             });
   }
   std::stable_sort(population.begin(), population.end(), better);
 

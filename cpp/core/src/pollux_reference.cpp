@@ -29,18 +29,8 @@ constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
 
 using State = std::vector<int>;
 
-// The search's random draws, exactly Rng::uniform() < p and Rng::below(bound)
-// (same values from the same stream), only cheaper. uniform() is k * 2^-53 for
-// k = next() >> 11, exactly, so it is below p iff k < ceil(p * 2^53).
-std::uint64_t threshold(double p) {
-  if (!(p > 0.0)) return 0;
-  if (p >= 1.0) return std::uint64_t{1} << 53U;
-  return static_cast<std::uint64_t>(std::ceil(p * 0x1.0p53));
-}
-
-bool chance(Rng& rng, std::uint64_t threshold) {
-  return (rng.next() >> 11U) < threshold;
-}
+using pollux_detail::chance;
+using pollux_detail::threshold;
 
 // Rng::below for a bound known at compile time: the divisions become multiplies.
 template <std::uint64_t Bound>
@@ -448,24 +438,11 @@ PolluxRound pollux_reference_round(const std::vector<PolluxJob>& jobs,
       else
         arena.release(d);
     }
-    // What stable_sort(population + children) gives: the population is sorted
-    // after the first generation, and a stable merge keeps parents before
-    // equal children.
-    const auto parents = static_cast<std::ptrdiff_t>(population.size());
-    std::stable_sort(children.begin(), children.end(), better);
-    population.insert(population.end(), children.begin(), children.end());
-    if (g == 0)
-      std::stable_sort(population.begin(), population.end(), better);
-    else
-      std::inplace_merge(population.begin(), population.begin() + parents,
-                         population.end(), better);
-    if (population.size() > size) {
-      for (std::size_t i = size; i < population.size(); ++i) {
-        seen.erase(population[i].hash);
-        arena.release(population[i].slot);
-      }
-      population.resize(size);
-    }
+    pollux_detail::keep_best(population, children, size, g == 0,
+                             [&](const Individual& i) {
+                               seen.erase(i.hash);
+                               arena.release(i.slot);
+                             });
   }
   std::stable_sort(population.begin(), population.end(), better);
 
