@@ -15,7 +15,8 @@ void register_pollux(py::module_& m) {
          const py::handle& submit_time, const py::handle& age,
          const py::handle& num_restarts, const py::handle& node_gpus,
          const py::handle& population, const py::handle& generations,
-         const py::handle& seed, const py::handle& min_replicas) {
+         const py::handle& seed, const py::handle& min_replicas,
+         const py::handle& threads, bool reference) {
         const auto caps = int_arg(max_replicas, "max_replicas");
         const auto attained = double_arg(attained_service, "attained_service");
         const auto submit = double_arg(submit_time, "submit_time");
@@ -50,27 +51,33 @@ void register_pollux(py::module_& m) {
         options.generations =
             static_cast<int>(int_arg(generations, "generations", 0, 1'000'000));
         options.seed = seed_arg(seed, "seed");
+        options.threads = static_cast<int>(int_arg(threads, "threads", 1, 256));
         const std::vector<int> nodes = int_arg(node_gpus, "node_gpus");
-        std::vector<std::vector<int>> out;
-        double objective = 0.0;
+        PolluxRound out;
         {
           py::gil_scoped_release release;
-          PolluxPolicy policy(options);
-          out = policy.optimize(jobs, nodes);
-          objective = policy.last_objective();
+          if (reference) {
+            out = pollux_reference_round(jobs, nodes, options);
+          } else {
+            PolluxPolicy policy(options);
+            out.allocation = policy.optimize(jobs, nodes);
+            out.objective = policy.last_objective();
+          }
         }
-        return py::make_tuple(out, objective);
+        return py::make_tuple(out.allocation, out.objective);
       },
       py::arg("models"), py::arg("max_replicas"), py::arg("current"),
       py::arg("attained_service"), py::arg("submit_time"), py::arg("age"),
       py::arg("num_restarts"), py::arg("node_gpus"), py::arg("population") = 100,
       py::arg("generations") = 100, py::arg("seed") = 0,
-      py::arg("min_replicas") = py::none(),
+      py::arg("min_replicas") = py::none(), py::arg("threads") = 1,
+      py::arg("reference") = false,
       "One round of the Pollux policy's genetic search: (replicas per node of each "
       "job, "
       "objective). models: a GoodputModel or None (not yet profiled) per job; current: "
       "replicas per node now ([] for none); min_replicas: per job, 0 for none (None: "
-      "none for all).");
+      "none for all); threads: the search's threads (the result does not depend on "
+      "them); reference: the dense search this one replaced (for comparisons).");
 }
 
 }  // namespace aryl::bindings

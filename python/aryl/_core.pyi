@@ -224,9 +224,9 @@ def knapsack(groups: typing.Any, capacity: typing.Any) -> list[int]:
     """
     Multiple-choice knapsack over lists of (weight, value) pairs: per group the chosen item's index or -1 (see aryl.knapsack).
     """
-def pollux_optimize(models: list, max_replicas: typing.Any, current: list, attained_service: typing.Any, submit_time: typing.Any, age: typing.Any, num_restarts: typing.Any, node_gpus: typing.Any, population: typing.Any = 100, generations: typing.Any = 100, seed: typing.Any = 0, min_replicas: typing.Any = None) -> tuple[list[list[int]], float]:
+def pollux_optimize(models: list, max_replicas: typing.Any, current: list, attained_service: typing.Any, submit_time: typing.Any, age: typing.Any, num_restarts: typing.Any, node_gpus: typing.Any, population: typing.Any = 100, generations: typing.Any = 100, seed: typing.Any = 0, min_replicas: typing.Any = None, threads: typing.Any = 1, reference: bool = False) -> tuple[list[list[int]], float]:
     """
-    One round of the Pollux policy's genetic search: (replicas per node of each job, objective). models: a GoodputModel or None (not yet profiled) per job; current: replicas per node now ([] for none); min_replicas: per job, 0 for none (None: none for all).
+    One round of the Pollux policy's genetic search: (replicas per node of each job, objective). models: a GoodputModel or None (not yet profiled) per job; current: replicas per node now ([] for none); min_replicas: per job, 0 for none (None: none for all); threads: the search's threads (the result does not depend on them); reference: the dense search this one replaced (for comparisons).
     """
 def predict_step_time(perf_params: typing.Any, num_nodes: typing.Any, num_replicas: typing.Any, atomic_bsz: typing.Any) -> numpy.typing.NDArray[numpy.float64]:
     """

@@ -278,3 +278,113 @@ TEST_CASE("bad minimums are refused, and nothing is kept of the call", "[pollux]
   job.current = {2, 0};  // a current allocation below the minimum is accepted
   CHECK(policy.optimize({job}, {4, 4}) == fresh.optimize({job}, {4, 4}));
 }
+
+// The sparse search (issue 22): threads, the goodput cache, the score it keeps.
+
+namespace {
+
+// Rounds of a policy on 40 jobs (enough for the search's threads) with
+// minimums, on 24 nodes; each round's result becomes the next one's current.
+std::vector<std::vector<std::vector<int>>> threaded_rounds(int threads,
+                                                           std::uint64_t seed) {
+  Rng rng(seed);
+  const std::vector<int> node_gpus = {4, 4, 8, 4, 0, 4, 4, 4, 2, 4, 4, 4,
+                                      4, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4};
+  std::vector<PolluxJob> jobs = random_jobs(rng, node_gpus, 40);
+  for (std::size_t j = 0; j < jobs.size(); j += 5)
+    jobs[j].min_replicas = std::min(jobs[j].max_replicas, 5);
+  PolluxOptions options;
+  options.population = 24;
+  options.generations = 12;
+  options.max_nodes_per_job = 4;
+  options.seed = seed;
+  options.threads = threads;
+  PolluxPolicy policy(options);
+  std::vector<std::vector<std::vector<int>>> rounds;
+  for (int r = 0; r < 4; ++r) {
+    rounds.push_back(policy.optimize(jobs, node_gpus));
+    const auto& out = rounds.back();
+    REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, out, 4));
+    // The score the search kept for its best is the objective evaluated anew.
+    CHECK(policy.last_objective() ==
+          Approx(pollux_objective(jobs, node_gpus, out)).epsilon(1e-12));
+    for (std::size_t j = 0; j < jobs.size(); ++j) jobs[j].current = out[j];
+    jobs.erase(jobs.begin() + r);  // a job completes
+  }
+  return rounds;
+}
+
+}  // namespace
+
+TEST_CASE("the search's result does not depend on its threads", "[pollux]") {
+  for (const std::uint64_t seed : {1U, 2U}) {
+    const auto one = threaded_rounds(1, seed);
+    CHECK(threaded_rounds(2, seed) == one);
+    CHECK(threaded_rounds(3, seed) == one);
+  }
+  CHECK(threaded_rounds(2, 1) != threaded_rounds(2, 2));
+}
+
+TEST_CASE("the goodput cache holds the model's values", "[pollux]") {
+  const GoodputModel m = model(1.0, 7.0);
+  const PolluxGoodputs table(m, 4, 12);
+  for (int pass = 0; pass < 2; ++pass)  // computed, then kept
+    for (int replicas = 1; replicas <= 12; ++replicas)
+      for (int nodes = 1; nodes <= std::min(replicas, 4); ++nodes)
+        CHECK(table(nodes, replicas) == m.optimize(nodes, replicas).goodput);
+  CHECK_THROWS_AS(table(5, 12), std::invalid_argument);
+  CHECK_THROWS_AS(table(1, 13), std::invalid_argument);
+  CHECK_THROWS_AS(table(3, 2), std::invalid_argument);
+  CHECK(table.serves(m, 4, 12));
+  CHECK_FALSE(table.serves(model(1.0, 8.0), 4, 12));
+  CHECK_FALSE(table.serves(m, 4, 11));
+}
+
+TEST_CASE("a job's goodputs kept across rounds follow its model", "[pollux]") {
+  // Two rounds of one job: a new model in the second must be the one scored
+  // (a kept table of the old model would score the same allocation higher).
+  const std::vector<int> node_gpus = {4, 4};
+  std::vector<PolluxJob> jobs(2);
+  for (int j = 0; j < 2; ++j) {
+    jobs[j].key = j;
+    jobs[j].max_replicas = 8;
+    jobs[j].age = 100.0;
+    jobs[j].model = model(1.0, 30.0);
+  }
+  PolluxOptions options;
+  options.population = 8;
+  options.generations = 4;
+  PolluxPolicy policy(options);
+  auto out = policy.optimize(jobs, node_gpus);
+  CHECK(policy.last_objective() ==
+        Approx(pollux_objective(jobs, node_gpus, out)).epsilon(1e-12));
+  jobs[1].model = model(1.0, 0.5);  // refitted: scales worse
+  out = policy.optimize(jobs, node_gpus);
+  CHECK(policy.last_objective() ==
+        Approx(pollux_objective(jobs, node_gpus, out)).epsilon(1e-12));
+}
+
+TEST_CASE("the search reaches the dense search's objective", "[pollux]") {
+  // One round from the current allocations, 60 x 30, on random instances: the
+  // sparse search's best is at least 0.97 of the dense search's in each.
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    Rng rng(seed + 100);
+    const std::vector<int> node_gpus(12, 4);
+    const std::vector<PolluxJob> jobs = random_jobs(rng, node_gpus, 10);
+    PolluxOptions options;
+    options.population = 60;
+    options.generations = 30;
+    options.seed = seed;
+    const PolluxRound dense = pollux_reference_round(jobs, node_gpus, options);
+    REQUIRE_NOTHROW(check_pollux_allocation(jobs, node_gpus, dense.allocation));
+    PolluxPolicy policy(options);
+    policy.optimize(jobs, node_gpus);
+    CHECK(policy.last_objective() >= 0.97 * dense.objective);
+  }
+}
+
+TEST_CASE("threads must be at least one", "[pollux]") {
+  PolluxOptions options;
+  options.threads = 0;
+  CHECK_THROWS_WITH(PolluxPolicy(options), Contains("threads >= 1"));
+}

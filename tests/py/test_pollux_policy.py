@@ -162,8 +162,8 @@ RECORDED_ROUNDS = {
         [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 2, 0], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]],
 }  # fmt: skip
 RECORDED_FINISH = [
-    878.0, 1062.0, 4705.0, 1370.0, 2941.0, 2289.0, 1697.0, 1937.0, 2908.0, 2057.0,
-    5350.0, 3610.0, 2657.0, 5270.0, 2957.0, 4420.0, 4276.0, 3497.0, 29643.0,
+    979.0, 1136.0, 3843.0, 1389.0, 2793.0, 2276.0, 1697.0, 1937.0, 3006.0, 2057.0,
+    5237.0, 3690.0, 2657.0, 5582.0, 2957.0, 4343.0, 4307.0, 3497.0, 29317.0,
 ]  # fmt: skip
 
 
@@ -188,9 +188,29 @@ def contested_round():
 @pytest.mark.parametrize("seed", sorted(RECORDED_ROUNDS))
 def test_a_round_repeats_its_recorded_decisions(seed):
     out, _ = _core.pollux_optimize(
-        *contested_round(), population=10, generations=3, seed=seed
+        *contested_round(), population=10, generations=3, seed=seed, reference=True
     )
     assert out == RECORDED_ROUNDS[seed]
+
+
+# The same round under the sparse search (its own streams: other decisions).
+RECORDED_SPARSE = {
+    0: [[2, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 4, 0, 0, 0, 0],
+        [0, 0, 2, 0, 0, 0], [0, 0, 2, 0, 1, 2], [0, 0, 0, 0, 0, 0], [0, 0, 0, 4, 0, 0],
+        [0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 3, 0], [2, 0, 0, 0, 0, 0]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_sparse_search_repeats_its_decisions_on_any_threads(threads):
+    out, value = _core.pollux_optimize(
+        *contested_round(), population=10, generations=3, seed=0, threads=threads
+    )
+    assert out == RECORDED_SPARSE[0]
+    _, dense = _core.pollux_optimize(
+        *contested_round(), population=10, generations=3, seed=0, reference=True
+    )
+    assert value > 0 and dense > 0
 
 
 def test_a_run_repeats_its_recorded_finish_times():
@@ -216,6 +236,7 @@ def test_no_minimums_repeat_the_recorded_decisions():
             generations=3,
             seed=seed,
             min_replicas=[0] * n,
+            reference=True,
         )
         assert out == recorded
 
@@ -349,3 +370,29 @@ def test_one_decision_honours_min_workers():
             now=600.0,
             agents={"a": agents["a"]},
         )
+
+
+def test_forty_jobs_on_threads_are_valid_and_repeat():
+    """40 jobs (the search then runs its tries on threads): the same, valid
+    allocation on one, two and three threads."""
+    n, nodes = 40, 12
+    caps = [1 + (j * 7) % 12 for j in range(n)]
+    mins = [caps[j] if j % 4 == 0 else 0 for j in range(n)]
+    args = (
+        [None] * n,
+        caps,
+        [[] for _ in range(n)],
+        [float((j * 7) % 5) * 100 for j in range(n)],
+        [float(j * 10) for j in range(n)],
+        [600.0 - 10 * j for j in range(n)],
+        [j % 3 for j in range(n)],
+        [4] * nodes,
+    )
+    outs = [
+        _core.pollux_optimize(
+            *args, population=16, generations=6, seed=3, min_replicas=mins, threads=t
+        )
+        for t in (1, 2, 3)
+    ]
+    assert outs[1] == outs[0] and outs[2] == outs[0]
+    check_round(outs[0][0], caps, mins, [4] * nodes)

@@ -6,6 +6,13 @@
 // PolluxPolicy::optimize is one scheduling round; the policy keeps its final
 // population to seed the next round, as the artifact does.
 //
+// The search stores a job's allocation as the nodes it uses, so that a child
+// costs what it holds, not jobs x nodes; a job's goodput on (nodes, replicas) is
+// computed once and kept while its model is unchanged (across rounds too); each
+// try of a generation (tournament, crossover, mutation, repair, score) draws from
+// its own random stream, so that tries run on several threads and the result
+// does not depend on how many.
+//
 // Constraints of every allocation it returns: per node, at most its GPUs (one
 // GPU per replica); per job, at most max_replicas replicas on at most
 // max_nodes_per_job nodes; per node, at most one distributed (multi-node) job;
@@ -21,8 +28,12 @@
 // draw for draw.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "aryl/goodput.hpp"
@@ -50,10 +61,22 @@ struct PolluxOptions {
   int max_nodes_per_job = 16;
   double restart_delay = 30.0;  // s; the penalty's assumed restart cost
   std::uint64_t seed = 0;
+  int threads = 1;  // >= 1; the result does not depend on it
+  // Non-empty: every record_every-th round's inputs are appended to this file, a
+  // JSON object per line (benchmarks/pollux_replay.py replays them).
+  std::string record;
+  int record_every = 1;
+};
+
+// One round's result: per job (input order) replicas per node, and the objective.
+struct PolluxRound {
+  std::vector<std::vector<int>> allocation;
+  double objective = 0.0;
 };
 
 // One job's speedups on (nodes, replicas) relative to its fair share, computed
 // on first use and kept for the round (the goodput optimisation is the cost).
+// Used by the reference search; the new search keeps PolluxGoodputs.
 class PolluxSpeedups {
  public:
   // fair_replicas >= 1 replicas on one node is the reference (speedup 1).
@@ -66,6 +89,24 @@ class PolluxSpeedups {
   double fair_replicas_, base_ = 1.0;
   int max_replicas_;
   std::vector<double> table_;  // (nodes, replicas) -> speedup; < 0: not yet
+};
+
+// One job's goodput (GoodputModel::optimize) per (nodes <= max_nodes, replicas
+// <= max_replicas), each computed on first use and kept. Safe to call from
+// several threads: a value two threads compute at once is the same value.
+class PolluxGoodputs {
+ public:
+  PolluxGoodputs(GoodputModel model, int max_nodes, int max_replicas);
+  // std::invalid_argument outside 1 <= nodes <= min(replicas, max_nodes),
+  // replicas <= max_replicas.
+  double operator()(int nodes, int replicas) const;
+  // Whether this table holds `model`'s values for these bounds.
+  bool serves(const GoodputModel& model, int max_nodes, int max_replicas) const;
+
+ private:
+  GoodputModel model_;
+  int max_nodes_, max_replicas_;
+  std::unique_ptr<std::atomic<double>[]> table_;  // < 0: not yet
 };
 
 // The search's objective for jobs (priority order) and an allocation (per job,
@@ -86,11 +127,23 @@ void check_pollux_allocation(const std::vector<PolluxJob>& jobs,
                              const std::vector<std::vector<int>>& allocation,
                              int max_nodes_per_job = 16, bool check_min = true);
 
+// The search before its sparse rewrite, one round from the current allocations
+// (no warm start), kept to compare the new search with (tests,
+// benchmarks/pollux_replay.py). Same checks as PolluxPolicy::optimize.
+PolluxRound pollux_reference_round(const std::vector<PolluxJob>& jobs,
+                                   const std::vector<int>& node_gpus,
+                                   const PolluxOptions& options);
+
+class PolluxWorkers;  // the threads of a search (pollux.cpp)
+
 class PolluxPolicy {
  public:
   // std::invalid_argument for population < 2, generations < 0,
-  // max_nodes_per_job < 1 or a negative restart delay.
+  // max_nodes_per_job < 1, threads < 1 or a negative restart delay.
   explicit PolluxPolicy(PolluxOptions options = {});
+  ~PolluxPolicy();
+  PolluxPolicy(PolluxPolicy&&) noexcept;
+  PolluxPolicy& operator=(PolluxPolicy&&) noexcept;
 
   // One round: the best allocation found (per job in input order, replicas per
   // node). Deterministic for the seed and the sequence of calls.
@@ -107,10 +160,14 @@ class PolluxPolicy {
  private:
   PolluxOptions options_;
   Rng rng_;
-  std::vector<std::int64_t> prev_keys_;        // jobs of the last round, search order
-  std::vector<std::vector<int>> prev_states_;  // its final population, flattened
+  std::vector<std::int64_t> prev_keys_;  // jobs of the last round, search order
+  // Its final population: per individual, per job, (node, replicas) pairs.
+  std::vector<std::vector<std::vector<std::pair<int, int>>>> prev_states_;
   int prev_nodes_ = 0;
   double last_objective_ = 0.0;
+  long long rounds_ = 0;  // calls of optimize (for options.record)
+  std::map<std::int64_t, std::shared_ptr<const PolluxGoodputs>> goodputs_;  // by key
+  std::unique_ptr<PolluxWorkers> workers_;
 };
 
 }  // namespace aryl

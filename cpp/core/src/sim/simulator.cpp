@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 
@@ -45,6 +46,13 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
       options.generations = config.pollux_generations;
       options.restart_delay = config.reallocation_overhead;
       options.seed = config.seed;
+      options.threads = config.pollux_threads;
+      // A developer's tool (benchmarks/pollux_replay.py): the rounds' inputs.
+      if (const char* path = std::getenv("ARYL_POLLUX_RECORD")) {
+        options.record = path;
+        if (const char* every = std::getenv("ARYL_POLLUX_RECORD_EVERY"))
+          options.record_every = std::max(std::atoi(every), 1);
+      }
       pollux_.emplace(options);
     }
   }

@@ -6,11 +6,13 @@
 // (the Tiresias round), accounting, audit.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -55,6 +57,9 @@ struct Config {
   double tiresias_threshold = 16 * 3600.0;  // GPU-s of executed time before demotion
   int pollux_population = 100;              // the Pollux search's population per round
   int pollux_generations = 100;  // its generations per round (the paper: 250)
+  // Its threads (same result for any number): the machine's, at most 8.
+  int pollux_threads =
+      std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
   // Goodput-driven jobs under Allocator::kernel (Aryl+TunedJobs when set): each
   // job carries a Pollux agent that learns its goodput model from the steps it
   // runs; the knapsack values its extra replicas by the running times that model
