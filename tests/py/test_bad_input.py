@@ -74,3 +74,18 @@ def test_a_hand_edited_pollux_workload_is_refused_by_job(
             sim.Cluster(2, 0, gpus_per_server=4),
             policy=policy,
         )
+
+
+@pytest.mark.parametrize(
+    "point, error, message",
+    [
+        ({"first_jobs": True}, TypeError, "first_jobs must be an integer"),
+        ({"first_jobs": 0}, ValueError, "first_jobs must be in"),
+        ({"any_type_share": "x"}, TypeError, "any_type_share must be a"),
+        ({"elastic_gpu_share": 1.5}, ValueError, "elastic_gpu_share must be"),
+    ],
+)
+def test_a_bad_sweep_parameter_is_named_before_any_run(point, error, message):
+    # N11: pandas' own messages came out of the first run.
+    with pytest.raises(error, match=message):
+        sim.sweep({"training_servers": 4, **point}, {"seed": [0]}, cache=False)

@@ -3,6 +3,7 @@
 import json
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 
@@ -347,13 +348,13 @@ def test_progress_bar_has_an_eta():
     )
 
 
-def test_without_ray_auto_falls_back_to_a_process_pool(trace, monkeypatch):
+def test_without_ray_auto_falls_back_to_threads(trace, monkeypatch):
     base = {**SMALL, "trace": "itp", "inference_servers": 8}
     grid = {"reclaim": ["aryl", "random"]}
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(ImportError, match=r"pip install 'aryl\[ray\]'"):
         sim.sweep(base, grid, traces=trace, engine="ray", cache=False)
-    with pytest.warns(UserWarning, match=r"Ray is not installed .* local process pool"):
+    with pytest.warns(UserWarning, match=r"Ray is not installed .* local threads"):
         table = sim.sweep(
             base, grid, traces=trace, engine="auto", workers=2, cache=False
         )
@@ -388,3 +389,22 @@ def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(monkeypatch, tmp_path, ca
         signal.signal(signal.SIGINT, previous)
     assert code == 130 and not fake.up and fake.deaf
     assert "sweep interrupted" in capsys.readouterr().err
+
+
+def test_a_script_without_a_main_guard_sweeps_without_ray(tmp_path):
+    # The audit's N9: auto fell back to a spawned process pool, which re-runs an
+    # unguarded script in every worker and fails there.
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['ray'] = None  # as if Ray were not installed\n"
+        "import aryl.sim as sim\n"
+        "t = sim.sweep({'first_jobs': 100, 'training_servers': 4}, {'seed': [0, 1]},\n"
+        "              cache=False, progress=False)\n"
+        "print(len(t))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2" and "local threads" in done.stderr

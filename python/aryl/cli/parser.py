@@ -383,7 +383,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="use only the trace's first N jobs",
     )
-    _engine_arguments(p, "auto", "auto: Ray if installed, else a process pool")
+    _engine_arguments(p, "auto", "auto: Ray if installed, else local threads")
     p.set_defaults(run=sweep)
 
     p = sub.add_parser(

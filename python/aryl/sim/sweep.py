@@ -22,9 +22,10 @@ it stopped, and a changed aryl computes afresh. An entry is written whole and at
 (concurrent sweeps may share a cache); a damaged one is recomputed, with a warning
 naming it. ``aryl.sim.load(row.saved)`` gives a row's full ``Result``.
 
-Engines: ``"ray"`` (``pip install 'aryl[ray]'``); ``"processes"``, a local process pool,
-the fallback ``"auto"`` takes when Ray is not installed; ``"threads"`` (the simulator
-releases the GIL) and ``"serial"`` for small sweeps and debugging.
+Engines: ``"ray"`` (``pip install 'aryl[ray]'``); ``"threads"`` (the simulator releases
+the GIL), the fallback ``"auto"`` takes when Ray is not installed; ``"processes"``, a
+local process pool (a script using it needs an ``if __name__ == "__main__":`` guard);
+and ``"serial"`` for small sweeps and debugging.
 """
 
 from __future__ import annotations
@@ -179,12 +180,10 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
             raise ValueError(f"{name} must be an integer >= 0, got {p[name]!r}")
         p[name] = int(p[name])
     Cluster(p["training_servers"], p["inference_servers"])  # its size limit, up front
-    if p["first_jobs"] is not None and (
-        not isinstance(p["first_jobs"], (int, np.integer)) or p["first_jobs"] < 1
-    ):
-        raise ValueError(
-            f"first_jobs must be None or an integer >= 1, got {p['first_jobs']!r}"
-        )
+    if p["first_jobs"] is not None:
+        p["first_jobs"] = validation.integer(p["first_jobs"], "first_jobs", 1)
+    for share in ("elastic_gpu_share", "hetero_share", "any_type_share"):
+        p[share] = validation.real(p[share], share, 0.0, 1.0)
     defaults = Config()
     config = {
         **preset,
@@ -443,12 +442,14 @@ def _engine(engine: str, address: Optional[str]) -> str:
     except ImportError:
         if address:
             raise ImportError("address= needs Ray: pip install 'aryl[ray]'") from None
+        # Threads, not a process pool: a spawned pool re-runs the caller's script, so
+        # a script without an `if __name__ == "__main__":` guard would fail in it.
         warnings.warn(
-            "Ray is not installed (pip install 'aryl[ray]'); running the sweep on a "
-            "local process pool",
+            "Ray is not installed (pip install 'aryl[ray]'); running the sweep on "
+            "local threads (engine='processes' for a process pool)",
             stacklevel=3,
         )
-        return "processes"
+        return "threads"
     return "ray"
 
 
@@ -546,7 +547,7 @@ def sweep(
         ``None`` (no loaning). ``"embedded"`` is ``aryl.traces.load_default()`` unless
         given here. Sweep over traces with ``grid={"trace": [...]}``.
     engine
-        ``"auto"`` (Ray if installed, else a local process pool, with a warning),
+        ``"auto"`` (Ray if installed, else local threads, with a warning),
         ``"ray"``, ``"processes"``, ``"threads"`` or ``"serial"``.
     address
         An existing Ray cluster (``"ray://host:10001"``, ``"auto"``); default: a
