@@ -195,3 +195,32 @@ TEST_CASE("every policy leaves a valid state on random clusters", "[schedule]") 
     }
   }
 }
+
+TEST_CASE("advance_remaining moves work as the simulator's progress rate",
+          "[schedule][advance]") {
+  ClusterState s;
+  add_server(s, "v", false, 16);  // V100 (speed 1)
+  add_server(s, "t", false);
+  s.servers[1].gpu_type = "T4";                             // speed 0.25 below
+  const int one = job_with_time(s, "one", 8, 1, 2, 100.0);  // work 100 x thr(2)
+  const int mixed = job_with_time(s, "mixed", 4, 2, 2, 100.0);
+  s.jobs[static_cast<std::size_t>(mixed)].hetero = true;
+  job_with_time(s, "idle", 8, 1, 1, 100.0);
+  place(s, one, 0, 1);
+  s.workers.push_back({mixed, 0, false});
+  s.workers.push_back({mixed, 1, false});
+  const std::vector<double> speed{1.0, 0.25};
+  const auto left = advance_remaining(s, {1.0, 1.0, 0.6}, 40.0, speed, 0.7, {});
+  // one worker at speed 1 over work 200: 40 / 200 done
+  CHECK(left[0] == Approx(1.0 - 40.0 / 200.0));
+  // two workers over two types: thr(2) x mean(1, 0.25) x 0.7 = 0.875 per second
+  CHECK(left[1] == Approx(1.0 - 40.0 * 0.875 / 200.0));
+  CHECK(left[2] == 0.6);  // no workers: its work waits
+  const auto done = advance_remaining(s, {1.0, 1.0, 0.6}, 1e6, speed, 0.7, {});
+  CHECK(done[0] == 0.0);
+  CHECK(done[1] == 0.0);
+  CHECK_THROWS_AS(advance_remaining(s, {1.0}, 1.0, speed, 0.7, {}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(advance_remaining(s, {1.0, 1.0, 1.0}, -1.0, speed, 0.7, {}),
+                  std::invalid_argument);
+}
