@@ -311,7 +311,8 @@ def test_the_cache_key_follows_the_code_not_the_version(tmp_path, monkeypatch):
 
 
 def test_fuzzed_result_files_raise_only_the_documented_errors():
-    # 200 of the saved_result fuzz target's inputs (scripts/sanitize runs 1,500).
+    # 200 of the saved_result fuzz target's inputs (python tests/fuzz/fuzz_targets.py
+    # --target saved_result runs more).
     from fuzz.fuzz_targets import saved_result
 
     for i in range(200):
