@@ -174,9 +174,55 @@ def epoch() -> str:
     )
 
 
+def live_epoch() -> str:
+    """A live loop's epoch on a cluster with running jobs: remaining work kept by
+    ``ClusterState.advance`` against rebuilt in Python each epoch (by the same rule:
+    throughput x mean speed of the job's workers over its work)."""
+    servers = [aryl.Server(f"t{i}", "training") for i in range(400)]
+    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(100)]
+    state = aryl.ClusterState.from_records(servers, queued_jobs(), [])
+    state.schedule().apply(state)  # about half the jobs start
+    speed = {
+        s.id: aryl.defaults.DEFAULT_GPU_SPEED.get(s.gpu_type, 1.0) for s in servers
+    }
+    jobs = {j.id: j for j in state.jobs()}
+    elapsed = 600.0
+
+    def rebuilt():  # what a loop without advance writes: a dict from the workers
+        held: dict = {}
+        for w in state.workers():
+            held.setdefault(w.job, []).append(speed[w.server])
+        remaining = {}
+        for job_id, speeds in held.items():
+            job = jobs[job_id]
+            rate = len(speeds) * sum(speeds) / len(speeds)
+            work = job.duration * (job.reference_workers or job.max_workers)
+            remaining[job_id] = max(1e-9, 1.0 - rate * elapsed / work)
+        return state.schedule(remaining=remaining)
+
+    def kept():
+        state.advance(60.0)
+        return state.schedule()
+
+    python, core = paired_cpu_seconds(rebuilt, kept, repeat=20)
+    running = len({w.job for w in state.workers()})
+    return table(
+        [f"epoch (500 servers, 2,000 jobs, {running} running)", "time"],
+        [
+            (
+                "remaining rebuilt in Python + state.schedule(remaining=...)",
+                fmt_time(python),
+            ),
+            ("state.advance(60) + state.schedule()", fmt_time(core)),
+        ],
+    )
+
+
 if __name__ == "__main__":
     knapsack_benchmark.main()
     print("\n## Scheduling epoch\n")
     print(epoch())
     print("\n### Through a reusable `aryl.ClusterState` (same epoch)\n")
     print(state_epoch())
+    print("\n### A live loop's epoch: remaining work kept by `advance`\n")
+    print(live_epoch())
