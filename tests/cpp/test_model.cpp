@@ -134,7 +134,10 @@ TEST_CASE("capacity: the room of a job") {
                                  {"i1", Pool::inference, 8, "T4", true},
                                  {"i2", Pool::inference, 8, "T4", false},
                                  {"i3", Pool::inference, 2, "T4", false}};
-  Job j{"j", 4, 1, 1, 60.0, 0.0, 60.0};
+  Job j;
+  j.id = "j";
+  j.gpus_per_worker = 4;
+  j.duration = j.estimated_duration = 60.0;
   REQUIRE(job_room(servers, j, -1) == 3);  // V100: 2 + 1; T4 on loan: 2
   j.hetero = true;
   REQUIRE(job_room(servers, j, -1) == 5);  // both types
