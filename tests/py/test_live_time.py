@@ -98,3 +98,13 @@ def test_a_reclaim_plan_names_the_workers_to_stop(paper_example):
         assert sum(w.job == job for w in stop) == count
     after = aryl.Decision("aryl", stop=stop).apply(workers)  # exactly these stop
     assert not {w.server for w in after} & returned
+
+
+def test_the_readme_live_scheduler_block_runs_as_written():
+    from test_provenance import readme_blocks
+
+    (block,) = readme_blocks("### A live scheduler: `aryl.ClusterState`")
+    namespace: dict = {}
+    exec(compile(block, "README live scheduler", "exec"), namespace)
+    state = namespace["state"]
+    assert state.n_jobs == 3 - len(namespace["done"])
