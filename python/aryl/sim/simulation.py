@@ -43,6 +43,7 @@ from .provenance import (
     fingerprint_jobs,
     fingerprint_load,
 )
+from .history import history_frame
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 
@@ -156,6 +157,7 @@ def simulate(
     progress: Optional[Callable[[float], Optional[bool]]] = None,
     throughput: Optional[Mapping[Any, Sequence[float]]] = None,
     label: str = "",
+    history: bool = False,
 ) -> Result:
     """Replay ``jobs`` on ``cluster`` with capacity loaning and elastic scaling.
 
@@ -201,6 +203,9 @@ def simulate(
         workers (overrides ``config.scaling`` for that job).
     label
         A name for the run, shown in tables.
+    history
+        Record every job's allocation intervals (``Result.history()``, drawn by
+        ``aryl.plot.gantt``); off by default, and the run is the same either way.
 
     Returns
     -------
@@ -208,6 +213,8 @@ def simulate(
         ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``,
         ``.provenance`` (what produced it), ``.save(path)``.
     """
+    if not isinstance(history, bool):
+        raise TypeError(f"history must be True or False, got {history!r}")
     config = _config(config)
     validation.check_config(config, PLACEMENTS)
     validation.check_progress(progress)
@@ -216,7 +223,9 @@ def simulate(
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
-        result = _simulate_pollux(jobs, cluster, policy, config, seed, progress, label)
+        result = _simulate_pollux(
+            jobs, cluster, policy, config, seed, progress, label, history
+        )
         return _warn_unfinished(result, config, stopped)
     if config.agent is not None:
         raise ValueError(
@@ -271,14 +280,19 @@ def simulate(
         curves,
         load_time,
         load,
-        _core_config(config, policy, reclaim, seed),
+        _core_config(config, policy, reclaim, seed, history),
         progress,
     )
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
     result = _result(
-        servers, table.ids, table.column("submit_time"), raw, label or policy
+        servers,
+        table.ids,
+        table.column("submit_time"),
+        raw,
+        label or policy,
+        table.column("gpus_per_worker"),
     )
     result.provenance = Provenance(
         jobs=len(table),
@@ -396,6 +410,7 @@ def _simulate_pollux(
     seed: int,
     progress: Optional[Callable[[float], Optional[bool]]],
     label: str,
+    history: bool = False,
 ) -> Result:
     """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
     from ..traces.pollux import check_workload, pollux_applications
@@ -440,7 +455,7 @@ def _simulate_pollux(
         [],
         [],
         [],
-        _core_config(config, policy, "aryl", seed),
+        _core_config(config, policy, "aryl", seed, history),
         progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
@@ -450,7 +465,12 @@ def _simulate_pollux(
     ids = np.empty(len(jobs), dtype=object)
     ids[:] = [j.id for j in jobs]
     result = _result(
-        servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy
+        servers,
+        ids,
+        np.array([j.submit_time for j in jobs]),
+        raw,
+        label or policy,
+        np.ones(len(jobs), dtype=np.int64),  # one-GPU replicas
     )
     result.provenance = Provenance(
         jobs=len(jobs),
@@ -613,7 +633,7 @@ def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
 
 
 def _core_config(
-    config: Config, policy: str, reclaim: str, seed: int
+    config: Config, policy: str, reclaim: str, seed: int, history: bool = False
 ) -> Dict[str, Any]:
     return {
         "policy": policy,
@@ -636,6 +656,7 @@ def _core_config(
         "pollux_population": int(config.pollux_population),
         "pollux_generations": int(config.pollux_generations),
         "tuned": config.agent == "pollux",
+        "history": history,
     }
 
 
@@ -679,6 +700,7 @@ def _result(
     submit: np.ndarray,
     raw: Dict[str, Any],
     label: str,
+    gpus_per_worker: np.ndarray,
 ) -> Result:
     start, finish = raw["start_time"], raw["finish_time"]
     types = {
@@ -733,4 +755,7 @@ def _result(
         "inference_gpus": sum(inference),
         "max_inference_server_gpus": max(inference, default=0),
     }
-    return Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
+    result = Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
+    if "history" in raw:
+        result.allocations = history_frame(raw["history"], ids, gpus_per_worker, servers)
+    return result
