@@ -78,6 +78,7 @@ def history_frame(
         }
     )
 
+
 #: Changes after which a job waits in the queue (counted in its ``preemptions``).
 PREEMPTIONS = ("reclaim_preemption", "preemption")
 #: Changes of a running job's workers (counted in its ``scaling_ops``).
@@ -111,7 +112,9 @@ def history_problems(
     ``finish`` at its ``finish_time``; an interval follows the previous one at once
     unless that one ended in a preemption, and the next then opens for ``start``.
     The job's preemptions and resizes are its ``preemptions`` and ``scaling_ops``;
-    the rows' GPU-seconds on training and on loaned servers are the run's totals.
+    the rows' GPU-seconds on training and on loaned servers (``gpu_seconds``) are at
+    most the run's totals (equal in fixed-duration runs; a goodput-driven run counts a
+    finished job's GPUs until the end of its round).
     """
     if list(table.columns) != list(COLUMNS):
         return [f"history columns {list(table.columns)}, expected {list(COLUMNS)}"]
@@ -165,9 +168,18 @@ def history_problems(
     ran[pos] = True
     if (jobs["start_time"].notna().to_numpy() & ~ran).any():
         problems.append("a job that ran has no interval")
-    seconds = (table["end"] - table["start"]) * table["gpus"]
-    for loan, key in ((False, "training_gpu_seconds"), (True, "loaned_gpu_seconds")):
-        got = float(seconds[table["on_loan"] == loan].sum())
-        if abs(got - totals[key]) > 1e-9 * max(1.0, totals[key]):
-            problems.append(f"the history's {key} {got} != the run's {totals[key]}")
+    for key, got in gpu_seconds(table).items():
+        if got > totals[key] + 1e-9 * max(1.0, totals[key]):
+            problems.append(f"the history's {key} {got} > the run's {totals[key]}")
     return problems
+
+
+def gpu_seconds(table: pd.DataFrame) -> Dict[str, float]:
+    """The history's GPU-seconds on training and on loaned servers, named as the totals
+    (``training_gpu_seconds``, ``loaned_gpu_seconds``) they equal in fixed-duration runs."""
+    seconds = (table["end"] - table["start"]) * table["gpus"]
+    loaned = table["on_loan"].to_numpy(dtype=bool)
+    return {
+        "training_gpu_seconds": float(seconds[~loaned].sum()),
+        "loaned_gpu_seconds": float(seconds[loaned].sum()),
+    }

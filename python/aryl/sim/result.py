@@ -128,7 +128,7 @@ class Result:
         reported unfinished; work delivered = work completed + work lost; GPU use
         never above capacity in the timeline; and, when the run recorded its history,
         that every job's intervals tile its running time and add up to its preemption
-        and scaling counts and to the run's GPU-seconds (``aryl.sim.history``).
+        and scaling counts, within the run's GPU-seconds (``aryl.sim.history``).
         """
         problems = list(self.violations)
         j = self.jobs

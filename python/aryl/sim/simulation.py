@@ -757,5 +757,7 @@ def _result(
     }
     result = Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
     if "history" in raw:
-        result.allocations = history_frame(raw["history"], ids, gpus_per_worker, servers)
+        result.allocations = history_frame(
+            raw["history"], ids, gpus_per_worker, servers
+        )
     return result
