@@ -132,8 +132,8 @@ TEST_CASE("history: a reclaim scale-in splits the interval per server",
   add_server(c, "loan1", true);
   add_server(c, "loan2", true);
   const std::vector<LoadPoint> load{{0, 0.0}, {300, 0.5}};
-  const Result r = simulate(c.servers, {sim_job("E", 1, 8, 16, 1000)}, load,
-                            recording());
+  const Result r =
+      simulate(c.servers, {sim_job("E", 1, 8, 16, 1000)}, load, recording());
   REQUIRE(r.violations.empty());
   const std::vector<Row> e = rows_of(r.history, 0);
   REQUIRE(e.size() == 3);  // 8 workers on each server, then 8 on the one kept
@@ -171,8 +171,8 @@ TEST_CASE("history: random traces' intervals tile each job's run; the run is unc
     }
     std::vector<LoadPoint> load;
     for (int k = 0; k < 60; ++k) load.push_back({k * 300.0, rng.uniform()});
-    for (AllocationPolicy p : {AllocationPolicy::aryl, AllocationPolicy::gandiva,
-                               AllocationPolicy::fifo}) {
+    for (AllocationPolicy p :
+         {AllocationPolicy::aryl, AllocationPolicy::gandiva, AllocationPolicy::fifo}) {
       INFO("seed " << seed << " policy " << static_cast<int>(p));
       Config cfg = recording(p);
       cfg.lend_hold = 0.0;  // lend and reclaim often
@@ -192,8 +192,7 @@ TEST_CASE("history: random traces' intervals tile each job's run; the run is unc
         const double gpu_s = (r.history.end[i] - r.history.start[i]) *
                              static_cast<double>(r.history.workers[i]) *
                              job.gpus_per_worker;
-        (c.servers[static_cast<std::size_t>(r.history.server[i])].pool ==
-                 Pool::training
+        (c.servers[static_cast<std::size_t>(r.history.server[i])].pool == Pool::training
              ? training
              : loaned) += gpu_s;
       }

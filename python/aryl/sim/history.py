@@ -22,7 +22,7 @@ totals count a finished job's GPUs until the end of its round, excepted).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from .. import _core
 from ..model import Server
 
 #: Why an interval began or ended, in the engine's order (the codes it records).
-CHANGES = tuple(_core.history_changes)
+CHANGES: Tuple[str, ...] = tuple(_core.history_changes)
 #: The table's columns, in order.
 COLUMNS = (
     "job",
@@ -52,16 +52,15 @@ RECLAIMS = ("reclaim_preemption", "reclaim_scale_in")
 
 def history_frame(
     raw: Dict[str, np.ndarray],
-    ids: Sequence[Any],
+    ids: np.ndarray,
     gpus_per_worker: np.ndarray,
     servers: List[Server],
 ) -> pd.DataFrame:
     """The history table from the engine's columns (``raw``: job and server indices)."""
-    job = raw["job"]
-    ids_array = np.empty(len(ids), dtype=object)
-    ids_array[:] = list(ids)
-    server = raw["server"]
-    changes = pd.CategoricalDtype(CHANGES)
+    job, server = raw["job"], raw["server"]
+    ids_array = np.empty(len(ids), dtype=object)  # ids as they are, not as numbers
+    ids_array[:] = ids.tolist()
+    changes = pd.CategoricalDtype(list(CHANGES))
     return pd.DataFrame(
         {
             "job": ids_array[job],

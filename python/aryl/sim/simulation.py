@@ -35,6 +35,7 @@ from ..typing import (
     SimulationReclaimPolicy,
 )
 from .comparison import Comparison
+from .history import history_frame
 from .provenance import (
     Provenance,
     aryl_version,
@@ -43,7 +44,6 @@ from .provenance import (
     fingerprint_jobs,
     fingerprint_load,
 )
-from .history import history_frame
 from .result import SUMMARY_KEYS, Result
 from .scenarios import apply_prediction_error
 

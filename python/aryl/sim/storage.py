@@ -39,8 +39,8 @@ from typing import Any, Callable, Dict, Optional, Union
 
 import pandas as pd
 
-from .provenance import Provenance, _jsonable
 from .history import COLUMNS as HISTORY_COLUMNS
+from .provenance import Provenance, _jsonable
 from .result import Result
 
 FORMAT = "aryl.sim.Result/1"

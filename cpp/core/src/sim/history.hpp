@@ -33,7 +33,7 @@ class HistoryRecorder {
   };
 
   bool on_;
-  std::vector<Open> open_;             // job -> its open interval (none: empty)
+  std::vector<Open> open_;               // job -> its open interval (none: empty)
   std::vector<std::int64_t> intervals_;  // job -> intervals opened so far
   History h_;
 };

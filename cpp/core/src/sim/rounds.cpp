@@ -148,9 +148,9 @@ void Engine::reassign(int j, const std::vector<Placed>& workers) {
   goodput_[at(j)].reallocate(allocation_placement(allocation),
                              config_.reallocation_overhead);
   history_.changed(j, now(),
-                   !was_running            ? Change::start
-                   : allocation.empty()    ? Change::preemption
-                                           : resized(held, allocation.size()),
+                   !was_running         ? Change::start
+                   : allocation.empty() ? Change::preemption
+                                        : resized(held, allocation.size()),
                    workers_[at(j)]);
   if (!allocation.empty() && !was_running) {
     status_[at(j)] = Status::running;

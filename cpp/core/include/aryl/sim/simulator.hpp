@@ -148,7 +148,7 @@ struct Result {
   std::int64_t reclaims = 0, servers_reclaimed = 0, servers_reclaimed_free = 0;
   std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
   std::vector<std::string>
-      violations;  // audit findings (empty when all invariants held)
+      violations;   // audit findings (empty when all invariants held)
   History history;  // empty unless Config::history
 };
 
