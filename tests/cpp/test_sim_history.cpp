@@ -156,10 +156,11 @@ TEST_CASE("history: a reclaim scale-in splits the interval per server",
 
 TEST_CASE("history: random traces' intervals tile each job's run; the run is unchanged",
           "[sim][history]") {
+  std::map<Change, int> seen;  // interval ends of every kind, over all runs
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     Rng rng(seed);
     ClusterState c;
-    for (int i = 0; i < 3; ++i) add_server(c, "t" + std::to_string(i), false);
+    for (int i = 0; i < 4; ++i) add_server(c, "t" + std::to_string(i), false);
     for (int i = 0; i < 4; ++i) add_server(c, "l" + std::to_string(i), true);
     std::vector<SimJob> jobs;
     for (int j = 0; j < 50; ++j) {
@@ -209,6 +210,7 @@ TEST_CASE("history: random traces' intervals tile each job's run; the run is unc
         std::int64_t preempted = 0, resized = 0;
         for (std::size_t k = 0; k < s.size(); ++k) {
           const Span& span = s[k];
+          ++seen[span.closed];
           REQUIRE(span.end >= span.start);
           REQUIRE(span.workers >= jobs[job].job.min_workers);
           REQUIRE(span.workers <= jobs[job].job.max_workers);
@@ -227,5 +229,12 @@ TEST_CASE("history: random traces' intervals tile each job's run; the run is unc
         REQUIRE(resized == r.scaling_ops(job));
       }
     }
+  }
+  // Every kind of change of a fixed-duration run happened somewhere.
+  for (Change kind :
+       {Change::scale_out, Change::scale_in, Change::move, Change::reclaim_scale_in,
+        Change::reclaim_preemption, Change::finish}) {
+    INFO("change " << static_cast<int>(kind));
+    REQUIRE(seen[kind] > 0);
   }
 }
