@@ -22,38 +22,19 @@ import time
 from typing import Any, Dict
 
 from _common import machine
+from engine_time import engine_seconds
 
 ROUNDS = 3
 
 
 def _child(history: bool, out: Any) -> None:
-    import aryl.sim as sim
-    from aryl import traces
-    from aryl.sim import simulation
-
-    frame, load = traces.synthetic(days=15, jobs=50_000, seed=0)
-    trace = sim.scenario(traces.to_jobs(frame, seed=0), "basic", seed=0)
-    engine = []
-    core = simulation._core.simulate
-
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        start = time.process_time()
-        try:
-            return core(*args, **kwargs)
-        finally:
-            engine.append(time.process_time() - start)
-
-    simulation._core.simulate = timed
-    start = time.process_time()
-    result = sim.simulate(
-        trace, sim.Cluster(443, 520), inference_load=load, history=history
-    )
-    whole = time.process_time() - start
+    run = engine_seconds(15, 50_000, 443, 520, history=history)
+    result = run["result"]
     info: Dict[str, Any] = {
-        "engine_s": sum(engine),
-        "simulate_s": whole,
+        "engine_s": run["cpu"],
+        "simulate_s": run["simulate_cpu"],
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "jct_mean": result.summary()["jct_mean"],
+        "jct_mean": run["jct_mean"],
     }
     if history:
         start = time.process_time()

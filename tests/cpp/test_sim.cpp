@@ -10,35 +10,13 @@
 #include "aryl/rng.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "fixtures.hpp"
+#include "sim_fixtures.hpp"
 
 using namespace aryl;
 using namespace aryl::sim;
 using aryl::test::add_server;
-
-namespace {
-
-SimJob sim_job(const std::string& id, int d, int lo, int hi, double duration,
-               double submit = 0, bool checkpoint = false) {
-  Job j;
-  j.id = id;
-  j.gpus_per_worker = d;
-  j.min_workers = lo;
-  j.max_workers = hi;
-  j.duration = j.estimated_duration = duration;
-  j.submit_time = submit;
-  j.checkpoint = checkpoint;
-  return {j, {}};
-}
-
-Config config(AllocationPolicy policy = AllocationPolicy::aryl) {
-  Config c;
-  c.policy = policy;
-  c.gpu_speed["T4"] = 1.0;  // hand calculations: every GPU at reference speed
-  c.audit = true;
-  return c;
-}
-
-}  // namespace
+using aryl::test::config;
+using aryl::test::sim_job;
 
 TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) average 62 s under aryl", "[sim]") {
   ClusterState c;
