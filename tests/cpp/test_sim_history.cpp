@@ -3,12 +3,10 @@
 // that tiles every job's running time and leaves the run unchanged.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "aryl/rng.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "fixtures.hpp"
 #include "sim_fixtures.hpp"
@@ -145,20 +143,7 @@ TEST_CASE("history: random traces' intervals tile each job's run; the run is unc
           "[sim][history]") {
   std::map<Change, int> seen;  // interval ends of every kind, over all runs
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
-    Rng rng(seed);
-    ClusterState c;
-    for (int i = 0; i < 4; ++i) add_server(c, "t" + std::to_string(i), false);
-    for (int i = 0; i < 4; ++i) add_server(c, "l" + std::to_string(i), true);
-    std::vector<SimJob> jobs;
-    for (int j = 0; j < 50; ++j) {
-      const int lo = 1 + static_cast<int>(rng.below(2));
-      jobs.push_back(sim_job("j" + std::to_string(j), 1 << rng.below(4), lo,
-                             lo + static_cast<int>(rng.below(3)),
-                             30 + static_cast<double>(rng.below(4000)),
-                             static_cast<double>(rng.below(6000)), rng.below(2) == 0));
-    }
-    std::vector<LoadPoint> load;
-    for (int k = 0; k < 60; ++k) load.push_back({k * 300.0, rng.uniform()});
+    const auto [c, jobs, load] = aryl::test::random_run(seed);
     for (AllocationPolicy p :
          {AllocationPolicy::aryl, AllocationPolicy::gandiva, AllocationPolicy::fifo}) {
       INFO("seed " << seed << " policy " << static_cast<int>(p));
