@@ -47,8 +47,9 @@ def reclaimed():
     )
 
 
-def tiles(result):
-    """Independent of Result.check: each job's intervals, their gaps and totals."""
+def tiles(result, goodput=False):
+    """Independent of Result.check: each job's intervals, their gaps and totals (a
+    goodput-driven run's totals count a finished job's GPUs until its round ends)."""
     spans = intervals(result.history()).sort_values(["job", "interval"])
     jobs = result.jobs.set_index("id")
     for job, rows in spans.groupby("job"):
@@ -67,7 +68,10 @@ def tiles(result):
         assert (~waits[:-1]).sum() == record["scaling_ops"]
     assert set(spans["job"]) == set(jobs.index[jobs["start_time"].notna()])
     for key, value in gpu_seconds(result.history()).items():
-        assert value == pytest.approx(result.totals[key], rel=1e-12, abs=1e-6)
+        if goodput:
+            assert value <= result.totals[key]
+        else:
+            assert value == pytest.approx(result.totals[key], rel=1e-12, abs=1e-6)
 
 
 def test_the_basic_rows_history_tiles_every_jobs_run(basic):
@@ -143,9 +147,23 @@ def test_a_goodput_driven_run_records_its_reallocations():
     assert (h["gpus"] == h["workers"]).all()  # one-GPU replicas
     resized = h["closed"].isin(["scale_out", "scale_in", "move"]).sum()
     assert resized > 0
-    # A finished job's GPUs count in the totals until its round ends: at most.
-    used = gpu_seconds(h)["training_gpu_seconds"]
-    assert 0 < used <= result.totals["training_gpu_seconds"]
+    tiles(result, goodput=True)
+
+
+def test_tiresias_preemptions_show_in_the_history():
+    w = traces.pollux_workload(1)
+    part = w[(w["time"] < 4 * 3600) & (w["num_replicas"] <= 4)].reset_index(drop=True)
+    part.attrs = dict(w.attrs)
+    result = sim.simulate(
+        part,
+        sim.Cluster(1, 0, gpus_per_server=4),
+        policy="tiresias",
+        config={"tiresias_threshold": 600.0},  # demotions: preemptions
+        history=True,
+    ).check()
+    tiles(result, goodput=True)
+    closed = result.history()["closed"]
+    assert (closed == "preemption").sum() == result.jobs["preemptions"].sum() > 0
 
 
 def test_check_catches_a_history_that_does_not_tile(reclaimed):

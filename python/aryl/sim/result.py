@@ -184,10 +184,8 @@ class Result:
             and self.violations == other.violations
             and self.provenance == other.provenance
             and _same_dict(self.totals, other.totals)
-            and self.jobs.equals(other.jobs)
-            and self.timeline.equals(other.timeline)
-            and list(self.jobs.columns) == list(other.jobs.columns)
-            and list(self.timeline.columns) == list(other.timeline.columns)
+            and _same_table(self.jobs, other.jobs)
+            and _same_table(self.timeline, other.timeline)
             and _same_table(self.allocations, other.allocations)
         )
 
