@@ -119,6 +119,31 @@ def test_a_hand_computed_history():
     assert set(rows["opened"]) == {"start"} and set(rows["closed"]) == {"finish"}
 
 
+def test_an_interval_spanning_gpu_types_and_pools():
+    # A hetero job of 2 x 8 GPUs, one worker on a V100 training server and one on
+    # a lent T4 server: one interval, a row per server.
+    jobs = [aryl.Job("h", 8, 2, 2, 100.0, hetero=True)]
+    servers = [aryl.Server("t", "training", 8), aryl.Server("i", "inference", 8)]
+    result = sim.simulate(
+        jobs,
+        servers,
+        inference_load=[(0, 0.0)],
+        config={"lend_hold": 0.0},
+        history=True,
+    ).check()
+    tiles(result)
+    assert sorted(result.history()["gpu_type"]) == ["T4", "V100"]
+    (span,) = intervals(result.history()).itertuples()
+    assert (span.gpu_type, span.gpus, span.on_loan, span.training) == (
+        "T4+V100",
+        16,
+        True,
+        True,
+    )
+    legend = plot.gantt(result, color="loan").axes[0].get_legend_handles_labels()
+    assert "training + on loan" in legend[1]
+
+
 def test_a_run_stopped_by_its_horizon_closes_its_intervals_at_the_end():
     jobs = [aryl.Job("a", 8, 1, 1, 1000.0), aryl.Job("b", 8, 1, 1, 50.0)]
     result = sim.simulate(

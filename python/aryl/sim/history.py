@@ -86,19 +86,31 @@ RESIZES = ("scale_out", "scale_in", "move", "reclaim_scale_in")
 
 def intervals(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (job, interval): ``start, end, opened, closed``, its ``workers`` and
-    ``gpus`` summed over its servers and its ``gpu_type`` (types joined by ``+``)."""
-    grouped = table.groupby(["job", "interval"], sort=False, observed=True)
-    return grouped.agg(
+    ``gpus`` summed over its servers, its ``gpu_type`` (types joined by ``+``), and
+    whether any of it is ``on_loan`` and any on ``training`` servers."""
+    keys = ["job", "interval"]
+    grouped = table.groupby(keys, sort=False, observed=True)
+    out = grouped.agg(
         start=("start", "first"),
         end=("end", "first"),
         opened=("opened", "first"),
         closed=("closed", "first"),
         workers=("workers", "sum"),
         gpus=("gpus", "sum"),
-        gpu_type=("gpu_type", lambda t: "+".join(sorted(set(t)))),
+        gpu_type=("gpu_type", "first"),
+        types=("gpu_type", "nunique"),
         on_loan=("on_loan", "any"),
-        training=("on_loan", lambda loan: not loan.all()),
-    ).reset_index()
+        all_loaned=("on_loan", "all"),
+    )
+    mixed = out.index[out["types"] > 1]
+    if len(mixed):  # few: joined one by one
+        rows = table.set_index(keys).loc[mixed, "gpu_type"]
+        joined = rows.groupby(level=keys, sort=False).agg(
+            lambda t: "+".join(sorted(set(t)))
+        )
+        out.loc[joined.index, "gpu_type"] = joined
+    out["training"] = ~out.pop("all_loaned")
+    return out.drop(columns="types").reset_index()
 
 
 def history_problems(
