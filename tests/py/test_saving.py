@@ -221,6 +221,9 @@ HISTORY_DAMAGES = {
     "history count not a count": lambda f: edit_json(
         f, lambda m: {**m, "history": "all"}
     ),
+    "history end edited": lambda f: rewrite_history(
+        f, lambda t: t.assign(end=t["end"] + 1.0)
+    ),
     "history not recorded": lambda f: edit_json(
         f, lambda m: {k: v for k, v in m.items() if k != "history"}
     ),

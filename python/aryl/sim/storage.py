@@ -19,7 +19,8 @@ What saving promises:
 
 What loading promises: a damaged or edited folder (unreadable JSON or Parquet, missing
 keys or columns, tables that no longer give the summary saved beside them, a history
-that is missing, unexpected, or not the rows and columns saved) raises
+that is missing, unexpected, not the rows and columns saved, or no longer tiles the jobs'
+runs as ``Result.check()`` requires) raises
 ``ResultFileError`` (a ``ValueError``) naming the file; a folder swapped by a concurrent
 save while it is read is read again.
 """
@@ -40,6 +41,7 @@ from typing import Any, Callable, Dict, Optional, Union
 import pandas as pd
 
 from .history import COLUMNS as HISTORY_COLUMNS
+from .history import history_problems
 from .provenance import Provenance, _jsonable
 from .result import Result
 
@@ -302,6 +304,10 @@ def _load_once(folder: Path) -> Result:
             "jobs.parquet",
             "the tables do not give the summary saved in result.json (edited?)",
         )
+    if history is not None:
+        problems = history_problems(history, result.jobs, result.totals)
+        if problems:
+            raise files.damaged("history.parquet", f"{problems[0]} (edited?)")
     return result
 
 
