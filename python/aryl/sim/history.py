@@ -11,7 +11,9 @@ more / fewer workers), ``move`` (as many workers, placed elsewhere: a Tiresias o
 Pollux re-placement, or a worker moved by the kernel), ``reclaim_scale_in`` (its
 workers on reclaimed servers removed), ``reclaim_preemption`` (a reclaim took all
 its workers: back to the queue), ``preemption`` (stopped by the Tiresias or Pollux
-allocator), ``finish`` and ``end`` (still running when the run stopped).
+allocator), ``finish`` and ``end`` (still running when the run stopped). A row per
+server, not a list column, so that plain pandas filters it (by GPU type, server, loan)
+and sums it (GPU-seconds); ``intervals(table)`` gives one row per interval.
 
 A job's intervals tile the time it held GPUs: from its ``start_time`` to its
 ``finish_time``, less its waits after preemptions. Its GPU-seconds are
