@@ -17,7 +17,17 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -634,8 +644,8 @@ def gantt(
     result
         A run simulated with ``history=True`` (``Result.history()``).
     jobs
-        Ids of the jobs to draw, top to bottom (at most ``GANTT_MAX_JOBS``); by
-        default the ``GANTT_JOBS`` that started first.
+        Ids of the jobs to draw, top to bottom (at most ``GANTT_MAX_JOBS``, each
+        once); by default the ``GANTT_JOBS`` that started first.
     color
         ``"gpu_type"``: a bar's colour is its interval's GPU type (types joined by
         ``+`` when it spans several); ``"loan"``: on training servers, on loaned
@@ -648,8 +658,9 @@ def gantt(
     matplotlib.figure.Figure
         One axes: a thin grey line from each job's submission to its finish (or the
         end of the run), a bar per allocation interval (white edges between
-        intervals) labelled with its GPUs when wide enough, and a marker where a reclaim preempted the job (red X), scaled
-        it in (red triangle) or the allocator preempted it (black x).
+        intervals) labelled with its GPUs when wide enough, and a marker where a
+        reclaim preempted the job (red X), scaled it in (red triangle) or the
+        allocator preempted it (black x).
     """
     from .sim.history import intervals
 
@@ -669,14 +680,7 @@ def gantt(
             started.sort_values("start_time", kind="stable")["id"][:GANTT_JOBS]
         )
     else:
-        shown = list(jobs)
-        unknown = [j for j in shown if j not in set(frame["id"])]
-        if unknown:
-            raise ValueError(f"gantt: no job {unknown[0]!r} in this run")
-        if not 0 < len(shown) <= GANTT_MAX_JOBS:
-            raise ValueError(
-                f"gantt draws 1 to {GANTT_MAX_JOBS} jobs, got {len(shown)}"
-            )
+        shown = _gantt_jobs(jobs, set(frame["id"]))
     if not shown:
         raise ValueError("gantt: no job of this run ever started")
     row = {job: i for i, job in enumerate(shown)}
@@ -705,7 +709,7 @@ def gantt(
         color="0.75",
         linewidth=1,
         zorder=0.5,  # under the bars
-        label="submitted, not finished",
+        label="from submission to finish",
     )
     keys = sorted(spans["key"].unique())
     palette = [f"C{i % 10}" for i in range(len(keys))]
@@ -754,6 +758,21 @@ def gantt(
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_title(f"Allocations over time: {result.label or 'run'}")
     return fig
+
+
+def _gantt_jobs(jobs: Sequence[object], known: Set[object]) -> List[object]:
+    """``gantt``'s ``jobs`` checked: a sequence of this run's ids, each once."""
+    if isinstance(jobs, (str, bytes)):
+        raise TypeError(f"gantt: jobs must be a sequence of job ids, got {jobs!r}")
+    shown = list(jobs)
+    if not 0 < len(shown) <= GANTT_MAX_JOBS:
+        raise ValueError(f"gantt draws 1 to {GANTT_MAX_JOBS} jobs, got {len(shown)}")
+    for i, job in enumerate(shown):
+        if job not in known:
+            raise ValueError(f"gantt: no job {job!r} in this run")
+        if job in shown[:i]:
+            raise ValueError(f"gantt: job {job!r} given twice")
+    return shown
 
 
 def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:

@@ -232,6 +232,7 @@ def test_gantt_marks_reclaims_and_colours_by_gpu_type_or_loan(reclaimed):
     [
         ({"jobs": ["nope"]}, "no job 'nope'"),
         ({"jobs": []}, "1 to"),
+        ({"jobs": ["syn-000001", "syn-000001"]}, "given twice"),
         ({"color": "rainbow"}, "color must be one of"),
         ({"window": (10.0, 5.0)}, "window must be"),
     ],
@@ -239,6 +240,11 @@ def test_gantt_marks_reclaims_and_colours_by_gpu_type_or_loan(reclaimed):
 def test_gantt_refuses_bad_arguments(reclaimed, kwargs, error):
     with pytest.raises(ValueError, match=error):
         plot.gantt(reclaimed[0], **kwargs)
+
+
+def test_gantt_takes_a_sequence_of_ids(reclaimed):
+    with pytest.raises(TypeError, match="sequence of job ids"):
+        plot.gantt(reclaimed[0], jobs="syn-000001")
 
 
 def test_gantt_needs_a_history(reclaimed):
