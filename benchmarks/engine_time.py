@@ -18,8 +18,11 @@ import time
 from _common import machine, table
 
 
-def engine_seconds(days: int, jobs: int, training: int, inference: int) -> dict:
-    """CPU seconds inside _core.simulate for one aryl run with loaning."""
+def engine_seconds(
+    days: int, jobs: int, training: int, inference: int, history: bool = False
+) -> dict:
+    """CPU seconds inside _core.simulate for one aryl run with loaning (``cpu``) and of
+    the whole ``simulate`` call (``simulate_cpu``), and the ``result``."""
     import aryl.sim as sim
     from aryl import traces
     from aryl.sim import simulation
@@ -37,6 +40,7 @@ def engine_seconds(days: int, jobs: int, training: int, inference: int) -> dict:
             spent.append(time.process_time() - start)
 
     simulation._core.simulate = timed
+    start = time.process_time()
     try:
         result = sim.simulate(
             trace,
@@ -44,12 +48,16 @@ def engine_seconds(days: int, jobs: int, training: int, inference: int) -> dict:
             policy="aryl",
             reclaim="aryl",
             inference_load=load,
+            history=history,
         )
     finally:
         simulation._core.simulate = core
+    whole = time.process_time() - start
     epochs = result.totals["epochs_run"]
     return {
         "cpu": sum(spent),
+        "simulate_cpu": whole,
+        "result": result,
         "jobs": len(trace),
         "epochs": epochs,
         "jct_mean": result.summary()["jct_mean"],

@@ -109,6 +109,14 @@ py::array_t<T> to_numpy(xt::xtensor<T, 1>&& values) {
   return py::array_t<T>({owned->size()}, {sizeof(T)}, owned->data(), owner);
 }
 
+// ... and a vector (the simulator's history columns).
+template <typename T>
+py::array_t<T> to_numpy(std::vector<T>&& values) {
+  auto* owned = new std::vector<T>(std::move(values));
+  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({owned->size()}, {sizeof(T)}, owned->data(), owner);
+}
+
 void register_model(py::module_& m);
 void register_reclaim(py::module_& m);
 void register_sim(py::module_& m);

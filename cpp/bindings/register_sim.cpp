@@ -69,6 +69,7 @@ sim::Config config_from(const py::dict& c) {
   config.horizon = real("horizon");
   config.seed = seed_arg(item(c, "config", "seed"), "config 'seed'");
   config.audit = flag("audit");
+  if (c.contains("history")) config.history = flag("history");
   for (const auto& [key, value] :
        {std::pair{"schedule_interval", config.schedule_interval},
         {"loan_interval", config.loan_interval}})
@@ -80,7 +81,21 @@ sim::Config config_from(const py::dict& c) {
   return config;
 }
 
-py::dict result_to_dict(sim::Result&& r) {
+// The history's columns as NumPy arrays, moved in as the per-job columns are.
+py::dict history_to_dict(sim::History&& h) {
+  py::dict out;
+  out["job"] = to_numpy(std::move(h.job));
+  out["interval"] = to_numpy(std::move(h.interval));
+  out["start"] = to_numpy(std::move(h.start));
+  out["end"] = to_numpy(std::move(h.end));
+  out["opened"] = to_numpy(std::move(h.opened));
+  out["closed"] = to_numpy(std::move(h.closed));
+  out["server"] = to_numpy(std::move(h.server));
+  out["workers"] = to_numpy(std::move(h.workers));
+  return out;
+}
+
+py::dict result_to_dict(sim::Result&& r, bool config_history) {
   py::dict out;
   out["start_time"] = to_numpy(std::move(r.start_time));
   out["finish_time"] = to_numpy(std::move(r.finish_time));
@@ -116,6 +131,7 @@ py::dict result_to_dict(sim::Result&& r) {
         {"epochs_run", r.epochs_run}})
     out[name] = value;
   out["violations"] = r.violations;
+  if (config_history) out["history"] = history_to_dict(std::move(r.history));
   return out;
 }
 
@@ -139,6 +155,10 @@ std::vector<std::vector<double>> curves_from(const py::handle& curves,
 }
 
 void register_sim(py::module_& m) {
+  // The names of sim::Change, in its order: the history's `opened` / `closed` codes.
+  m.attr("history_changes") =
+      py::make_tuple("start", "scale_out", "scale_in", "move", "reclaim_scale_in",
+                     "reclaim_preemption", "preemption", "finish", "end");
   m.def(
       "simulate",
       [](const py::dict& servers, const py::dict& jobs, const py::object& throughput,
@@ -205,7 +225,7 @@ void register_sim(py::module_& m) {
           result =
               sim::simulate(server_list, sim_jobs, points, cfg, report, applications);
         }
-        return result_to_dict(std::move(result));
+        return result_to_dict(std::move(result), cfg.history);
       },
       py::arg("servers"), py::arg("jobs"), py::arg("throughput"), py::arg("load_time"),
       py::arg("load"), py::arg("config"), py::arg("progress") = py::none(),

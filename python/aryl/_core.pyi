@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'history_changes', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
 class ClusterState:
     """
     Servers, jobs and worker placement, as the kernels see them.
@@ -261,6 +261,7 @@ def validate(state: typing.Any) -> None:
     Raise ValueError naming the first bad record of the state.
     """
 exact_subset_limit: float = 10000000.0
+history_changes: tuple = ('start', 'scale_out', 'scale_in', 'move', 'reclaim_scale_in', 'reclaim_preemption', 'preemption', 'finish', 'end')
 max_cluster_gpus: int = 4194304
 max_job_gpus: int = 1048576
 max_server_gpus: int = 65536

@@ -1,5 +1,5 @@
 """Figures of simulated runs: JCT / queuing CDFs, GPU usage over time, preemptions,
-speed-ups.
+speed-ups, and a Gantt chart of jobs' allocations.
 
 Every function takes ``aryl.sim.Result`` objects (``speedups``: the table of
 ``aryl.sim.speedups``) and returns a ``matplotlib.figure.Figure`` built with the
@@ -9,7 +9,8 @@ the standard set as PNG, SVG and/or PDF. Usage over time is averaged over hourly
 windows by default (``window``), so that months of 60-s steps stay readable. In a
 notebook the returned figure displays itself inline (``NotebookFigure``), no
 ``%matplotlib`` needed. ``sweep`` plots a metric of an ``aryl.sim.sweep`` table,
-``intervals`` estimates with their confidence intervals (replicated comparisons).
+``intervals`` estimates with their confidence intervals (replicated comparisons);
+``gantt`` draws the allocation history of a run simulated with ``history=True``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Union,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "NotebookFigure",
     "cdf",
     "intervals",
+    "gantt",
     "preemptions",
     "save_all",
     "speedups",
@@ -617,6 +620,164 @@ def preemptions(results: Results) -> Figure:
         ax.grid(True, axis="x", alpha=0.3)
     fig.suptitle("Preemptions per run")
     return fig
+
+
+#: Jobs ``gantt`` draws when none are named: the first to start.
+GANTT_JOBS = 30
+#: The most jobs one Gantt chart takes (one row each).
+GANTT_MAX_JOBS = 300
+#: How ``gantt`` colours the bars.
+GANTT_COLORS = ("gpu_type", "loan")
+# Markers at the end of an interval: (changes, marker, colour, legend label).
+_GANTT_MARKS = (
+    (("reclaim_preemption",), "X", "tab:red", "reclaim preemption"),
+    (("reclaim_scale_in",), "v", "tab:red", "reclaim scale-in"),
+    (("preemption",), "x", "black", "preempted by the allocator"),
+)
+
+
+def gantt(
+    result: Result,
+    jobs: Optional[Sequence[object]] = None,
+    color: str = "gpu_type",
+    window: Optional[Tuple[float, float]] = None,
+) -> Figure:
+    """Each job's allocation intervals over time, one row per job.
+
+    Parameters
+    ----------
+    result
+        A run simulated with ``history=True`` (``Result.history()``).
+    jobs
+        Ids of the jobs to draw, top to bottom (at most ``GANTT_MAX_JOBS``, each
+        once); by default the ``GANTT_JOBS`` that started first.
+    color
+        ``"gpu_type"``: a bar's colour is its interval's GPU type (types joined by
+        ``+`` when it spans several); ``"loan"``: on training servers, on loaned
+        inference servers, or both.
+    window
+        ``(start, end)`` in seconds: the stretch of time shown (default: the run).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: a thin grey line from each job's submission to its finish (or the
+        end of the run), a bar per allocation interval (white edges between
+        intervals) labelled with its GPUs when wide enough, and a marker where a
+        reclaim preempted the job (red X), scaled it in (red triangle) or the
+        allocator preempted it (black x).
+    """
+    from .sim.history import intervals
+
+    if color not in GANTT_COLORS:
+        raise ValueError(f"color must be one of {GANTT_COLORS}, got {color!r}")
+    if window is not None and not (
+        len(window) == 2 and all(map(math.isfinite, window)) and window[0] < window[1]
+    ):
+        raise ValueError(
+            f"window must be finite (start, end) with start < end, got {window!r}"
+        )
+    table = result.history()
+    frame = result.jobs
+    if jobs is None:
+        started = frame[frame["start_time"].notna()]
+        shown = list(
+            started.sort_values("start_time", kind="stable")["id"][:GANTT_JOBS]
+        )
+    else:
+        shown = _gantt_jobs(jobs, set(frame["id"]))
+    if not shown:
+        raise ValueError("gantt: no job of this run ever started")
+    row = {job: i for i, job in enumerate(shown)}
+    spans = intervals(table[table["job"].isin(row)])
+    if color == "loan":
+        spans["key"] = np.where(
+            spans["on_loan"] & spans["training"],
+            "training + on loan",
+            np.where(spans["on_loan"], "on loan", "training"),
+        )
+    else:
+        spans["key"] = spans["gpu_type"]
+    end = float(result.totals.get("end_time", 0.0)) or float(spans["end"].max())
+    shown_from, shown_to = window or (0.0, end)
+    unit, scale = _time_unit(shown_to - shown_from)
+
+    fig = NotebookFigure(
+        figsize=(10.0, max(2.5, 0.3 * len(shown) + 1.4)), layout="constrained"
+    )
+    ax = fig.subplots()
+    life = frame.set_index("id").loc[shown]
+    ax.hlines(
+        np.arange(len(shown)),
+        life["submit_time"] / scale,
+        life["finish_time"].fillna(end) / scale,
+        color="0.75",
+        linewidth=1,
+        zorder=0.5,  # under the bars
+        label="from submission to finish",
+    )
+    keys = sorted(spans["key"].unique())
+    palette = [f"C{i % 10}" for i in range(len(keys))]
+    y = spans["job"].map(row).to_numpy()
+    left = spans["start"].to_numpy() / scale
+    width = (spans["end"] - spans["start"]).to_numpy() / scale
+    for key, shade in zip(keys, palette):
+        mine = (spans["key"] == key).to_numpy()
+        bars = ax.barh(
+            y[mine],
+            width[mine],
+            left=left[mine],
+            height=0.6,
+            color=shade,
+            edgecolor="white",  # where one interval ends and the next begins
+            linewidth=0.6,
+            label=key,
+        )
+        wide = width[mine] > 0.04 * (shown_to - shown_from) / scale
+        ax.bar_label(
+            bars,
+            labels=[f"{g}" if w else "" for g, w in zip(spans["gpus"][mine], wide)],
+            label_type="center",
+            fontsize="x-small",
+            color="white",
+            clip_on=True,  # a bar running past the window keeps its label inside
+        )
+    closed = spans["closed"].astype(str)
+    for changes, marker, shade, label in _GANTT_MARKS:
+        mine = closed.isin(changes).to_numpy()
+        if mine.any():
+            ax.scatter(
+                spans["end"][mine] / scale,
+                y[mine],
+                marker=marker,
+                color=shade,
+                zorder=3,
+                label=label,
+            )
+    if window is not None:
+        ax.set_xlim(shown_from / scale, shown_to / scale)
+    ax.set_yticks(np.arange(len(shown)), [str(j) for j in shown])
+    ax.set_ylim(len(shown) - 0.5, -0.5)
+    ax.set_xlabel(f"time ({unit}); bars labelled with their GPUs")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    ax.set_title(f"Allocations over time: {result.label or 'run'}")
+    return fig
+
+
+def _gantt_jobs(jobs: Sequence[object], known: Set[object]) -> List[object]:
+    """``gantt``'s ``jobs`` checked: a sequence of this run's ids, each once."""
+    if isinstance(jobs, (str, bytes)):
+        raise TypeError(f"gantt: jobs must be a sequence of job ids, got {jobs!r}")
+    shown = list(jobs)
+    if not 0 < len(shown) <= GANTT_MAX_JOBS:
+        raise ValueError(f"gantt draws 1 to {GANTT_MAX_JOBS} jobs, got {len(shown)}")
+    for i, job in enumerate(shown):
+        if job not in known:
+            raise ValueError(f"gantt: no job {job!r} in this run")
+        if job in shown[:i]:
+            raise ValueError(f"gantt: job {job!r} given twice")
+    return shown
 
 
 def speedups(table: pd.DataFrame, baseline: Optional[str] = None) -> Figure:

@@ -10,35 +10,13 @@
 #include "aryl/rng.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "fixtures.hpp"
+#include "sim_fixtures.hpp"
 
 using namespace aryl;
 using namespace aryl::sim;
 using aryl::test::add_server;
-
-namespace {
-
-SimJob sim_job(const std::string& id, int d, int lo, int hi, double duration,
-               double submit = 0, bool checkpoint = false) {
-  Job j;
-  j.id = id;
-  j.gpus_per_worker = d;
-  j.min_workers = lo;
-  j.max_workers = hi;
-  j.duration = j.estimated_duration = duration;
-  j.submit_time = submit;
-  j.checkpoint = checkpoint;
-  return {j, {}};
-}
-
-Config config(AllocationPolicy policy = AllocationPolicy::aryl) {
-  Config c;
-  c.policy = policy;
-  c.gpu_speed["T4"] = 1.0;  // hand calculations: every GPU at reference speed
-  c.audit = true;
-  return c;
-}
-
-}  // namespace
+using aryl::test::config;
+using aryl::test::sim_job;
 
 TEST_CASE("paper: A(2..3, 100 s) and B(2..6, 20 s) average 62 s under aryl", "[sim]") {
   ClusterState c;
@@ -145,23 +123,7 @@ TEST_CASE("the same input gives the same result", "[sim]") {
 
 TEST_CASE("invariants hold on random traces under every policy", "[sim]") {
   for (std::uint64_t seed = 0; seed < 12; ++seed) {
-    Rng rng(seed);
-    ClusterState c;
-    for (int i = 0; i < 4; ++i) add_server(c, "t" + std::to_string(i), false);
-    for (int i = 0; i < 4; ++i) add_server(c, "l" + std::to_string(i), true);
-    std::vector<SimJob> jobs;
-    for (int j = 0; j < 50; ++j) {
-      const int lo = 1 + static_cast<int>(rng.below(2));
-      SimJob sj = sim_job("j" + std::to_string(j), 1 << rng.below(4), lo,
-                          lo + static_cast<int>(rng.below(3)),
-                          30 + static_cast<double>(rng.below(4000)),
-                          static_cast<double>(rng.below(6000)), rng.below(2) == 0);
-      sj.job.hetero = rng.below(5) == 0;
-      sj.job.estimated_duration = sj.job.duration * (0.75 + 0.5 * rng.uniform());
-      jobs.push_back(sj);
-    }
-    std::vector<LoadPoint> load;
-    for (int k = 0; k < 60; ++k) load.push_back({k * 300.0, rng.uniform()});
+    const auto [c, jobs, load] = aryl::test::random_run(seed);
     for (AllocationPolicy p :
          {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
           AllocationPolicy::gandiva, AllocationPolicy::afs})

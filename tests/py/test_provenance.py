@@ -296,7 +296,7 @@ def readme_blocks(heading):
 def test_readme_what_if_snippets_run_as_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ARYL_CACHE_DIR", str(tmp_path / "cache"))
-    snippet, sweep = readme_blocks("### What-if studies")
+    snippet, history, sweep = readme_blocks("### What-if studies")
     namespace = {}
     exec(compile(snippet, "README what-if", "exec"), namespace)
     result = namespace["result"]
@@ -313,6 +313,9 @@ def test_readme_what_if_snippets_run_as_written(tmp_path, monkeypatch):
     assert (
         cli_path.summary() == result.summary()
     )  # what `aryl simulate` runs (see test_sweep)
+    exec(compile(history, "README history", "exec"), namespace)
+    assert namespace["result"].summary() == result.summary()  # the same run
+    assert len(namespace["h"]) > 0
     # Smaller and on threads: starting Ray is tested in test_sweep and notebook 02.
     sweep = sweep.replace('"first_jobs": 3000', '"first_jobs": 300').replace(
         "\n)  # 8 runs", "\n    engine='threads',\n)"

@@ -4,6 +4,7 @@ Saving never replaces what aryl did not write; a damaged file is named, never fa
 sweep; concurrent writers and readers of one folder never see a missing or mixed result.
 """
 
+import dataclasses
 import importlib
 import json
 import multiprocessing
@@ -11,6 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import aryl
@@ -192,6 +194,73 @@ def test_a_damaged_result_raises_one_error_naming_the_file(run, tmp_path, damage
     with pytest.raises(sim.ResultFileError, match=str(folder)) as error:
         sim.load(folder)
     assert isinstance(error.value, ValueError)
+
+
+def history_run(ids=None):
+    jobs = [
+        aryl.Job(i, 8, 1, 2, 600.0 + n, submit_time=10.0 * n)
+        for n, i in enumerate(ids or ["a", "b", "c"])
+    ]
+    return sim.simulate(jobs, sim.Cluster(2, 0), label="h", history=True)
+
+
+def rewrite_history(folder, change):
+    table = pd.read_parquet(folder / "history.parquet")
+    change(table).to_parquet(folder / "history.parquet", index=False)
+
+
+HISTORY_DAMAGES = {
+    "missing history": lambda f: (f / "history.parquet").unlink(),
+    "truncated history": lambda f: (f / "history.parquet").write_bytes(
+        (f / "history.parquet").read_bytes()[:100]
+    ),
+    "history row dropped": lambda f: rewrite_history(f, lambda t: t.iloc[1:]),
+    "history column dropped": lambda f: rewrite_history(
+        f, lambda t: t.drop(columns="gpus")
+    ),
+    "history count not a count": lambda f: edit_json(
+        f, lambda m: {**m, "history": "all"}
+    ),
+    "history end edited": lambda f: rewrite_history(
+        f, lambda t: t.assign(end=t["end"] + 1.0)
+    ),
+    "history not recorded": lambda f: edit_json(
+        f, lambda m: {k: v for k, v in m.items() if k != "history"}
+    ),
+}
+
+
+def test_a_history_is_saved_only_when_recorded_and_loads_equal(run, tmp_path):
+    recorded = history_run()
+    folder = recorded.save(tmp_path / "h")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        FILES + ["history.parquet"]
+    )
+    back = sim.load(folder)
+    assert back == recorded and back.history().equals(recorded.history())
+    assert back != dataclasses.replace(recorded, allocations=None)
+    assert "history.parquet" not in {p.name for p in run.save(tmp_path / "r").iterdir()}
+    assert sim.load(tmp_path / "r").allocations is None
+
+
+def test_a_history_of_mixed_ids_keeps_them(tmp_path):
+    recorded = history_run([1, "b", 3])
+    assert sim.load(recorded.save(tmp_path / "h")) == recorded
+
+
+@pytest.mark.parametrize("damage", HISTORY_DAMAGES, ids=list(HISTORY_DAMAGES))
+def test_a_damaged_history_raises_one_error_naming_the_file(tmp_path, damage):
+    folder = history_run().save(tmp_path / "h")
+    HISTORY_DAMAGES[damage](folder)
+    with pytest.raises(sim.ResultFileError, match=str(folder)):
+        sim.load(folder)
+
+
+def test_saved_summary_checks_the_history_too(tmp_path):
+    folder = history_run().save(tmp_path / "h")
+    HISTORY_DAMAGES["truncated history"](folder)
+    with pytest.raises(sim.ResultFileError, match="history.parquet"):
+        storage.saved_summary(folder)
 
 
 def test_an_edited_table_is_caught_by_its_summary(run, tmp_path):

@@ -52,7 +52,9 @@ class Result:
     metrics; ``check()`` verifies the invariants. ``provenance`` records what
     produced the run (``aryl.sim.Provenance``: inputs' fingerprints, cluster,
     policies, config, seed, aryl version); ``save(path)`` writes it all and
-    ``aryl.sim.load(path)`` reads back an equal ``Result``.
+    ``aryl.sim.load(path)`` reads back an equal ``Result``. ``allocations`` holds every
+    job's allocation intervals when the run recorded them (``simulate(...,
+    history=True)``), else ``None``; ``history()`` returns them.
     """
 
     jobs: pd.DataFrame
@@ -62,6 +64,22 @@ class Result:
     label: str = ""
     violations: List[str] = field(default_factory=list)
     provenance: Optional[Provenance] = None
+    allocations: Optional[pd.DataFrame] = None
+
+    def history(self) -> pd.DataFrame:
+        """Every job's allocation intervals: one row per (job, interval, server).
+
+        Columns ``job, interval, start, end, opened, closed, server, workers, gpus,
+        gpu_type, on_loan`` (module ``aryl.sim.history`` has their meaning and the
+        reasons ``opened`` / ``closed`` take). Raises ``ValueError`` when the run was
+        simulated without ``history=True``.
+        """
+        if self.allocations is None:
+            raise ValueError(
+                f"{self.label or 'this run'} has no allocation history: "
+                "simulate it with history=True"
+            )
+        return self.allocations
 
     def summary(self) -> Dict[str, float]:
         """The paper's metrics: times in seconds, ratios in [0, 1]."""
@@ -108,7 +126,9 @@ class Result:
         over-committed, running jobs within [min, max], nothing on a server not on
         loan); every job finished exactly once with submit <= start <= finish, or
         reported unfinished; work delivered = work completed + work lost; GPU use
-        never above capacity in the timeline.
+        never above capacity in the timeline; and, when the run recorded its history,
+        that every job's intervals tile its running time and add up to its preemption
+        and scaling counts, within the run's GPU-seconds (``aryl.sim.history``).
         """
         problems = list(self.violations)
         j = self.jobs
@@ -132,6 +152,10 @@ class Result:
             > tl["on_loan"] * self.capacity["max_inference_server_gpus"]
         ).any():
             problems.append("loaned GPUs used beyond the servers on loan")
+        if self.allocations is not None:
+            from .history import history_problems
+
+            problems += history_problems(self.allocations, j, t)
         if problems:
             raise InvariantError("; ".join(problems))
         return self
@@ -158,10 +182,9 @@ class Result:
             and self.violations == other.violations
             and self.provenance == other.provenance
             and _same_dict(self.totals, other.totals)
-            and self.jobs.equals(other.jobs)
-            and self.timeline.equals(other.timeline)
-            and list(self.jobs.columns) == list(other.jobs.columns)
-            and list(self.timeline.columns) == list(other.timeline.columns)
+            and _same_table(self.jobs, other.jobs)
+            and _same_table(self.timeline, other.timeline)
+            and _same_table(self.allocations, other.allocations)
         )
 
     __hash__ = None  # type: ignore[assignment]  # mutable tables
@@ -213,6 +236,12 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _same_table(a: Optional[pd.DataFrame], b: Optional[pd.DataFrame]) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(a.equals(b)) and list(a.columns) == list(b.columns)
+
+
 def _same_dict(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
     return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
 
@@ -228,7 +257,10 @@ def load(path: Union[str, os.PathLike[str]]) -> Result:
 
 
 def _from_saved(
-    jobs: pd.DataFrame, timeline: pd.DataFrame, meta: Dict[str, Any]
+    jobs: pd.DataFrame,
+    timeline: pd.DataFrame,
+    meta: Dict[str, Any],
+    history: Optional[pd.DataFrame],
 ) -> Result:
     provenance = meta["provenance"]
     return Result(
@@ -239,4 +271,5 @@ def _from_saved(
         meta["label"],
         list(meta["violations"]),
         None if provenance is None else Provenance.from_dict(provenance),
+        history,
     )

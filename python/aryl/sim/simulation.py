@@ -42,6 +42,7 @@ from ..typing import (
     SimulationReclaimPolicy,
 )
 from .config import Cluster, Config
+from .history import history_frame
 from .provenance import (
     Provenance,
     aryl_version,
@@ -71,6 +72,7 @@ def simulate(
     progress: Optional[Callable[[float], Optional[bool]]] = None,
     throughput: Optional[Mapping[Any, Sequence[float]]] = None,
     label: str = "",
+    history: bool = False,
 ) -> Result:
     """Replay ``jobs`` on ``cluster`` with capacity loaning and elastic scaling.
 
@@ -118,6 +120,9 @@ def simulate(
         workers (overrides ``config.scaling`` for that job).
     label
         A name for the run, shown in tables.
+    history
+        Record every job's allocation intervals (``Result.history()``, drawn by
+        ``aryl.plot.gantt``); off by default, and the run is the same either way.
 
     Returns
     -------
@@ -125,6 +130,8 @@ def simulate(
         ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``,
         ``.provenance`` (what produced it), ``.save(path)``.
     """
+    if not isinstance(history, bool):
+        raise TypeError(f"history must be True or False, got {history!r}")
     config = _config(config)
     validation.check_config(config, PLACEMENTS)
     validation.check_progress(progress)
@@ -133,7 +140,9 @@ def simulate(
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
-        result = _simulate_pollux(jobs, cluster, policy, config, seed, progress, label)
+        result = _simulate_pollux(
+            jobs, cluster, policy, config, seed, progress, label, history
+        )
         return _warn_unfinished(result, config, stopped)
     if config.agent is not None:
         raise ValueError(
@@ -178,14 +187,19 @@ def simulate(
         curves,
         load_time,
         load,
-        _core_config(config, policy, reclaim, seed),
+        _core_config(config, policy, reclaim, seed, history),
         progress,
     )
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
     result = _result(
-        servers, table.ids, table.column("submit_time"), raw, label or policy
+        servers,
+        table.ids,
+        table.column("submit_time"),
+        raw,
+        label or policy,
+        table.column("gpus_per_worker"),
     )
     result.provenance = Provenance(
         jobs=len(table),
@@ -303,6 +317,7 @@ def _simulate_pollux(
     seed: int,
     progress: Optional[Callable[[float], Optional[bool]]],
     label: str,
+    history: bool = False,
 ) -> Result:
     """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
     from ..traces.pollux import check_workload, pollux_applications
@@ -347,7 +362,7 @@ def _simulate_pollux(
         [],
         [],
         [],
-        _core_config(config, policy, "aryl", seed),
+        _core_config(config, policy, "aryl", seed, history),
         progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
@@ -357,7 +372,12 @@ def _simulate_pollux(
     ids = np.empty(len(jobs), dtype=object)
     ids[:] = [j.id for j in jobs]
     result = _result(
-        servers, ids, np.array([j.submit_time for j in jobs]), raw, label or policy
+        servers,
+        ids,
+        np.array([j.submit_time for j in jobs]),
+        raw,
+        label or policy,
+        np.ones(len(jobs), dtype=np.int64),  # one-GPU replicas
     )
     result.provenance = Provenance(
         jobs=len(jobs),
@@ -387,7 +407,7 @@ def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
 
 
 def _core_config(
-    config: Config, policy: str, reclaim: str, seed: int
+    config: Config, policy: str, reclaim: str, seed: int, history: bool = False
 ) -> Dict[str, Any]:
     return {
         "policy": policy,
@@ -410,6 +430,7 @@ def _core_config(
         "pollux_population": int(config.pollux_population),
         "pollux_generations": int(config.pollux_generations),
         "tuned": config.agent == "pollux",
+        "history": history,
     }
 
 
@@ -453,6 +474,7 @@ def _result(
     submit: np.ndarray,
     raw: Dict[str, Any],
     label: str,
+    gpus_per_worker: np.ndarray,
 ) -> Result:
     start, finish = raw["start_time"], raw["finish_time"]
     types = {
@@ -507,4 +529,9 @@ def _result(
         "inference_gpus": sum(inference),
         "max_inference_server_gpus": max(inference, default=0),
     }
-    return Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
+    result = Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
+    if "history" in raw:
+        result.allocations = history_frame(
+            raw["history"], ids, gpus_per_worker, servers
+        )
+    return result

@@ -1,10 +1,11 @@
-"""Saving and loading a ``Result``: two Parquet tables and one JSON file in a folder.
+"""Saving and loading a ``Result``: Parquet tables and one JSON file in a folder.
 
-``save(result, path)`` writes ``path/jobs.parquet``, ``path/timeline.parquet`` and
-``path/result.json`` (label, totals, capacity, violations, provenance and, for reading
-without aryl, the summary); ``aryl.sim.load(path)`` (``read`` with ``Result``'s builder,
-in ``sim/result.py``) reads them back into a ``Result`` equal to the saved one (same
-columns, dtypes and values; floats bit for bit).
+``save(result, path)`` writes ``path/jobs.parquet``, ``path/timeline.parquet``,
+``path/history.parquet`` (only for a run that recorded its allocation history) and
+``path/result.json`` (label, totals, capacity, violations, provenance, the history's row
+count and, for reading without aryl, the summary); ``aryl.sim.load(path)`` (``read``
+with ``Result``'s builder, in ``sim/result.py``) reads them back into a ``Result`` equal
+to the saved one (same columns, dtypes and values; floats bit for bit).
 
 What saving promises:
 
@@ -17,8 +18,10 @@ What saving promises:
   old folder is renamed aside, then the new one in), so ``path`` holds the old result or
   the new one, whole. Concurrent saves to one path all succeed; one complete copy stays.
 
-What reading promises (``aryl.sim.load``): a damaged or edited folder (unreadable JSON or Parquet, missing
-keys or columns, tables that no longer give the summary saved beside them) raises
+What reading promises (``aryl.sim.load``): a damaged or edited folder (unreadable JSON
+or Parquet, missing keys or columns, tables that no longer give the summary saved beside
+them, a history that is missing, unexpected, not the rows and columns saved, or no
+longer tiles the jobs' runs as ``Result.check()`` requires) raises
 ``ResultFileError`` (a ``ValueError``) naming the file; a folder swapped by a concurrent
 save while it is read is read again.
 """
@@ -38,17 +41,24 @@ from typing import Any, Callable, Dict, Optional, TypeVar, Union
 
 import pandas as pd
 
+from .history import COLUMNS as HISTORY_COLUMNS
+from .history import history_problems
 from .provenance import _jsonable
 
 FORMAT = "aryl.sim.Result/1"
 _TABLES = ("jobs", "timeline")
 #: Every file aryl writes in a result folder (``row.json``: a sweep's cache entry).
-ARYL_FILES = frozenset({"result.json", "jobs.parquet", "timeline.parquet", "row.json"})
+ARYL_FILES = frozenset(
+    {"result.json", "jobs.parquet", "timeline.parquet", "history.parquet", "row.json"}
+)
 PathLike = Union[str, "os.PathLike[str]"]
 T = TypeVar("T")
 #: What ``read`` builds from a folder's tables and ``result.json``: ``(jobs, timeline,
-#: meta) -> object with .summary()`` (``aryl.sim.result.load`` builds a ``Result``).
-Build = Callable[[pd.DataFrame, pd.DataFrame, Dict[str, Any]], T]
+#: meta, history or None) -> a Result`` (``aryl.sim.result.load``'s builder; anything
+#: with the Result's ``summary()``, ``jobs`` and ``totals``).
+Build = Callable[
+    [pd.DataFrame, pd.DataFrame, Dict[str, Any], Optional[pd.DataFrame]], T
+]
 
 
 class ResultFileError(ValueError):
@@ -83,13 +93,18 @@ def write_result(result: Any, folder: Path) -> None:
     """The files of ``result`` (a ``Result``) in the existing, empty ``folder`` (no swap,
     no checks)."""
     _parquet()
-    jobs = result.jobs
+    jobs, history = result.jobs, result.allocations
     meta: Dict[str, Any] = {"format": FORMAT}
     if jobs["id"].dtype == object and len({type(i) for i in jobs["id"]}) > 1:
         meta["ids"] = list(jobs["id"])
         jobs = jobs.assign(id=jobs["id"].map(str))
+        if history is not None:
+            history = history.assign(job=history["job"].map(str))
     jobs.to_parquet(folder / "jobs.parquet", index=False)
     result.timeline.to_parquet(folder / "timeline.parquet", index=False)
+    if history is not None:
+        history.to_parquet(folder / "history.parquet", index=False)
+        meta["history"] = len(history)
     meta.update(
         label=result.label,
         totals=result.totals,
@@ -278,8 +293,9 @@ def _read_once(folder: Path, build: Build[T]) -> T:
                 raise files.damaged("result.json", "'ids' does not match the jobs")
             jobs["id"] = pd.Series(ids, dtype=object, index=jobs.index)
         timeline = files.table("timeline")
+        history = _read_history(files, meta)
     try:
-        built = build(jobs, timeline, meta)
+        built = build(jobs, timeline, meta, history)
         summary = built.summary()  # type: ignore[attr-defined]
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise files.damaged("result.json", f"{type(exc).__name__}: {exc}") from None
@@ -288,7 +304,37 @@ def _read_once(folder: Path, build: Build[T]) -> T:
             "jobs.parquet",
             "the tables do not give the summary saved in result.json (edited?)",
         )
+    if history is not None:
+        problems = history_problems(
+            history,
+            built.jobs,  # type: ignore[attr-defined]
+            built.totals,  # type: ignore[attr-defined]
+        )
+        if problems:
+            raise files.damaged("history.parquet", f"{problems[0]} (edited?)")
     return built
+
+
+def _read_history(files: _Folder, meta: Dict[str, Any]) -> Optional[pd.DataFrame]:
+    """The saved history, if ``result.json`` records one: its rows and columns checked."""
+    rows = meta.get("history")
+    if rows is None:
+        if files.exists("history.parquet"):
+            raise files.damaged("history.parquet", "result.json records no history")
+        return None
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise files.damaged("result.json", "'history' is not a row count")
+    history = files.table("history")
+    if list(history.columns) != list(HISTORY_COLUMNS) or len(history) != rows:
+        raise files.damaged(
+            "history.parquet",
+            f"expected {rows} rows of columns {', '.join(HISTORY_COLUMNS)}, got "
+            f"{len(history)} of {', '.join(map(str, history.columns))}",
+        )
+    if "ids" in meta:  # ids of mixed types were saved as text
+        original = {str(i): i for i in meta["ids"]}
+        history["job"] = history["job"].map(original).astype(object)
+    return history
 
 
 _META_TYPES = {
@@ -338,6 +384,13 @@ class _Folder:
             if fd is not None and (self.folder / name).exists():
                 raise _Swapped() from None  # gone from our folder, there in the new one
             raise self.damaged(name, "missing") from None
+
+    def exists(self, name: str) -> bool:
+        try:
+            self.open(name).close()
+        except ResultFileError:
+            return False
+        return True
 
     def table(self, name: str) -> pd.DataFrame:
         with self.open(f"{name}.parquet") as f:
@@ -394,7 +447,8 @@ def saved_summary(path: PathLike) -> Dict[str, Any]:
         raise FileNotFoundError(f"{folder}: no saved aryl result here")
     with _Folder(folder) as files:
         meta = _read_meta(files)
-        for table in _TABLES:
+        tables = _TABLES + (("history",) if "history" in meta else ())
+        for table in tables:
             with files.open(f"{table}.parquet") as f:
                 try:
                     pq.read_metadata(f)

@@ -21,6 +21,7 @@
 #include "aryl/sim/simulator.hpp"
 #include "events.hpp"
 #include "goodput_progress.hpp"
+#include "history.hpp"
 #include "loaning.hpp"
 #include "progress.hpp"
 
@@ -117,6 +118,7 @@ class Engine {
   ClusterState snapshot_;  // the kernels' view, rebuilt in place (snapshot)
   Lender lender_;
   Accounting accounting_;
+  HistoryRecorder history_;  // every job's allocation intervals, if asked for
   ScheduleOptions options_;  // the kernel's options; remaining/throughput per epoch
   std::shared_ptr<ServerLayout> layout_;  // options_.layout, loans kept by set_loan
   // Fixed-duration runs: the layout also holds the base workers, job -> their

@@ -137,6 +137,7 @@ void Engine::reallocate(int j, const std::vector<int>& allocation) {
 // overhead.
 void Engine::reassign(int j, const std::vector<Placed>& workers) {
   const bool was_running = status_of(j) == Status::running;
+  const std::size_t held = workers_[at(j)].size();
   clear_workers(j);
   std::vector<int> allocation;
   allocation.reserve(workers.size());
@@ -146,6 +147,11 @@ void Engine::reassign(int j, const std::vector<Placed>& workers) {
   }
   goodput_[at(j)].reallocate(allocation_placement(allocation),
                              config_.reallocation_overhead);
+  history_.changed(j, now(),
+                   !was_running         ? Change::start
+                   : allocation.empty() ? Change::preemption
+                                        : resized(held, allocation.size()),
+                   workers_[at(j)]);
   if (!allocation.empty() && !was_running) {
     status_[at(j)] = Status::running;
     queue_.erase(fifo_key(j));

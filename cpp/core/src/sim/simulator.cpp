@@ -28,6 +28,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
       progress_(progress),
       lender_(servers, load, config),
       accounting_(jobs.size()),
+      history_(jobs.size(), config.history),
       state_(jobs.size()),
       used_(servers.size(), 0),
       on_loan_(servers.size(), 0),
@@ -134,7 +135,10 @@ Result Engine::run() {
     advance(static_cast<int>(j));
     completed += state_[j].done;
   }
-  return accounting_.finish(now(), completed);
+  history_.close_all(now());
+  Result result = accounting_.finish(now(), completed);
+  result.history = history_.take();
+  return result;
 }
 
 // ---- inputs -----------------------------------------------------------------
@@ -353,6 +357,7 @@ void Engine::complete(int j, double t) {
   accounting_.delivered(s.work - s.done);  // rounding of the last step
   s.done = s.work;
   clear_workers(j);
+  history_.changed(j, t, Change::finish, {});
   status_[at(j)] = Status::finished;
   running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
   ++s.version;
@@ -368,6 +373,7 @@ void Engine::preempt(int j) {
   JobProgress& s = state_[at(j)];
   advance(j);
   clear_workers(j);
+  history_.changed(j, now(), Change::reclaim_preemption, {});
   if (jobs_[at(j)].job.checkpoint) {
     s.restarted = true;
     accounting_.preempted(j, 0.0);
@@ -440,6 +446,7 @@ void Engine::take_back(int n) {
       if (std::find(plan.servers.begin(), plan.servers.end(), w[k].server) !=
           plan.servers.end())
         remove_worker(sj, k);
+    history_.changed(sj, now(), Change::reclaim_scale_in, w);
     accounting_.scaled(sj);
     set_rate(sj);
   }
@@ -531,19 +538,28 @@ void Engine::apply(const Decision& d, const ClusterState& state,
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   std::vector<int> touched;
   touched.reserve(changed.size());
+  std::vector<std::size_t> held;  // touched job -> workers before (history only)
   auto stop = stops.begin();
   for (const int i : changed) {
     const int j = job_of[at(i)];
     advance(j);
     const bool was_running = !workers_[at(j)].empty();
+    if (history_.on()) held.push_back(workers_[at(j)].size());
     for (; stop != stops.end() && stop->first == i; ++stop)
       remove_worker(j, stop->second);
     if (was_running) accounting_.scaled(j);
     touched.push_back(j);
   }
   for (const Worker& w : d.start) add_worker(job_of[at(w.job)], w.server, w.flexible);
-  for (int j : touched) {
+  for (std::size_t k = 0; k < touched.size(); ++k) {
+    const int j = touched[k];
     JobProgress& s = state_[at(j)];
+    if (history_.on())
+      history_.changed(j, now(),
+                       status_of(j) == Status::queued
+                           ? Change::start
+                           : resized(held[k], workers_[at(j)].size()),
+                       workers_[at(j)]);
     if (status_of(j) == Status::queued && !workers_[at(j)].empty()) {
       status_[at(j)] = Status::running;
       queue_.erase(fifo_key(j));

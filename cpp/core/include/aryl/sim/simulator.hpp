@@ -75,6 +75,7 @@ struct Config {
   double horizon = std::numeric_limits<double>::infinity();  // stop time (s)
   std::uint64_t seed = 0;  // of the random reclaim policy
   bool audit = false;      // check the invariants after every event (slow)
+  bool history = false;    // record every job's allocation intervals (Result::history)
 };
 
 // One job of the trace. `throughput`, if not empty, gives the job's throughput with
@@ -104,6 +105,31 @@ struct LoadPoint {
   double load;  // fraction of the inference cluster's capacity needed, in [0, 1]
 };
 
+// Why a job's allocation changed: what began or ended one of its intervals.
+enum class Change : std::uint8_t {
+  start,               // placed from the queue (its first start, or a restart)
+  scale_out,           // more workers (the allocator's choice)
+  scale_in,            // fewer workers (the allocator's choice)
+  move,                // as many workers, placed elsewhere (a re-placement)
+  reclaim_scale_in,    // its workers on reclaimed servers removed
+  reclaim_preemption,  // all its workers removed by a reclaim: back to the queue
+  preemption,          // stopped by the allocator (Tiresias, Pollux): back to the queue
+  finish,              // completed
+  end,                 // still running when the run stopped (horizon or cancelled)
+};
+
+// Every job's allocation intervals (Config::history), one row per (interval,
+// server): job `job` held `workers` workers on `server` from `start` to `end`;
+// `opened` and `closed` say why the interval began and ended (a Change). An
+// interval's rows are consecutive and share its number `interval` (per job,
+// from 0). A job's intervals tile the time it held GPUs: from its start to its
+// finish, less the time it waited after each preemption.
+struct History {
+  std::vector<std::int64_t> job, interval, server, workers;
+  std::vector<double> start, end;
+  std::vector<std::uint8_t> opened, closed;
+};
+
 // Per-job columns (index = job) and a timeline sampled at every scheduling
 // interval; NaN marks a time that never came (not started, not finished).
 struct Result {
@@ -127,7 +153,8 @@ struct Result {
   std::int64_t reclaims = 0, servers_reclaimed = 0, servers_reclaimed_free = 0;
   std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
   std::vector<std::string>
-      violations;  // audit findings (empty when all invariants held)
+      violations;   // audit findings (empty when all invariants held)
+  History history;  // empty unless Config::history
 };
 
 using Progress = std::function<bool(double fraction)>;  // return false to cancel
