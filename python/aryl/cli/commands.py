@@ -44,6 +44,7 @@ from .output import (
 
 def simulate(args: argparse.Namespace) -> int:
     from .. import sim
+    from ..sim.runs import run_arguments
 
     out = output_directory(args.out)
     if args.pollux_workload is not None:
@@ -53,27 +54,28 @@ def simulate(args: argparse.Namespace) -> int:
             f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N"
         )
     jobs, load, where = _inputs(args)
-    preset = sim.scenario_config(args.scenario)
-    policy = args.policy or preset.get("policy", "aryl")
-    config = {**_config(args), **{k: v for k, v in preset.items() if k != "policy"}}
+    run = run_arguments(
+        jobs,
+        load,
+        scenario_name=args.scenario,
+        seed=args.seed,
+        policy=args.policy,
+        reclaim=args.reclaim,
+        config=_config(args),
+    )
+    policy = run["policy"]
     _say(
         args,
         f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, "
         f"policy {policy}, reclaim {args.reclaim}.",
     )
     cluster = _cluster(args, jobs)
-    jobs = sim.scenario(jobs, args.scenario, seed=args.seed)
     with Progress(1, _progress_wanted(args)) as progress:
         result = sim.simulate(
-            jobs,
-            cluster,
-            policy=policy,
-            reclaim=args.reclaim,
-            inference_load=load,
-            config=config,
-            seed=args.seed,
+            cluster=cluster,
             progress=progress.run(f"{args.scenario}/{policy}"),
             label=f"{args.scenario}-{policy}",
+            **run,
         )
     _report(result, args, where, out, plots=True)
     return 0

@@ -23,10 +23,10 @@ from .output import _say
 
 def _inputs(args: argparse.Namespace) -> Tuple[JobTable, Any, str]:
     """(jobs, load frame or None, description) from the arguments or the embedded trace."""
-    from .. import traces
+    from ..sim.runs import trace_jobs
 
     job_frame, load, where = _trace_frames(args)
-    jobs = traces.to_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
+    jobs = trace_jobs(job_frame, any_type_share=args.any_type_share, seed=args.seed)
     # A load shorter than the trace is extended inside sim.simulate, as through the API.
     return jobs, load, where
 
@@ -174,6 +174,7 @@ def _size_auto(
     """Replace ``auto`` server counts in ``base`` (not varied by the grid) once, before the runs:
     training by ``aryl.sim.size_cluster``, inference at the paper's ratio to training."""
     from .. import sim, traces
+    from ..sim.runs import trace_jobs
 
     training = base["training_servers"] == "auto" and "training_servers" not in grid
     inference = base["inference_servers"] == "auto" and "inference_servers" not in grid
@@ -183,9 +184,13 @@ def _size_auto(
         )
     if training:
         frame = next(iter(given.values()))[0] if given else traces.load_default()[0]
-        if "first_jobs" in base:
-            frame = frame.iloc[: int(base["first_jobs"])]
-        jobs = traces.to_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+        first = base.get("first_jobs")
+        jobs = trace_jobs(
+            frame,
+            None if first is None else int(first),
+            any_type_share=args.any_type_share,
+            seed=args.seed,
+        )
         fixed = (
             None if base["inference_servers"] == "auto" else base["inference_servers"]
         )

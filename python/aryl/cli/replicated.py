@@ -38,9 +38,10 @@ MARK = "~"
 
 def compare_replicated(args: argparse.Namespace) -> int:
     """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
-    from .. import plot, sim, traces
+    from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.replications import contributions, seed_list
+    from ..sim.runs import trace_jobs
 
     if args.pollux_rows:
         raise ValueError(
@@ -50,7 +51,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     out = output_directory(args.out)
     frame, load, where = _trace_frames(args)
     share = args.any_type_share
-    jobs = traces.to_jobs(frame, any_type_share=share, seed=args.seed)
+    jobs = trace_jobs(frame, any_type_share=share, seed=args.seed)
     _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
     cluster = _cluster(args, jobs)
     seeds = seed_list(args.seeds or 1, args.seed)
