@@ -173,14 +173,14 @@ SWEEP_PARAMETERS = (
 )
 
 
-#: Columns of the table ``aryl sweep`` prints after the varied parameters.
+#: Summary keys of the table ``aryl sweep`` prints after the varied parameters.
 SWEEP_COLUMNS = [
-    ("queuing_mean", "queue mean"),
-    ("queuing_p95", "queue p95"),
-    ("jct_mean", "JCT mean"),
-    ("gpu_usage_overall", "GPU use all"),
-    ("preemption_ratio", "preempt ratio"),
-    ("collateral_damage", "collateral"),
+    "queuing_mean",
+    "queuing_p95",
+    "jct_mean",
+    "gpu_usage_overall",
+    "preemption_ratio",
+    "collateral_damage",
 ]
 
 
@@ -196,6 +196,7 @@ def _stop_ray() -> None:
 def sweep(args: argparse.Namespace) -> int:
     """``aryl sweep``: every combination of ``--grid`` on Ray; one table, one Parquet file."""
     from .. import sim
+    from ..sim.metrics import METRICS
     from ..sim.sweep import grid_points
 
     base = {
@@ -245,17 +246,24 @@ def sweep(args: argparse.Namespace) -> int:
     varied = list(grid) or ["label"]
     rows = [
         [row[k] for k in varied]
-        + [row[k] for k, _ in SWEEP_COLUMNS]
+        + [row[k] for k in SWEEP_COLUMNS]
         + [bool(row["cached"])]
         for _, row in table.iterrows()
     ]
     shown = [
         [_cell(row[k]) for k in varied]
-        + [_format(k, row[k]) for k, _ in SWEEP_COLUMNS]
+        + [_format(k, row[k]) for k in SWEEP_COLUMNS]
         + ["yes" if row["cached"] else "no"]
         for _, row in table.iterrows()
     ]
-    _show(args, Table(varied + [h for _, h in SWEEP_COLUMNS] + ["cached"], rows, shown))
+    _show(
+        args,
+        Table(
+            varied + [METRICS[k].header for k in SWEEP_COLUMNS] + ["cached"],
+            rows,
+            shown,
+        ),
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     record = _record(args, where)

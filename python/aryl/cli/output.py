@@ -17,17 +17,17 @@ from typing import (
 from .._display import Table, render
 from ..outputs import write_atomically
 
-# The paper's Table 3 columns, as (summary key, header, format).
+# The paper's Table 3 columns, as (summary key, format); headers from aryl.sim.metrics.
 TABLE_COLUMNS = [
-    ("queuing_mean", "queue mean", "{:.0f}"),
-    ("queuing_median", "queue median", "{:.0f}"),
-    ("queuing_p95", "queue p95", "{:.0f}"),
-    ("jct_mean", "JCT mean", "{:.0f}"),
-    ("jct_median", "JCT median", "{:.0f}"),
-    ("jct_p95", "JCT p95", "{:.0f}"),
-    ("gpu_usage_training", "GPU use train", "{:.2f}"),
-    ("gpu_usage_overall", "GPU use all", "{:.2f}"),
-    ("preemption_ratio", "preempt ratio", "{:.2%}"),
+    ("queuing_mean", "{:.0f}"),
+    ("queuing_median", "{:.0f}"),
+    ("queuing_p95", "{:.0f}"),
+    ("jct_mean", "{:.0f}"),
+    ("jct_median", "{:.0f}"),
+    ("jct_p95", "{:.0f}"),
+    ("gpu_usage_training", "{:.2f}"),
+    ("gpu_usage_overall", "{:.2f}"),
+    ("preemption_ratio", "{:.2%}"),
 ]
 
 
@@ -186,20 +186,25 @@ def _report(
 
 
 def _format(key: str, value: Any) -> str:
+    """A summary value for a table: counts with separators, ratios as %, times in s."""
+    from ..sim.metrics import kind
+
     if isinstance(value, int):
         return f"{value:,}"
-    if key.startswith(("gpu_usage", "preemption", "collateral", "flexible")):
+    if kind(key) == "ratio":
         return f"{value:.2%}"
     return f"{value:,.0f} s"
 
 
 def _compare_table(table: Any) -> Table:
     """The comparison as printed: times in s, use and preemptions as %, speed-ups."""
-    keys = [key for key, _, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
-    formats = [fmt for _, _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
+    from ..sim.metrics import METRICS
+
+    keys = [key for key, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
+    formats = [fmt for _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
     header = (
         ["run (times in s)"]
-        + [h for _, h, _ in TABLE_COLUMNS]
+        + [METRICS[key].header for key, _ in TABLE_COLUMNS]
         + ["JCT speed-up", "queue speed-up"]
     )
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]

@@ -66,13 +66,14 @@ from ..defaults import (
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..typing import SweepEngine
 from .config import Cluster, Config
+from .metrics import SUMMARY_KEYS
 from .provenance import (
     aryl_version,
     code_fingerprint,
     fingerprint_frame,
     fingerprint_jobs,
 )
-from .result import SUMMARY_KEYS, Result
+from .result import Result
 from .runs import run_arguments, scenario_settings, trace_jobs
 from .scenarios import SCENARIOS
 from .simulation import _config, simulate
