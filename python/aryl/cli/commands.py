@@ -21,7 +21,7 @@ from ..defaults import RECLAIM_POLICIES
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..typing import SimulationPolicy
 from .._display import Table
-from ..outputs import output_directory, write_atomically
+from .files import output_directory, write_atomically
 from .arguments import _grid
 from .inputs import _cluster, _config, _inputs, _size_auto, _sweep_trace
 from .output import (
@@ -280,7 +280,7 @@ def sweep(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    from ..demo import loaned_cluster
+    from .demo import loaned_cluster
 
     servers, jobs, workers = loaned_cluster(
         args.training_servers, args.loaned_servers, args.seed

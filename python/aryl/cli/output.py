@@ -15,7 +15,7 @@ from typing import (
 )
 
 from .._display import Table, render
-from ..outputs import write_atomically
+from .files import write_atomically
 
 # The paper's Table 3 columns, as (summary key, format); headers from aryl.sim.metrics.
 TABLE_COLUMNS = [

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 import pandas as pd
 
 from .._display import Table
-from ..outputs import output_directory, write_atomically
+from .files import output_directory, write_atomically
 from .inputs import _cluster, _config, _trace_frames
 from .output import (
     Progress,
