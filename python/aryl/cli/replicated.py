@@ -40,6 +40,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
     from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
+    from ..sim.metrics import METRICS
     from ..sim.replications import contributions, seed_list
     from ..sim.runs import trace_jobs
 
@@ -92,7 +93,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     rows, shown = [], []
     for index, row in table.iterrows():
         name = str(index)
-        cells = [row[k] for k, _ in _COLUMNS]
+        cells = [row[k] for k in _COLUMNS]
         speed = (
             ["reference", "reference"]
             if name == table.reference
@@ -100,10 +101,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
         # csv and json get the numbers (compare.csv has the intervals too)
         rows.append([name, *cells, row["speed-up JCT"], row["speed-up queue"]])
-        shown.append(
-            [name, *[_cell(k, v) for (k, _), v in zip(_COLUMNS, cells)], *speed]
-        )
-    header = ["run (means; times in s)", *[h for _, h in _COLUMNS]]
+        shown.append([name, *[_cell(k, v) for k, v in zip(_COLUMNS, cells)], *speed])
+    header = ["run (means; times in s)", *[METRICS[k].header for k in _COLUMNS]]
     _show(args, Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
     n = int(table["replications"].iloc[0])
     unit = "windows" if windows else "seeds"
@@ -169,11 +168,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
 
 #: The metric columns printed (means over replications): (summary key, header).
 #: compare.csv has every metric with its interval.
-_COLUMNS = [
-    ("queuing_mean", "queue mean"),
-    ("jct_mean", "JCT mean"),
-    ("preemption_ratio", "preempt ratio"),
-]
+#: Summary keys of the table, after the row's name; headers from aryl.sim.metrics.
+_COLUMNS = ["queuing_mean", "jct_mean", "preemption_ratio"]
 
 
 def _cell(key: str, value: float) -> str:
