@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import pandas as pd
 
+from ..defaults import ANY_TYPE_SHARE
 from ..typing import SweepEngine
 from .comparison import Comparison
 from .paper import LOANING_ROWS
@@ -75,7 +76,7 @@ def replicate_paper(
     warmup: float = DEFAULT_WARMUP,
     seed: int = 0,
     config: Optional[Mapping[str, Any]] = None,
-    any_type_share: float = 0.21,
+    any_type_share: float = ANY_TYPE_SHARE,
     reference: Optional[str] = None,
     engine: SweepEngine = "threads",
     workers: Optional[int] = None,
