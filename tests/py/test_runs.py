@@ -1,14 +1,10 @@
 """The run recipe (aryl.sim.runs): one home for trace -> jobs -> scenario -> simulate."""
 
-import json
-
 import pytest
 
 from aryl import sim, traces
-from aryl.cli import main
 from aryl.jobtable import JobTable
 from aryl.sim.runs import run_arguments, scenario_settings, trace_jobs
-from aryl.sim.sweep import run_point
 
 
 @pytest.fixture(scope="module")
@@ -54,44 +50,3 @@ def test_run_arguments_apply_the_scenario_with_the_seed(trace):
         run["config"]["hetero_efficiency"]
         == sim.scenario_config("advanced")["hetero_efficiency"]
     )
-
-
-def test_cli_simulate_and_a_sweep_run_build_the_same_run(tmp_path, capsys, trace):
-    """Beyond the defaults: a scenario, seed, any-type share and Config field given."""
-    frame, load = trace
-    frame.to_csv(tmp_path / "jobs.csv", index=False)
-    load.to_csv(tmp_path / "load.csv", index=False)
-    options = ["--scenario", "advanced", "--seed", "3", "--any-type-share", "0.5"]
-    assert (
-        main(
-            [
-                "simulate",
-                str(tmp_path / "jobs.csv"),
-                "--load",
-                str(tmp_path / "load.csv"),
-            ]
-            + [
-                "--training-servers",
-                "8",
-                "--inference-servers",
-                "8",
-                "--headroom",
-                "0.1",
-            ]
-            + options
-            + ["--out", str(tmp_path / "o"), "-q"]
-        )
-        == 0
-    )
-    capsys.readouterr()
-    cli = json.loads((tmp_path / "o" / "summary.json").read_text())
-    point = {
-        "training_servers": 8,
-        "inference_servers": 8,
-        "scenario": "advanced",
-        "seed": 3,
-        "any_type_share": 0.5,
-        "headroom": 0.1,
-    }
-    api = run_point(point, (frame, load)).summary()
-    assert {k: cli[k] for k in api} == api
