@@ -33,7 +33,7 @@ from _common import (
     table,
 )
 from aryl import _core
-from aryl.demo import ITP_GPU_MIX
+from aryl.cli.demo import ITP_GPU_MIX
 from instances import random_loaned_cluster
 
 

@@ -23,7 +23,7 @@ import aryl
 import knapsack as knapsack_benchmark
 from _common import cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds, table
 from aryl import _core
-from aryl.demo import ITP_GPU_MIX
+from aryl.cli.demo import ITP_GPU_MIX
 
 
 def queued_jobs(n: int = 2000, seed: int = 2):

@@ -12,28 +12,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
-#: Summary keys shown as percentages (they are ratios in [0, 1]).
-RATIO_KEYS = ("gpu_usage", "preemption", "collateral", "flexible")
-
-#: Readable names of the summary keys.
-LABELS = {
-    "queuing_mean": "queuing time, mean",
-    "queuing_median": "queuing time, median",
-    "queuing_p95": "queuing time, p95",
-    "queuing_p99": "queuing time, p99",
-    "jct_mean": "job completion time, mean",
-    "jct_median": "job completion time, median",
-    "jct_p95": "job completion time, p95",
-    "jct_p99": "job completion time, p99",
-    "gpu_usage_training": "GPU use, training cluster",
-    "gpu_usage_overall": "GPU use, both clusters",
-    "preemption_ratio": "preemption ratio (per job)",
-    "collateral_damage": "collateral damage",
-    "flexible_reclaim_share": "reclaims met without preemption",
-    "scaling_ops": "scaling operations",
-    "jobs_finished": "jobs finished",
-    "jobs_unfinished": "jobs unfinished",
-}
+#: Coarser units a time in seconds is shown in, largest first: (symbol, seconds).
+TIME_UNITS = (("d", 86400.0), ("h", 3600.0), ("min", 60.0))
 
 
 def duration(seconds: float) -> str:
@@ -41,19 +21,20 @@ def duration(seconds: float) -> str:
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return "—"
     text = f"{seconds:,.0f} s"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in TIME_UNITS:
         if abs(seconds) >= size:
             return f"{text} ({seconds / size:.1f} {unit})"
     return text
 
 
-def metric(key: str, value: Any) -> str:
-    """A summary value with its unit: times in s (and h/d), ratios as percentages, counts."""
+def metric(value: Any, kind: str) -> str:
+    """A summary value of ``kind`` (``aryl.sim.metrics``) with its unit: times in s (and
+    h/d), ratios as percentages, counts."""
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
-    if key.startswith(RATIO_KEYS):
+    if kind == "ratio":
         return "—" if math.isnan(value) else f"{value:.2%}"
     return duration(value)
 

@@ -35,7 +35,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullLocator, PercentFormatter
 
-from ._display import RATIO_KEYS
+from ._display import TIME_UNITS
+from .sim.metrics import kind
 from .sim.result import Result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -428,7 +429,7 @@ def _time_unit(span: float) -> Tuple[str, float]:
 
 def _duration(seconds: float) -> str:
     """``1-h``, ``30-min``, ``1-d``, ``600-s``: a window's length, as an adjective."""
-    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+    for unit, size in TIME_UNITS:
         if seconds >= size and seconds % size == 0:
             return f"{seconds / size:g}-{unit}"
     return f"{seconds:g}-s"
@@ -885,8 +886,8 @@ def sweep(
         One axes; runs with the same ``x`` and ``by`` (e.g. several seeds) are averaged,
         their spread shown as a band.
     """
-    ratio = y.startswith(RATIO_KEYS)
-    time_metric = y.startswith(("queuing", "jct"))
+    ratio = kind(y) == "ratio"
+    time_metric = kind(y) == "time"
     scale = 3600.0 if time_metric else 1.0
     fig = NotebookFigure(figsize=(8.5, 4.8), layout="constrained")
     ax = fig.add_subplot()

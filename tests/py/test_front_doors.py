@@ -146,13 +146,13 @@ def test_every_entry_point_reads_its_defaults_from_aryl_defaults():
 def test_config_lend_hold_reaches_aryl_simulate():
     # The CLI once passed its own 3600 always, so Config's default never reached
     # it: now it passes lend_hold only when given, and Config's default applies.
-    from aryl.cli.inputs import _config
+    from aryl.cli.options import config_of
 
     for command in ("simulate", "sweep"):
-        config = _config(_parser().parse_args([command]))
+        config = config_of(_parser().parse_args([command]))
         assert "lend_hold" not in config
         assert sim.Config(**config).lend_hold == sim.Config().lend_hold
-        given = _config(_parser().parse_args([command, "--lend-hold", "10"]))
+        given = config_of(_parser().parse_args([command, "--lend-hold", "10"]))
         assert sim.Config(**given).lend_hold == 10.0
 
 

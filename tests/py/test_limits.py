@@ -120,7 +120,7 @@ def test_a_cluster_too_large_is_refused_from_its_counts():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_demo_cluster_is_valid_and_built_in_linear_time(seed):
     # N15: it copied every server's free count per job (10,000 servers: 105 s).
-    from aryl.demo import loaned_cluster
+    from aryl.cli.demo import loaned_cluster
 
     servers, jobs, workers = loaned_cluster(8, 40 + 300 * seed, seed=seed)
     aryl.ClusterState.from_records(servers, jobs, workers)  # no server over-committed

@@ -240,7 +240,17 @@ def test_bad_config_values_are_refused_before_any_run(tmp_path):
     assert not any(tmp_path.iterdir())  # nothing ran, nothing was cached
 
 
-def test_run_point_is_the_cli_simulate(tmp_path, capsys, trace):
+@pytest.mark.parametrize(
+    "options, given",
+    [
+        ([], {}),
+        (  # beyond the defaults: the recipe (aryl.sim.runs) reads each of them
+            "--scenario advanced --seed 3 --any-type-share 0.5 --headroom 0.1".split(),
+            {"scenario": "advanced", "seed": 3, "any_type_share": 0.5, "headroom": 0.1},
+        ),
+    ],
+)
+def test_run_point_is_the_cli_simulate(tmp_path, capsys, trace, options, given):
     jobs, load = trace["itp"]
     jobs.iloc[:200].to_csv(tmp_path / "jobs.csv", index=False)
     load.to_csv(tmp_path / "load.csv", index=False)
@@ -257,13 +267,14 @@ def test_run_point_is_the_cli_simulate(tmp_path, capsys, trace):
                 "8",
                 "--out",
                 str(tmp_path / "o"),
+                *options,
             ]
         )
         == 0
     )
     capsys.readouterr()
     cli = json.loads((tmp_path / "o" / "summary.json").read_text())
-    api = run_point({**SMALL, "trace": "itp"}, trace["itp"]).summary()
+    api = run_point({**SMALL, **given, "trace": "itp"}, trace["itp"]).summary()
     assert {k: cli[k] for k in api} == api
 
 

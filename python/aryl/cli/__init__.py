@@ -2,9 +2,12 @@
 
 ``main`` parses, runs one command and turns every failure into one line and an exit
 status. The package's modules: ``parser`` (the commands and their options),
-``arguments`` (option values checked at parse time), ``inputs`` (trace, cluster and
-config from the options), ``commands`` (what each command does), ``output`` (tables,
-progress, result files and their provenance).
+``arguments`` (option values checked at parse time), ``options`` (the parsed options
+as the values the layers below take: only the commands hold the ``Namespace``),
+``inputs`` (trace, cluster and config), ``commands`` and ``replicated`` (what each
+command does), ``output`` (tables, progress, result files and their provenance),
+``files`` (result files written atomically) and ``demo`` (the cluster of ``aryl
+demo``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import sys
 import warnings
 from typing import Any, Optional, Sequence
 
-from .arguments import _grid
+from .arguments import parse_grid
 from .parser import EXIT_INTERRUPTED, EXIT_USAGE, _parser
 
 __all__ = ["main"]
@@ -29,7 +32,7 @@ def _check(args: argparse.Namespace) -> None:
     if args.command == "sweep":
         from ..sim.sweep import grid_points
 
-        names, grid = _grid(args.set, "--set"), _grid(args.grid, "--grid")
+        names, grid = parse_grid(args.set, "--set"), parse_grid(args.grid, "--grid")
         both = sorted(set(names) & set(grid))
         if both:
             raise ValueError(f"{', '.join(both)}: given to both --set and --grid")

@@ -211,6 +211,6 @@ def _value(text: str) -> Any:
         return text
 
 
-def _grid(pairs: Sequence[str], what: str) -> Dict[str, List[Any]]:
+def parse_grid(pairs: Sequence[str], what: str) -> Dict[str, List[Any]]:
     """``--grid`` / ``--set`` strings as name -> values."""
     return dict(_name_values(pair, what) for pair in pairs)

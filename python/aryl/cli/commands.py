@@ -21,65 +21,74 @@ from ..defaults import RECLAIM_POLICIES
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..typing import SimulationPolicy
 from .._display import Table
-from ..outputs import output_directory, write_atomically
-from .arguments import _grid
-from .inputs import _cluster, _config, _inputs, _size_auto, _sweep_trace
+from .arguments import parse_grid
+from .files import output_directory, write_atomically
+from .inputs import size_auto, sweep_trace, trace_frames
+from .options import cluster, config_of, console_of, trace_files
 from .output import (
+    Console,
     Progress,
-    _cell,
-    _compare_table,
-    _format,
-    _integer_columns,
-    _png_metadata,
-    _print_note,
-    _progress_wanted,
-    _provenance_columns,
-    _record,
-    _report,
-    _say,
-    _show,
-    _write_provenance,
+    cell,
+    compare_table,
+    format_value,
+    integer_columns,
+    png_metadata,
+    print_note,
+    provenance_columns,
+    report,
+    run_record,
+    write_provenance,
 )
 
 
 def simulate(args: argparse.Namespace) -> int:
     from .. import sim
+    from ..sim.runs import run_arguments, trace_jobs
 
+    console = console_of(args)
     out = output_directory(args.out)
     if args.pollux_workload is not None:
-        return _simulate_pollux(args, out)
+        return _simulate_pollux(args, out, console)
     if args.policy in ("tiresias", "pollux"):
         raise ValueError(
             f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N"
         )
-    jobs, load, where = _inputs(args)
-    preset = sim.scenario_config(args.scenario)
-    policy = args.policy or preset.get("policy", "aryl")
-    config = {**_config(args), **{k: v for k, v in preset.items() if k != "policy"}}
-    _say(
-        args,
+    frame, load, where = trace_frames(trace_files(args), console)
+    jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    run = run_arguments(
+        jobs,
+        load,
+        scenario_name=args.scenario,
+        seed=args.seed,
+        policy=args.policy,
+        reclaim=args.reclaim,
+        config=config_of(args),
+    )
+    policy = run["policy"]
+    console.say(
         f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, "
         f"policy {policy}, reclaim {args.reclaim}.",
     )
-    cluster = _cluster(args, jobs)
-    jobs = sim.scenario(jobs, args.scenario, seed=args.seed)
-    with Progress(1, _progress_wanted(args)) as progress:
+    on = cluster(args, jobs)
+    with Progress(1, console.progress_wanted()) as progress:
         result = sim.simulate(
-            jobs,
-            cluster,
-            policy=policy,
-            reclaim=args.reclaim,
-            inference_load=load,
-            config=config,
-            seed=args.seed,
+            cluster=on,
             progress=progress.run(f"{args.scenario}/{policy}"),
             label=f"{args.scenario}-{policy}",
+            **run,
         )
-    _report(result, args, where, out, plots=True)
+    report(
+        result,
+        console,
+        run_record(vars(args), where),
+        out,
+        args.plot_format,
+        args.plot_window,
+    )
     return 0
 
 
-def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
+def _simulate_pollux(args: argparse.Namespace, out: Path, console: Console) -> int:
     """A Pollux artifact workload (goodput-driven jobs) on a node cluster."""
     from .. import sim, traces
 
@@ -92,12 +101,11 @@ def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
     nodes, gpus = args.pollux_cluster
     policy: SimulationPolicy = args.policy or "tiresias"
     where = f"Pollux workload {source}" if source.isdigit() else str(source)
-    _say(
-        args,
+    console.say(
         f"Simulating {len(workload)} goodput-driven jobs from {where}\n"
         f"on {nodes} nodes x {gpus} GPUs, policy {policy}.",
     )
-    with Progress(1, _progress_wanted(args)) as progress:
+    with Progress(1, console.progress_wanted()) as progress:
         result = sim.simulate(
             workload,
             sim.Cluster(nodes, 0, gpus_per_server=gpus),
@@ -105,58 +113,60 @@ def _simulate_pollux(args: argparse.Namespace, out: Path) -> int:
             progress=progress.run(f"pollux/{policy}"),
             label=f"pollux-{policy}",
         )
-    _report(result, args, where, out, plots=False)
+    report(result, console, run_record(vars(args), where), out, None)
     return 0
 
 
 def compare(args: argparse.Namespace) -> int:
     from .. import plot, sim
+    from ..sim.runs import trace_jobs
 
     if args.seeds is not None or args.windows is not None:
         from .replicated import compare_replicated
 
         return compare_replicated(args)
+    console = console_of(args)
     out = output_directory(args.out)
-    jobs, load, where = _inputs(args)
-    _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
-    cluster = _cluster(args, jobs)
-    _say(args)
-    config = _config(args)
+    frame, load, where = trace_frames(trace_files(args), console)
+    jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    console.say(f"Comparing on {len(jobs):,} jobs from {where}.")
+    on_cluster = cluster(args, jobs)
+    console.say()
+    config = config_of(args)
     if args.pollux_rows:
         config["pollux_generations"] = args.pollux_generations
     runs = sim.paper_runs(
         jobs, load, seed=args.seed, config=config, pollux_rows=args.pollux_rows
     )
     results = {}
-    with Progress(len(runs), _progress_wanted(args)) as progress:
+    with Progress(len(runs), console.progress_wanted()) as progress:
         for name, kwargs in runs.items():
-            on = sim.pollux_nodes(cluster) if name in sim.POLLUX_ROWS else cluster
+            on = sim.pollux_nodes(on_cluster) if name in sim.POLLUX_ROWS else on_cluster
             results[name] = sim.simulate(
                 cluster=on, progress=progress.run(name), label=name, **kwargs
             ).check()
     summaries = {name: r.summary() for name, r in results.items()}
-    table = _integer_columns(sim.speedups(summaries), summaries)
-    _show(args, _compare_table(table))
-    record = _record(args, where)
+    table = integer_columns(sim.speedups(summaries), summaries)
+    console.show(compare_table(table))
+    record = run_record(vars(args), where)
 
     def write(folder: Path) -> List[Path]:
-        _provenance_columns(table, results, record).to_csv(
+        provenance_columns(table, results, record).to_csv(
             folder / "compare.csv", index_label="run"
         )
-        _write_provenance(folder, record, results)
+        write_provenance(folder, record, results)
         return plot.save_all(
             results,
             folder,
-            metadata=_png_metadata(record),
+            metadata=png_metadata(record),
             headline=table,
             formats=args.plot_format,
             window=args.plot_window,
         )
 
     written = write_atomically(out, write)
-    _print_note(args, next(iter(results.values())))
-    _say(
-        args,
+    print_note(console, next(iter(results.values())))
+    console.say(
         '\nSpeed-ups are over the Baseline row. Rows: README "The rows" and '
         f"aryl.sim.paper_runs. Wrote compare.csv, provenance.json and {len(written)} "
         f"figure files to {out}/",
@@ -171,14 +181,14 @@ SWEEP_PARAMETERS = (
 )
 
 
-#: Columns of the table ``aryl sweep`` prints after the varied parameters.
+#: Summary keys of the table ``aryl sweep`` prints after the varied parameters.
 SWEEP_COLUMNS = [
-    ("queuing_mean", "queue mean"),
-    ("queuing_p95", "queue p95"),
-    ("jct_mean", "JCT mean"),
-    ("gpu_usage_overall", "GPU use all"),
-    ("preemption_ratio", "preempt ratio"),
-    ("collateral_damage", "collateral"),
+    "queuing_mean",
+    "queuing_p95",
+    "jct_mean",
+    "gpu_usage_overall",
+    "preemption_ratio",
+    "collateral_damage",
 ]
 
 
@@ -194,6 +204,7 @@ def _stop_ray() -> None:
 def sweep(args: argparse.Namespace) -> int:
     """``aryl sweep``: every combination of ``--grid`` on Ray; one table, one Parquet file."""
     from .. import sim
+    from ..sim.metrics import METRICS
     from ..sim.sweep import grid_points
 
     base = {
@@ -201,19 +212,28 @@ def sweep(args: argparse.Namespace) -> int:
         "inference_servers": args.inference_servers,
         "any_type_share": args.any_type_share,
         "seed": args.seed,
-        **_config(args),
+        **config_of(args),
     }
     if args.first_jobs is not None:
         base["first_jobs"] = args.first_jobs
-    base.update({k: v[0] for k, v in _grid(args.set, "--set").items()})
-    grid = _grid(args.grid, "--grid")
-    given, where = _sweep_trace(args)
+    base.update({k: v[0] for k, v in parse_grid(args.set, "--set").items()})
+    grid = parse_grid(args.grid, "--grid")
+    console = console_of(args)
+    given, where = sweep_trace(trace_files(args), console)
     if given:  # the trace the command line names
         base["trace"] = list(given)[-1]
-    _size_auto(args, base, grid, given)
+    size_auto(
+        base,
+        grid,
+        given,
+        any_type_share=args.any_type_share,
+        seed=args.seed,
+        utilisation=args.utilisation,
+        config=config_of(args),
+        console=console,
+    )
     runs = len(grid_points(base, grid))
-    _say(
-        args,
+    console.say(
         f"Sweeping {runs} runs on {where} ({args.engine} engine"
         f"{', Ray at ' + args.address if args.address else ''}).",
     )
@@ -243,25 +263,30 @@ def sweep(args: argparse.Namespace) -> int:
     varied = list(grid) or ["label"]
     rows = [
         [row[k] for k in varied]
-        + [row[k] for k, _ in SWEEP_COLUMNS]
+        + [row[k] for k in SWEEP_COLUMNS]
         + [bool(row["cached"])]
         for _, row in table.iterrows()
     ]
     shown = [
-        [_cell(row[k]) for k in varied]
-        + [_format(k, row[k]) for k, _ in SWEEP_COLUMNS]
+        [cell(row[k]) for k in varied]
+        + [format_value(k, row[k]) for k in SWEEP_COLUMNS]
         + ["yes" if row["cached"] else "no"]
         for _, row in table.iterrows()
     ]
-    _show(args, Table(varied + [h for _, h in SWEEP_COLUMNS] + ["cached"], rows, shown))
+    console.show(
+        Table(
+            varied + [METRICS[k].header for k in SWEEP_COLUMNS] + ["cached"],
+            rows,
+            shown,
+        ),
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    record = _record(args, where)
+    record = run_record(vars(args), where)
     table.attrs["aryl"] = json.dumps(record, default=str)
     table.to_parquet(out / "sweep.parquet", index=False)
     cached = int(table["cached"].sum())
-    _say(
-        args,
+    console.say(
         f"\n{len(table)} runs ({cached} from the cache) in {seconds:.1f} s. Wrote "
         f"{out / 'sweep.parquet'} (one row per run: parameters, summary, fingerprints, "
         "aryl version).",
@@ -270,21 +295,20 @@ def sweep(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    from ..demo import loaned_cluster
+    from .demo import loaned_cluster
 
+    console = console_of(args)
     servers, jobs, workers = loaned_cluster(
         args.training_servers, args.loaned_servers, args.seed
     )
     on_loan = sum(s.on_loan for s in servers)
     elastic = sum(j.elastic for j in jobs)
-    _say(
-        args,
+    console.say(
         f"Cluster: {len(servers) - on_loan} training + {on_loan} on-loan 8-GPU "
         "servers, "
         f"{len(jobs)} running jobs ({elastic} elastic), {len(workers)} workers.",
     )
-    _say(
-        args,
+    console.say(
         "The inference cluster asks for servers back; each policy picks which to "
         "return.\n",
     )
@@ -315,8 +339,7 @@ def demo(args: argparse.Namespace) -> int:
                     f"{ms:.2f}",
                 )
             )
-    _show(
-        args,
+    console.show(
         Table(
             [
                 "reclaim",
@@ -329,8 +352,7 @@ def demo(args: argparse.Namespace) -> int:
             rows,
         ),
     )
-    _say(
-        args,
+    console.say(
         "\nFewer preempted jobs is better; collateral GPUs are freed on servers that "
         "are kept.",
     )

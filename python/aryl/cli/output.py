@@ -3,51 +3,66 @@ provenance records."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import (
     Any,
     Callable,
     Dict,
     List,
+    Mapping,
+    Optional,
+    Sequence,
 )
 
 from .._display import Table, render
-from ..outputs import write_atomically
+from .files import write_atomically
 
-# The paper's Table 3 columns, as (summary key, header, format).
+# The paper's Table 3 columns, as (summary key, format); headers from aryl.sim.metrics.
 TABLE_COLUMNS = [
-    ("queuing_mean", "queue mean", "{:.0f}"),
-    ("queuing_median", "queue median", "{:.0f}"),
-    ("queuing_p95", "queue p95", "{:.0f}"),
-    ("jct_mean", "JCT mean", "{:.0f}"),
-    ("jct_median", "JCT median", "{:.0f}"),
-    ("jct_p95", "JCT p95", "{:.0f}"),
-    ("gpu_usage_training", "GPU use train", "{:.2f}"),
-    ("gpu_usage_overall", "GPU use all", "{:.2f}"),
-    ("preemption_ratio", "preempt ratio", "{:.2%}"),
+    ("queuing_mean", "{:.0f}"),
+    ("queuing_median", "{:.0f}"),
+    ("queuing_p95", "{:.0f}"),
+    ("jct_mean", "{:.0f}"),
+    ("jct_median", "{:.0f}"),
+    ("jct_p95", "{:.0f}"),
+    ("gpu_usage_training", "{:.2f}"),
+    ("gpu_usage_overall", "{:.2f}"),
+    ("preemption_ratio", "{:.2%}"),
 ]
 
 
-def _say(args: argparse.Namespace, text: str = "") -> None:
-    """An informational line: beside a text table on stdout, beside csv/markdown/json on
-    stderr (so stdout stays machine-readable); nothing with ``--quiet``."""
-    if getattr(args, "quiet", False):
-        return
-    table = getattr(args, "format", "table") == "table"
-    print(text, file=sys.stdout if table else sys.stderr)
+@dataclass(frozen=True)
+class Console:
+    """Where a command's lines and tables go: ``--quiet`` and ``--format`` as values.
 
+    Attributes
+    ----------
+    quiet
+        No informational lines, no progress bars (result tables still print).
+    format
+        The result tables' format (``aryl._display.FORMATS``).
+    """
 
-def _show(args: argparse.Namespace, table: Table) -> None:
-    """The command's result table, in ``--format`` (printed even with ``--quiet``)."""
-    print(render(table, getattr(args, "format", "table")))
+    quiet: bool = False
+    format: str = "table"
 
+    def say(self, text: str = "") -> None:
+        """An informational line: beside a text table on stdout, beside csv/markdown/json
+        on stderr (so stdout stays machine-readable); nothing when quiet."""
+        if self.quiet:
+            return
+        print(text, file=sys.stdout if self.format == "table" else sys.stderr)
 
-def _progress_wanted(args: argparse.Namespace) -> bool:
-    """Progress bars only for a person watching: both streams terminals, no --quiet."""
-    return not args.quiet and sys.stdout.isatty() and sys.stderr.isatty()
+    def show(self, table: Table) -> None:
+        """The command's result table, in ``format`` (printed even when quiet)."""
+        print(render(table, self.format))
+
+    def progress_wanted(self) -> bool:
+        """Progress bars only for a person watching: both streams terminals, not quiet."""
+        return not self.quiet and sys.stdout.isatty() and sys.stderr.isatty()
 
 
 class Progress:
@@ -139,25 +154,30 @@ class Progress:
         return report
 
 
-def _report(
-    result: Any, args: argparse.Namespace, where: str, out: Path, plots: bool
+def report(
+    result: Any,
+    console: Console,
+    record: Dict[str, Any],
+    out: Path,
+    plot_format: Optional[Sequence[str]],
+    plot_window: Optional[float] = None,
 ) -> None:
     """Checks the run, prints its summary and writes jobs.csv, timeline.csv, summary.json and
-    provenance.json (and the plots), all at once or not at all."""
+    provenance.json (and the plots in ``plot_format``; None: none), all at once or not at
+    all. ``record`` is the command's (``run_record``), ``plot_window`` the usage
+    plots' window in seconds."""
     from .. import plot
 
     result.check()
     summary = result.summary()
-    _say(args)
-    _show(
-        args,
+    console.say()
+    console.show(
         Table(
             ["metric", "value"],
             [(k, v) for k, v in summary.items()],
-            [(k, _format(k, v)) for k, v in summary.items()],
+            [(k, format_value(k, v)) for k, v in summary.items()],
         ),
     )
-    record = _record(args, where)
     run = result.provenance.to_dict() if result.provenance is not None else None
     provenance = {**record, "run": run}
 
@@ -168,42 +188,46 @@ def _report(
             json.dumps({**summary, "provenance": provenance}, indent=2, default=str)
             + "\n"
         )
-        _write_provenance(folder, record, {result.label: result})
-        if not plots:
+        write_provenance(folder, record, {result.label: result})
+        if plot_format is None:
             return []
         return plot.save_all(
             {result.label: result},
             folder,
-            metadata=_png_metadata(record),
-            formats=args.plot_format,
-            window=args.plot_window,
+            metadata=png_metadata(record),
+            formats=plot_format,
+            window=plot_window,
         )
 
     written = write_atomically(out, write)
-    _print_note(args, result)
-    what = f" and {len(written)} figure files" if plots else ""
-    _say(
-        args,
+    print_note(console, result)
+    what = f" and {len(written)} figure files" if plot_format is not None else ""
+    console.say(
         "\nWrote jobs.csv, timeline.csv, summary.json, provenance.json"
         f"{what} to {out}/",
     )
 
 
-def _format(key: str, value: Any) -> str:
+def format_value(key: str, value: Any) -> str:
+    """A summary value for a table: counts with separators, ratios as %, times in s."""
+    from ..sim.metrics import kind
+
     if isinstance(value, int):
         return f"{value:,}"
-    if key.startswith(("gpu_usage", "preemption", "collateral", "flexible")):
+    if kind(key) == "ratio":
         return f"{value:.2%}"
     return f"{value:,.0f} s"
 
 
-def _compare_table(table: Any) -> Table:
+def compare_table(table: Any) -> Table:
     """The comparison as printed: times in s, use and preemptions as %, speed-ups."""
-    keys = [key for key, _, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
-    formats = [fmt for _, _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
+    from ..sim.metrics import METRICS
+
+    keys = [key for key, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
+    formats = [fmt for _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
     header = (
         ["run (times in s)"]
-        + [h for _, h, _ in TABLE_COLUMNS]
+        + [METRICS[key].header for key, _ in TABLE_COLUMNS]
         + ["JCT speed-up", "queue speed-up"]
     )
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
@@ -211,7 +235,7 @@ def _compare_table(table: Any) -> Table:
     return Table(header, rows, shown)
 
 
-def _integer_columns(table: Any, summaries: Dict[str, Dict[str, Any]]) -> Any:
+def integer_columns(table: Any, summaries: Dict[str, Dict[str, Any]]) -> Any:
     """``table`` with each summary count (an int in every run) as an integer column and
     the other summary columns as floats (``speedups`` builds an object-typed frame)."""
     for key in next(iter(summaries.values()), {}):
@@ -221,21 +245,24 @@ def _integer_columns(table: Any, summaries: Dict[str, Dict[str, Any]]) -> Any:
     return table
 
 
-def _record(args: argparse.Namespace, where: str) -> Dict[str, Any]:
-    """The command, its inputs, every parameter, the seed and aryl's version."""
+def run_record(options: Mapping[str, Any], where: str) -> Dict[str, Any]:
+    """The command, its inputs, every parameter, the seed and aryl's version.
+
+    ``options`` are the parsed options by name (with ``command`` and ``seed``).
+    """
     from ..sim.provenance import aryl_version
 
-    parameters = {k: v for k, v in vars(args).items() if k not in ("run", "command")}
+    parameters = {k: v for k, v in options.items() if k not in ("run", "command")}
     return {
-        "command": f"aryl {args.command}",
+        "command": f"aryl {options['command']}",
         "aryl_version": aryl_version(),
         "inputs": where,
         "parameters": parameters,
-        "seed": args.seed,
+        "seed": options["seed"],
     }
 
 
-def _write_provenance(
+def write_provenance(
     out: Path, record: Dict[str, Any], results: Dict[str, Any]
 ) -> Path:
     """``provenance.json``: the command's record and each run's ``Result.provenance``."""
@@ -249,7 +276,7 @@ def _write_provenance(
     return path
 
 
-def _png_metadata(record: Dict[str, Any]) -> Dict[str, str]:
+def png_metadata(record: Dict[str, Any]) -> Dict[str, str]:
     """PNG text chunks naming the command, inputs, parameters and version."""
     return {
         "Software": f"aryl {record['aryl_version']}",
@@ -257,7 +284,7 @@ def _png_metadata(record: Dict[str, Any]) -> Dict[str, str]:
     }
 
 
-def _provenance_columns(
+def provenance_columns(
     table: Any, results: Dict[str, Any], record: Dict[str, Any]
 ) -> Any:
     """``table`` with, per run, what produced it (policy, config, seed, inputs, version)."""
@@ -285,11 +312,12 @@ def _provenance_columns(
     return table.join(pd.DataFrame.from_dict(rows, orient="index"))
 
 
-def _print_note(args: argparse.Namespace, result: Any) -> None:
+def print_note(console: Console, result: Any) -> None:
     """Say so when the load series was repeated to cover the trace."""
     if result.provenance is not None and result.provenance.load_extended:
-        _say(args, f"\nNote: {result.provenance.load_extended}.")
+        console.say(f"\nNote: {result.provenance.load_extended}.")
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """A parameter's value in a table cell: floats shortest (``%g``)."""
     return f"{value:g}" if isinstance(value, float) else str(value)

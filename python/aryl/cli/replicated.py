@@ -18,18 +18,16 @@ from typing import Any, Dict, List, Optional
 import pandas as pd
 
 from .._display import Table
-from ..outputs import output_directory, write_atomically
-from .inputs import _cluster, _config, _trace_frames
+from .files import output_directory, write_atomically
+from .inputs import trace_frames
+from .options import cluster, config_of, console_of, trace_files
 from .output import (
     Progress,
-    _png_metadata,
-    _print_note,
-    _progress_wanted,
-    _provenance_columns,
-    _record,
-    _say,
-    _show,
-    _write_provenance,
+    png_metadata,
+    print_note,
+    provenance_columns,
+    run_record,
+    write_provenance,
 )
 
 #: Shown beside the tables: what ``~`` means.
@@ -38,41 +36,43 @@ MARK = "~"
 
 def compare_replicated(args: argparse.Namespace) -> int:
     """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
-    from .. import plot, sim, traces
+    from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
+    from ..sim.metrics import METRICS
     from ..sim.replications import contributions, seed_list
+    from ..sim.runs import trace_jobs
 
     if args.pollux_rows:
         raise ValueError(
             "--pollux-rows runs on its own node cluster and cannot be replicated yet: "
             "drop --seeds/--windows or --pollux-rows"
         )
+    console = console_of(args)
     out = output_directory(args.out)
-    frame, load, where = _trace_frames(args)
+    frame, load, where = trace_frames(trace_files(args), console)
     share = args.any_type_share
-    jobs = traces.to_jobs(frame, any_type_share=share, seed=args.seed)
-    _say(args, f"Comparing on {len(jobs):,} jobs from {where}.")
-    cluster = _cluster(args, jobs)
+    jobs = trace_jobs(frame, any_type_share=share, seed=args.seed)
+    console.say(f"Comparing on {len(jobs):,} jobs from {where}.")
+    on = cluster(args, jobs)
     seeds = seed_list(args.seeds or 1, args.seed)
     windows = args.windows
-    _say(
-        args,
+    console.say(
         f"{len(seeds)} replication{'s' * (len(seeds) != 1)} (seeds "
         f"{seeds[0]}..{seeds[-1]})"
         + (f" x {windows} windows (batches)" if windows else "")
         + " of every row.\n",
     )
     cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
-    with Progress(len(seeds), _progress_wanted(args), unit="replication") as bar:
+    with Progress(len(seeds), console.progress_wanted(), unit="replication") as bar:
         table = sim.replicate_paper(
             frame,
             load,
-            cluster.training_servers,
-            cluster.inference_servers,
+            on.training_servers,
+            on.inference_servers,
             seeds,
             windows=windows,
             warmup=args.warmup,
-            config=_config(args),
+            config=config_of(args),
             any_type_share=share,
             engine=args.engine,
             workers=args.workers,
@@ -91,7 +91,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     rows, shown = [], []
     for index, row in table.iterrows():
         name = str(index)
-        cells = [row[k] for k, _ in _COLUMNS]
+        cells = [row[k] for k in _COLUMNS]
         speed = (
             ["reference", "reference"]
             if name == table.reference
@@ -99,15 +99,12 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
         # csv and json get the numbers (compare.csv has the intervals too)
         rows.append([name, *cells, row["speed-up JCT"], row["speed-up queue"]])
-        shown.append(
-            [name, *[_cell(k, v) for (k, _), v in zip(_COLUMNS, cells)], *speed]
-        )
-    header = ["run (means; times in s)", *[h for _, h in _COLUMNS]]
-    _show(args, Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
+        shown.append([name, *[_value(k, v) for k, v in zip(_COLUMNS, cells)], *speed])
+    header = ["run (means; times in s)", *[METRICS[k].header for k in _COLUMNS]]
+    console.show(Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
     n = int(table["replications"].iloc[0])
     unit = "windows" if windows else "seeds"
-    _say(
-        args,
+    console.say(
         f"\n[low, high]: 95% Student-t interval over {n} {unit}, paired (every row "
         f"of a replication on the same seed{' and window' if windows else ''}; "
         f"docs/confidence.md). {MARK}: the interval includes 1.0x, no detectable "
@@ -115,29 +112,28 @@ def compare_replicated(args: argparse.Namespace) -> int:
     )
     gains = contributions(table)
     verdicts = sim.check_orderings(table)
-    if args.format == "table":  # csv, markdown, json: the main table alone on stdout
-        _show(args, _contributions_table(gains, format_ratio, Estimate))
+    if console.format == "table":  # csv, markdown, json: the main table alone on stdout
+        console.show(_contributions_table(gains, format_ratio, Estimate))
         pairs = "".join(
             f"\n  {g['feature']}: {g['without']} / {g['with']}"
             for _, g in gains.iterrows()
         )
-        _say(args, f"\nGain: the mean without / with the feature, paired:{pairs}\n")
-        _show(
-            args,
+        console.say(f"\nGain: the mean without / with the feature, paired:{pairs}\n")
+        console.show(
             Table(
                 ["the paper's ordering", "verdict"],
                 [[claim, v["verdict"]] for claim, v in verdicts.items()],
             ),
         )
     samples = table.samples if table.samples is not None else pd.DataFrame()
-    record = {**_record(args, where), "seeds": seeds, "windows": windows}
+    record = {**run_record(vars(args), where), "seeds": seeds, "windows": windows}
     named = {
         f"{name} [seed {s}" + (f", window {w}]" if windows else "]"): r
         for (name, s, w), r in table.runs.items()
     }
 
     def write(folder: Path) -> List[Path]:
-        _provenance_columns(table.table, table.results, record).to_csv(
+        provenance_columns(table.table, table.results, record).to_csv(
             folder / "compare.csv", index_label="run"
         )
         samples.to_csv(folder / "samples.csv", index=False)
@@ -145,20 +141,19 @@ def compare_replicated(args: argparse.Namespace) -> int:
         (folder / "orderings.json").write_text(
             json.dumps(_jsonable(verdicts), indent=2) + "\n"
         )
-        _write_provenance(folder, record, named)
+        write_provenance(folder, record, named)
         return plot.save_all(
             table.results,
             folder,
-            metadata=_png_metadata(record),
+            metadata=png_metadata(record),
             headline=table.table,
             formats=args.plot_format,
             window=args.plot_window,
         )
 
     written = write_atomically(out, write)
-    _print_note(args, next(iter(table.results.values())))
-    _say(
-        args,
+    print_note(console, next(iter(table.results.values())))
+    console.say(
         "\nWrote compare.csv (means and intervals), samples.csv (one row per run), "
         f"contributions.csv, orderings.json, provenance.json and {len(written)} "
         f"figure files to {out}/",
@@ -168,14 +163,11 @@ def compare_replicated(args: argparse.Namespace) -> int:
 
 #: The metric columns printed (means over replications): (summary key, header).
 #: compare.csv has every metric with its interval.
-_COLUMNS = [
-    ("queuing_mean", "queue mean"),
-    ("jct_mean", "JCT mean"),
-    ("preemption_ratio", "preempt ratio"),
-]
+#: Summary keys of the table, after the row's name; headers from aryl.sim.metrics.
+_COLUMNS = ["queuing_mean", "jct_mean", "preemption_ratio"]
 
 
-def _cell(key: str, value: float) -> str:
+def _value(key: str, value: float) -> str:
     if key == "preemption_ratio":
         return f"{value:.2%}"
     return f"{value:,.0f}"

@@ -16,6 +16,7 @@ replicates a comparison with 95% intervals (``replications``, ``confidence``);
 from .compare import compare
 from .comparison import Comparison
 from .config import Cluster, Config
+from .metrics import SUMMARY_KEYS
 from .paper import (
     BASELINE,
     LOANING_ROWS,
@@ -28,7 +29,7 @@ from .paper import (
 from .paper_replications import PAPER_POINTS, replicate_paper
 from .provenance import Provenance
 from .replications import check_orderings
-from .result import SUMMARY_KEYS, InvariantError, Result, load
+from .result import InvariantError, Result, load
 from .scenarios import (
     SCENARIOS,
     apply_prediction_error,

@@ -11,8 +11,9 @@ import pandas as pd
 from ..model import Records
 from .comparison import Comparison
 from .config import Cluster
+from .metrics import SUMMARY_KEYS
 from .replications import DEFAULT_WARMUP, Progress, Runs, Seeds, compare_replicated
-from .result import SUMMARY_KEYS, Result
+from .result import Result
 from .simulation import simulate
 
 

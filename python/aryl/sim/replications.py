@@ -63,9 +63,10 @@ from .confidence import (
     reading,
     verdict,
 )
+from .metrics import SUMMARY_KEYS
 from .paper import BASELINE, ORDERINGS
 from .provenance import extend_to_jobs
-from .result import SUMMARY_KEYS, Result
+from .result import Result
 from .simulation import _load, simulate
 
 if TYPE_CHECKING:  # pragma: no cover

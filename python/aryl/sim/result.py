@@ -12,27 +12,8 @@ import numpy as np
 import pandas as pd
 
 from . import storage
+from .metrics import METRICS
 from .provenance import Provenance
-
-#: Summary keys, in display order.
-SUMMARY_KEYS = (
-    "queuing_mean",
-    "queuing_median",
-    "queuing_p95",
-    "queuing_p99",
-    "jct_mean",
-    "jct_median",
-    "jct_p95",
-    "jct_p99",
-    "gpu_usage_training",
-    "gpu_usage_overall",
-    "preemption_ratio",
-    "collateral_damage",
-    "flexible_reclaim_share",
-    "scaling_ops",
-    "jobs_finished",
-    "jobs_unfinished",
-)
 
 
 class InvariantError(AssertionError):
@@ -198,10 +179,11 @@ class Result:
         )
 
     def _repr_html_(self) -> str:
-        from .._display import LABELS, html_table, metric
+        from .._display import html_table, metric
 
         rows: List[Tuple[str, Any]] = [
-            (LABELS.get(k, k), metric(k, v)) for k, v in self.summary().items()
+            (METRICS[k].label, metric(v, METRICS[k].kind))
+            for k, v in self.summary().items()
         ]
         p = self.provenance
         if p is not None:

@@ -6,8 +6,8 @@ default, ``address=`` for an existing cluster), shows one progress bar with an E
 returns one tidy ``DataFrame``: a row per run with its parameters and summary.
 
 A run's parameters (``PARAMETERS``, plus any ``aryl.sim.Config`` field such as
-``headroom`` or ``lend_hold``) say how it is built, the way ``aryl simulate`` builds its
-run: the trace's job frame (its first ``first_jobs`` rows) becomes jobs with
+``headroom`` or ``lend_hold``) say how it is built, with the recipe ``aryl simulate``
+uses (``aryl.sim.runs``): the trace's job frame (its first ``first_jobs`` rows) becomes jobs with
 ``aryl.traces.to_jobs(any_type_share, seed)``, ``aryl.sim.scenario(scenario, seed,
 elastic_gpu_share, hetero_share)`` makes some of them elastic, and ``aryl.sim.simulate``
 replays them on ``Cluster(training_servers, inference_servers)`` with the trace's load,
@@ -65,17 +65,18 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
-from ..jobtable import JobTable
 from ..typing import SweepEngine
 from .config import Cluster, Config
+from .metrics import SUMMARY_KEYS
 from .provenance import (
     aryl_version,
     code_fingerprint,
     fingerprint_frame,
     fingerprint_jobs,
 )
-from .result import SUMMARY_KEYS, Result
-from .scenarios import SCENARIOS, scenario, scenario_config
+from .result import Result
+from .runs import run_arguments, scenario_settings, trace_jobs
+from .scenarios import SCENARIOS
 from .simulation import _config, simulate
 from .storage import ResultFileError, saved_summary, write_folder, write_result
 
@@ -165,9 +166,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         for name, (default, _) in PARAMETERS.items()
     }
     validation.text(p["scenario"], "scenario", SCENARIOS)
-    preset = scenario_config(p["scenario"])
-    p["policy"] = p["policy"] or preset.pop("policy")
-    preset.pop("policy", None)
+    p["policy"], preset = scenario_settings(p["scenario"], p["policy"])
     # The simulator's own checks, so a sweep and simulate say the same.
     validation.text(p["policy"], "policy", POLICIES)
     validation.text(p["reclaim"], "reclaim policy", SIMULATION_RECLAIM_POLICIES)
@@ -264,34 +263,26 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
     Builds the run as the module docstring says; the ``Result``'s
     ``provenance.inputs`` records the trace's name and the point's parameters.
     """
-    from ..traces import to_jobs
-
     p = resolve(point)
     jobs, load = trace
-    if isinstance(jobs, pd.DataFrame):
-        frame = jobs if p["first_jobs"] is None else jobs.iloc[: p["first_jobs"]]
-        records = to_jobs(frame, any_type_share=p["any_type_share"], seed=p["seed"])
-    else:
-        records = JobTable.of(jobs)[: p["first_jobs"]]
-    records = scenario(
-        records,
-        p["scenario"],
-        seed=p["seed"],
-        elastic_gpu_share=p["elastic_gpu_share"],
-        hetero_share=p["hetero_share"],
-    )
     label = (
         ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"
     )
-    result = simulate(
-        records,
-        Cluster(p["training_servers"], p["inference_servers"]),
+    run = run_arguments(
+        trace_jobs(jobs, p["first_jobs"], p["any_type_share"], p["seed"]),
+        load,
+        scenario_name=p["scenario"],
+        seed=p["seed"],
         policy=p["policy"],
         reclaim=p["reclaim"],
-        inference_load=load,
         config=p["config"],
-        seed=p["seed"],
+        elastic_gpu_share=p["elastic_gpu_share"],
+        hetero_share=p["hetero_share"],
+    )
+    result = simulate(
+        cluster=Cluster(p["training_servers"], p["inference_servers"]),
         label=label,
+        **run,
     )
     if check:
         result.check()

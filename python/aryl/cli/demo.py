@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 from typing import List, Optional, Set, Tuple
 
-from . import _core
-from .model import Job, Server, Worker
-from .typing import Id
+from .. import _core
+from ..model import Job, Server, Worker
+from ..typing import Id
 
 #: (GPUs, share of jobs) in the ITP cluster04 trace (python/aryl/data/README.md).
 ITP_GPU_MIX = [(1, 0.755), (2, 0.008), (4, 0.034), (8, 0.176), (16, 0.012), (32, 0.016)]

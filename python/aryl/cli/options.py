@@ -1,0 +1,44 @@
+"""The parsed options (an ``argparse.Namespace``) as the values the layers below take.
+
+Only the command functions (``commands``, ``replicated``) hold the ``Namespace``; they
+hand ``inputs`` and ``output`` plain values through these.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, Dict
+
+from .inputs import TraceFiles, cluster_of, config_fields
+from .output import Console
+
+if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
+    from ..jobtable import JobTable
+
+
+def console_of(args: argparse.Namespace) -> Console:
+    """``--quiet`` and ``--format``."""
+    return Console(bool(args.quiet), args.format)
+
+
+def trace_files(args: argparse.Namespace) -> TraceFiles:
+    """JOBS, ``--load``, ``--trace-format`` and ``--drop-invalid``."""
+    return TraceFiles(args.jobs, args.load, args.trace_format, args.drop_invalid)
+
+
+def config_of(args: argparse.Namespace) -> Dict[str, Any]:
+    """The ``Config`` fields ``--headroom``, ``--lend-hold`` and ``--gpu-speed`` set."""
+    return config_fields(args.headroom, args.lend_hold, args.gpu_speed)
+
+
+def cluster(args: argparse.Namespace, jobs: JobTable) -> Any:
+    """The cluster of ``--training-servers`` and ``--inference-servers``, ``auto`` sized
+    on ``jobs`` at ``--utilisation``."""
+    return cluster_of(
+        args.training_servers,
+        args.inference_servers,
+        jobs,
+        args.utilisation,
+        config_of(args),
+        console_of(args),
+    )

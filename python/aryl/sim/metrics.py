@@ -1,0 +1,73 @@
+"""The metric catalogue, written once: each summary key's label, header and kind.
+
+``Result.summary()`` has one entry per ``METRICS`` key, in this order
+(``SUMMARY_KEYS``). A metric's ``label`` is its readable name (notebooks), ``header``
+its short column header (the command line's tables) and ``kind`` how it reads: a
+``"time"`` in seconds, a ``"ratio"`` in [0, 1] shown as a percentage, or a ``"count"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Literal, Tuple
+
+MetricKind = Literal["time", "ratio", "count"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One summary metric: how it is named and read.
+
+    Attributes
+    ----------
+    label
+        Its readable name (``"queuing time, mean"``).
+    header
+        Its short column header (``"queue mean"``).
+    kind
+        ``"time"`` (seconds), ``"ratio"`` (in [0, 1]) or ``"count"``.
+    """
+
+    label: str
+    header: str
+    kind: MetricKind
+
+
+#: Summary key -> ``Metric``, in the order of ``Result.summary()``.
+METRICS: Dict[str, Metric] = {
+    "queuing_mean": Metric("queuing time, mean", "queue mean", "time"),
+    "queuing_median": Metric("queuing time, median", "queue median", "time"),
+    "queuing_p95": Metric("queuing time, p95", "queue p95", "time"),
+    "queuing_p99": Metric("queuing time, p99", "queue p99", "time"),
+    "jct_mean": Metric("job completion time, mean", "JCT mean", "time"),
+    "jct_median": Metric("job completion time, median", "JCT median", "time"),
+    "jct_p95": Metric("job completion time, p95", "JCT p95", "time"),
+    "jct_p99": Metric("job completion time, p99", "JCT p99", "time"),
+    "gpu_usage_training": Metric("GPU use, training cluster", "GPU use train", "ratio"),
+    "gpu_usage_overall": Metric("GPU use, both clusters", "GPU use all", "ratio"),
+    "preemption_ratio": Metric("preemption ratio (per job)", "preempt ratio", "ratio"),
+    "collateral_damage": Metric("collateral damage", "collateral", "ratio"),
+    "flexible_reclaim_share": Metric(
+        "reclaims met without preemption", "flexible reclaims", "ratio"
+    ),
+    "scaling_ops": Metric("scaling operations", "scaling ops", "count"),
+    "jobs_finished": Metric("jobs finished", "finished", "count"),
+    "jobs_unfinished": Metric("jobs unfinished", "unfinished", "count"),
+}
+
+#: The keys of ``Result.summary()``, in order.
+SUMMARY_KEYS: Tuple[str, ...] = tuple(METRICS)
+
+#: Suffixes of keys derived from a metric (``aryl.sim.compare``'s interval bounds).
+_DERIVED = ("_low", "_high")
+
+
+def kind(key: str) -> MetricKind:
+    """The kind of a summary key, or of a key derived from one (``jct_mean_low``).
+
+    Any other key (a parameter, a speed-up) is a ``"count"``: shown as it is.
+    """
+    for suffix in _DERIVED:
+        if key.endswith(suffix) and key[: -len(suffix)] in METRICS:
+            key = key[: -len(suffix)]
+    return METRICS[key].kind if key in METRICS else "count"

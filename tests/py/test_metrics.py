@@ -1,0 +1,54 @@
+"""The metric catalogue (aryl.sim.metrics): one home for keys, labels, headers, kinds."""
+
+import math
+
+from aryl import sim
+from aryl._display import metric
+from aryl.sim.metrics import METRICS, SUMMARY_KEYS, kind
+
+
+def small_result():
+    jobs = [
+        {
+            "id": i,
+            "gpus_per_worker": 8,
+            "min_workers": 1,
+            "max_workers": 1,
+            "duration": 900.0,
+            "submit_time": 60.0 * i,
+        }
+        for i in range(6)
+    ]
+    return sim.simulate(jobs, sim.Cluster(1, 0), policy="fifo")
+
+
+def test_the_summary_has_the_catalogue_keys_in_order():
+    assert tuple(small_result().summary()) == SUMMARY_KEYS == tuple(METRICS)
+    assert sim.SUMMARY_KEYS is SUMMARY_KEYS
+
+
+def test_labels_and_headers_name_each_metric_once():
+    for field in ("label", "header"):
+        names = [getattr(m, field) for m in METRICS.values()]
+        assert len(set(names)) == len(names), field
+
+
+def test_kinds_follow_the_key_and_derived_keys():
+    assert kind("jct_mean") == "time" and kind("queuing_p99_low") == "time"
+    assert kind("gpu_usage_overall_high") == "ratio"
+    assert kind("collateral_damage") == "ratio"
+    assert kind("jobs_finished") == "count"
+    assert kind("headroom") == "count" and kind("_low") == "count"
+
+
+def test_values_read_by_their_kind():
+    assert metric(0.25, "ratio") == "25.00%"
+    assert metric(math.nan, "ratio") == "—"
+    assert metric(7200.0, "time") == "7,200 s (2.0 h)"
+    assert metric(1234, "count") == "1,234"
+
+
+def test_a_result_in_a_notebook_shows_the_catalogue_labels():
+    shown = small_result()._repr_html_()
+    for key in SUMMARY_KEYS:
+        assert METRICS[key].label in shown
