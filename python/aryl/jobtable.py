@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterator, Mapping, Sequence, Union, overload
 import numpy as np
 import pandas as pd
 
+from .columns import core_types, flag_column, int_column, real_column, type_column
 from .model import Job, as_records
 
 FIELDS = tuple(f.name for f in dataclasses.fields(Job))
@@ -142,7 +143,7 @@ class JobTable(Sequence[Job]):
             k: self._columns[k] for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS
         }
         columns["id"] = [str(i) for i in self._columns["id"].tolist()]
-        columns["gpu_type"] = [t or "" for t in self._columns["gpu_type"].tolist()]
+        columns["gpu_type"] = core_types(self._columns["gpu_type"])
         return columns
 
     def fingerprint_bytes(self) -> bytes:
@@ -191,9 +192,9 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
         return None
     columns: Dict[str, np.ndarray] = {}
     for fields, convert in (
-        (INT_FIELDS, _int_column),
-        (REAL_FIELDS, _real_column),
-        (FLAG_FIELDS, _flag_column),
+        (INT_FIELDS, int_column),
+        (REAL_FIELDS, real_column),
+        (FLAG_FIELDS, flag_column),
     ):
         for name in fields:
             if name in names:
@@ -202,7 +203,7 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
                     return None
                 columns[name] = values
     gpu_type = (
-        _type_column(frame["gpu_type"])
+        type_column(frame["gpu_type"])
         if "gpu_type" in names
         else np.full(len(frame), None)
     )
@@ -219,37 +220,3 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
     columns.setdefault("hetero", np.zeros(n, dtype=bool))
     columns.setdefault("reference_workers", columns["max_workers"].copy())
     return columns
-
-
-def _int_column(series: pd.Series) -> Union[np.ndarray, None]:
-    kind = series.dtype.kind
-    if kind in "iu":
-        return series.to_numpy(dtype=np.int64)
-    if kind == "f":
-        values = series.to_numpy(dtype=np.float64)
-        if np.isfinite(values).all() and (values == np.floor(values)).all():
-            return values.astype(np.int64)
-    return None
-
-
-def _real_column(series: pd.Series) -> Union[np.ndarray, None]:
-    if series.dtype.kind in "iuf":
-        return series.to_numpy(dtype=np.float64)
-    return None
-
-
-def _flag_column(series: pd.Series) -> Union[np.ndarray, None]:
-    if series.dtype.kind == "b":  # 0/1 are not flags: the record path says so
-        return series.to_numpy(dtype=bool)
-    return None
-
-
-def _type_column(series: pd.Series) -> Union[np.ndarray, None]:
-    """The types as one shared ``str`` per distinct type (None where missing): a few
-    distinct types over 500k jobs would otherwise be 500k ``str`` objects (~25 MB)."""
-    codes, names = pd.factorize(series)
-    distinct = np.empty(len(names) + 1, dtype=object)  # the last: missing (code -1)
-    distinct[: len(names)] = list(names)
-    if not all(isinstance(v, str) for v in distinct[:-1].tolist()):
-        return None
-    return distinct[codes]

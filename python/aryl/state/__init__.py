@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
+from ..columns import core_types
 from ..decisions import Appliable, ReclaimPlan
 from ..defaults import HETERO_EFFICIENCY
 from ..jobtable import FIELDS
@@ -201,7 +202,6 @@ class ClusterState(Appliable):
         """The jobs as ``aryl.Job`` records (built on each call)."""
         t = self._jobs
         columns = {n: t[n].tolist() for n in FIELDS}
-        columns["gpu_type"] = [g or None for g in columns["gpu_type"]]  # "": any type
         return [Job(**dict(zip(FIELDS, row))) for row in zip(*columns.values())]
 
     def workers(self) -> List[Worker]:
@@ -238,7 +238,6 @@ class ClusterState(Appliable):
         jobs = pd.DataFrame(
             {n: v for n, v in j.items() if n not in ("key", "type_code")}
         )
-        jobs["gpu_type"] = [t or None for t in j["gpu_type"].tolist()]
         w = self._workers
         workers = pd.DataFrame(
             {
@@ -483,7 +482,7 @@ class ClusterState(Appliable):
             n: v for n, v in jobs.items() if n not in ("id", "key", "type_code")
         }
         job_columns["id"] = jobs["key"].tolist()
-        job_columns["gpu_type"] = jobs["gpu_type"].tolist()
+        job_columns["gpu_type"] = core_types(jobs["gpu_type"])
         return server_columns, job_columns, workers
 
     def _commit(

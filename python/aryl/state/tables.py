@@ -12,6 +12,13 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 import numpy as np
 
+from ..columns import (
+    ANY_TYPE,
+    flag_column,
+    int_column,
+    real_column,
+    type_column,
+)
 from ..defaults import DEFAULT_GPU_TYPE
 from ..jobtable import FLAG_FIELDS, INT_FIELDS, REAL_FIELDS
 from ..model import (
@@ -103,26 +110,16 @@ def _label(what: str, ids: np.ndarray, row: int) -> str:
     return f"{what} {ids[row]!r}" if what != "worker" else f"worker {row}"
 
 
-def _plain(values: np.ndarray, *types: type) -> np.ndarray:
-    """An object column whose values all have one of ``types`` exactly, as numbers."""
-    if values.dtype.kind == "O" and len(values):
-        items = values.tolist()
-        if all(type(v) in types for v in items):
-            return np.asarray(items)
-    return values
-
-
 def _int_column(
     values: np.ndarray, name: str, what: str, ids: np.ndarray
 ) -> np.ndarray:
-    values = _plain(values, int)
+    fast = int_column(values)
+    if fast is not None:
+        return fast
+    values = np.asarray(values)
     kind = values.dtype.kind
-    if kind in "iu":
-        return values.astype(np.int64)
     if kind == "f":
         bad = ~np.isfinite(values) | (values != np.round(values))
-        if not bad.any():
-            return values.astype(np.int64)
     elif kind != "O":
         bad = np.ones(len(values), dtype=bool)
     else:
@@ -146,9 +143,9 @@ def _int_column(
 def _real_column(
     values: np.ndarray, name: str, what: str, ids: np.ndarray
 ) -> np.ndarray:
-    values = _plain(values, float, int)
-    if values.dtype.kind in "iuf":
-        return values.astype(np.float64)
+    fast = real_column(values)
+    if fast is not None:
+        return fast
     return np.array(
         [_real(v, f"{_label(what, ids, i)}: {name}") for i, v in enumerate(values)],
         dtype=np.float64,
@@ -158,9 +155,10 @@ def _real_column(
 def _flag_column(
     values: np.ndarray, name: str, what: str, ids: np.ndarray
 ) -> np.ndarray:
-    values = _plain(values, bool)
-    if values.dtype.kind == "b":  # 0/1 are not flags, as for records
-        return values.astype(bool)
+    fast = flag_column(values)  # 0/1 are not flags, as for records
+    if fast is not None:
+        return fast
+    values = np.asarray(values)
     return np.array(
         [
             _flag(v, f"{_label(what, ids, i)}: {name}")
@@ -173,20 +171,12 @@ def _flag_column(
 def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
     """GPU types as an object array of str, None where missing (None, NaN, NA)."""
     if values is None:
-        return np.full(len(ids), None, dtype=object)
-    import pandas as pd
-
-    values = np.asarray(values, dtype=object)
-    missing = np.asarray(pd.isna(values), dtype=bool)
-    if pd.api.types.infer_dtype(values[~missing], skipna=False) not in (
-        "string",
-        "empty",
-    ):
-        # The first bad value, named as records do.
-        for i, v in enumerate(values.tolist()):
+        return np.full(len(ids), ANY_TYPE, dtype=object)
+    out = type_column(values)
+    if out is None:  # the first bad value, named as records do
+        for i, v in enumerate(np.asarray(values, dtype=object).tolist()):
             _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
-    out: np.ndarray = values.copy()
-    out[missing] = None
+        raise AssertionError("unreachable: a bad GPU type was found above")
     return out
 
 
@@ -199,13 +189,15 @@ def _type_codes(types: np.ndarray) -> np.ndarray:
     """Jobs' GPU types as codes into ``TYPE_NAMES`` (for vectorised grouping)."""
     import pandas as pd
 
-    codes, names = pd.factorize(types)
+    codes, names = pd.factorize(
+        types
+    )  # any type (None) is code -1 here, 0 in TYPE_NAMES
     for name in names:
         if name not in _TYPE_CODES:
             _TYPE_CODES[name] = len(TYPE_NAMES)
             TYPE_NAMES.append(name)
-    table = np.asarray([_TYPE_CODES[name] for name in names], dtype=np.int64)
-    return table[codes] if len(names) else np.zeros(len(types), dtype=np.int64)
+    table = np.asarray([0] + [_TYPE_CODES[name] for name in names], dtype=np.int64)
+    return table[codes + 1]
 
 
 def _keys(ids: np.ndarray, raw: Any = None) -> np.ndarray:
@@ -242,7 +234,6 @@ def _job_table(columns: Dict[str, Any], n: int) -> Table:
         )
         table[name] = convert(values, name, "job", ids)
     types = _type_column(columns.get("gpu_type"), "job", ids)
-    types[types == None] = ""  # noqa: E711 - elementwise; the core's "any type"
     table["gpu_type"] = types
     table["type_code"] = _type_codes(types)
     return table
