@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,17 +206,6 @@ def _ratio(a: float, b: float) -> float:
     return float(a) / float(b) if b else 0.0
 
 
-def _same(a: Any, b: Any) -> bool:
-    if (
-        isinstance(a, float)
-        and isinstance(b, float)
-        and math.isnan(a)
-        and math.isnan(b)
-    ):
-        return True
-    return bool(a == b)
-
-
 def _same_table(a: Optional[pd.DataFrame], b: Optional[pd.DataFrame]) -> bool:
     if a is None or b is None:
         return a is b
@@ -225,7 +213,7 @@ def _same_table(a: Optional[pd.DataFrame], b: Optional[pd.DataFrame]) -> bool:
 
 
 def _same_dict(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
-    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a.keys() == b.keys() and all(storage.same_value(a[k], b[k]) for k in a)
 
 
 def load(path: Union[str, os.PathLike[str]]) -> Result:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import math
 import os
@@ -224,13 +225,18 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-def _exchange(a: Path, b: Path) -> Optional[bool]:
-    """Swap two paths atomically: True when swapped, False when ``b`` vanished, None if unsupported."""
+@functools.cache
+def _renameat2() -> Any:
+    """libc's ``renameat2`` (Linux, glibc >= 2.28), or None."""
     if not sys.platform.startswith("linux"):
         return None
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-    if renameat2 is None:  # pragma: no cover - glibc < 2.28
+    return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+
+
+def _exchange(a: Path, b: Path) -> Optional[bool]:
+    """Swap two paths atomically: True when swapped, False when ``b`` vanished, None if unsupported."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return None
     if renameat2(
         _AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE
@@ -423,14 +429,20 @@ def _read_meta(files: _Folder) -> Dict[str, Any]:
     return meta
 
 
-def _same_summary(now: Dict[str, Any], saved: Dict[str, Any]) -> bool:
-    def same(x: Any, y: Any) -> bool:
-        if isinstance(x, float) and isinstance(y, float) and math.isnan(x):
-            return math.isnan(y)
-        return bool(x == y)
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as saved values: NaN equals NaN, a bool equals only a bool."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
 
+
+def _same_summary(now: Dict[str, Any], saved: Dict[str, Any]) -> bool:
     # Keys saved by an older aryl are compared; keys added since are not in the file.
-    return bool(saved) and all(k in now and same(now[k], v) for k, v in saved.items())
+    return bool(saved) and all(
+        k in now and same_value(now[k], v) for k, v in saved.items()
+    )
 
 
 def saved_summary(path: PathLike) -> Dict[str, Any]:

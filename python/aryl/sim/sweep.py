@@ -78,7 +78,13 @@ from .result import Result
 from .runs import run_arguments, scenario_settings, trace_jobs
 from .scenarios import SCENARIOS
 from .simulation import _config, simulate
-from .storage import ResultFileError, saved_summary, write_folder, write_result
+from .storage import (
+    ResultFileError,
+    same_value,
+    saved_summary,
+    write_folder,
+    write_result,
+)
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {
@@ -696,17 +702,9 @@ def _read_entry(entry: Path, key: str) -> Dict[str, Any]:
     if row["fingerprint"] != key:
         raise damaged(f"its fingerprint {row['fingerprint']!r} is not its name")
     for name in SUMMARY_KEYS:
-        if name not in row or not _same_value(row[name], summary.get(name)):
+        if name not in row or not same_value(row[name], summary.get(name)):
             raise damaged(f"{name!r} differs from the saved result's summary (edited?)")
     return row
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return False
-    if isinstance(a, float) and isinstance(b, float) and np.isnan(a):
-        return bool(np.isnan(b))
-    return isinstance(a, (int, float)) and bool(a == b)
 
 
 def _frame(

@@ -340,8 +340,8 @@ def advance_state(
     seconds = validation.real(seconds, "seconds", 0.0)
     speeds = {**DEFAULT_GPU_SPEED, **validation.gpu_speeds(gpu_speed or {})}
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
-    before = _state_remaining(state, None, state.remaining) if state.remaining else None
-    fractions = np.ones(state.n_jobs) if before is None else before
+    kept = state.remaining
+    fractions = _state_remaining(state, None, kept) if kept else np.ones(state.n_jobs)
     after = np.asarray(
         _core.advance_remaining(
             state._core,
