@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "aryl/sim/simulator.hpp"
+#include "sim_hooks.hpp"
 
 namespace aryl::bindings {
 namespace {
@@ -95,7 +96,8 @@ py::dict history_to_dict(sim::History&& h) {
   return out;
 }
 
-py::dict result_to_dict(sim::Result&& r, bool config_history) {
+// `hooks`: the run asked a caller's policy, whose admit may have rejected jobs.
+py::dict result_to_dict(sim::Result&& r, bool config_history, bool hooks) {
   py::dict out;
   out["start_time"] = to_numpy(std::move(r.start_time));
   out["finish_time"] = to_numpy(std::move(r.finish_time));
@@ -105,6 +107,7 @@ py::dict result_to_dict(sim::Result&& r, bool config_history) {
   out["ran_on_training"] = to_numpy(std::move(r.ran_on_training));
   out["ran_on_inference"] = to_numpy(std::move(r.ran_on_inference));
   out["ran_mixed"] = to_numpy(std::move(r.ran_mixed));
+  if (hooks) out["rejected"] = to_numpy(std::move(r.rejected));
   out["t"] = to_numpy(std::move(r.t));
   out["training_gpus_used"] = to_numpy(std::move(r.training_gpus_used));
   out["loaned_gpus_used"] = to_numpy(std::move(r.loaned_gpus_used));
@@ -165,7 +168,7 @@ void register_sim(py::module_& m) {
          const py::object& load_time, const py::object& load, const py::dict& config,
          const py::object& progress, const std::vector<Application>& applications,
          const py::object& job_application, const py::object& job_batch_size,
-         const py::object& job_work_scale) {
+         const py::object& job_work_scale, const py::object& hooks) {
         const std::vector<Server> server_list = servers_from(servers);
         // Read straight into the engine's records, curves moved in: at 500k
         // jobs each copy of them would cost ~60 MB.
@@ -219,23 +222,25 @@ void register_sim(py::module_& m) {
           if (keep_going.is_none()) return true;
           return bool_arg(keep_going, "the value returned by progress");
         };
+        const sim::Hooks policy = hooks_from(hooks);
         sim::Result result;
         {
           py::gil_scoped_release release;
-          result =
-              sim::simulate(server_list, sim_jobs, points, cfg, report, applications);
+          result = sim::simulate(server_list, sim_jobs, points, cfg, report,
+                                 applications, policy);
         }
-        return result_to_dict(std::move(result), cfg.history);
+        return result_to_dict(std::move(result), cfg.history, policy.any());
       },
       py::arg("servers"), py::arg("jobs"), py::arg("throughput"), py::arg("load_time"),
       py::arg("load"), py::arg("config"), py::arg("progress") = py::none(),
       py::arg("applications") = std::vector<Application>{},
       py::arg("job_application") = py::list(), py::arg("job_batch_size") = py::list(),
-      py::arg("job_work_scale") = py::list(),
+      py::arg("job_work_scale") = py::list(), py::arg("hooks") = py::none(),
       "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and "
       "totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per "
       "job, the index of its application, its global batch size and (optionally) the "
-      "fraction of its application's work it does.");
+      "fraction of its application's work it does. `hooks`: a policy of the caller's "
+      "(aryl.sim.hooks.CoreHooks), asked instead of the built-in kernels.");
 }
 
 }  // namespace aryl::bindings

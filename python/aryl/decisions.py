@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, overload
+from typing import Any, Dict, List, Optional, Tuple, Union, overload
 
 from ._display import html_table
 from .model import Records, Worker, as_records
@@ -37,7 +37,7 @@ class Decision:
     of the epoch, are not in ``pending``, and have allocation 0.
     """
 
-    policy: SchedulePolicy
+    policy: Union[SchedulePolicy, str]  # a built-in policy, or your own's name
     start: List[Worker] = field(default_factory=list)
     stop: List[Worker] = field(default_factory=list)
     allocation: Dict[Any, int] = field(default_factory=dict)

@@ -55,6 +55,7 @@ class LoanedServers {
   }
 
   [[nodiscard]] int size() const { return static_cast<int>(candidates_.size()); }
+  [[nodiscard]] int server(int c) const { return candidates_[at(c)]; }
   [[nodiscard]] bool returned(int c) const { return returned_[at(c)] != 0; }
   // (job, workers) of the jobs on candidate c.
   [[nodiscard]] std::span<const Entry> jobs_on(int c) const {
@@ -389,6 +390,28 @@ ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
       give_back_all(loan, select_exact(loan, n));
       break;
   }
+  return loan.finish();
+}
+
+ReclaimPlan reclaim_servers(const ClusterState& state,
+                            const std::vector<int>& servers) {
+  LoanedServers loan(state);
+  std::vector<int> candidate_of(state.servers.size(), -1);
+  for (int c = 0; c < loan.size(); ++c) candidate_of[at(loan.server(c))] = c;
+  std::vector<int> order;
+  for (const int s : servers) {
+    if (s < 0 || at(s) >= state.servers.size())
+      throw std::invalid_argument(fmt::format("no server index {}", s));
+    const int c = candidate_of[at(s)];
+    if (c < 0)
+      throw std::invalid_argument(
+          fmt::format("server '{}' is not on loan", state.servers[at(s)].id));
+    if (std::find(order.begin(), order.end(), c) != order.end())
+      throw std::invalid_argument(
+          fmt::format("server '{}' is returned twice", state.servers[at(s)].id));
+    order.push_back(c);
+  }
+  give_back_all(loan, order);
   return loan.finish();
 }
 

@@ -11,11 +11,14 @@ ablations) as ``simulate`` arguments. Every ``Result`` records what produced it
 ``sweep`` runs a grid of configurations on Ray, cached. ``compare(..., seeds=N)``
 replicates a comparison with 95% intervals (``replications``, ``confidence``);
 ``replicate_paper`` does it for the paper's rows through ``sweep``, cached.
+``simulate(..., policy=obj)`` runs a policy of your own in the compiled engine
+(``Policy``: its hooks, called with a read-only ``aryl.ClusterState``; ``hooks``).
 """
 
 from .compare import compare
 from .comparison import Comparison
 from .config import Cluster, Config
+from .hooks import Epoch, Policy
 from .metrics import SUMMARY_KEYS
 from .paper import (
     BASELINE,
@@ -47,12 +50,14 @@ __all__ = [
     "Cluster",
     "Comparison",
     "Config",
+    "Epoch",
     "InvariantError",
     "LOANING_ROWS",
     "ORDERINGS",
     "PAPER_POINTS",
     "PARAMETERS",
     "POLLUX_ROWS",
+    "Policy",
     "Provenance",
     "Result",
     "ResultFileError",

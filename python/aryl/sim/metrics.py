@@ -53,10 +53,13 @@ METRICS: Dict[str, Metric] = {
     "scaling_ops": Metric("scaling operations", "scaling ops", "count"),
     "jobs_finished": Metric("jobs finished", "finished", "count"),
     "jobs_unfinished": Metric("jobs unfinished", "unfinished", "count"),
+    # only in runs of a policy of your own (aryl.sim.hooks), after the others
+    "jobs_rejected": Metric("jobs rejected", "rejected", "count"),
 }
 
-#: The keys of ``Result.summary()``, in order.
-SUMMARY_KEYS: Tuple[str, ...] = tuple(METRICS)
+#: The keys of every ``Result.summary()``, in order (a run of a policy of your own
+#: adds ``jobs_rejected``).
+SUMMARY_KEYS: Tuple[str, ...] = tuple(k for k in METRICS if k != "jobs_rejected")
 
 #: Suffixes of keys derived from a metric (``aryl.sim.compare``'s interval bounds).
 _DERIVED = ("_low", "_high")

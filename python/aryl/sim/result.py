@@ -97,6 +97,9 @@ class Result:
         out["scaling_ops"] = int(self.jobs["scaling_ops"].sum())
         out["jobs_finished"] = int(self.jobs["finish_time"].notna().sum())
         out["jobs_unfinished"] = len(self.jobs) - out["jobs_finished"]
+        if "rejected" in self.jobs:  # a policy of your own that rejects jobs
+            out["jobs_rejected"] = int(self.jobs["rejected"].sum())
+            out["jobs_unfinished"] -= out["jobs_rejected"]
         return out
 
     def check(self) -> Result:
@@ -119,6 +122,8 @@ class Result:
             problems.append("a job finished before it started")
         if j["id"].duplicated().any():
             problems.append("a job appears twice")
+        if "rejected" in j and j.loc[j["rejected"], "start_time"].notna().any():
+            problems.append("a rejected job ran")
         t = self.totals
         if abs(
             t["work_delivered"] - t["work_completed"] - t["work_lost_total"]

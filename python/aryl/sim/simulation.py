@@ -43,6 +43,7 @@ from ..typing import (
 )
 from .config import Cluster, Config
 from .history import history_frame
+from .hooks import CoreHooks, Policy, check_policy, policy_name
 from .provenance import (
     Provenance,
     aryl_version,
@@ -64,7 +65,7 @@ RECLAIM_POLICIES = SIMULATION_RECLAIM_POLICIES  # aryl.sim.simulation.RECLAIM_PO
 def simulate(
     jobs: Records,
     cluster: Union[Cluster, Records],
-    policy: SimulationPolicy = "aryl",
+    policy: Union[SimulationPolicy, Policy] = "aryl",
     reclaim: SimulationReclaimPolicy = "aryl",
     inference_load: Any = None,
     config: Union[Config, Mapping[str, Any], None] = None,
@@ -99,6 +100,13 @@ def simulate(
     policy, reclaim
         Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``; for a
         Pollux workload ``tiresias`` or ``pollux``) and reclaim policy (``aryl``, ``scf``, ``random``).
+        ``policy`` may also be a policy of your own: any object with the hooks of
+        ``aryl.sim.hooks.Policy`` (``allocate(state, epoch)``, optionally
+        ``reclaim(state, n, epoch)`` and ``admit(job, epoch)``), called with a
+        read-only ``aryl.ClusterState`` where the engine would run its kernels; every
+        answer is checked before it is applied (a ``ValueError`` naming the epoch
+        and the job otherwise). Its ``reclaim``, if any, replaces ``reclaim``;
+        ``Result.jobs`` then has a ``rejected`` column.
     inference_load
         ``(time_s, load)`` rows (a DataFrame with those columns, or an array of
         pairs): the fraction of inference capacity needed from that time on. Without
@@ -139,9 +147,20 @@ def simulate(
     seed = validation.seed(seed)
     if isinstance(cluster, Cluster):
         validation.check_cluster_counts(cluster)
+    # A policy of your own runs under the engine's rules of "aryl" for base demand
+    # and base workers; `kernel` is the built-in policy's name otherwise.
+    own: Optional[Policy] = None if isinstance(policy, str) else policy
+    if own is not None:
+        check_policy(own)
+    kernel: str = "aryl" if own is not None else str(policy)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
+        if own is not None:
+            raise ValueError(
+                "a policy of your own schedules fixed-duration jobs; a Pollux "
+                "workload runs under policy 'tiresias', 'pollux' or 'aryl'"
+            )
         result = _simulate_pollux(
-            jobs, cluster, policy, config, seed, progress, label, history
+            jobs, cluster, kernel, config, seed, progress, label, history
         )
         return _warn_unfinished(result, config, stopped)
     if config.agent is not None:
@@ -149,12 +168,12 @@ def simulate(
             f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
             "(aryl.traces.pollux_workload or pollux_profiles)"
         )
-    if policy in GOODPUT_POLICIES:
+    if kernel in GOODPUT_POLICIES:
         raise ValueError(
-            f"policy {policy!r} runs goodput-driven jobs: pass a Pollux workload "
+            f"policy {kernel!r} runs goodput-driven jobs: pass a Pollux workload "
             "(aryl.traces.read_pollux_workload)"
         )
-    validation.text(policy, "policy", POLICIES)  # as aryl.schedule checks it
+    validation.text(kernel, "policy", POLICIES)  # as aryl.schedule checks it
     validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
     servers = _servers(cluster)
     table = JobTable.of(jobs)
@@ -178,18 +197,23 @@ def simulate(
     curves = _curves(table, throughput)
     validation.check_durations(table)
     validation.check_can_run(
-        servers, table, core, policy, load_time, load, config.headroom
+        servers, table, core, kernel, load_time, load, config.headroom
     )
     del core  # the engine keeps its own copy of the jobs; at 500k jobs this is ~100 MB
+    hooks = None if own is None else CoreHooks(own, servers, table.to_frame(), config)
     raw = _core.simulate(
         server_table,
         columns,
         curves,
         load_time,
         load,
-        _core_config(config, policy, reclaim, seed, history),
+        _core_config(config, kernel, reclaim, seed, history),
         progress,
+        hooks=hooks,
     )
+    name = kernel if own is None else policy_name(own)
+    # A policy's own reclaim hook chose the servers returned.
+    own_reclaim = own is not None and callable(getattr(own, "reclaim", None))
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus
@@ -198,15 +222,15 @@ def simulate(
         table.ids,
         table.column("submit_time"),
         raw,
-        label or policy,
+        label or name,
         table.column("gpus_per_worker"),
     )
     result.provenance = Provenance(
         jobs=len(table),
         jobs_fingerprint=fingerprint_jobs(table),
         cluster=_describe_cluster(cluster, servers),
-        policy=policy,
-        reclaim=reclaim,
+        policy=name,
+        reclaim=name if own_reclaim else reclaim,
         config=dataclasses.asdict(config),
         seed=int(seed),
         aryl_version=aryl_version(),
@@ -244,7 +268,11 @@ def _warn_unfinished(result: Result, config: Config, stopped: List[bool]) -> Res
     inference load that closed while it waited stays queued for ever. That is allowed,
     but never silent.
     """
-    left = result.jobs.loc[result.jobs["finish_time"].isna(), "id"]
+    jobs = result.jobs
+    unfinished = jobs["finish_time"].isna()
+    if "rejected" in jobs:
+        unfinished &= ~jobs["rejected"]
+    left = jobs.loc[unfinished, "id"]
     if len(left) and math.isinf(config.horizon) and not stopped:
         shown = ", ".join(repr(i) for i in left[:5]) + (
             ", ..." if len(left) > 5 else ""
@@ -508,6 +536,8 @@ def _result(
             "gpu_types": gpu_types,
         }
     )
+    if "rejected" in raw:  # a policy of your own (hooks): its admit's answers
+        frame["rejected"] = raw.pop("rejected").astype(bool)
     timeline = pd.DataFrame(
         {
             k: raw[k]

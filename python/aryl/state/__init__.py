@@ -88,6 +88,7 @@ class ClusterState(Appliable):
         self.version = 0
         self._cache: Dict[str, Any] = {}
         self._remaining: Dict[Any, float] = {}  # jobs partly done (advance)
+        self._read_only = False  # the simulator's view of a run (simulation_view)
 
     # ----------------------------------------------------------- construction
 
@@ -154,6 +155,33 @@ class ClusterState(Appliable):
         )
         state._commit(server_table, job_table, worker_table, server_index, job_index)
         return state
+
+    def simulation_view(
+        self,
+        jobs: np.ndarray,
+        workers: Table,
+        on_loan: np.ndarray,
+        remaining: np.ndarray,
+    ) -> ClusterState:
+        """A read-only state of this one's servers with loans ``on_loan``, its job rows
+        ``jobs`` (in that order), ``workers`` (``job`` indexing ``jobs``) and each of
+        those jobs' ``remaining`` work: what the simulator shows a policy of your own
+        (``aryl.sim.hooks``). Its updates raise ``ValueError``; read it and schedule
+        on it (``schedule``, ``reclaim``) as on any state.
+        """
+        view = ClusterState()
+        servers = dict(self._servers)
+        servers["on_loan"] = on_loan.astype(bool)
+        table = _take(self._jobs, jobs)
+        view._commit(
+            servers, table, workers, self._server_index, _index(table["id"], "job")
+        )
+        partly = np.flatnonzero(remaining < 1.0)
+        view._remaining = dict(
+            zip(table["id"][partly].tolist(), remaining[partly].tolist())
+        )
+        view._read_only = True
+        return view
 
     # ----------------------------------------------------------------- views
 
@@ -485,6 +513,13 @@ class ClusterState(Appliable):
         job_columns["gpu_type"] = core_types(jobs["gpu_type"])
         return server_columns, job_columns, workers
 
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ValueError(
+                "this ClusterState is the simulator's view of the run: read-only; "
+                "a policy returns its decision instead of applying it"
+            )
+
     def _commit(
         self,
         servers: Table,
@@ -494,6 +529,7 @@ class ClusterState(Appliable):
         job_index: Dict[Any, int],
     ) -> None:
         """Validate the new tables in the core; replace the state only if they pass."""
+        self._check_writable()
         core = _core.ClusterState(*self._core_columns(servers, jobs, workers))
         self._servers, self._jobs, self._workers = servers, jobs, workers
         self._server_index, self._job_index = server_index, job_index
@@ -570,6 +606,7 @@ class ClusterState(Appliable):
         done (remove them with ``remove_jobs``). Restart overheads are not modelled
         here: a job is assumed to run the whole time.
         """
+        self._check_writable()
         after = advance_state(self, seconds, gpu_speed, hetero_efficiency, throughput)
         done = [job for job, left in after.items() if left <= 0.0]
         # A finished job's remaining is kept as the least fraction schedule takes.

@@ -57,4 +57,10 @@ std::vector<double> preemption_costs(const ClusterState& state);
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
                     std::uint64_t seed = 0);
 
+// The plan of returning the given on-loan servers in the given order (a caller's
+// choice): what each does to the jobs on it, as the policies above account it.
+// A server index out of range, not on loan or given twice is
+// std::invalid_argument naming it.
+ReclaimPlan reclaim_servers(const ClusterState& state, const std::vector<int>& servers);
+
 }  // namespace aryl

@@ -21,6 +21,7 @@ Accounting::Accounting(std::size_t jobs) {
   r_.ran_on_training = xt::zeros<std::uint8_t>({jobs});
   r_.ran_on_inference = xt::zeros<std::uint8_t>({jobs});
   r_.ran_mixed = xt::zeros<std::uint8_t>({jobs});
+  r_.rejected = xt::zeros<std::uint8_t>({jobs});
 }
 
 void Accounting::integrate(double dt, const Usage& u) {

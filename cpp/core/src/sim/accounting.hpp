@@ -31,9 +31,11 @@ class Accounting {
   void scaled(int job) { ++r_.scaling_ops(at(job)); }
   void ran_on(int job, Pool pool);
   void ran_mixed(int job) { r_.ran_mixed(at(job)) = 1; }
+  void rejected(int job) { r_.rejected(at(job)) = 1; }
   void delivered(double work) { r_.work_delivered += work; }
 
   [[nodiscard]] Result& result() { return r_; }
+  [[nodiscard]] const Result& result() const { return r_; }
   void violation(double t, const std::string& what);
   // Closes the books at `end`: work conservation checked, timeline moved in.
   Result finish(double end, double work_completed);

@@ -29,13 +29,18 @@ namespace aryl::sim {
 
 using detail::at;
 
-enum class Status : std::uint8_t { future, queued, running, finished };
+enum class Status : std::uint8_t { future, queued, running, finished, rejected };
+
+// The queued jobs a snapshot holds: none (a reclaim), those that could start (an
+// epoch of the built-in kernels) or all (a caller's policy sees the whole queue).
+enum class Queue : std::uint8_t { none, startable, all };
 
 class Engine {
  public:
   Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
          const std::vector<LoadPoint>& load, const Config& config,
-         const Progress& progress, const std::vector<Application>& applications);
+         const Progress& progress, const std::vector<Application>& applications,
+         const Hooks& hooks);
   Result run();
 
  private:
@@ -66,14 +71,14 @@ class Engine {
   void on_arrival(int j);
   void on_finish(int j, std::uint64_t version);
   void complete(int j, double t);
-  void preempt(int j);
+  void preempt(int j, Change why = Change::reclaim_preemption);
   void on_loan();
   [[nodiscard]] int lent_count() const;
   void take_back(int n);
   void on_epoch();
   void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;
-  const ClusterState& snapshot(std::vector<int>& job_of, bool with_queue);
+  const ClusterState& snapshot(std::vector<int>& job_of, Queue queue);
   void copy_workers(int j, int index);
   void copy_run();
   void copy_records(const std::vector<int>& job_of);
@@ -105,6 +110,13 @@ class Engine {
   void tiresias_allocate(double interval);
   // the Pollux allocation of a round (pollux_round.cpp)
   void pollux_allocate(double interval);
+  // a caller's policy (hooks.cpp): its answers, checked before they are applied
+  [[nodiscard]] Epoch epoch() const;
+  [[nodiscard]] Decision asked_decision(const ClusterState& state,
+                                        const std::vector<int>& job_of);
+  [[nodiscard]] ReclaimPlan asked_reclaim(const ClusterState& state,
+                                          const std::vector<int>& job_of, int n);
+  [[nodiscard]] bool admitted(int j);
   // invariants (audit.cpp)
   void audit();
   void audit_base();
@@ -114,6 +126,7 @@ class Engine {
   const std::vector<LoadPoint>& load_;
   const Config& config_;
   const Progress& progress_;
+  const Hooks& hooks_;
   EventQueue events_;
   ClusterState snapshot_;  // the kernels' view, rebuilt in place (snapshot)
   Lender lender_;

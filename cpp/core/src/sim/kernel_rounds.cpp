@@ -23,7 +23,7 @@ namespace aryl::sim {
 
 void Engine::kernel_allocate() {
   std::vector<int> job_of;
-  const ClusterState& state = snapshot(job_of, true);
+  const ClusterState& state = snapshot(job_of, Queue::startable);
   if (state.jobs.empty()) return;
   options_.remaining.clear();
   options_.throughput.clear();

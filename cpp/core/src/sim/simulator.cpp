@@ -20,12 +20,14 @@ namespace aryl::sim {
 
 Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
                const std::vector<LoadPoint>& load, const Config& config,
-               const Progress& progress, const std::vector<Application>& applications)
+               const Progress& progress, const std::vector<Application>& applications,
+               const Hooks& hooks)
     : servers_(servers),
       jobs_(jobs),
       load_(load),
       config_(config),
       progress_(progress),
+      hooks_(hooks),
       lender_(servers, load, config),
       accounting_(jobs.size()),
       history_(jobs.size(), config.history),
@@ -37,6 +39,10 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
                              [](const SimJob& j) { return j.application >= 0; });
   check_inputs();
   if (goodput_run_) {
+    if (hooks.any())
+      throw std::invalid_argument(
+          "a policy of your own schedules fixed-duration jobs; goodput-driven jobs "
+          "run under policy 'tiresias', 'pollux' or 'aryl'");
     check_goodput_inputs();
     executed_.assign(jobs.size(), 0.0);
     attained_.assign(jobs.size(), 0.0);
@@ -339,6 +345,12 @@ void Engine::clear_workers(int j) {
 // ---- handlers -------------------------------------------------------------------
 
 void Engine::on_arrival(int j) {
+  if (hooks_.admit && !admitted(j)) {
+    status_[at(j)] = Status::rejected;
+    accounting_.rejected(j);
+    --unfinished_;
+    return;
+  }
   status_[at(j)] = Status::queued;
   queue_.insert(fifo_key(j));
   if (goodput_run_) arrived_.push_back(j);
@@ -366,14 +378,14 @@ void Engine::complete(int j, double t) {
   dirty_ = true;
 }
 
-// Sends a running job back to the queue: with a checkpoint it keeps its
-// progress and pays the restart overhead when it starts again; without, it
-// starts over.
-void Engine::preempt(int j) {
+// Sends a running job back to the queue (`why`: a reclaim, or a caller's policy
+// that stopped all its workers): with a checkpoint it keeps its progress and pays
+// the restart overhead when it starts again; without, it starts over.
+void Engine::preempt(int j, Change why) {
   JobProgress& s = state_[at(j)];
   advance(j);
   clear_workers(j);
-  history_.changed(j, now(), Change::reclaim_preemption, {});
+  history_.changed(j, now(), why, {});
   if (jobs_[at(j)].job.checkpoint) {
     s.restarted = true;
     accounting_.preempted(j, 0.0);
@@ -421,10 +433,13 @@ int Engine::lent_count() const { return lent_; }
 
 void Engine::take_back(int n) {
   std::vector<int> job_of;
-  const ClusterState& state = snapshot(job_of, false);
+  const ClusterState& state =
+      snapshot(job_of, hooks_.reclaim ? Queue::all : Queue::none);
   Result& r = accounting_.result();
-  const ReclaimPlan plan = reclaim(
-      state, n, config_.reclaim, config_.seed + static_cast<std::uint64_t>(r.reclaims));
+  const ReclaimPlan plan =
+      hooks_.reclaim ? asked_reclaim(state, job_of, n)
+                     : reclaim(state, n, config_.reclaim,
+                               config_.seed + static_cast<std::uint64_t>(r.reclaims));
   ++r.reclaims;
   r.collateral_gpus += plan.collateral_gpus;
   r.reclaim_demand_gpus += plan.demand_gpus;
@@ -476,7 +491,8 @@ void Engine::on_epoch() {
   } else if (dirty_) {
     dirty_ = false;
     std::vector<int> job_of;
-    const ClusterState& state = snapshot(job_of, true);
+    const ClusterState& state =
+        snapshot(job_of, hooks_.allocate ? Queue::all : Queue::startable);
     if (!state.jobs.empty()) {
       options_.remaining.clear();
       options_.throughput.clear();
@@ -484,7 +500,8 @@ void Engine::on_epoch() {
         options_.remaining.push_back(state_[at(j)].remaining_fraction());
         if (!linear_) options_.throughput.push_back(curve(j));
       }
-      apply(schedule(state, options_), state, job_of);
+      apply(hooks_.allocate ? asked_decision(state, job_of) : schedule(state, options_),
+            state, job_of);
       ++accounting_.result().epochs_run;
     }
   }
@@ -538,22 +555,27 @@ void Engine::apply(const Decision& d, const ClusterState& state,
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   std::vector<int> touched;
   touched.reserve(changed.size());
-  std::vector<std::size_t> held;  // touched job -> workers before (history only)
+  std::vector<std::size_t> held;  // touched job -> workers before
+  held.reserve(changed.size());
   auto stop = stops.begin();
   for (const int i : changed) {
     const int j = job_of[at(i)];
     advance(j);
-    const bool was_running = !workers_[at(j)].empty();
-    if (history_.on()) held.push_back(workers_[at(j)].size());
+    held.push_back(workers_[at(j)].size());
     for (; stop != stops.end() && stop->first == i; ++stop)
       remove_worker(j, stop->second);
-    if (was_running) accounting_.scaled(j);
     touched.push_back(j);
   }
   for (const Worker& w : d.start) add_worker(job_of[at(w.job)], w.server, w.flexible);
   for (std::size_t k = 0; k < touched.size(); ++k) {
     const int j = touched[k];
     JobProgress& s = state_[at(j)];
+    if (status_of(j) == Status::running && workers_[at(j)].empty()) {
+      preempt(j, Change::preemption);  // a caller's policy stopped all its workers
+      dirty_ = true;                   // the next epoch may start it elsewhere
+      continue;
+    }
+    if (held[k] > 0) accounting_.scaled(j);
     if (history_.on())
       history_.changed(j, now(),
                        status_of(j) == Status::queued
@@ -576,9 +598,9 @@ void Engine::apply(const Decision& d, const ClusterState& state,
 
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
                 const std::vector<LoadPoint>& load, const Config& config,
-                const Progress& progress,
-                const std::vector<Application>& applications) {
-  return Engine(servers, jobs, load, config, progress, applications).run();
+                const Progress& progress, const std::vector<Application>& applications,
+                const Hooks& hooks) {
+  return Engine(servers, jobs, load, config, progress, applications, hooks).run();
 }
 
 }  // namespace aryl::sim

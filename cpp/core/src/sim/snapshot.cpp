@@ -86,15 +86,15 @@ void Engine::copy_run() {
 }
 
 // The state the kernels see: usable servers, the running jobs in trace order
-// and, for an epoch, the queued ones in arrival order; job_of maps state job
+// and then `queue`'s queued ones in arrival order; job_of maps state job
 // index -> trace job index.
-// Queued jobs whose base demand exceeds every GPU that is free or held by a
-// flexible worker are left out: the placer would reject them anyway, and long
-// queues would otherwise be copied and sorted at every epoch. Under strict
-// FIFO only the head of the queue that could start counts (fifo_blocker).
-// The state is rebuilt in place: the servers are copied once (set_loan keeps
-// their loans current), the job records as copy_records keeps them.
-const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) {
+// Queue::startable leaves out queued jobs whose base demand exceeds every GPU
+// that is free or held by a flexible worker: the placer would reject them
+// anyway, and long queues would otherwise be copied and sorted at every epoch.
+// Under strict FIFO only the head of the queue that could start counts
+// (fifo_blocker). The state is rebuilt in place: the servers are copied once
+// (set_loan keeps their loans current), the job records as copy_records keeps them.
+const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
   ClusterState& state = snapshot_;
   if (state.servers.empty()) {
     state.servers = servers_;
@@ -105,19 +105,22 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, bool with_queue) 
   state.workers.clear();
   state.workers.reserve(last_workers_.size() + last_workers_.size() / 8 + 16);
   std::size_t n_jobs = 0;
-  const int bound = with_queue ? releasable_gpus() : 0;
-  const FifoKey blocker = with_queue ? fifo_blocker(bound) : FifoKey{};
+  const bool startable = queue == Queue::startable;
+  const int bound = startable ? releasable_gpus() : 0;
+  const FifoKey blocker = startable ? fifo_blocker(bound) : FifoKey{};
   // Gandiva grows only when nothing is pending: keep one hopeless job to say so.
   bool keep_hopeless = config_.policy == AllocationPolicy::gandiva;
   const auto add = [&](int j) {
     job_of.push_back(j);
     copy_workers(j, static_cast<int>(n_jobs++));
   };
-  job_of.reserve(running_ids_.size() + (with_queue ? queue_.size() : 0));
+  job_of.reserve(running_ids_.size() + (queue != Queue::none ? queue_.size() : 0));
   for (const int j : running_ids_) add(j);
   copy_run();
   update_base();  // after copy_workers: it reads which jobs changed
-  if (with_queue)
+  if (queue == Queue::all)
+    for (const FifoKey& key : queue_) add(key.second);
+  if (startable)
     for (const FifoKey& key : queue_) {  // in arrival order
       if (!(key < blocker)) break;
       const Job& job = jobs_[at(key.second)].job;

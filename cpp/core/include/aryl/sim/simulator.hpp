@@ -136,6 +136,7 @@ struct Result {
   xt::xtensor<double, 1> start_time, finish_time, work_lost;
   xt::xtensor<std::int64_t, 1> preemptions, scaling_ops;
   xt::xtensor<std::uint8_t, 1> ran_on_training, ran_on_inference, ran_mixed;
+  xt::xtensor<std::uint8_t, 1> rejected;  // by Hooks::admit: never queued, never ran
 
   xt::xtensor<double, 1> t;
   xt::xtensor<std::int64_t, 1> training_gpus_used, loaned_gpus_used, on_loan,
@@ -159,6 +160,45 @@ struct Result {
 
 using Progress = std::function<bool(double fraction)>;  // return false to cancel
 
+// Where the engine stands when it asks a caller's policy (Hooks).
+struct Epoch {
+  std::int64_t index = 0;  // scheduling epochs planned so far (Result::epochs_run)
+  double now = 0.0;        // simulated time, s
+};
+
+// A caller's policy, asked instead of the engine's own (aryl.sim.simulate with a
+// policy object). Each hook is optional; unset, the engine decides as Config says.
+// Fixed-duration runs only. The `state` a hook sees is the engine's: the usable and
+// inference servers with their loans, the running jobs in trace order, then every
+// queued job in arrival order; job_of[i] is state job i's trace index. Every answer
+// is checked before any of it is applied (a std::invalid_argument naming the epoch
+// and the job or server otherwise); the run keeps its invariants and books.
+struct Hooks {
+  // At each scheduling epoch at which something changed (an arrival, a completion,
+  // a loan or reclaim; as the built-in kernels are asked): what to start and stop
+  // on `state` (Decision::start and stop; its other fields are not read). A running
+  // job left without workers goes back to the queue (preempted: a checkpointed job
+  // keeps its progress and pays the restart overhead when it starts again).
+  // `remaining`: each state job's fraction of work left; `throughput`: each state
+  // job's curve (empty when every curve is linear).
+  std::function<Decision(const ClusterState& state, const std::vector<int>& job_of,
+                         const std::vector<double>& remaining,
+                         const std::vector<std::vector<double>>& throughput,
+                         const Epoch& epoch)>
+      allocate;
+  // When the load needs n lent servers back: n distinct on-loan server indices;
+  // the jobs on them are scaled in or preempted as reclaim() would (reclaim_servers).
+  std::function<std::vector<int>(const ClusterState& state,
+                                 const std::vector<int>& job_of, int n,
+                                 const Epoch& epoch)>
+      reclaim;
+  // An arriving job (its trace index): false rejects it; it never runs and is
+  // reported in Result::rejected.
+  std::function<bool(int job, const Epoch& epoch)> admit;
+
+  [[nodiscard]] bool any() const { return allocate || reclaim || admit; }
+};
+
 // The most epochs (or loan decisions) a run may need: a run whose span would need
 // more is refused up front (its timeline alone would not fit in memory).
 inline constexpr double max_steps = 5'000'000;
@@ -174,9 +214,13 @@ inline constexpr double max_steps = 5'000'000;
 // schedule_interval; each round first advances every running job over the last
 // interval, then allocates (Allocator::tiresias or Allocator::pollux). Their work
 // columns count M0-equivalent steps.
+//
+// `hooks`, if any is set, ask a caller's policy instead (Hooks; fixed-duration
+// runs only).
 Result simulate(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
                 const std::vector<LoadPoint>& load, const Config& config,
                 const Progress& progress = {},
-                const std::vector<Application>& applications = {});
+                const std::vector<Application>& applications = {},
+                const Hooks& hooks = {});
 
 }  // namespace aryl::sim
