@@ -84,7 +84,8 @@ class Policy(Protocol):
         When the inference load needs ``n`` lent servers back: which (ids, or
         ``state.reclaim(n, ...)``'s result). Their jobs are scaled in where they keep
         ``min_workers`` and preempted otherwise. Without it, the run's ``reclaim``
-        policy chooses.
+        policy chooses. (This view's ``state.remaining`` is empty: the engine moves
+        remaining work at epochs.)
     ``admit(job, epoch)`` (optional)
         An arriving ``aryl.Job``: ``False`` rejects it for good (it never runs;
         ``Result.jobs["rejected"]``).
