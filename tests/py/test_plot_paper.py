@@ -8,6 +8,7 @@ import io
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -333,23 +334,28 @@ def long_run(days=10, step=60.0):
     )
 
 
-def test_usage_svg_of_a_long_run_stays_small():
+def svg_bytes(fig):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", dpi=style.DPI)
+    return len(buffer.getvalue())
+
+
+def test_usage_svg_of_a_long_run_stays_small(monkeypatch):
     result = long_run()
     fig = plot.usage(result, window=None)  # every one of 14,400 steps
     dense = [
         line
         for ax in fig.axes
         for line in ax.get_lines()
-        if len(line.get_xdata()) > 1000
+        if len(line.get_xdata()) > style.RASTER_POINTS
     ]
     assert len(dense) == 5 and all(line.get_rasterized() for line in dense)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", dpi=style.DPI)
-    assert len(buffer.getvalue()) < 1_000_000
-    grid = plot.usage_grid([result], window=None)
-    buffer = io.BytesIO()
-    grid.savefig(buffer, format="svg", dpi=style.DPI)
-    assert len(buffer.getvalue()) < 1_000_000
+    assert svg_bytes(fig) < 1_000_000
+    assert svg_bytes(plot.usage_grid([result], window=None)) < 1_000_000
+    # The bound bites: drawn as vector paths, the same figures are larger.
+    monkeypatch.setattr("aryl.plot.timelines.RASTER_POINTS", 10**9)
+    assert svg_bytes(plot.usage(result, window=None)) > 1_000_000
+    assert svg_bytes(plot.usage_grid([result], window=None)) > 1_000_000
     # A short series stays vector: sharp at any zoom, and small anyway.
     (ax, _) = plot.usage(result, window=6 * 3600.0).axes
     assert not any(line.get_rasterized() for line in ax.get_lines())
@@ -361,3 +367,23 @@ def test_import_aryl_does_not_import_matplotlib():
         "aryl.plot.cdf; assert 'matplotlib' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_gallery_page_draws_every_figure_with_its_own_code(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "docs" / "figures"))
+    try:
+        import gallery
+    finally:
+        sys.path.pop(0)
+    images = [image for _, image in gallery.blocks() if image is not None]
+    written = gallery.draw(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == images
+    for image in images:  # the committed picture beside the page, small
+        committed = root / "docs" / image
+        assert 0 < committed.stat().st_size < 200_000, image
+    page = gallery.PAGE.read_text(encoding="utf-8")
+    for name in CALLS:  # a section and a call for every plot function
+        assert f"## `{name}`" in page and f"plot.{name}(" in page, name
+    mkdocs = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "gallery.md" in mkdocs

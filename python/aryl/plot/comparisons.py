@@ -15,6 +15,7 @@ from .style import (
     PALETTE,
     canvas,
     column_label,
+    legend,
     metric_scale,
     percent_ticks,
     series_styles,
@@ -290,7 +291,4 @@ def _titles(axes: Axes, x: str, y: str, by: Optional[str], ylabel: str) -> None:
     axes.grid(True, alpha=0.3)
     name = column_label(y)
     axes.set_title(f"{name[:1].upper()}{name[1:]} by {xlabel}")
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(
-            title=column_label(by) if by is not None else None, fontsize="small"
-        )
+    legend(axes, outside=False, title=column_label(by) if by is not None else None)

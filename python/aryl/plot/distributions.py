@@ -14,7 +14,7 @@ from .style import (
     PALETTE,
     RASTER_POINTS,
     canvas,
-    legend_outside,
+    legend,
     percent,
     percent_ticks,
     series_styles,
@@ -97,7 +97,7 @@ def cdf(
         )
     runs = named(results)
     styles = series_styles([name for name, _ in runs], "cdf")
-    fig, (axes,), _ = canvas(ax, figsize, (9.5, 4.8), "cdf")
+    fig, (axes,), own = canvas(ax, figsize, (9.5, 4.8), "cdf")
     axis_label, title, missing_word = _METRICS[metric]
     lo, hi = math.inf, -math.inf
     clipped = False
@@ -141,7 +141,7 @@ def cdf(
     axes.set_ylabel("share of jobs with a value (CDF)")
     axes.set_title(f"{title}: CDF per run")
     axes.grid(True, which="major", alpha=0.3)
-    legend_outside(axes)
+    legend(axes, outside=own)
     return fig
 
 

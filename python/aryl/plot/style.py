@@ -170,15 +170,23 @@ def _root(ax: Axes) -> Figure:
     return figure if isinstance(figure, Figure) else figure.figure
 
 
-def legend_outside(ax: Axes) -> None:
-    """The axes' legend right of it (inside it would cover lines), if it has entries."""
-    if ax.get_legend_handles_labels()[0]:
+def legend(ax: Axes, outside: bool, title: Optional[str] = None) -> None:
+    """The axes' legend, if it has entries: right of the axes (``outside``: on a
+    figure of the plot function's own, where a legend inside would cover lines), or
+    inside where it covers least (in the caller's axes, often small, with no room
+    beside them)."""
+    if not ax.get_legend_handles_labels()[0]:
+        return
+    if outside:
         ax.legend(
             loc="upper left",
             bbox_to_anchor=(1.01, 1.0),
             fontsize="small",
             borderaxespad=0,
+            title=title,
         )
+    else:
+        ax.legend(fontsize="small", title=title)
 
 
 # Tick and value formats.

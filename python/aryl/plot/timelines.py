@@ -28,7 +28,7 @@ from .style import (
     RASTER_POINTS,
     canvas,
     duration,
-    legend_outside,
+    legend,
     series_styles,
     text_color,
     time_unit,
@@ -156,7 +156,7 @@ def usage(
     bottom.set_xlabel(f"time since start ({unit})")
     for axes in (top, bottom):
         axes.grid(True, alpha=0.3)
-        legend_outside(axes)
+        legend(axes, outside=own)
     top.set_title("GPUs used by training jobs")
     bottom.set_title("Inference servers")
     title = f"GPU usage over time: {name}" + (
@@ -393,7 +393,7 @@ def usage_grid(
             )
         fig.suptitle(title)
     elif axes:
-        legend_outside(axes[0])
+        legend(axes[0], outside=False)
     return fig
 
 
@@ -534,7 +534,7 @@ def gantt(
         "gantt",
         hint="draw fewer jobs or colour by loan (color='loan')",
     )
-    fig, (axes,), _ = canvas(
+    fig, (axes,), own = canvas(
         ax, figsize, (10.0, max(2.5, 0.3 * len(shown) + 1.4)), "gantt"
     )
     end = float(result.totals.get("end_time", 0.0)) or float(spans["end"].max())
@@ -581,7 +581,7 @@ def gantt(
     axes.set_ylim(len(shown) - 0.5, -0.5)
     axes.set_xlabel(f"time ({unit}); bars labelled with their GPUs")
     axes.grid(True, axis="x", alpha=0.3)
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    legend(axes, outside=own)
     axes.set_title(f"Allocations over time: {result.label or 'run'}")
     return fig
 
