@@ -20,12 +20,11 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-import aryl  # noqa: E402
 from aryl import plot, sim  # noqa: E402
 from aryl.plot import style  # noqa: E402
 from aryl.plot.files import _cdf_groups  # noqa: E402
+from test_plot import LOAD, tiny_jobs  # noqa: E402
 
-LOAD = [(0, 0.0), (300, 0.8)]
 OKABE_ITO = {
     "#000000",
     "#e69f00",
@@ -36,15 +35,6 @@ OKABE_ITO = {
     "#d55e00",
     "#cc79a7",
 }
-
-
-def tiny_jobs():
-    return [
-        aryl.Job("a", 1, 1, 2, 100, submit_time=0),
-        aryl.Job("b", 4, 1, 2, 2000, submit_time=10),
-        aryl.Job("c", 8, 1, 1, 3000, submit_time=20),
-        aryl.Job("d", 8, 1, 2, 1000, submit_time=30),
-    ]
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from ..sim.metrics import kind
 from .style import (
     GREY,
     PALETTE,
+    bar_panels,
     canvas,
     column_label,
     legend,
@@ -72,33 +73,22 @@ def speedups(
         raise ValueError("speedups: the table has no rows to plot")
     names = [str(n) for n in table.index]
     base = baseline if baseline is not None else names[0]
-    fig, (left, right), own = canvas(
-        ax,
-        figsize,
-        (11.0, max(2.8, 0.38 * len(names) + 1.8)),
-        "speedups",
-        panels=2,
-        ncols=2,
-        sharey=True,
-    )
-    y = np.arange(len(names))
+    fig, left, right, own = bar_panels(ax, figsize, names, "speedups")
     for axes, column, title in (
         (left, "speed-up JCT", "Mean job completion time"),
         (right, "speed-up queue", "Mean queuing time"),
     ):
-        _speedup_bars(axes, table, column, y)
+        _speedup_bars(axes, table, column)
         axes.set_title(f"{title}: speed-up")
         axes.set_xlabel(f"{base} mean / row mean (higher is better)")
-        axes.set_yticks(y, names)
-        axes.set_ylim(len(names) - 0.5, -0.5)  # first row on top
-    right.tick_params(labelleft=False)
     if own:
         fig.suptitle(f"Speed-ups over {base}")
     return fig
 
 
-def _speedup_bars(ax: Axes, table: pd.DataFrame, column: str, y: np.ndarray) -> None:
+def _speedup_bars(ax: Axes, table: pd.DataFrame, column: str) -> None:
     """One metric's speed-up bars, labelled, with their intervals and the 1x line."""
+    y = np.arange(len(table))
     values = table[column].to_numpy(dtype=float)
     low, high = _interval(table, column, values)
     colors = [PALETTE[2] if v > 1 else "0.6" for v in np.nan_to_num(low, nan=1.0)]
@@ -115,7 +105,6 @@ def _speedup_bars(ax: Axes, table: pd.DataFrame, column: str, y: np.ndarray) -> 
     ax.axvline(1.0, color="0.2", linewidth=1)
     top = float(np.nanmax(np.r_[values, high, 1.0]))
     ax.set_xlim(0, top * 1.2)
-    ax.grid(True, axis="x", alpha=0.3)
 
 
 def _interval(

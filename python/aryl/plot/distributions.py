@@ -13,6 +13,7 @@ from .runs import Results, named
 from .style import (
     PALETTE,
     RASTER_POINTS,
+    bar_panels,
     canvas,
     legend,
     percent,
@@ -199,15 +200,7 @@ def preemptions(
         ``ax`` is not two axes (or ``figsize`` is given with ``ax``).
     """
     runs = named(results)
-    fig, (left, right), own = canvas(
-        ax,
-        figsize,
-        (11.0, max(2.8, 0.38 * len(runs) + 1.6)),
-        "preemptions",
-        panels=2,
-        ncols=2,
-        sharey=True,
-    )
+    fig, left, right, own = bar_panels(ax, figsize, [n for n, _ in runs], "preemptions")
     summaries = [r.summary() for _, r in runs]
     ratio = np.array([s["preemption_ratio"] for s in summaries], dtype=float)
     damage = np.array([s["collateral_damage"] for s in summaries], dtype=float)
@@ -235,26 +228,19 @@ def preemptions(
             "GPUs lost on kept servers / GPUs reclaimed",
         ),
     ):
-        _rate_bars(axes, [n for n, _ in runs], values, labels, shade)
+        _rate_bars(axes, values, labels, shade)
         axes.set_title(title)
         axes.set_xlabel(xlabel)
-    right.tick_params(labelleft=False)
     if own:
         fig.suptitle("Preemptions per run")
     return fig
 
 
-def _rate_bars(
-    ax: Axes, names: List[str], values: np.ndarray, labels: List[str], shade: str
-) -> None:
-    """One horizontal bar per run (first on top), labelled, on a percentage axis."""
-    y = np.arange(len(names))
-    bars = ax.barh(y, np.nan_to_num(values), color=shade)
+def _rate_bars(ax: Axes, values: np.ndarray, labels: List[str], shade: str) -> None:
+    """One horizontal bar per run, labelled, on a percentage axis."""
+    bars = ax.barh(np.arange(len(values)), np.nan_to_num(values), color=shade)
     ax.bar_label(bars, labels=labels, fontsize="small", padding=3)
-    ax.set_yticks(y, names)
-    ax.set_ylim(len(names) - 0.5, -0.5)  # first run on top
     percent_ticks(ax.xaxis)
     ax.xaxis.set_major_locator(MaxNLocator(4))  # few ticks: labels stay apart
     top = float(np.nanmax(np.r_[values, 0.0])) or 0.01  # all zero: a 0-1% axis
     ax.set_xlim(0, top * 1.45)  # room for the labels
-    ax.grid(True, axis="x", alpha=0.3)

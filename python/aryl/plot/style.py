@@ -164,6 +164,31 @@ def canvas(
     return _root(given[0]), given, False
 
 
+def bar_panels(
+    ax: Union[None, Axes, Sequence[Axes]],
+    figsize: Optional[Tuple[float, float]],
+    names: Sequence[str],
+    what: str,
+) -> Tuple[Figure, Axes, Axes, bool]:
+    """Two panels side by side with one horizontal bar row per name, first on top,
+    the names left of the left one (``canvas`` with ``panels=2``)."""
+    fig, (left, right), own = canvas(
+        ax,
+        figsize,
+        (11.0, max(2.8, 0.38 * len(names) + 1.8)),
+        what,
+        panels=2,
+        ncols=2,
+        sharey=True,
+    )
+    for axes in (left, right):
+        axes.set_yticks(range(len(names)), names)
+        axes.set_ylim(len(names) - 0.5, -0.5)
+        axes.grid(True, axis="x", alpha=0.3)
+    right.tick_params(labelleft=False)
+    return fig, left, right, own
+
+
 def _root(ax: Axes) -> Figure:
     """The figure ``ax`` is saved with (a subfigure's parent figure)."""
     figure = ax.figure

@@ -608,6 +608,8 @@ def _gantt_marks(ax: Axes, spans: Any, y: np.ndarray, scale: float) -> None:
                 y[mine],
                 marker=marker,
                 color=shade,
+                edgecolors="black",  # apart from any bar colour
+                linewidths=0.5,
                 zorder=3,
                 label=label,
             )
