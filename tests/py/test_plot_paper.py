@@ -20,6 +20,7 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+import aryl  # noqa: E402
 from aryl import plot, sim  # noqa: E402
 from aryl.plot import style  # noqa: E402
 from aryl.plot.files import _cdf_groups  # noqa: E402
@@ -377,3 +378,43 @@ def test_the_gallery_page_draws_every_figure_with_its_own_code(tmp_path):
         assert f"## `{name}`" in page and f"plot.{name}(" in page, name
     mkdocs = (root / "mkdocs.yml").read_text(encoding="utf-8")
     assert "gallery.md" in mkdocs
+
+
+def long_job_run():
+    """Jobs of 2 min to 2 days, one after another on one server."""
+    jobs = [aryl.Job(f"j{i}", 8, 1, 1, d) for i, d in enumerate([120, 7200, 172800])]
+    return sim.simulate(jobs, sim.Cluster(1, 0), label="days")
+
+
+def legend_inside(ax):
+    ax.figure.draw_without_rendering()
+    legend, frame = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    return legend.x1 <= frame.x1 + 1
+
+
+def test_a_column_wide_figure_keeps_its_legend_inside_and_no_title(runs):
+    (wide,) = plot.cdf(runs).axes
+    assert wide.get_title() == "Job completion time: CDF per run"
+    assert not legend_inside(wide)
+    (narrow,) = plot.cdf(runs, figsize=(3.3, 2.4)).axes
+    assert not narrow.get_title() and legend_inside(narrow)
+    ticks = [t.get_text() for t in narrow.get_xticklabels()]
+    assert ticks == ["10 min", "1 h"]  # one coarse tick (1 h) fits: all are shown
+    days = {"d": long_job_run()}
+    (narrow,) = plot.cdf(days, figsize=(3.3, 2.4)).axes
+    (wide,) = plot.cdf(days).axes
+    # JCTs 120 s to 50 h: the axis spans 80 s to 3.1 days.
+    assert [t.get_text() for t in narrow.get_xticklabels()] == ["1 h", "1 d"]
+    assert [t.get_text() for t in wide.get_xticklabels()] == [
+        "10 min",
+        "1 h",
+        "6 h",
+        "1 d",
+    ]
+    fig = plot.usage(runs["aryl"], figsize=(3.3, 3.6))
+    assert not fig.get_suptitle() and all(legend_inside(ax) for ax in fig.axes)
+    assert plot.usage(runs["aryl"], figsize=(7.0, 3.6)).get_suptitle()
+    # In the caller's axes the legend stays inside whatever the figure's width.
+    (mine,) = Figure(figsize=(10, 4)).subplots(1, 1, squeeze=False)[0]
+    plot.cdf(runs, ax=mine)
+    assert legend_inside(mine) and mine.get_title()

@@ -18,6 +18,12 @@ otherwise::
     aryl.plot.cdf(runs, "queuing_time", ax=left)
     aryl.plot.sweep(table, x="inference_servers", y="queuing_mean", ax=right)
 
+A figure narrower than ``COLUMN_WIDTH`` (6 in: ``figsize=``, or the figure of your
+axes) is laid out for a paper's column: legends inside the axes, no figure title
+(the caption says it), fewer time ticks. The one-axes figures (``cdf``, ``sweep``,
+``intervals``, ``gantt``) fit a column; the two-panel ones want a two-column width
+(about 7 in).
+
 The look (``style``): Okabe & Ito's colour-blind-safe palette, each of its eight
 colours with its own dash and marker, so at most ``MAX_SERIES`` (8) series per
 axes; more raise a ``ValueError`` that asks to select (``save_all`` splits a larger
@@ -33,7 +39,14 @@ allocation history of a run simulated with ``history=True``.
 from .comparisons import intervals, speedups, sweep
 from .distributions import cdf, preemptions
 from .files import FORMATS, save_all
-from .style import LINESTYLES, MARKERS, MAX_SERIES, PALETTE, NotebookFigure
+from .style import (
+    COLUMN_WIDTH,
+    LINESTYLES,
+    MARKERS,
+    MAX_SERIES,
+    PALETTE,
+    NotebookFigure,
+)
 from .timelines import (
     DEFAULT_WINDOW,
     GANTT_COLORS,
@@ -45,6 +58,7 @@ from .timelines import (
 )
 
 __all__ = [
+    "COLUMN_WIDTH",
     "DEFAULT_WINDOW",
     "FORMATS",
     "GANTT_COLORS",

@@ -20,6 +20,7 @@ from .style import (
     metric_scale,
     percent_ticks,
     series_styles,
+    title,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,15 +75,15 @@ def speedups(
     names = [str(n) for n in table.index]
     base = baseline if baseline is not None else names[0]
     fig, left, right, own = bar_panels(ax, figsize, names, "speedups")
-    for axes, column, title in (
+    for axes, column, panel in (
         (left, "speed-up JCT", "Mean job completion time"),
         (right, "speed-up queue", "Mean queuing time"),
     ):
         _speedup_bars(axes, table, column)
-        axes.set_title(f"{title}: speed-up")
-        axes.set_xlabel(f"{base} mean / row mean (higher is better)")
+        axes.set_title(f"{panel}: speed-up")
+        axes.set_xlabel(f"over {base} (higher: better)")
     if own:
-        fig.suptitle(f"Speed-ups over {base}")
+        title(fig, left, f"Speed-ups over {base}", whole=True)
     return fig
 
 
@@ -189,7 +190,7 @@ def sweep(
     if kind(y) == "ratio":
         percent_ticks(axes.yaxis)
     axes.set_ylim(bottom=0)
-    _titles(axes, x, y, by, column_label(y, unit))
+    _titles(fig, axes, x, y, by, column_label(y, unit))
     return fig
 
 
@@ -248,7 +249,7 @@ def intervals(
         )
     if reference is not None:
         axes.axhline(reference, color=GREY, linestyle=":", linewidth=1.2)
-    _titles(axes, x, y, by, f"{column_label(y)} (band: 95% interval)")
+    _titles(fig, axes, x, y, by, f"{column_label(y)} (band: 95% interval)")
     return fig
 
 
@@ -272,12 +273,14 @@ def _groups(
     return [(label, part, styles[label]) for label, part in parts]
 
 
-def _titles(axes: Axes, x: str, y: str, by: Optional[str], ylabel: str) -> None:
+def _titles(
+    fig: Figure, axes: Axes, x: str, y: str, by: Optional[str], ylabel: str
+) -> None:
     """Axis labels, a grid, the title ``<y> by <x>`` and a legend titled ``by``."""
     xlabel = column_label(x)
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.grid(True, alpha=0.3)
     name = column_label(y)
-    axes.set_title(f"{name[:1].upper()}{name[1:]} by {xlabel}")
+    title(fig, axes, f"{name[:1].upper()}{name[1:]} by {xlabel}", whole=False)
     legend(axes, outside=False, title=column_label(by) if by is not None else None)

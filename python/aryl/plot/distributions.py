@@ -15,10 +15,12 @@ from .style import (
     RASTER_POINTS,
     bar_panels,
     canvas,
+    compact,
     legend,
     percent,
     percent_ticks,
     series_styles,
+    title,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,6 +45,8 @@ _TIME_TICKS = (
     (2592000, "30 d"),
     (31536000, "1 y"),
 )
+# The ones a narrow axes has room for.
+_COARSE_TICKS = tuple(t for t in _TIME_TICKS if t[1] in ("1 s", "1 min", "1 h", "1 d"))
 
 
 def cdf(
@@ -99,7 +103,7 @@ def cdf(
     runs = named(results)
     styles = series_styles([name for name, _ in runs], "cdf")
     fig, (axes,), own = canvas(ax, figsize, (9.5, 4.8), "cdf")
-    axis_label, title, missing_word = _METRICS[metric]
+    axis_label, heading, missing_word = _METRICS[metric]
     lo, hi = math.inf, -math.inf
     clipped = False
     for name, result in runs:
@@ -134,27 +138,30 @@ def cdf(
                 color=style["color"],
                 linestyle=style["linestyle"],
             )
-    unit = "" if _log_time_axis(axes, lo, hi) else "s, "
+    unit = "" if _log_time_axis(axes, lo, hi, compact(fig)) else "s, "
     axes.set_ylim(0, 1.02)
     percent_ticks(axes.yaxis)
     note = "; values below 1 s shown at 1 s" if clipped else ""
     axes.set_xlabel(f"{axis_label} ({unit}log scale{note})")
-    axes.set_ylabel("share of jobs with a value (CDF)")
-    axes.set_title(f"{title}: CDF per run")
+    axes.set_ylabel("share of jobs (CDF)")
+    title(fig, axes, f"{heading}: CDF per run", whole=False)
     axes.grid(True, which="major", alpha=0.3)
     legend(axes, outside=own)
     return fig
 
 
-def _log_time_axis(ax: Axes, lo: float, hi: float) -> bool:
-    """A log x axis over [lo, hi] seconds with ticks in human units (1 min, 1 h) when
-    two or more fall in it (then True; else plain seconds)."""
+def _log_time_axis(ax: Axes, lo: float, hi: float, coarse: bool) -> bool:
+    """A log x axis over [lo, hi] seconds with ticks in human units (1 min, 1 h; only
+    the ``coarse`` ones on a narrow figure if two fit) when two or more fall in it
+    (then True; else plain seconds)."""
     ax.set_xscale("log")
     if not math.isfinite(lo):
         lo, hi = 1.0, 10.0
     left, right = max(lo / 1.5, 0.8), max(hi * 1.5, lo * 10)
     ax.set_xlim(left, right)
-    ticks = [(t, s) for t, s in _TIME_TICKS if left <= t <= right]
+    ticks = [(t, s) for t, s in _COARSE_TICKS if coarse and left <= t <= right]
+    if len(ticks) < 2:
+        ticks = [(t, s) for t, s in _TIME_TICKS if left <= t <= right]
     if len(ticks) >= 2:
         ax.set_xticks([t for t, _ in ticks], [s for _, s in ticks])
         ax.xaxis.set_minor_locator(NullLocator())
@@ -210,14 +217,14 @@ def preemptions(
     damage_labels = [
         percent(v) if any_ else "no reclaims" for v, any_ in zip(damage, reclaimed)
     ]
-    for axes, values, labels, shade, title, xlabel in (
+    for axes, values, labels, shade, panel, xlabel in (
         (
             left,
             ratio,
             ratio_labels,
             PALETTE[3],
             "Preemption ratio",
-            "preemptions / jobs (labels: ratio (count))",
+            "preemptions / jobs (count)",
         ),
         (
             right,
@@ -225,14 +232,14 @@ def preemptions(
             damage_labels,
             PALETTE[4],
             "Collateral damage",
-            "GPUs lost on kept servers / GPUs reclaimed",
+            "GPUs lost / GPUs reclaimed",
         ),
     ):
         _rate_bars(axes, values, labels, shade)
-        axes.set_title(title)
+        axes.set_title(panel)
         axes.set_xlabel(xlabel)
     if own:
-        fig.suptitle("Preemptions per run")
+        title(fig, left, "Preemptions per run", whole=True)
     return fig
 
 

@@ -53,6 +53,9 @@ MAX_SERIES = len(PALETTE)
 GREY = "0.45"
 #: PNGs (``save_all``, the inline display in Jupyter) are rendered at this resolution.
 DPI = 120
+#: Figures narrower than this many inches are laid out for a paper's column
+#: (``compact``); a two-column figure is about 7 in wide, a column about 3.3 in.
+COLUMN_WIDTH = 6.0
 #: A line or area with more points than this is rasterised in SVG and PDF files: at
 #: about a point per pixel column of a figure, vector paths add size, not detail.
 RASTER_POINTS = 1000
@@ -195,14 +198,31 @@ def _root(ax: Axes) -> Figure:
     return figure if isinstance(figure, Figure) else figure.figure
 
 
+def compact(fig: Figure) -> bool:
+    """Whether ``fig`` is narrower than ``COLUMN_WIDTH``: laid out for a paper's
+    column (legends inside, no figure title, fewer time ticks)."""
+    return bool(fig.get_size_inches()[0] < COLUMN_WIDTH)
+
+
+def title(fig: Figure, ax: Axes, text: str, whole: bool) -> None:
+    """The figure's title: above all panels (``whole``) or above ``ax``; none on a
+    ``compact`` figure, whose caption in the paper says it."""
+    if compact(fig):
+        return
+    if whole:
+        fig.suptitle(text)
+    else:
+        ax.set_title(text)
+
+
 def legend(ax: Axes, outside: bool, title: Optional[str] = None) -> None:
     """The axes' legend, if it has entries: right of the axes (``outside``: on a
-    figure of the plot function's own, where a legend inside would cover lines), or
-    inside where it covers least (in the caller's axes, often small, with no room
-    beside them)."""
+    figure of the plot function's own, where a legend inside would cover lines,
+    unless the figure is ``compact``), or inside where it covers least (in the
+    caller's axes, often small, with no room beside them)."""
     if not ax.get_legend_handles_labels()[0]:
         return
-    if outside:
+    if outside and not compact(_root(ax)):
         ax.legend(
             loc="upper left",
             bbox_to_anchor=(1.01, 1.0),

@@ -27,11 +27,13 @@ from .style import (
     PALETTE,
     RASTER_POINTS,
     canvas,
+    compact,
     duration,
     legend,
     series_styles,
     text_color,
     time_unit,
+    title,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -159,13 +161,10 @@ def usage(
         legend(axes, outside=own)
     top.set_title("GPUs used by training jobs")
     bottom.set_title("Inference servers")
-    title = f"GPU usage over time: {name}" + (
+    heading = f"GPU usage over time: {name}" + (
         f" ({duration(averaged)} means)" if averaged else ""
     )
-    if own:
-        fig.suptitle(title)
-    else:
-        top.set_title(title)
+    title(fig, top, heading, whole=own)
     return fig
 
 
@@ -382,16 +381,18 @@ def usage_grid(
     for axes_ in axes[::columns] if own else axes:
         axes_.set_ylabel("GPUs used")
     averaged = max((w for _, _, w in series), default=0.0)
-    title = "GPUs used by training jobs" + (
-        f" ({duration(averaged)} means)" if averaged else ""
-    )
     if own:
         handles, labels = axes[0].get_legend_handles_labels()
         if handles:
             fig.legend(
-                handles, labels, loc="outside lower center", ncol=4, fontsize="small"
+                handles,
+                labels,
+                loc="outside lower center",
+                ncol=1 if compact(fig) else 4,
+                fontsize="small",
             )
-        fig.suptitle(title)
+        means = f" ({duration(averaged)} means)" if averaged else ""
+        title(fig, axes[0], f"GPUs used by training jobs{means}", whole=True)
     elif axes:
         legend(axes[0], outside=False)
     return fig
@@ -582,7 +583,7 @@ def gantt(
     axes.set_xlabel(f"time ({unit}); bars labelled with their GPUs")
     axes.grid(True, axis="x", alpha=0.3)
     legend(axes, outside=own)
-    axes.set_title(f"Allocations over time: {result.label or 'run'}")
+    title(fig, axes, f"Allocations over time: {result.label or 'run'}", whole=False)
     return fig
 
 
