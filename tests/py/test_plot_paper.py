@@ -134,6 +134,9 @@ def test_plot_functions_draw_into_the_callers_axes(runs, name):
     for ax in axes:
         assert ax.lines or ax.patches or ax.collections, (name, ax)
     assert not fig.get_suptitle()  # the figure is the caller's: its title too
+    if panels:  # plt.subplots gives an array of axes
+        array = Figure().subplots(1, panels, squeeze=False)
+        assert call(runs, ax=array) is array[0, 0].figure
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -153,6 +156,8 @@ def test_wrong_axes_are_refused_before_drawing(runs, name):
         call(runs, ax=one, figsize=(3, 2))
     with pytest.raises(TypeError, match="Axes"):
         call(runs, ax="left" if panels == 0 else ["left"] * panels)
+    with pytest.raises(TypeError, match="Axes"):
+        call(runs, ax=5)
     if panels:
         with pytest.raises(
             ValueError, match=f"draws {panels} panels.*got {panels + 1}"
@@ -418,3 +423,16 @@ def test_a_column_wide_figure_keeps_its_legend_inside_and_no_title(runs):
     (mine,) = Figure(figsize=(10, 4)).subplots(1, 1, squeeze=False)[0]
     plot.cdf(runs, ax=mine)
     assert legend_inside(mine) and mine.get_title()
+
+
+def test_timelines_span_the_runs_in_the_callers_unshared_axes(runs):
+    result = runs["aryl"]
+    top, bottom = Figure().subplots(2, 1)  # not sharing x
+    plot.usage(result, ax=[top, bottom])
+    assert top.get_xlim() == bottom.get_xlim()
+    short = sim.simulate(tiny_jobs()[:1], sim.Cluster(2, 2), label="short")
+    fig = plot.usage_grid({"long": result, "short": short}, window=None)
+    ends = [r.totals["end_time"] / 3600 for r in (result, short)]
+    assert ends[0] > ends[1]
+    for ax in fig.axes:  # every panel to the end of the longer run, in hours
+        assert ax.get_xlim() == pytest.approx((0.0, ends[0]))

@@ -4,7 +4,7 @@ against a parameter) and ``intervals`` (estimates with their confidence interval
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -13,6 +13,7 @@ from ..sim.metrics import kind
 from .style import (
     GREY,
     PALETTE,
+    Panels,
     bar_panels,
     canvas,
     column_label,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def speedups(
     table: pd.DataFrame,
     baseline: Optional[str] = None,
-    ax: Optional[Sequence[Axes]] = None,
+    ax: Optional[Panels] = None,
     figsize: Optional[Tuple[float, float]] = None,
 ) -> Figure:
     """The headline comparison: mean-JCT and mean-queuing speed-ups per row.
@@ -283,4 +284,4 @@ def _titles(
     axes.grid(True, alpha=0.3)
     name = column_label(y)
     title(fig, axes, f"{name[:1].upper()}{name[1:]} by {xlabel}", whole=False)
-    legend(axes, outside=False, title=column_label(by) if by is not None else None)
+    legend(axes, outside=False, heading=column_label(by) if by is not None else None)

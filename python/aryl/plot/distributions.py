@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -13,6 +13,7 @@ from .runs import Results, named
 from .style import (
     PALETTE,
     RASTER_POINTS,
+    Panels,
     bar_panels,
     canvas,
     compact,
@@ -170,7 +171,7 @@ def _log_time_axis(ax: Axes, lo: float, hi: float, coarse: bool) -> bool:
 
 def preemptions(
     results: Results,
-    ax: Optional[Sequence[Axes]] = None,
+    ax: Optional[Panels] = None,
     figsize: Optional[Tuple[float, float]] = None,
 ) -> Figure:
     """Preemption ratio and collateral damage per run, one metric per axes.

@@ -14,6 +14,7 @@ import io
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
@@ -21,6 +22,10 @@ from matplotlib.ticker import FuncFormatter
 
 from .._display import TIME_UNITS
 from ..sim.metrics import METRICS, kind
+
+#: The axes of a plot function that draws several panels: a sequence of ``Axes`` or
+#: the array ``plt.subplots`` returns.
+Panels = Union[Sequence[Axes], np.ndarray]
 
 #: Okabe & Ito's colour-blind-safe palette, in the order series take it: blue,
 #: orange, bluish green, vermillion, reddish purple, sky blue, black, yellow.
@@ -108,7 +113,7 @@ class NotebookFigure(Figure):
 
 
 def canvas(
-    ax: Union[None, Axes, Sequence[Axes]],
+    ax: Union[None, Axes, Panels],
     figsize: Optional[Tuple[float, float]],
     default_size: Tuple[float, float],
     what: str,
@@ -122,7 +127,8 @@ def canvas(
     ax
         ``None``: a new ``NotebookFigure`` of ``figsize`` (default ``default_size``)
         with ``fig.subplots(**layout)``. Else the caller's axes: one ``Axes`` when
-        ``panels`` is 0, a sequence of exactly ``panels`` axes of one figure otherwise.
+        ``panels`` is 0, a sequence or array (``plt.subplots``') of exactly
+        ``panels`` axes of one figure otherwise.
     figsize
         The new figure's size in inches; refused with ``ax`` (the figure is the
         caller's: size it there).
@@ -155,7 +161,7 @@ def canvas(
         if not isinstance(ax, Axes):
             raise TypeError(f"{what}: ax must be a matplotlib Axes, got {ax!r}")
         return _root(ax), [ax], False
-    given = [ax] if isinstance(ax, Axes) else list(ax)
+    given = list(np.asarray(ax, dtype=object).ravel())  # a list, or plt.subplots'
     if not all(isinstance(a, Axes) for a in given):
         raise TypeError(f"{what}: ax must be a sequence of matplotlib Axes, got {ax!r}")
     if len(given) != panels:
@@ -168,7 +174,7 @@ def canvas(
 
 
 def bar_panels(
-    ax: Union[None, Axes, Sequence[Axes]],
+    ax: Optional[Panels],
     figsize: Optional[Tuple[float, float]],
     names: Sequence[str],
     what: str,
@@ -215,8 +221,8 @@ def title(fig: Figure, ax: Axes, text: str, whole: bool) -> None:
         ax.set_title(text)
 
 
-def legend(ax: Axes, outside: bool, title: Optional[str] = None) -> None:
-    """The axes' legend, if it has entries: right of the axes (``outside``: on a
+def legend(ax: Axes, outside: bool, heading: Optional[str] = None) -> None:
+    """The axes' legend (titled ``heading``), if it has entries: right of the axes (``outside``: on a
     figure of the plot function's own, where a legend inside would cover lines,
     unless the figure is ``compact``), or inside where it covers least (in the
     caller's axes, often small, with no room beside them)."""
@@ -228,10 +234,10 @@ def legend(ax: Axes, outside: bool, title: Optional[str] = None) -> None:
             bbox_to_anchor=(1.01, 1.0),
             fontsize="small",
             borderaxespad=0,
-            title=title,
+            title=heading,
         )
     else:
-        ax.legend(fontsize="small", title=title)
+        ax.legend(fontsize="small", title=heading)
 
 
 # Tick and value formats.

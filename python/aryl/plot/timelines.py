@@ -26,6 +26,7 @@ from .style import (
     GREY,
     PALETTE,
     RASTER_POINTS,
+    Panels,
     canvas,
     compact,
     duration,
@@ -59,7 +60,7 @@ def usage(
     result: Result,
     label: Optional[str] = None,
     window: Optional[float] = DEFAULT_WINDOW,
-    ax: Optional[Sequence[Axes]] = None,
+    ax: Optional[Panels] = None,
     figsize: Optional[Tuple[float, float]] = None,
 ) -> Figure:
     """GPU usage and loaned servers over time, in two panels sharing the x axis.
@@ -255,6 +256,7 @@ def _server_panel(
             linewidth=1,
             label=f"inference servers ({inference_servers:,})",
         )
+    _time_span(ax, x)  # the top panel's too, when the caller's axes share no x
 
 
 def _usage_series(
@@ -314,7 +316,7 @@ def usage_grid(
     results: Results,
     window: Optional[float] = DEFAULT_WINDOW,
     columns: int = 2,
-    ax: Optional[Sequence[Axes]] = None,
+    ax: Optional[Panels] = None,
     figsize: Optional[Tuple[float, float]] = None,
 ) -> Figure:
     """GPUs used by training over time, one panel per run, in one figure.
@@ -372,8 +374,14 @@ def usage_grid(
         + [float(r.capacity.get("training_gpus", 0)) for _, r in runs]
         + [1.0]
     )
+    # One x range for all: from the earliest start to the latest end.
+    drawn = [t / scale for t, _, _ in series if len(t)]
     for axes_ in axes[: len(runs)]:
         axes_.set_ylim(0, peak * 1.08)
+        if drawn:
+            _time_span(
+                axes_, np.r_[min(x[0] for x in drawn), max(x[-1] for x in drawn)]
+            )
     for axes_ in axes[len(runs) :]:
         axes_.set_visible(False)
     for axes_ in axes[(rows - 1) * columns :] if own else axes:
@@ -429,7 +437,6 @@ def _usage_panel(
         rasterized=dense,
     )
     _training_capacity(ax, result.capacity, "training capacity")
-    _time_span(ax, x)
 
 
 # The pieces ``usage`` and ``usage_grid`` both draw.
