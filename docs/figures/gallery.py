@@ -1,8 +1,8 @@
 """Draws the figures of docs/gallery.md by running the page's own code blocks.
 
 The page's ``python`` blocks run in order in one namespace; a block followed by an
-image (``![...](figures/gallery/NAME.png)``) leaves its figure in ``fig``, which is
-saved there. So the code shown is the code that drew each picture.
+image (a PNG in docs/figures/gallery/) leaves its figure in ``fig``, which is saved
+as that image. So the code shown is the code that drew each picture.
 
 Run: python docs/figures/gallery.py  (tests/py/test_plot_paper.py runs ``draw`` too)
 """
