@@ -170,16 +170,16 @@ def usage(
 
 
 def _steps(
-    ax: Axes, x: np.ndarray, y: np.ndarray, fill: Optional[float] = None, **style: Any
+    ax: Axes, x: np.ndarray, y: np.ndarray, alpha: Optional[float] = None, **style: Any
 ) -> None:
     """``y`` against ``x`` as post-steps (a point when there is one), its area filled
-    at ``fill`` opacity if given; rasterised beyond ``RASTER_POINTS`` steps."""
+    at ``alpha`` opacity if given; rasterised beyond ``RASTER_POINTS`` steps."""
     dense = len(x) > RASTER_POINTS
     marker = "o" if len(x) == 1 else None
     ax.step(x, y, where="post", marker=marker, rasterized=dense, **style)
-    if fill is not None:
+    if alpha is not None:
         ax.fill_between(
-            x, y, step="post", color=style["color"], alpha=fill, rasterized=dense
+            x, y, step="post", color=style["color"], alpha=alpha, rasterized=dense
         )
 
 
@@ -205,7 +205,7 @@ def _gpu_panel(
         ax,
         x,
         columns["loaned_gpus_used"],
-        fill=0.2,
+        alpha=0.2,
         color=_LOANED,
         label="used on loaned servers",
         **line,
@@ -234,7 +234,7 @@ def _server_panel(
         ax,
         x,
         on_loan,
-        fill=0.2,
+        alpha=0.2,
         color=_LOANED,
         linewidth=1.2,
         label="on loan to training",
