@@ -72,7 +72,7 @@ def test_compare_prints_the_paper_table(trace_slice, tmp_path, capsys):
     assert "speed-up" in printed and "Cluster: 4 training + 4 inference" in printed
     table = pd.read_csv(out / "compare.csv", index_col="run")
     assert len(table) == 14 and table.loc["Baseline (FIFO)", "speed-up JCT"] == 1.0
-    for name in ("preemptions", "speedups", "usage", "jct_cdf"):
+    for name in ("preemptions", "speedups", "usage", "jct_cdf", "jct_cdf_2"):
         assert (out / f"{name}.png").exists() and (out / f"{name}.svg").exists(), name
     assert not list(out.glob("usage_*"))  # one grid figure, not one file per run
 

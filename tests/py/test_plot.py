@@ -9,6 +9,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import aryl  # noqa: E402
 from aryl import plot, sim  # noqa: E402
+from aryl.plot.style import percent  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 LOAD = [(0, 0.0), (300, 0.8)]
@@ -79,7 +80,7 @@ def test_cdf_one_line_per_run_on_a_log_axis(runs, metric):
     assert ax.get_xscale() == "log"
     assert len(ax.get_lines()) == 2
     assert legend_texts(ax) == ["aryl", "scf"]
-    assert "(s, log scale" in ax.get_xlabel() and ax.get_ylabel()
+    assert "log scale" in ax.get_xlabel() and ax.get_ylabel()
     for line, name in zip(ax.get_lines(), ("aryl", "scf")):
         x, y = (np.asarray(v, dtype=float) for v in line.get_data())
         assert x.min() >= 1.0  # 0 s clipped to 1 s
@@ -271,13 +272,13 @@ def test_preemptions_one_metric_per_axes(runs):
         "preemptions / jobs" in left.get_xlabel() and "reclaimed" in right.get_xlabel()
     )
     assert [t.get_text() for t in left.texts] == [
-        f"{s['preemption_ratio']:.1%} ({int(r.jobs['preemptions'].sum()):,})"
+        f"{percent(s['preemption_ratio'])} ({int(r.jobs['preemptions'].sum()):,})"
         for s, r in zip(expected, chosen.values())
     ]
     assert chosen["short"].totals["reclaims"] == 0  # stopped before the load rose
     assert [t.get_text() for t in right.texts] == [
-        f"{expected[0]['collateral_damage']:.1%}",
-        f"{expected[1]['collateral_damage']:.1%}",
+        percent(expected[0]["collateral_damage"]),
+        percent(expected[1]["collateral_damage"]),
         "no reclaims",
     ]
     for ax in (left, right):  # every bar and its label inside the axes
@@ -452,9 +453,7 @@ def test_intervals_draw_a_band_per_line():
     assert len(ax.collections) == 2  # one band per share
     band = ax.collections[0].get_paths()[0].vertices
     assert band[:, 1].min() == pytest.approx(0.99) and band[:, 1].max() == 1.15
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "share = 0.1",
-        "share = 0.5",
-    ]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0.1", "0.5"]
+    assert ax.get_legend().get_title().get_text() == "share"
     with pytest.raises(ValueError, match="gain low"):
         plot.intervals(frame.drop(columns=["gain low"]), "speed", "gain")
