@@ -64,7 +64,9 @@ def main(argv: list) -> int:
         results[name] = result
         epochs = int(result.totals["epochs_run"])
         summary = result.summary()
-        rows.append([name, f"{cpu:.2f} s", f"{epochs:,}", f"{summary['jct_mean']:.0f}"])
+        rows.append(
+            [name, f"{cpu:.2f} s", f"{epochs:,}", f"{summary['jct_mean']:.0f}"]
+        )
         print(f"{name}: {cpu:.2f} s CPU, {epochs:,} epochs", flush=True)
     print(table(["run", "CPU", "epochs asked", "mean JCT (s)"], rows))
     built_in, hooked = results["built-in aryl"], results["aryl via hooks"]
