@@ -275,7 +275,7 @@ def pollux_table(frame: Any) -> Table:
     def shown(column: str, value: float) -> str:
         if math.isnan(value):
             return "—"
-        return f"{value:.2f}x" if " / " in column else f"{value:,.0f}"
+        return f"{value:,.2f}x" if " / " in column else f"{value:,.0f}"
 
     header = ["metric (times in s)", *frame.columns]
     rows = [[key, *row] for key, row in zip(frame.index, frame.to_numpy().tolist())]
