@@ -362,6 +362,12 @@ def test_pollux_beside_paper_by_hand():
     assert alone.loc["jct_mean", "Elastic only, aryl, paper"] == 12048
     with pytest.raises(ValueError, match="needs a run named one of"):
         sim.pollux_beside_paper({"Baseline (FIFO)": _summary(1)})
+    with pytest.raises(ValueError, match=r"run 'Pollux' has no \['scaling_ops'\]"):
+        sim.pollux_beside_paper({"Pollux": _without(_summary(1), "scaling_ops")})
+
+
+def _without(summary, key):
+    return {k: v for k, v in summary.items() if k != key}
 
 
 def _summary(scale, scaling_ops=0):

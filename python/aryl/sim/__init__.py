@@ -7,8 +7,8 @@ documented transformations of the job list, applied in Python before the run;
 ``size_cluster`` sizes a cluster to a trace at the paper's load, and
 ``paper_runs`` lists the rows of the paper's comparison (with controls and
 ablations) as ``simulate`` arguments (``PAPER_TABLE3``: the paper's figures;
-``pollux_beside_paper``: the Pollux comparison beside them). Every ``Result`` records what produced it
-(``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
+``pollux_beside_paper``: the Pollux comparison beside them). Every ``Result``
+records what produced it (``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
 ``sweep`` runs a grid of configurations on Ray, cached. ``compare(..., seeds=N)``
 replicates a comparison with 95% intervals (``replications``, ``confidence``);
 ``replicate_paper`` does it for the paper's rows through ``sweep``, cached.

@@ -345,6 +345,13 @@ def pollux_beside_paper(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFr
             f"pollux_beside_paper needs a run named one of {POLLUX_COMPARISON}, "
             f"got {sorted(summaries)}"
         )
+    for name in shown:
+        missing = [k for k in POLLUX_METRICS if k not in summaries[name]]
+        if missing:
+            raise ValueError(
+                f"pollux_beside_paper: run {name!r} has no {missing} "
+                "(pass Result.summary())"
+            )
     columns: Dict[str, Dict[str, float]] = {}
     for name in shown:
         columns[name] = {k: float(summaries[name][k]) for k in POLLUX_METRICS}
