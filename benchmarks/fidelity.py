@@ -38,23 +38,32 @@ TRACES = ("itp", "philly", "synthetic")
 READINGS = {"physical": None, "paper": {"gpu_speed": {"T4": 1.0}}}
 PHILLY = ROOT.parent / "shared" / "traces" / "philly_pollux_jobs.csv"
 
-# The paper's Table 3 (and §7.2's ablations): mean queue (s), mean JCT (s), preemption ratio,
-# training and overall GPU use. The imperfect-scaling row is derived from §7.2's "+4% queuing,
-# +12% JCT over row 2"; the plain-BFD row is Table 6's Basic line (no GPU use given).
-PAPER = {
-    "Baseline (FIFO)": (3072, 16610, 0.0, 0.72, 0.52),
-    "Aryl Basic": (2008, 11089, 0.1020, 0.86, 0.66),
-    "Aryl Advanced": (1833, 10402, 0.0705, 0.87, 0.69),
-    "Aryl Ideal": (1157, 8874, 0.0557, 0.92, 0.72),
-    "Loaning only, random reclaim": (2843, 14657, 0.2089, 0.76, 0.64),
-    "Loaning only, SCF reclaim": (2791, 14965, 0.1874, 0.76, 0.66),
-    "Loaning only, aryl reclaim": (2204, 12414, 0.1234, 0.76, 0.66),
-    "Elastic only, Gandiva": (3035, 15912, None, 0.79, None),
-    "Elastic only, AFS": (2284, 15045, None, 0.95, None),
-    "Elastic only, aryl": (2275, 12048, None, 0.92, None),
-    "Ablation: Basic, imperfect": (2008 * 1.04, 11089 * 1.12, None, None, None),
-    "Ablation: Basic, plain BFD": (2231, 13864, 0.1256, None, None),
-}
+
+def paper_rows() -> Dict[str, tuple]:
+    """The paper's figures per row: mean queue (s), mean JCT (s), preemption ratio,
+    training and overall GPU use. Table 3 from ``aryl.sim.PAPER_TABLE3``; the
+    imperfect-scaling row derived from §7.2's "+4% queuing, +12% JCT over row 2"; the
+    plain-BFD row is Table 6's Basic line (no GPU use given)."""
+    from aryl.sim import PAPER_TABLE3
+
+    keys = (
+        "queuing_mean",
+        "jct_mean",
+        "preemption_ratio",
+        "gpu_usage_training",
+        "gpu_usage_overall",
+    )
+    rows = {name: tuple(row[k] for k in keys) for name, row in PAPER_TABLE3.items()}
+    basic = PAPER_TABLE3["Aryl Basic"]
+    rows["Ablation: Basic, imperfect"] = (
+        basic["queuing_mean"] * 1.04,
+        basic["jct_mean"] * 1.12,
+        None,
+        None,
+        None,
+    )
+    rows["Ablation: Basic, plain BFD"] = (2231, 13864, 0.1256, None, None)
+    return rows
 
 
 def inputs(trace: str, seed: int):
@@ -134,10 +143,11 @@ def report(
         ].astype(float)
         for t in tables
     ) / len(tables)
-    base = PAPER["Baseline (FIFO)"]
+    paper_figures = paper_rows()
+    base = paper_figures["Baseline (FIFO)"]
     rows = []
     for name, r in mean.iterrows():
-        paper = PAPER.get(name, (None,) * 5)
+        paper = paper_figures.get(name, (None,) * 5)
         pq = base[0] / paper[0] if paper[0] else None
         pj = base[1] / paper[1] if paper[1] else None
         rows.append(

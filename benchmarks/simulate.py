@@ -117,19 +117,9 @@ def main(quick: bool = False) -> None:
             rows,
         )
     )
-    keys = [
-        "queuing_mean",
-        "queuing_median",
-        "queuing_p95",
-        "jct_mean",
-        "jct_median",
-        "jct_p95",
-        "gpu_usage_training",
-        "gpu_usage_overall",
-        "preemption_ratio",
-        "collateral_damage",
-        "flexible_reclaim_share",
-    ]
+    from aryl.sim.paper import TABLE3_KEYS
+
+    keys = [*TABLE3_KEYS, "collateral_damage", "flexible_reclaim_share"]
     print("\nSummaries:\n")
     print(
         table(

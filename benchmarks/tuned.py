@@ -18,8 +18,12 @@ nodes (``sim.pollux_nodes``), no loaning: the rows ``aryl compare --pollux-rows`
 adds (``--generations`` sizes the Pollux policy's search, 0 skips it; ``--days``
 keeps the jobs submitted in the first days).
 
-Printed: mean JCT and mean queuing per run, the paper's or the artifact's figures,
-and the CPU time of each run.
+Printed: ``workloads``, mean JCT and mean queuing per run beside the artifact's
+figures and the CPU time of each run; ``itp``, a line per simulated day of each run
+(share done, wall time, ETA), then ``aryl compare --pollux-rows``' table beside the
+paper (``aryl.sim.pollux_beside_paper``: queuing and JCT mean, median and p95 and
+scaling operations of each run beside Table 3's rows 10-12, the Pollux /
+Aryl+TunedJobs ratios beside the paper's), and each run's unfinished jobs and CPU.
 
 Run: python benchmarks/tuned.py workloads [--pollux] [--workloads 1 2 ...]
      python benchmarks/tuned.py itp [--generations N] [--training-servers N] [--days D]
@@ -29,13 +33,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 from _common import machine, table
 from pollux import PUBLISHED_POLLUX
-
-#: The paper's Table 3 (ITP trace): mean JCT (s) of Pollux and Aryl+TunedJobs.
-PAPER_ITP = {"Pollux": 14_534.0, "Aryl+TunedJobs": 10_229.0}
 
 
 def timed(**kwargs: Any) -> Dict[str, float]:
@@ -92,6 +93,8 @@ def workloads(numbers: List[int], pollux: bool) -> None:
 
 def itp(training_servers: int, generations: int, days: float) -> None:
     from aryl import sim, traces
+    from aryl._display import render
+    from aryl.cli.output import pollux_table
 
     frame, _ = traces.load_default()
     frame = frame[frame["submit_time_s"] < days * 86400]
@@ -110,35 +113,46 @@ def itp(training_servers: int, generations: int, days: float) -> None:
     names = ["Elastic only, aryl", "Aryl+TunedJobs"]
     if generations > 0:
         names.insert(0, "Pollux")
-    rows = []
+    last_submit = float(frame["submit_time_s"].max())
+    summaries, rows = {}, []
     for name in names:
         on = nodes if name in sim.POLLUX_ROWS else sim.Cluster(training_servers, 0)
-        s = timed(cluster=on, label=name, **runs[name])
-        paper = PAPER_ITP.get(name)
-        rows.append(
-            [
-                name,
-                f"{s['jct_mean']:.0f}",
-                f"{s['queuing_mean']:.0f}",
-                f"{s['jobs_unfinished']:.0f}",
-                f"{paper:.0f}" if paper else "—",
-                f"{s['cpu']:.1f} s",
-            ]
+        s = timed(
+            cluster=on,
+            label=name,
+            progress=progress_lines(name, last_submit),
+            **runs[name],
         )
+        summaries[name] = s
+        rows.append([name, f"{s['jobs_unfinished']:.0f}", f"{s['cpu']:.1f} s"])
         print(f"  {name} done", flush=True)
-    print(
-        table(
-            [
-                "row",
-                "mean JCT (s)",
-                "mean queuing (s)",
-                "unfinished",
-                "paper (s)",
-                "CPU",
-            ],
-            rows,
-        )
-    )
+    print(render(pollux_table(sim.pollux_beside_paper(summaries)), "markdown"))
+    print()
+    print(table(["row", "unfinished", "CPU"], rows))
+
+
+def progress_lines(name: str, last_submit: float) -> Callable[[float, float], bool]:
+    """``simulate``'s progress callback for a long run: a line each simulated day,
+    with the share done, the wall time so far and an ETA from them."""
+    from aryl._display import duration
+    from aryl.cli.output import simulated_day
+
+    start, said = time.perf_counter(), [""]
+
+    def report(fraction: float, now: float) -> bool:
+        day = simulated_day(now, last_submit)
+        if day != said[0] and fraction > 0:
+            said[0] = day
+            elapsed = time.perf_counter() - start
+            eta = elapsed * (1 - fraction) / fraction
+            print(
+                f"  {name}: {day}, {fraction:.0%} done, {duration(elapsed)} so far, "
+                f"ETA {duration(eta)}",
+                flush=True,
+            )
+        return True
+
+    return report
 
 
 def main() -> None:

@@ -213,12 +213,13 @@ void register_sim(py::module_& m) {
           throw py::type_error("progress must be a callable or None");
         // Called about every 1% of simulated time, with the GIL: runs Python's
         // signal handlers (so Ctrl-C stops a run even without a progress
-        // callback) and the callback, whose answer must be a bool or None.
-        const sim::Progress report = [&progress](double fraction) {
+        // callback) and the callback, progress(fraction, now), whose answer must
+        // be a bool or None (aryl.sim.simulate adapts a one-argument callback).
+        const sim::Progress report = [&progress](double fraction, double now) {
           py::gil_scoped_acquire gil;
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
           if (progress.is_none()) return true;
-          const py::object keep_going = progress(fraction);
+          const py::object keep_going = progress(fraction, now);
           if (keep_going.is_none()) return true;
           return bool_arg(keep_going, "the value returned by progress");
         };
@@ -239,8 +240,9 @@ void register_sim(py::module_& m) {
       "Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and "
       "totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per "
       "job, the index of its application, its global batch size and (optionally) the "
-      "fraction of its application's work it does. `hooks`: a policy of the caller's "
-      "(aryl.sim.hooks.CoreHooks), asked instead of the built-in kernels.");
+      "fraction of its application's work it does. `progress(fraction, now)`: the "
+      "run's progress in [0, 1] and the simulated time in s. `hooks`: a policy of the "
+      "caller's (aryl.sim.hooks.CoreHooks), asked instead of the built-in kernels.");
 }
 
 }  // namespace aryl::bindings

@@ -97,6 +97,39 @@ TEST_CASE("slower GPUs and mixed types slow a job down", "[sim]") {
   REQUIRE(r.ran_on_training(0) == 0);
 }
 
+TEST_CASE("progress reports the run's share done and its simulated time", "[sim]") {
+  ClusterState c;
+  add_server(c, "s", false);
+  // B arrives at 1,000 s, after A has finished: the span of arrivals is 1,000 s.
+  const std::vector<SimJob> jobs{sim_job("A", 1, 1, 1, 100),
+                                 sim_job("B", 1, 1, 1, 50, 1000)};
+  std::vector<std::pair<double, double>> calls;
+  const Progress record = [&calls](double fraction, double now) {
+    calls.emplace_back(fraction, now);
+    return true;
+  };
+  const Result r = simulate(c.servers, jobs, {}, config(), record);
+  REQUIRE(r.finish_time(1) > 1000);
+  REQUIRE(!calls.empty());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto [fraction, now] = calls[i];
+    if (i > 0) {
+      REQUIRE(fraction >= calls[i - 1].first);
+      REQUIRE(now >= calls[i - 1].second);
+    }
+    // half the time up to the last arrival, half the jobs finished (0, 1 or 2)
+    const double arrived = std::min(1.0, now / 1000.0);
+    const double finished = 2.0 * (fraction - 0.5 * arrived);
+    REQUIRE(std::abs(finished * 2.0 - std::round(finished * 2.0)) < 1e-9);
+  }
+  REQUIRE(calls.back() == std::make_pair(1.0, r.finish_time(1)));
+  SECTION("returning false stops the run where it was") {
+    const Result stopped = simulate(c.servers, jobs, {}, config(),
+                                    [](double, double now) { return now < 500.0; });
+    REQUIRE(std::isnan(stopped.finish_time(1)));
+  }
+}
+
 TEST_CASE("the same input gives the same result", "[sim]") {
   ClusterState c;
   for (int i = 0; i < 3; ++i) add_server(c, "t" + std::to_string(i), false);

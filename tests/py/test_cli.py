@@ -9,7 +9,7 @@ import pytest
 import aryl
 from aryl._display import Table, render
 from aryl.cli import main
-from aryl.cli.output import Progress
+from aryl.cli.output import Progress, simulated_day
 
 SMALL = ["--training-servers", "4", "--inference-servers", "4"]
 
@@ -338,16 +338,33 @@ def test_simulate_json_summary_and_demo_csv(trace_slice, tmp_path, capsys):
 # ---- progress and --quiet ------------------------------------------------------------
 
 
-def test_progress_counts_runs_and_shows_an_eta():
+def test_progress_counts_runs_and_shows_the_day_and_an_eta():
     stream = io.StringIO()
+    day = 86400.0
     with Progress(3, enabled=True, stream=stream) as progress:
         for name in ("first", "second", "third"):
-            report = progress.run(name)
-            assert report(0.5) is True and report(1.0) is True
+            report = progress.run(name, last_submit=58.3 * day)
+            assert report(0.5, 2.5 * day) is True and report(1.0, 60 * day) is True
     text = stream.getvalue()
     assert "run 1/3" in text and "first" in text and "run 3/3" in text
     assert "third" in text  # the run under way has a bar of its own
+    assert "first: day 3 of 59" in text
     assert "3 runs done" in text and "ETA" in text
+
+
+@pytest.mark.parametrize(
+    "now, last_submit, shown",
+    [
+        (0.0, 0.0, "day 1 of 1"),
+        (86399.0, 86399.0, "day 1 of 1"),
+        (86400.0, 86399.0, "day 2 (arrivals ended on day 1)"),
+        (2.5 * 86400, 58.3 * 86400, "day 3 of 59"),
+        (59.0 * 86400, 59.45 * 86400, "day 60 of 60"),
+        (61.2 * 86400, 59.45 * 86400, "day 62 (arrivals ended on day 60)"),
+    ],
+)
+def test_simulated_day_counts_from_day_one(now, last_submit, shown):
+    assert simulated_day(now, last_submit) == shown
 
 
 def test_progress_redraws_in_a_terminal(trace_slice, tmp_path):
@@ -384,6 +401,8 @@ def test_progress_redraws_in_a_terminal(trace_slice, tmp_path):
     assert "\x1b[2K" in text  # rich erased and redrew its lines in place
     assert text.count("run 1/14") + text.count("run 14/14") >= 2
     assert "14 runs done" in text
+    # the run under way: its simulated day (the slice's jobs arrive over 3 days)
+    assert "Baseline (FIFO): day 1 of 3" in text and "ETA" in text
 
 
 def test_progress_counts_replications_with_an_eta():
@@ -396,7 +415,7 @@ def test_progress_counts_replications_with_an_eta():
 
 def test_progress_disabled_writes_nothing(capsys):
     with Progress(2, enabled=False) as progress:
-        assert progress.run("x")(0.3) is True
+        assert progress.run("x")(0.3, 100.0) is True
     assert capsys.readouterr() == ("", "")
 
 

@@ -770,6 +770,58 @@ def test_progress_keeps_being_asked_after_the_last_arrival():
     assert calls == sorted(calls)  # progress never goes back
 
 
+def test_progress_with_two_parameters_gets_the_simulated_time():
+    jobs = [
+        aryl.Job("a", 1, 1, 1, 600.0),
+        aryl.Job("b", 1, 1, 1, 900.0, submit_time=2 * 86400.0),
+    ]
+    one, two = [], []
+    first = sim.simulate(jobs, sim.Cluster(1, 0), progress=lambda f: one.append(f))
+    second = sim.simulate(
+        jobs, sim.Cluster(1, 0), progress=lambda f, now: two.append((f, now))
+    )
+    assert [f for f, _ in two] == one  # the same calls, the time beside
+    assert first.summary() == second.summary()
+    times = [now for _, now in two]
+    assert times == sorted(times) and times[0] == 0.0
+    # the last call comes with the last job finished, at its finish time
+    assert two[-1] == (1.0, second.jobs["finish_time"].max())
+    assert two[-1][1] == 2 * 86400.0 + 900.0
+
+
+class _Watcher:
+    def __init__(self):
+        self.calls = []
+
+    def two(self, fraction, now):
+        self.calls.append((fraction, now))
+
+    def one_with_default(self, fraction, verbose=False):
+        self.calls.append((fraction, verbose))
+
+    def any_number(self, *args):
+        self.calls.append(args)
+
+
+@pytest.mark.parametrize(
+    "method, arguments", [("two", 2), ("one_with_default", 1), ("any_number", 1)]
+)
+def test_progress_gets_the_time_only_when_it_requires_two_arguments(method, arguments):
+    watcher = _Watcher()
+    sim.simulate(
+        [aryl.Job("a", 1, 1, 1, 600.0)],
+        sim.Cluster(1, 0),
+        progress=getattr(watcher, method),
+    )
+    assert watcher.calls
+    if arguments == 2:
+        assert all(isinstance(now, float) for _, now in watcher.calls)
+    elif method == "one_with_default":
+        assert {verbose for _, verbose in watcher.calls} == {False}
+    else:
+        assert {len(args) for args in watcher.calls} == {1}
+
+
 def test_job_submitted_after_the_load_takes_the_servers_back_for_good():
     jobs = [aryl.Job("late", 8, 2, 2, 100.0, submit_time=600.0, gpu_type="T4")]
     with pytest.raises(ValueError, match="job 'late' can never run"):

@@ -314,3 +314,84 @@ def test_compare_adds_the_pollux_rows(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "o" / "compare.csv", index_col="run")
     assert {"Pollux", "Aryl+TunedJobs"} <= set(table.index)
     assert (table.loc[["Pollux", "Aryl+TunedJobs"], "jobs_unfinished"] == 0).all()
+    # the table beside the paper: the runs' own figures, the paper's, the ratios
+    beside = pd.read_csv(tmp_path / "o" / "pollux_paper.csv", index_col="metric")
+    assert list(beside.index) == list(sim.paper.POLLUX_METRICS)
+    for run in sim.POLLUX_COMPARISON:
+        assert list(beside[run]) == pytest.approx(
+            list(table.loc[run, list(beside.index)])
+        )
+    assert beside.loc["jct_mean", "Aryl+TunedJobs, paper"] == 10229
+    ratio = beside["Pollux / Aryl+TunedJobs"]
+    assert ratio["scaling_ops"] == pytest.approx(
+        table.loc["Pollux", "scaling_ops"] / table.loc["Aryl+TunedJobs", "scaling_ops"]
+    )
+    printed = capsys.readouterr().out  # --quiet still prints the tables
+    assert "beside the paper" not in printed  # a --quiet message
+    assert "Aryl+TunedJobs," in printed and "scaling ops" in printed  # headers wrap
+    assert "1.42x" in printed and "1.76x" in printed  # the paper's ratios
+
+
+def test_pollux_beside_paper_by_hand():
+    runs = {
+        "Baseline (FIFO)": _summary(1),  # not in the comparison: left out
+        "Pollux": _summary(3, scaling_ops=30),
+        "Aryl+TunedJobs": _summary(2, scaling_ops=0),
+    }
+    beside = sim.pollux_beside_paper(runs)
+    assert list(beside.columns) == [
+        "Pollux",
+        "Pollux, paper",
+        "Aryl+TunedJobs",
+        "Aryl+TunedJobs, paper",
+        "Pollux / Aryl+TunedJobs",
+        "Pollux / Aryl+TunedJobs, paper",
+    ]
+    assert beside.loc["jct_p95", "Pollux"] == 3 * 600
+    assert beside.loc["jct_p95", "Pollux, paper"] == 72123
+    assert beside.loc["queuing_median", "Aryl+TunedJobs, paper"] == 43
+    assert beside.loc["jct_mean", "Pollux / Aryl+TunedJobs"] == 1.5
+    assert math.isnan(beside.loc["scaling_ops", "Pollux / Aryl+TunedJobs"])  # / 0
+    assert math.isnan(beside.loc["scaling_ops", "Pollux, paper"])  # no counts
+    paper = beside["Pollux / Aryl+TunedJobs, paper"]
+    assert paper["jct_mean"] == 14534 / 10229
+    assert paper["scaling_ops"] == sim.PAPER_POLLUX_SCALING == 1.76
+    # without Pollux (--generations 0): no ratio columns
+    alone = sim.pollux_beside_paper({"Elastic only, aryl": _summary(1)})
+    assert list(alone.columns) == ["Elastic only, aryl", "Elastic only, aryl, paper"]
+    assert alone.loc["jct_mean", "Elastic only, aryl, paper"] == 12048
+    with pytest.raises(ValueError, match="needs a run named one of"):
+        sim.pollux_beside_paper({"Baseline (FIFO)": _summary(1)})
+    with pytest.raises(ValueError, match=r"run 'Pollux' has no \['scaling_ops'\]"):
+        sim.pollux_beside_paper({"Pollux": _without(_summary(1), "scaling_ops")})
+
+
+def _without(summary, key):
+    return {k: v for k, v in summary.items() if k != key}
+
+
+def _summary(scale, scaling_ops=0):
+    """A summary whose times are ``scale`` times 10, 20, ... 600 s."""
+    times = dict(zip(sim.paper.TABLE3_KEYS[:6], (10, 20, 30, 100, 200, 600)))
+    return {**{k: scale * v for k, v in times.items()}, "scaling_ops": scaling_ops}
+
+
+def test_the_papers_pollux_ratios_as_the_docs_quote_them():
+    # aryl.sim.paper's docstring and the issue quote these; Table 3 is the source.
+    t = sim.PAPER_TABLE3
+    pollux, tuned, elastic = t["Pollux"], t["Aryl+TunedJobs"], t["Elastic only, aryl"]
+
+    def ratio(top, bottom, key):
+        return round(top[key] / bottom[key], 2)
+
+    assert ratio(pollux, tuned, "jct_mean") == 1.42  # the issue's 14,534 / 10,229
+    assert ratio(pollux, tuned, "jct_p95") == 1.37
+    assert ratio(pollux, tuned, "jct_median") == 1.28  # the text says 1.32
+    # the text's queuing 1.23x and 1.69x are Pollux over row 11, not row 12
+    assert ratio(pollux, elastic, "queuing_median") == 1.23
+    assert ratio(pollux, elastic, "queuing_p95") == 1.69
+    assert ratio(pollux, tuned, "queuing_median") == 1.35
+    # §7.4's "250 iterations ... 1.20x and 1.25x in median and 95%ile JCT"
+    assert ratio(pollux, elastic, "jct_median") == 1.20
+    assert ratio(pollux, elastic, "jct_p95") == 1.25
+    assert len(t) == 12 and all(len(row) == 9 for row in t.values())

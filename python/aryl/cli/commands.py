@@ -33,6 +33,7 @@ from .output import (
     format_value,
     integer_columns,
     png_metadata,
+    pollux_table,
     print_note,
     provenance_columns,
     report,
@@ -70,10 +71,11 @@ def simulate(args: argparse.Namespace) -> int:
         f"policy {policy}, reclaim {args.reclaim}.",
     )
     on = cluster(args, jobs)
+    last_submit = _last(jobs.column("submit_time"))
     with Progress(1, console.progress_wanted()) as progress:
         result = sim.simulate(
             cluster=on,
-            progress=progress.run(f"{args.scenario}/{policy}"),
+            progress=progress.run(f"{args.scenario}/{policy}", last_submit),
             label=f"{args.scenario}-{policy}",
             **run,
         )
@@ -86,6 +88,14 @@ def simulate(args: argparse.Namespace) -> int:
         args.plot_window,
     )
     return 0
+
+
+def _last(submit_times: Any) -> float:
+    """The last submission time (s) of a run's jobs; 0 without jobs."""
+    import numpy as np
+
+    times = np.asarray(submit_times, dtype=float)
+    return float(times.max()) if times.size else 0.0
 
 
 def _simulate_pollux(args: argparse.Namespace, out: Path, console: Console) -> int:
@@ -110,7 +120,7 @@ def _simulate_pollux(args: argparse.Namespace, out: Path, console: Console) -> i
             workload,
             sim.Cluster(nodes, 0, gpus_per_server=gpus),
             policy=policy,
-            progress=progress.run(f"pollux/{policy}"),
+            progress=progress.run(f"pollux/{policy}", _last(workload["time"])),
             label=f"pollux-{policy}",
         )
     report(result, console, run_record(vars(args), where), out, None)
@@ -139,21 +149,31 @@ def compare(args: argparse.Namespace) -> int:
         jobs, load, seed=args.seed, config=config, pollux_rows=args.pollux_rows
     )
     results = {}
+    last_submit = _last(jobs.column("submit_time"))
     with Progress(len(runs), console.progress_wanted()) as progress:
         for name, kwargs in runs.items():
             on = sim.pollux_nodes(on_cluster) if name in sim.POLLUX_ROWS else on_cluster
             results[name] = sim.simulate(
-                cluster=on, progress=progress.run(name), label=name, **kwargs
+                cluster=on,
+                progress=progress.run(name, last_submit),
+                label=name,
+                **kwargs,
             ).check()
     summaries = {name: r.summary() for name, r in results.items()}
     table = integer_columns(sim.speedups(summaries), summaries)
     console.show(compare_table(table))
+    beside = sim.pollux_beside_paper(summaries) if args.pollux_rows else None
+    if beside is not None and console.format == "table":  # else compare's table alone
+        console.say("\nThe Pollux comparison beside the paper's Table 3 (rows 10-12):")
+        console.show(pollux_table(beside))
     record = run_record(vars(args), where)
 
     def write(folder: Path) -> List[Path]:
         provenance_columns(table, results, record).to_csv(
             folder / "compare.csv", index_label="run"
         )
+        if beside is not None:
+            beside.to_csv(folder / "pollux_paper.csv", index_label="metric")
         write_provenance(folder, record, results)
         return plot.save_all(
             results,
@@ -168,8 +188,9 @@ def compare(args: argparse.Namespace) -> int:
     print_note(console, next(iter(results.values())))
     console.say(
         '\nSpeed-ups are over the Baseline row. Rows: README "The rows" and '
-        f"aryl.sim.paper_runs. Wrote compare.csv, provenance.json and {len(written)} "
-        f"figure files to {out}/",
+        f"aryl.sim.paper_runs. Wrote compare.csv, "
+        f"{'pollux_paper.csv, ' if beside is not None else ''}provenance.json and "
+        f"{len(written)} figure files to {out}/",
     )
     return 0
 

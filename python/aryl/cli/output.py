@@ -4,6 +4,7 @@ provenance records."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,12 +69,13 @@ class Console:
 class Progress:
     """Progress bars (rich) on stderr across a command's runs: one for the command
     (``run 3/8``, its share done, elapsed time and ETA) and one for the run under way
-    (its name, its own progress and ETA: a long run, a Pollux row say, shows it is
-    alive). Disabled, it does nothing. ``unit`` names what is counted
+    (its name, the simulated day, its own progress and ETA: a long run, a Pollux row
+    say, shows it is alive). Disabled, it does nothing. ``unit`` names what is counted
     (``replication 2/5: seed 1``).
 
     Use as a context manager; ``run(name)`` gives the ``progress`` callback of the next
-    run (``aryl.sim.simulate``'s: a fraction in [0, 1] of that run). Redrawn in place
+    run (``aryl.sim.simulate``'s ``progress(fraction, now)``: a fraction in [0, 1] of
+    that run and its simulated time, shown as the day under way). Redrawn in place
     in a terminal (rich detects it, and Jupyter) about ten times a second.
     """
 
@@ -134,17 +136,31 @@ class Progress:
                 self._task, completed=done, description=description, refresh=True
             )
 
-    def run(self, name: str) -> Callable[[float], bool]:
-        """The ``progress`` callback of the next run, named ``name``."""
+    def run(
+        self, name: str, last_submit: float = 0.0
+    ) -> Callable[[float, float], bool]:
+        """The ``progress`` callback of the next run, named ``name``: it shows the
+        simulated day (``simulated_day``; ``last_submit``: the run's last submission
+        time in s)."""
         index = self.started
         self.started += 1
         description = f"{self.unit} {index + 1}/{self.runs}"
 
-        def report(fraction: float) -> bool:
+        said = [""]
+
+        def report(fraction: float, now: float) -> bool:
             if self._bar is not None:
                 done = min(max(float(fraction), 0.0), 1.0)
                 self._bar.update(self._task, completed=index + done)
-                self._bar.update(self._current, completed=done)
+                day = f"  {name}: {simulated_day(now, last_submit)}"
+                # drawn at once when the day changes (else at rich's next redraw)
+                self._bar.update(
+                    self._current,
+                    completed=done,
+                    description=day,
+                    refresh=day != said[0],
+                )
+                said[0] = day
             return True
 
         if self._bar is not None:  # drawn now: a fast run may end before the next
@@ -152,6 +168,21 @@ class Progress:
             self._bar.reset(self._current, total=1.0, description=f"  {name}")
             self._bar.update(self._current, visible=True, refresh=True)
         return report
+
+
+#: Seconds in a simulated day.
+DAY = 86400.0
+
+
+def simulated_day(now: float, last_submit: float) -> str:
+    """The simulated day under way (the first is day 1) out of the days jobs arrive
+    on: ``day 3 of 59``; after the last arrival's day, ``day 61 (arrivals ended on
+    day 59)``."""
+    days = int(last_submit // DAY) + 1
+    day = int(max(now, 0.0) // DAY) + 1
+    if day <= days:
+        return f"day {day} of {days}"
+    return f"day {day} (arrivals ended on day {days})"
 
 
 def report(
@@ -233,6 +264,26 @@ def compare_table(table: Any) -> Table:
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
     shown = [[row[0]] + [f.format(v) for f, v in zip(formats, row[1:])] for row in rows]
     return Table(header, rows, shown)
+
+
+def pollux_table(frame: Any) -> Table:
+    """The Pollux comparison beside the paper (``aryl.sim.pollux_beside_paper``'s
+    frame) as printed: one row per metric, times and counts whole, ratios as ``1.42x``,
+    ``—`` where there is no figure."""
+    from ..sim.metrics import METRICS
+
+    def shown(column: str, value: float) -> str:
+        if math.isnan(value):
+            return "—"
+        return f"{value:,.2f}x" if " / " in column else f"{value:,.0f}"
+
+    header = ["metric (times in s)", *frame.columns]
+    rows = [[key, *row] for key, row in zip(frame.index, frame.to_numpy().tolist())]
+    cells = [
+        [METRICS[key].header, *(shown(c, v) for c, v in zip(frame.columns, values))]
+        for key, *values in rows
+    ]
+    return Table(header, rows, cells)
 
 
 def integer_columns(table: Any, summaries: Dict[str, Dict[str, Any]]) -> Any:

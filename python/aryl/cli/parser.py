@@ -265,7 +265,10 @@ def _parser() -> argparse.ArgumentParser:
         help="add the goodput-driven rows: Pollux (its genetic search) and "
         "Aryl+TunedJobs (aryl with each job's Pollux agent), on the Basic jobs mapped "
         "onto Pollux applications, no loaning, the training GPUs as 4-GPU nodes "
-        "(much slower than the other rows)",
+        "(much slower than the other rows); then a table of them and Elastic only, "
+        "aryl beside the paper's Table 3 (queuing and JCT mean, median and p95, "
+        "scaling operations, the Pollux / Aryl+TunedJobs ratios; printed with "
+        "--format table, always written to pollux_paper.csv)",
     )
     p.add_argument(
         "--pollux-generations",

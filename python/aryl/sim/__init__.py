@@ -6,8 +6,9 @@ configurations on the same input. Scenario presets (``scenario``) are seeded,
 documented transformations of the job list, applied in Python before the run;
 ``size_cluster`` sizes a cluster to a trace at the paper's load, and
 ``paper_runs`` lists the rows of the paper's comparison (with controls and
-ablations) as ``simulate`` arguments. Every ``Result`` records what produced it
-(``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
+ablations) as ``simulate`` arguments (``PAPER_TABLE3``: the paper's figures;
+``pollux_beside_paper``: the Pollux comparison beside them). Every ``Result``
+records what produced it (``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
 ``sweep`` runs a grid of configurations on Ray, cached. ``compare(..., seeds=N)``
 replicates a comparison with 95% intervals (``replications``, ``confidence``);
 ``replicate_paper`` does it for the paper's rows through ``sweep``, cached.
@@ -24,8 +25,12 @@ from .paper import (
     BASELINE,
     LOANING_ROWS,
     ORDERINGS,
+    PAPER_POLLUX_SCALING,
+    PAPER_TABLE3,
+    POLLUX_COMPARISON,
     POLLUX_ROWS,
     paper_runs,
+    pollux_beside_paper,
     pollux_nodes,
     speedups,
 )
@@ -55,7 +60,10 @@ __all__ = [
     "LOANING_ROWS",
     "ORDERINGS",
     "PAPER_POINTS",
+    "PAPER_POLLUX_SCALING",
+    "PAPER_TABLE3",
     "PARAMETERS",
+    "POLLUX_COMPARISON",
     "POLLUX_ROWS",
     "Policy",
     "Provenance",
@@ -71,6 +79,7 @@ __all__ = [
     "load",
     "paper_runs",
     "replicate_paper",
+    "pollux_beside_paper",
     "pollux_nodes",
     "scenario",
     "scenario_config",

@@ -42,11 +42,22 @@ same GPUs as 4-GPU nodes, the most the applications' profiles cover per node.
 
 Without a load series (``load=None``) the rows that lend servers (2–7 and the ablations) are
 left out: with nothing to lend they would repeat the no-loaning rows.
+
+The paper's own figures are here once: ``PAPER_TABLE3`` (Table 3, by row name) and
+``PAPER_POLLUX_SCALING``; ``pollux_beside_paper`` sets the Pollux comparison's runs
+beside them. Three ratios in the paper's text do not follow from Table 3's rows 10 and
+12: the median JCT's 1.32x (the table gives 721 / 564 = 1.28x; the text cites a
+figure), and the queuing ratios 1.23x (median) and 1.69x (p95), which are Pollux over
+row 11 (58 / 47 and 5,883 / 3,475), not over row 12. The table also reads as Pollux
+at 250 generations (§7.4: "we set the number of iteration to 250 and [Aryl] still has
+1.20x and 1.25x improvements in median and 95%ile JCT": 721 / 602 and 72,123 /
+57,597, row 10 over row 11), not at the artifact's 100.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+import math
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import pandas as pd
 
@@ -73,6 +84,59 @@ LOANING_ROWS = (
 
 #: Rows of goodput-driven jobs (``paper_runs(..., pollux_rows=True)``), in display order.
 POLLUX_ROWS = ("Pollux", "Aryl+TunedJobs")
+
+#: The columns of the paper's Table 3, as ``Result.summary()`` keys.
+TABLE3_KEYS = (
+    "queuing_mean",
+    "queuing_median",
+    "queuing_p95",
+    "jct_mean",
+    "jct_median",
+    "jct_p95",
+    "gpu_usage_training",
+    "gpu_usage_overall",
+    "preemption_ratio",
+)
+
+_NA = None  # the paper's "NA"
+_TABLE3_ROWS: Tuple[Tuple[str, Tuple[Optional[float], ...]], ...] = (
+    (BASELINE, (3072, 55, 8357, 16610, 791, 82933, 0.72, 0.52, 0.0)),
+    ("Aryl Basic", (2008, 25, 3356, 11089, 567, 56477, 0.86, 0.66, 0.1020)),
+    ("Aryl Advanced", (1833, 23, 3238, 10402, 523, 56553, 0.87, 0.69, 0.0705)),
+    ("Aryl Ideal", (1157, 22, 3197, 8874, 417, 41146, 0.92, 0.72, 0.0557)),
+    (
+        "Loaning only, random reclaim",
+        (2843, 23, 5471, 14657, 703, 62912, 0.76, 0.64, 0.2089),
+    ),
+    (
+        "Loaning only, SCF reclaim",
+        (2791, 24, 4991, 14965, 692, 62451, 0.76, 0.66, 0.1874),
+    ),
+    (
+        "Loaning only, aryl reclaim",
+        (2204, 23, 3418, 12414, 655, 57982, 0.76, 0.66, 0.1234),
+    ),
+    ("Elastic only, Gandiva", (3035, 49, 6632, 15912, 755, 80567, 0.79, _NA, _NA)),
+    ("Elastic only, AFS", (2284, 47, 3488, 15045, 686, 60883, 0.95, _NA, _NA)),
+    ("Pollux", (2791, 58, 5883, 14534, 721, 72123, 0.93, _NA, _NA)),
+    ("Elastic only, aryl", (2275, 47, 3475, 12048, 602, 57597, 0.92, _NA, _NA)),
+    ("Aryl+TunedJobs", (2054, 43, 2749, 10229, 564, 52458, 0.91, _NA, _NA)),
+)
+
+#: The paper's Table 3 (the ITP trace), rows 1-12 as printed: row name (as
+#: ``paper_runs`` names it) -> ``TABLE3_KEYS`` -> value (times in s, use and
+#: preemptions as fractions); ``None`` where the paper prints NA.
+PAPER_TABLE3: Dict[str, Dict[str, Optional[float]]] = {
+    name: dict(zip(TABLE3_KEYS, values)) for name, values in _TABLE3_ROWS
+}
+
+#: §7.4: "the total scaling times of Pollux is 1.76x that of Aryl+TunedJobs in the
+#: Ideal scenario" (the paper gives no counts, and none for the Basic scenario).
+PAPER_POLLUX_SCALING = 1.76
+
+#: The runs of the Pollux comparison (Table 3 rows 10, 12 and 11) and its metrics.
+POLLUX_COMPARISON = ("Pollux", "Aryl+TunedJobs", "Elastic only, aryl")
+POLLUX_METRICS = TABLE3_KEYS[:6] + ("scaling_ops",)
 
 
 def paper_runs(
@@ -255,3 +319,60 @@ ORDERINGS = (
         ("Loaning only, SCF reclaim", "<", "Loaning only, random reclaim"),
     ),
 )
+
+
+def pollux_beside_paper(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The Pollux comparison beside the paper: one row per ``POLLUX_METRICS`` key.
+
+    Parameters
+    ----------
+    summaries
+        Run name -> ``Result.summary()``; the runs of ``POLLUX_COMPARISON`` among them
+        are shown, in that order (others are ignored).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by metric key. Per run shown, a column of its values and one of the
+        paper's (``"<run>, paper"``: ``PAPER_TABLE3``; NaN where the paper gives
+        none, as for scaling counts); with both Pollux and Aryl+TunedJobs, the ratio
+        ``"Pollux / Aryl+TunedJobs"`` and the paper's (``PAPER_POLLUX_SCALING`` for
+        scaling operations; NaN where a value is 0).
+    """
+    shown = [name for name in POLLUX_COMPARISON if name in summaries]
+    if not shown:
+        raise ValueError(
+            f"pollux_beside_paper needs a run named one of {POLLUX_COMPARISON}, "
+            f"got {sorted(summaries)}"
+        )
+    for name in shown:
+        missing = [k for k in POLLUX_METRICS if k not in summaries[name]]
+        if missing:
+            raise ValueError(
+                f"pollux_beside_paper: run {name!r} has no {missing} "
+                "(pass Result.summary())"
+            )
+    columns: Dict[str, Dict[str, float]] = {}
+    for name in shown:
+        columns[name] = {k: float(summaries[name][k]) for k in POLLUX_METRICS}
+        columns[f"{name}, paper"] = {
+            k: _number(PAPER_TABLE3[name].get(k)) for k in POLLUX_METRICS
+        }
+    if {"Pollux", "Aryl+TunedJobs"} <= set(shown):
+        ratio = "Pollux / Aryl+TunedJobs"
+        columns[ratio] = _ratios(columns["Pollux"], columns["Aryl+TunedJobs"])
+        columns[f"{ratio}, paper"] = _ratios(
+            columns["Pollux, paper"], columns["Aryl+TunedJobs, paper"]
+        )
+        columns[f"{ratio}, paper"]["scaling_ops"] = PAPER_POLLUX_SCALING
+    return pd.DataFrame(columns, index=list(POLLUX_METRICS))
+
+
+def _number(value: Optional[float]) -> float:
+    """A figure of the paper's, NaN where it gives none."""
+    return math.nan if value is None else float(value)
+
+
+def _ratios(top: Mapping[str, float], bottom: Mapping[str, float]) -> Dict[str, float]:
+    """``top / bottom`` per key; NaN where ``bottom`` is 0 or NaN."""
+    return {k: top[k] / bottom[k] if bottom[k] > 0 else math.nan for k in top}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import warnings
 from typing import (
@@ -55,6 +56,11 @@ from .provenance import (
 from .result import Result
 from .scenarios import apply_prediction_error
 
+#: ``simulate``'s ``progress``: ``progress(fraction)`` or ``progress(fraction, now)``.
+ProgressCallback = Union[
+    Callable[[float], Optional[bool]], Callable[[float, float], Optional[bool]]
+]
+
 #: Allocation policies of goodput-driven (Pollux workload) runs.
 GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
@@ -70,7 +76,7 @@ def simulate(
     inference_load: Any = None,
     config: Union[Config, Mapping[str, Any], None] = None,
     seed: int = 0,
-    progress: Optional[Callable[[float], Optional[bool]]] = None,
+    progress: Optional[ProgressCallback] = None,
     throughput: Optional[Mapping[Any, Sequence[float]]] = None,
     label: str = "",
     history: bool = False,
@@ -122,7 +128,10 @@ def simulate(
         Called with the run's progress in [0, 1] (half the simulated time up to the
         last arrival, half the share of jobs finished, so it keeps moving while a queue
         drains), every 1% of it and at least every quarter second; return
-        ``False`` to stop early (the rest is reported unfinished).
+        ``False`` to stop early (the rest is reported unfinished). A callback with
+        two required positional parameters, ``progress(fraction, now)``, also gets
+        the simulated time in seconds (a long run can say which day it is at);
+        any other callable is called as ``progress(fraction)``.
     throughput
         Optional per-job throughput curves: job id -> throughput with 1..max_workers
         workers (overrides ``config.scaling`` for that job).
@@ -243,21 +252,42 @@ def simulate(
 
 
 def _watched(
-    progress: Optional[Callable[[float], Optional[bool]]],
-) -> Tuple[Optional[Callable[[float], Optional[bool]]], List[bool]]:
-    """``progress`` passed through, and a list that holds True once it asked to stop."""
+    progress: Optional[ProgressCallback],
+) -> Tuple[Optional[Callable[[float, float], Optional[bool]]], List[bool]]:
+    """``progress`` as the engine calls it, ``(fraction, now)``, and a list that holds
+    True once it asked to stop."""
     stopped: List[bool] = []
     if progress is None:
         return None, stopped
     user = progress
+    with_time = _wants_time(user)
 
-    def watched(fraction: float) -> Optional[bool]:
-        keep = user(fraction)
+    def watched(fraction: float, now: float) -> Optional[bool]:
+        keep = user(fraction, now) if with_time else user(fraction)  # type: ignore[call-arg]
         if keep is not None and not keep:
             stopped.append(True)
         return keep
 
     return watched, stopped
+
+
+def _wants_time(progress: Callable[..., Any]) -> bool:
+    """Whether ``progress`` takes the simulated time too: it has two required
+    positional parameters (one argument does not bind, two do). Every callback that
+    took one argument before still gets one."""
+    try:
+        signature = inspect.signature(progress)
+    except (TypeError, ValueError):  # no signature to read (some builtins)
+        return False
+
+    def binds(*args: float) -> bool:
+        try:
+            signature.bind(*args)
+        except TypeError:
+            return False
+        return True
+
+    return not binds(0.0) and binds(0.0, 0.0)
 
 
 def _warn_unfinished(result: Result, config: Config, stopped: List[bool]) -> Result:
@@ -343,7 +373,7 @@ def _simulate_pollux(
     policy: str,
     config: Config,
     seed: int,
-    progress: Optional[Callable[[float], Optional[bool]]],
+    progress: Optional[Callable[[float, float], Optional[bool]]],
     label: str,
     history: bool = False,
 ) -> Result:

@@ -273,7 +273,7 @@ bool Engine::report_progress() {
   next_report_ = fraction + 0.01;
   quiet_events_ = 0;
   last_report_ = clock;
-  return progress_(fraction);
+  return progress_(fraction, now());
 }
 
 // One curve per distinct (min, max) shape, or per distinct curve given: at 500k

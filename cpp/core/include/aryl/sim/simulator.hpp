@@ -158,7 +158,8 @@ struct Result {
   History history;  // empty unless Config::history
 };
 
-using Progress = std::function<bool(double fraction)>;  // return false to cancel
+// The run's progress in [0, 1] and the simulated time (s); return false to cancel.
+using Progress = std::function<bool(double fraction, double now)>;
 
 // Where the engine stands when it asks a caller's policy (Hooks).
 struct Epoch {
@@ -206,8 +207,8 @@ inline constexpr double max_steps = 5'000'000;
 // Runs the trace to completion (or the horizon). Throws std::invalid_argument on
 // bad input: a job that no server could ever host, a bad load series, or a state
 // that fails validate(). `progress`, if set, is called with the run's progress in
-// [0, 1] (half simulated time up to the last arrival, half jobs finished) every ~1%
-// of it and at least every quarter second of wall time.
+// [0, 1] (half simulated time up to the last arrival, half jobs finished) and the
+// simulated time every ~1% of it and at least every quarter second of wall time.
 //
 // With goodput-driven jobs (all of the trace's, indexing `applications`) the
 // run is round-based, as the Pollux artifact's: the first round is at
