@@ -2,6 +2,8 @@
 // hand-computed runs.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +62,19 @@ inline RandomRun random_run(std::uint64_t seed) {
   }
   for (int k = 0; k < 60; ++k) run.load.push_back({k * 300.0, rng.uniform()});
   return run;
+}
+
+// Two runs of the same trace decided alike: the same job times, counts and timeline.
+inline void require_same_run(const sim::Result& a, const sim::Result& b) {
+  REQUIRE(a.violations.empty());
+  REQUIRE(b.violations.empty());
+  REQUIRE(a.start_time == b.start_time);
+  REQUIRE(a.finish_time == b.finish_time);
+  REQUIRE(a.preemptions == b.preemptions);
+  REQUIRE(a.scaling_ops == b.scaling_ops);
+  REQUIRE(a.training_gpu_seconds == b.training_gpu_seconds);
+  REQUIRE(a.t == b.t);
+  REQUIRE(a.on_loan == b.on_loan);
 }
 
 }  // namespace aryl::test

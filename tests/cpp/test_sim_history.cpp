@@ -152,13 +152,7 @@ TEST_CASE("history: random traces' intervals tile each job's run; the run is unc
       const Result r = simulate(c.servers, jobs, load, cfg);
       cfg.history = false;
       const Result plain = simulate(c.servers, jobs, load, cfg);
-      REQUIRE(r.violations.empty());
-      REQUIRE(r.start_time == plain.start_time);
-      REQUIRE(r.finish_time == plain.finish_time);
-      REQUIRE(r.preemptions == plain.preemptions);
-      REQUIRE(r.scaling_ops == plain.scaling_ops);
-      REQUIRE(r.training_gpu_seconds == plain.training_gpu_seconds);
-      REQUIRE(r.t == plain.t);
+      aryl::test::require_same_run(r, plain);
       double training = 0, loaned = 0;
       for (std::size_t i = 0; i < r.history.job.size(); ++i) {
         const auto& job = jobs[static_cast<std::size_t>(r.history.job[i])].job;

@@ -47,18 +47,6 @@ Hooks kernel_hooks(const Config& cfg, bool with_reclaim) {
   return hooks;
 }
 
-void require_same(const Result& a, const Result& b) {
-  REQUIRE(a.violations.empty());
-  REQUIRE(b.violations.empty());
-  REQUIRE(a.start_time == b.start_time);
-  REQUIRE(a.finish_time == b.finish_time);
-  REQUIRE(a.preemptions == b.preemptions);
-  REQUIRE(a.scaling_ops == b.scaling_ops);
-  REQUIRE(a.t == b.t);
-  REQUIRE(a.on_loan == b.on_loan);
-  REQUIRE(a.training_gpu_seconds == b.training_gpu_seconds);
-}
-
 ClusterState two_servers() {
   ClusterState c;
   add_server(c, "t0", false);
@@ -80,7 +68,7 @@ TEST_CASE("the kernels asked through the hooks give the built-in runs",
       const Result built_in = simulate(c.servers, jobs, load, cfg);
       const Result asked = simulate(c.servers, jobs, load, cfg, {}, {},
                                     kernel_hooks(cfg, seed % 3 == 0));
-      require_same(built_in, asked);
+      aryl::test::require_same_run(built_in, asked);
       REQUIRE(built_in.history.closed == asked.history.closed);
     }
 }
