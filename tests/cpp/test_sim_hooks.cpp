@@ -47,6 +47,19 @@ Hooks kernel_hooks(const Config& cfg, bool with_reclaim) {
   return hooks;
 }
 
+// An allocate hook that starts `start` at every epoch, whatever the state.
+Hooks starting(std::vector<Worker> start) {
+  Hooks hooks;
+  hooks.allocate = [start](const ClusterState&, const std::vector<int>&,
+                           const std::vector<double>&,
+                           const std::vector<std::vector<double>>&, const Epoch&) {
+    Decision d;
+    d.start = start;
+    return d;
+  };
+  return hooks;
+}
+
 ClusterState two_servers() {
   ClusterState c;
   add_server(c, "t0", false);
@@ -77,40 +90,22 @@ TEST_CASE("a decision that over-commits or leaves a job below its minimum is ref
           "[sim][hooks]") {
   const ClusterState c = two_servers();
   const std::vector<SimJob> jobs{sim_job("A", 4, 2, 2, 100), sim_job("B", 8, 1, 1, 50)};
-  Hooks hooks;
   SECTION("over-commit") {
-    hooks.allocate = [](const ClusterState&, const std::vector<int>&,
-                        const std::vector<double>&,
-                        const std::vector<std::vector<double>>&, const Epoch&) {
-      Decision d;
-      d.start = {{0, 0, false}, {0, 0, false}, {1, 0, false}};  // 16 GPUs on t0
-      return d;
-    };
+    const Hooks hooks =
+        starting({{0, 0, false}, {0, 0, false}, {1, 0, false}});  // 16 GPUs on t0
     REQUIRE_THROWS_WITH(
         simulate(c.servers, jobs, {}, config(), {}, {}, hooks),
         Catch::Contains("epoch 0 (t = 0 s): the policy's decision over-commits "
                         "server 't0': job 'B'"));
   }
   SECTION("below min_workers") {
-    hooks.allocate = [](const ClusterState&, const std::vector<int>&,
-                        const std::vector<double>&,
-                        const std::vector<std::vector<double>>&, const Epoch&) {
-      Decision d;
-      d.start = {{0, 0, false}};
-      return d;
-    };
+    const Hooks hooks = starting({{0, 0, false}});
     REQUIRE_THROWS_WITH(simulate(c.servers, jobs, {}, config(), {}, {}, hooks),
                         Catch::Contains("leaves job 'A' with 1 workers, outside "
                                         "[min_workers 2, max_workers 2]"));
   }
   SECTION("an unknown worker or job") {
-    hooks.allocate = [](const ClusterState&, const std::vector<int>&,
-                        const std::vector<double>&,
-                        const std::vector<std::vector<double>>&, const Epoch&) {
-      Decision d;
-      d.start = {{5, 0, false}};
-      return d;
-    };
+    const Hooks hooks = starting({{5, 0, false}});
     REQUIRE_THROWS_WITH(
         simulate(c.servers, jobs, {}, config(), {}, {}, hooks),
         Catch::Contains("starts a worker of job 5, but the state has 2"));

@@ -103,10 +103,15 @@ def policy_name(policy: Any) -> str:
     return name if isinstance(name, str) and name else type(policy).__name__
 
 
+def has_hook(policy: Any, name: str) -> bool:
+    """Whether ``policy`` has the hook ``name`` (a callable attribute)."""
+    return callable(getattr(policy, name, None))
+
+
 def check_policy(policy: Any) -> None:
     """A ``TypeError`` unless ``policy`` has a callable ``allocate`` and its other
     hooks, where present, are callable."""
-    if not callable(getattr(policy, "allocate", None)):
+    if not has_hook(policy, "allocate"):
         raise TypeError(
             f"policy must be a policy name or an object with an allocate(state, "
             f"epoch) method, got {policy!r}"
@@ -151,10 +156,8 @@ class CoreHooks:
         }
         self._jobs: Optional[List[Job]] = None
         self.allocate = self._allocate
-        self.reclaim = (
-            self._reclaim if callable(getattr(policy, "reclaim", None)) else None
-        )
-        self.admit = self._admit if callable(getattr(policy, "admit", None)) else None
+        self.reclaim = self._reclaim if has_hook(policy, "reclaim") else None
+        self.admit = self._admit if has_hook(policy, "admit") else None
 
     def _view(
         self, columns: Tuple[np.ndarray, ...], remaining: np.ndarray

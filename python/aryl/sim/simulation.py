@@ -44,7 +44,7 @@ from ..typing import (
 )
 from .config import Cluster, Config
 from .history import history_frame
-from .hooks import CoreHooks, Policy, check_policy, policy_name
+from .hooks import CoreHooks, Policy, check_policy, has_hook, policy_name
 from .provenance import (
     Provenance,
     aryl_version,
@@ -222,7 +222,7 @@ def simulate(
     )
     name = kernel if own is None else policy_name(own)
     # A policy's own reclaim hook chose the servers returned.
-    own_reclaim = own is not None and callable(getattr(own, "reclaim", None))
+    own_reclaim = own is not None and has_hook(own, "reclaim")
     if not config.loaning:
         gpus = sum(s.gpus for s in servers if s.pool == "inference")
         raw["inference_gpu_seconds"] = _load_integral(*served, raw["end_time"]) * gpus

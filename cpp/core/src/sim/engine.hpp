@@ -116,7 +116,6 @@ class Engine {
                                         const std::vector<int>& job_of);
   [[nodiscard]] ReclaimPlan asked_reclaim(const ClusterState& state,
                                           const std::vector<int>& job_of, int n);
-  [[nodiscard]] bool admitted(int j);
   // invariants (audit.cpp)
   void audit();
   void audit_base();

@@ -112,6 +112,4 @@ ReclaimPlan Engine::asked_reclaim(const ClusterState& state,
   }
 }
 
-bool Engine::admitted(int j) { return hooks_.admit(j, epoch()); }
-
 }  // namespace aryl::sim

@@ -345,7 +345,7 @@ void Engine::clear_workers(int j) {
 // ---- handlers -------------------------------------------------------------------
 
 void Engine::on_arrival(int j) {
-  if (hooks_.admit && !admitted(j)) {
+  if (hooks_.admit && !hooks_.admit(j, epoch())) {
     status_[at(j)] = Status::rejected;
     accounting_.rejected(j);
     --unfinished_;
