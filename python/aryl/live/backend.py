@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Set, Tuple
+from typing import Any, Dict, List, Protocol, Sequence, Set, Tuple
 
 from ..model import Job, Server, Worker
 from .jobs import DONE, JobAgent, TrainingJob
@@ -129,7 +129,10 @@ class FakeBackend:
         self.servers.update({s.id: s for s in servers})
 
     def submit(self, job: Job, program: TrainingJob) -> None:
-        """Create the job's agent."""
+        """Create the job's agent (kept if it exists: a resumed controller submits
+        its jobs again)."""
+        if job.id in self.agents:
+            return
         self.agents[job.id] = JobAgent(
             job.id, program, self.checkpoints, self.checkpoint_every, job.checkpoint
         )
@@ -139,7 +142,9 @@ class FakeBackend:
         now = list(self.running.get(job, []))
         for w in workers:
             if w.server in self.drained:
-                raise RuntimeError(f"worker of job {job!r} on drained server {w.server!r}")
+                raise RuntimeError(
+                    f"worker of job {job!r} on drained server {w.server!r}"
+                )
         wanted = list(workers)
         leaving = _without(now, wanted)
         joining = _without(wanted, now)
@@ -153,7 +158,9 @@ class FakeBackend:
             else:
                 self.log.append(("stop", job, w.server))
         if joining:
-            self.log.append(("gang" if not now else "join", job, tuple(w.server for w in joining)))
+            self.log.append(
+                ("gang" if not now else "join", job, tuple(w.server for w in joining))
+            )
         if wanted:
             self.agents[job].resize(wanted, self.servers)
             self.running[job] = wanted
@@ -163,6 +170,7 @@ class FakeBackend:
     def poll(self, now: float) -> Report:
         """Step every running job to ``now``; report completions and faults."""
         report = Report()
+        now = max(now, self._last)  # a resumed controller's clock may lag the jobs
         seconds = now - self._last
         for job in list(self.running):
             agent = self.agents[job]
@@ -191,7 +199,7 @@ class FakeBackend:
     def busy(self, server: Any) -> int:
         """Workers on ``server``, stuck ones included."""
         count = sum(
-            w.server == server
+            int(w.server == server)
             for workers in list(self.running.values()) + list(self._stuck.values())
             for w in workers
         )

@@ -22,19 +22,40 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+)
 
 import numpy as np
 import pandas as pd
 
 from ..decisions import Decision
-from ..defaults import UNLISTED_GPU_SPEED
+from ..defaults import (
+    SCHEDULE_POLICIES,
+    SIMULATION_RECLAIM_POLICIES,
+    UNLISTED_GPU_SPEED,
+)
 from ..jobtable import JobTable
 from ..model import Job, Records, Server, Worker, as_records
 from ..sim.config import Cluster, Config
-from ..sim.hooks import Epoch, check_policy, decision_rows, has_hook, policy_name
-from ..sim.hooks import reclaim_rows
+from ..sim.hooks import (
+    Epoch,
+    check_policy,
+    decision_rows,
+    has_hook,
+    policy_name,
+    reclaim_rows,
+)
 from ..state import ClusterState
+from ..typing import AllocationPolicy, SimulationReclaimPolicy
 from .backend import Backend, Report
 from .jobs import TrainingJob, emulated_programs, throughput
 from .record import Journal, Record, load_integral, replay
@@ -88,7 +109,7 @@ class Controller:
         cluster: Union[Cluster, Records],
         backend: Backend,
         policy: Any = "aryl",
-        reclaim: str = "aryl",
+        reclaim: SimulationReclaimPolicy = "aryl",
         load: Any = None,
         config: Optional[Config] = None,
         clock: Optional[Clock] = None,
@@ -104,12 +125,17 @@ class Controller:
         if not isinstance(self.config, Config):
             raise TypeError(f"config must be an aryl.sim.Config, got {config!r}")
         if isinstance(policy, str):
-            from ..sim.simulation import POLICIES
-
-            if policy not in POLICIES:
-                raise ValueError(f"unknown policy {policy!r}; expected one of {POLICIES}")
+            if policy not in SCHEDULE_POLICIES:
+                raise ValueError(
+                    f"unknown policy {policy!r}; expected one of {SCHEDULE_POLICIES}"
+                )
         else:
             check_policy(policy)
+        if reclaim not in SIMULATION_RECLAIM_POLICIES:
+            raise ValueError(
+                f"unknown reclaim policy {reclaim!r}; expected one of "
+                f"{SIMULATION_RECLAIM_POLICIES}"
+            )
         if not (grace >= 0.0):
             raise ValueError(f"grace must be >= 0 seconds, got {grace}")
         if isinstance(worker_restarts, bool) or not isinstance(worker_restarts, int):
@@ -177,9 +203,14 @@ class Controller:
 
     # ------------------------------------------------------------------ run
 
-    def run(self) -> "Any":
+    def run(self, until: float = math.inf) -> Any:
         """Run until every job has finished (or can never start, or the horizon);
-        returns the run as an ``aryl.sim.Result``."""
+        returns the run as an ``aryl.sim.Result``.
+
+        ``until``: stop at that simulated time without ending the run (the journal
+        then ends as if the controller had crashed; a ``resume=True`` controller
+        goes on from it).
+        """
         start = self.record.now
         self.clock.start(start)
         interval, loan_every = self.config.schedule_interval, self.config.loan_interval
@@ -203,7 +234,7 @@ class Controller:
                 )
                 if not self.clock.virtual:  # wake often enough to see completions
                     t = min(t, now + interval / 4)
-                if t > self.config.horizon or math.isinf(t):
+                if t > min(self.config.horizon, until) or math.isinf(t):
                     break
                 self.clock.wait_until(t)
                 now = self.clock.now()
@@ -216,8 +247,8 @@ class Controller:
                     next_epoch += interval
                 if self._stuck(now, next_loan):
                     break
-            end = self.clock.now()
-            self._emit({"event": "end", "t": end})
+            if until == math.inf:
+                self._emit({"event": "end", "t": self.clock.now()})
         finally:
             self._journal.close()
         return self.result()
@@ -318,7 +349,11 @@ class Controller:
         rows = np.array([self._job_index[i] for i in ids], dtype=np.int64)
         position = {i: k for k, i in enumerate(ids)}
         server_row = self.record.server_row
-        pairs = [(position[j], server_row[s], f) for j in self.record.running() for s, f in self.record.workers[j]]
+        pairs = [
+            (position[j], server_row[s], f)
+            for j in self.record.running()
+            for s, f in self.record.workers[j]
+        ]
         workers = {
             "job": np.array([p[0] for p in pairs], dtype=np.int64),
             "server": np.array([p[1] for p in pairs], dtype=np.int64),
@@ -329,7 +364,10 @@ class Controller:
             if s not in self.record.draining:
                 on_loan[server_row[s]] = True
         remaining = np.array(
-            [max(1e-9, 1.0 - done.get(i, self.record.done[self._job_index[i]])) for i in ids]
+            [
+                max(1e-9, 1.0 - done.get(i, self.record.done[self._job_index[i]]))
+                for i in ids
+            ]
         )
         return self._trace.simulation_view(rows, workers, on_loan, remaining)
 
@@ -342,7 +380,8 @@ class Controller:
         epoch = Epoch(self._epochs, now, options)
         self._epochs += 1
         if isinstance(self.policy, str):
-            decision = view.schedule(self.policy, now=now, **options).decision
+            name = cast(AllocationPolicy, self.policy)
+            decision = view.schedule(name, now=now, **options).decision
         else:
             rows = decision_rows(self.policy.allocate(view, epoch), view, epoch)
             decision = _decision_of(rows, view)
@@ -357,14 +396,24 @@ class Controller:
         done: Mapping[Any, float],
     ) -> None:
         """Check the decision whole, update the state, then act job by job."""
-        new = {j: [Worker(j, s, None, f) for s, f in self.record.workers.get(j, [])] for j in view.job_ids}
+        new = {
+            j: [Worker(j, s, None, f) for s, f in self.record.workers.get(j, [])]
+            for j in view.job_ids
+        }
         for w in decision.stop:
             placed = new[w.job]
-            match = next(k for k, p in enumerate(placed) if p.server == w.server and p.flexible == w.flexible)
+            match = next(
+                k
+                for k, p in enumerate(placed)
+                if p.server == w.server and p.flexible == w.flexible
+            )
             del placed[match]
         for w in decision.start:
             new[w.job].append(Worker(w.job, w.server, None, w.flexible))
-        touched = sorted({w.job for w in decision.stop} | {w.job for w in decision.start}, key=view.job_ids.index)
+        touched = sorted(
+            {w.job for w in decision.stop} | {w.job for w in decision.start},
+            key=view.job_ids.index,
+        )
         for j in touched:
             job = self.jobs[self._job_index[j]]
             if new[j] and not job.min_workers <= len(new[j]) <= job.max_workers:
@@ -373,7 +422,9 @@ class Controller:
                     f"{len(new[j])} workers, outside [{job.min_workers}, {job.max_workers}]"
                 )
         try:
-            Decision(self.name, list(decision.start), list(decision.stop)).apply(self.state)
+            Decision(self.name, list(decision.start), list(decision.stop)).apply(
+                self.state
+            )
         except ValueError as error:
             raise ValueError(f"{epoch.where()}: the decision: {error}") from None
         for j in touched:
@@ -385,8 +436,20 @@ class Controller:
                 why = "preemption"
                 self._dirty = True
             else:
-                why = "scale_out" if after > before else "scale_in" if after < before else "move"
-            self._workers(j, new[j], why, epoch.now, done.get(j, self.record.done[self._job_index[j]]))
+                why = (
+                    "scale_out"
+                    if after > before
+                    else "scale_in"
+                    if after < before
+                    else "move"
+                )
+            self._workers(
+                j,
+                new[j],
+                why,
+                epoch.now,
+                done.get(j, self.record.done[self._job_index[j]]),
+            )
 
     def _workers(
         self, job: Any, workers: Sequence[Worker], why: str, t: float, done: float
@@ -403,7 +466,9 @@ class Controller:
             }
         )
         if why != "finish":
-            self.backend.set_workers(job, [_gpus(w, self.jobs[self._job_index[job]]) for w in workers])
+            self.backend.set_workers(
+                job, [_gpus(w, self.jobs[self._job_index[job]]) for w in workers]
+            )
 
     def _sample(self, now: float) -> None:
         training, loaned = self.record.used_gpus()
@@ -459,10 +524,18 @@ class Controller:
         self._emit({"event": "drain", "t": now, "servers": servers})
         self.backend.drain(servers)
         for j in preempted:
-            self._workers(j, [], "reclaim_preemption", now, self.record.done[self._job_index[j]])
+            self._workers(
+                j, [], "reclaim_preemption", now, self.record.done[self._job_index[j]]
+            )
         for j in scaled:
-            left = [Worker(j, s, None, f) for s, f in self.record.workers[j] if s not in servers]
-            self._workers(j, left, "reclaim_scale_in", now, self.record.done[self._job_index[j]])
+            left = [
+                Worker(j, s, None, f)
+                for s, f in self.record.workers[j]
+                if s not in servers
+            ]
+            self._workers(
+                j, left, "reclaim_scale_in", now, self.record.done[self._job_index[j]]
+            )
         self._confirm(now, servers)
         demand = sum(self.record.server[s].gpus for s in servers)
         gpus = {j: self.jobs[self._job_index[j]].gpus_per_worker for j in preempted}
@@ -474,7 +547,9 @@ class Controller:
         for j, srv in held:
             if j in preempted and srv not in servers:
                 collateral += gpus[j]
-        stops = [w for w in self.state.workers() if w.server in servers or w.job in preempted]
+        stops = [
+            w for w in self.state.workers() if w.server in servers or w.job in preempted
+        ]
         Decision(self.name, [], stops).apply(self.state)
         self.state.set_on_loan(servers, False)
         self._emit({"event": "loan", "t": now, "servers": servers, "on_loan": False})
@@ -501,7 +576,9 @@ class Controller:
             waiting = [s for s in waiting if self.backend.busy(s)]
         for s in waiting:
             for job, fraction in self.backend.kill(s).items():
-                self._emit({"event": "lost", "t": now, "job": job, "fraction": fraction})
+                self._emit(
+                    {"event": "lost", "t": now, "job": job, "fraction": fraction}
+                )
 
     # ---------------------------------------------------------- faults
 
@@ -524,20 +601,48 @@ class Controller:
     def _server_died(self, now: float, server: Any, lost: Mapping[Any, float]) -> None:
         """Its jobs go back to the queue from their checkpoints; a lent server counts
         as reclaimed; a training server leaves the cluster."""
-        hit = [j for j in self.record.running() if any(s == server for s, _ in self.record.workers[j])]
+        hit = [
+            j
+            for j in self.record.running()
+            if any(s == server for s, _ in self.record.workers[j])
+        ]
         for j in hit:
-            self._emit({"event": "lost", "t": now, "job": j, "fraction": float(lost.get(j, 0.0))})
+            self._emit(
+                {
+                    "event": "lost",
+                    "t": now,
+                    "job": j,
+                    "fraction": float(lost.get(j, 0.0)),
+                }
+            )
         lent = server in self.record.on_loan
         for j in hit:
             row = self._job_index[j]
-            self._workers(j, [], "reclaim_preemption" if lent else "preemption", now, self.record.done[row])
+            self._workers(
+                j,
+                [],
+                "reclaim_preemption" if lent else "preemption",
+                now,
+                self.record.done[row],
+            )
         stops = [w for w in self.state.workers() if w.job in hit]
         Decision(self.name, [], stops).apply(self.state)
         if lent:
             self.state.set_on_loan([server], False)
-            self._emit({"event": "loan", "t": now, "servers": [server], "on_loan": False})
+            self._emit(
+                {"event": "loan", "t": now, "servers": [server], "on_loan": False}
+            )
             gpus = self.record.server[server].gpus
-            self._emit({"event": "reclaim", "t": now, "servers": [server], "demand_gpus": gpus, "collateral_gpus": 0, "free": int(not hit)})
+            self._emit(
+                {
+                    "event": "reclaim",
+                    "t": now,
+                    "servers": [server],
+                    "demand_gpus": gpus,
+                    "collateral_gpus": 0,
+                    "free": int(not hit),
+                }
+            )
         else:
             self._lose_server(server)
         self._dirty = True
@@ -562,17 +667,31 @@ class Controller:
     def _resume(self) -> None:
         """Rebuild the state from the replayed record and reconcile the backend: a
         job already running keeps its workers (set again, idempotently)."""
-        arrived = [self.jobs[self._job_index[j]] for j in self.record.arrived if j not in self.record.finished]
+        arrived = [
+            self.jobs[self._job_index[j]]
+            for j in self.record.arrived
+            if j not in self.record.finished
+        ]
         self.state.add_jobs(arrived)
         if self.record.on_loan:
             self.state.set_on_loan(list(self.record.on_loan), True)
-        starts = [Worker(j, s, None, f) for j in self.record.running() for s, f in self.record.workers[j]]
+        starts = [
+            Worker(j, s, None, f)
+            for j in self.record.running()
+            for s, f in self.record.workers[j]
+        ]
         Decision(self.name, starts, []).apply(self.state)
         for job in arrived:
             self.backend.submit(job, self.programs[job.id])
         for j in self.record.running():
             job = self.jobs[self._job_index[j]]
-            self.backend.set_workers(j, [Worker(j, s, job.gpus_per_worker, f) for s, f in self.record.workers[j]])
+            self.backend.set_workers(
+                j,
+                [
+                    Worker(j, s, job.gpus_per_worker, f)
+                    for s, f in self.record.workers[j]
+                ],
+            )
         self._dirty = True
 
     # ---------------------------------------------------------- ending
@@ -582,7 +701,9 @@ class Controller:
         return gone >= len(self.jobs)
 
     def _loans_can_change(self) -> bool:
-        return len(self.record.on_loan) != min(self.load.spare(self.record.now), self.load.lendable(self.record.now))
+        return len(self.record.on_loan) != min(
+            self.load.spare(self.record.now), self.load.lendable(self.record.now)
+        )
 
     def _stuck(self, now: float, next_loan: float) -> bool:
         """Nothing runs, nothing will arrive, loans will not change: jobs still
@@ -630,27 +751,32 @@ def _decision_of(
     jobs, servers = view.job_ids, view.server_ids
     start = [
         Worker(jobs[j], servers[s], None, bool(f))
-        for j, s, f in zip(start_job.tolist(), start_server.tolist(), start_flexible.tolist())
+        for j, s, f in zip(
+            start_job.tolist(), start_server.tolist(), start_flexible.tolist()
+        )
     ]
     workers = view.workers()
-    return Decision("policy", start, [workers[int(r)] for r in np.asarray(stop).tolist()])
+    return Decision(
+        "policy", start, [workers[int(r)] for r in np.asarray(stop).tolist()]
+    )
 
 
 def _plan(
     record: Record, jobs: List[Job], index: Mapping[Any, int], servers: Sequence[Any]
 ) -> Tuple[List[Any], List[Any]]:
     """Jobs a return of ``servers`` preempts (left below ``min_workers``) and scales in."""
-    preempted, scaled = [], []
+    preempted: List[Any] = []
+    scaled: List[Any] = []
     for j in record.running():
         placed = record.workers[j]
         left = sum(s not in servers for s, _ in placed)
         if left == len(placed):
             continue
-        (scaled if left >= jobs[index[j]].min_workers and left > 0 else preempted).append(j)
+        (
+            scaled if left >= jobs[index[j]].min_workers and left > 0 else preempted
+        ).append(j)
     return preempted, scaled
 
 
 def _held_before(view: ClusterState) -> List[Tuple[Any, Any]]:
     return [(w.job, w.server) for w in view.workers()]
-
-

@@ -84,7 +84,9 @@ class Journal:
             except json.JSONDecodeError:
                 if number >= len(lines) - 1:  # the last line, cut short
                     return
-                raise ValueError(f"{path}, line {number}: not JSON: {line[:80]!r}")
+                raise ValueError(
+                    f"{path}, line {number}: not JSON: {line[:80]!r}"
+                ) from None
             if not isinstance(event, dict) or "event" not in event or "t" not in event:
                 raise ValueError(f"{path}, line {number}: not an event: {line[:80]!r}")
             yield event
@@ -110,7 +112,12 @@ class Record:
         self.server_row = {s.id: i for i, s in enumerate(self.servers)}
         self.server = {s.id: s for s in self.servers}
         n = len(self.jobs)
-        self.work = np.array([j.duration * throughput(j, j.reference_workers, scaling) for j in self.jobs])
+        self.work = np.array(
+            [
+                j.duration * throughput(j, j.reference_workers, scaling)
+                for j in self.jobs
+            ]
+        )
         self.arrived: Dict[Any, float] = {}
         self.workers: Dict[Any, List[Tuple[Any, bool]]] = {}
         self.on_loan: List[Any] = []  # the whitelist's inference servers, in lend order
@@ -153,7 +160,9 @@ class Record:
         if kind == "arrive":
             self.arrived[event["job"]] = t
         elif kind == "workers":
-            self._workers(t, event["job"], event["workers"], event["why"], event["done"])
+            self._workers(
+                t, event["job"], event["workers"], event["why"], event["done"]
+            )
         elif kind == "lost":
             row = self.job_row[event["job"]]
             self.work_lost[row] += float(event["fraction"]) * self.work[row]
@@ -213,7 +222,9 @@ class Record:
             pools = {self.server[s].pool for s in per_server}
             self.ran[row, 0] |= "training" in pools
             self.ran[row, 1] |= "inference" in pools
-            self.ran_mixed[row] |= len({self.server[s].gpu_type for s in per_server}) > 1
+            self.ran_mixed[row] |= (
+                len({self.server[s].gpu_type for s in per_server}) > 1
+            )
         else:
             self.workers.pop(job, None)
 
@@ -255,7 +266,9 @@ class Record:
         ids = [
             j for j in self.arrived if j not in self.workers and j not in self.finished
         ]
-        return sorted(ids, key=lambda j: (self.jobs[self.job_row[j]].submit_time, self.job_row[j]))
+        return sorted(
+            ids, key=lambda j: (self.jobs[self.job_row[j]].submit_time, self.job_row[j])
+        )
 
     def running(self) -> List[Any]:
         """Jobs holding workers, in trace order."""
@@ -285,13 +298,9 @@ class Record:
             ("on_loan", bool),
         ):
             frame[column] = frame[column].astype(dtype)
-        for column in ("job", "server", "gpu_type"):
-            frame[column] = frame[column].astype(object)
         return frame
 
-    def result(
-        self, label: str, inference_gpu_seconds: float = 0.0
-    ) -> Result:
+    def result(self, label: str, inference_gpu_seconds: float = 0.0) -> Result:
         """The run as an ``aryl.sim.Result`` (call after the ``end`` event)."""
         end = self.ended if self.ended is not None else self.now
         history = self.history()
@@ -303,7 +312,10 @@ class Record:
             p: "+".join(sorted({s.gpu_type for s in self.servers if s.pool == p}))
             for p in ("training", "inference")
         }
-        names = np.array(["", types["training"], types["inference"], "+".join(types.values())], dtype=object)
+        names = np.array(
+            ["", types["training"], types["inference"], "+".join(types.values())],
+            dtype=object,
+        )
         frame = pd.DataFrame(
             {
                 "id": ids.tolist(),
