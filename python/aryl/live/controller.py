@@ -238,7 +238,7 @@ class Controller:
                     break
                 self.clock.wait_until(t)
                 now = self.clock.now()
-                self._tick(now, now >= next_loan, now >= next_epoch)
+                now = self._tick(now, now >= next_loan, now >= next_epoch)
                 while next_loan <= now:
                     next_loan += loan_every
                 if next_loan > self.load.settled() and not self._loans_can_change():
@@ -282,8 +282,9 @@ class Controller:
 
     # ----------------------------------------------------------------- tick
 
-    def _tick(self, now: float, loan: bool, epoch: bool) -> None:
-        """One instant: arrivals < completions (and faults) < loan < epoch."""
+    def _tick(self, now: float, loan: bool, epoch: bool) -> float:
+        """One instant: arrivals < completions (and faults) < loan < epoch. Returns
+        the time after it (a lend or a reclaim waits for nodes to join or empty)."""
         report = self.backend.poll(now)
         while self._pending and self._pending[0].submit_time <= now:
             self._arrive(self._pending.pop(0))
@@ -292,10 +293,12 @@ class Controller:
         self._faults(now, report)
         if loan:
             self._loan(now)
+            now = max(now, self.clock.now())
         if epoch:
             if self._dirty:
                 self._epoch(now, report)
             self._sample(now)
+        return now
 
     def _arrive(self, job: Job) -> None:
         t = job.submit_time
@@ -500,8 +503,9 @@ class Controller:
                 for s in self.servers
                 if s.pool == "inference" and s.id not in self.record.on_loan
             ][: lendable - lent]
-            self.backend.lend(idle)
-            self._emit({"event": "loan", "t": now, "servers": idle, "on_loan": True})
+            self.backend.lend(idle)  # returns once their nodes have joined
+            joined = max(now, self.clock.now())
+            self._emit({"event": "loan", "t": joined, "servers": idle, "on_loan": True})
             self.state.set_on_loan(idle, True)
             self._dirty = True
 
@@ -537,6 +541,7 @@ class Controller:
                 j, left, "reclaim_scale_in", now, self.record.done[self._job_index[j]]
             )
         self._confirm(now, servers)
+        confirmed = max(now, self.clock.now())
         demand = sum(self.record.server[s].gpus for s in servers)
         gpus = {j: self.jobs[self._job_index[j]].gpus_per_worker for j in preempted}
         collateral = 0
@@ -552,11 +557,13 @@ class Controller:
         ]
         Decision(self.name, [], stops).apply(self.state)
         self.state.set_on_loan(servers, False)
-        self._emit({"event": "loan", "t": now, "servers": servers, "on_loan": False})
+        self._emit(
+            {"event": "loan", "t": confirmed, "servers": servers, "on_loan": False}
+        )
         self._emit(
             {
                 "event": "reclaim",
-                "t": now,
+                "t": confirmed,
                 "servers": servers,
                 "demand_gpus": demand,
                 "collateral_gpus": collateral,

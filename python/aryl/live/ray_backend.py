@@ -226,6 +226,8 @@ class RayBackend:
         Simulated seconds between periodic checkpoints.
     tick
         Wall seconds between an agent's steps.
+    placement_timeout
+        Wall seconds a gang may wait to be placed before its start is refused.
     """
 
     def __init__(
@@ -235,6 +237,7 @@ class RayBackend:
         provider: Optional[NodeProvider] = None,
         checkpoint_every: float = math.inf,
         tick: float = 0.05,
+        placement_timeout: float = PLACEMENT_TIMEOUT_S,
     ) -> None:
         """Connects to the Ray cluster already initialised (``ray.init``)."""
         ray = _ray()
@@ -247,6 +250,7 @@ class RayBackend:
         self.provider = provider
         self.checkpoint_every = checkpoint_every
         self.tick = tick
+        self.placement_timeout = placement_timeout
         self.servers: Dict[Any, Server] = {}
         self.agents: Dict[Any, Any] = {}
         # job -> [(worker, actor)], and the job's placement group, if any
@@ -427,7 +431,7 @@ class RayBackend:
             [{"GPU": w.gpus} for w in workers],
             bundle_label_selector=[{SERVER_LABEL: str(w.server)} for w in workers],
         )
-        ready, _ = ray.wait([group.ready()], timeout=PLACEMENT_TIMEOUT_S)
+        ready, _ = ray.wait([group.ready()], timeout=self.placement_timeout)
         if not ready:
             from ray.util.placement_group import remove_placement_group
 
@@ -454,7 +458,7 @@ class RayBackend:
             ).remote()
             for w in workers
         ]
-        ray.get([a.where.remote() for a in actors], timeout=PLACEMENT_TIMEOUT_S)
+        ray.get([a.where.remote() for a in actors], timeout=self.placement_timeout)
         if workers:
             self.log.append(("join", job, tuple(w.server for w in workers)))
         return list(zip(workers, actors))
