@@ -7,6 +7,8 @@ One cluster for the module (a head and the training servers; inference servers j
 when lent), shut down even when a test fails; about a minute of wall time here."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -20,7 +22,30 @@ from aryl.live.ray_backend import LocalCluster, RayBackend  # noqa: E402
 from aryl.sim import Cluster, Config  # noqa: E402
 
 CLUSTER = Cluster(2, 1)
-C = 60.0  # simulated seconds per wall second
+C = 120.0  # simulated seconds per wall second
+
+
+def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
+    """The command on its own local cluster (first: before the module's starts)."""
+    jobs = tmp_path / "jobs.csv"
+    rows = [f"j{i},{30 * i},8,300," for i in range(3)]
+    jobs.write_text(
+        "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n" + "\n".join(rows)
+    )
+    load = tmp_path / "load.csv"
+    load.write_text("time_s,load\n0,0\n150,1\n")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "aryl", "live", str(jobs), "--load", str(load)]
+    command += ["--local-cluster", "2+2", "--compression", str(C), "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "live vs simulated: mean JCT" in done.stdout + done.stderr
+    from aryl import sim
+
+    live = sim.load(out / "live").check()
+    assert live.jobs["finish_time"].notna().all()
+    assert live.totals["reclaims"] == 1
+    assert sim.load(out / "simulated").totals["reclaims"] == 1
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +96,10 @@ def test_a_gang_starts_whole_or_waits(backend):
 
 
 def test_a_run_with_one_reclaim_confirms_before_it_returns(backend, tmp_path):
-    # i0 is lent at once; at 600 s the load takes it back, preempting what ran there
-    jobs = [Job(f"j{i}", 8, 1, 1, 900.0, submit_time=30.0 * i) for i in range(4)]
-    load = [(0.0, 0.0), (600.0, 1.0)]
+    # i0 is lent at once (the first epoch waits for its node to join), so the third
+    # job runs there; at the next loan decision the load takes it back
+    jobs = [Job(f"j{i}", 8, 1, 1, 900.0) for i in range(3)]
+    load = [(0.0, 0.0), (150.0, 1.0)]
     config = Config(lend_hold=0.0, restart_overhead=0.0, gpu_speed={"T4": 1.0})
     journal = tmp_path / "journal.jsonl"
     result = Controller(
@@ -112,7 +138,7 @@ def test_a_run_with_one_reclaim_confirms_before_it_returns(backend, tmp_path):
 def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
     backend = RayBackend(str(tmp_path / "ckpt"), C, nodes, checkpoint_every=120.0)
     try:
-        jobs = [Job("a", 8, 1, 1, 1800.0)]
+        jobs = [Job("a", 8, 1, 1, 600.0)]
         controller = Controller(
             jobs,
             Cluster(2, 0),
@@ -121,7 +147,7 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
             config=Config(restart_overhead=0.0),
             clock=Clock(C),
         )
-        controller.run(until=600.0)
+        controller.run(until=240.0)
         server = controller.record.workers["a"][0][0]
         nodes.kill(server)
         result = controller.run().check()
@@ -130,7 +156,7 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
         if "server" in locals():
             nodes.add(next(s for s in CLUSTER.servers() if s.id == server))
     row = result.jobs.iloc[0]
-    assert row["preemptions"] == 1 and row["finish_time"] > 1800.0
+    assert row["preemptions"] == 1 and row["finish_time"] > 600.0
     # lost: at most the checkpoint interval, plus the time to see the node dead
     assert 0.0 < row["work_lost"] <= 120.0 + 5.0 * C
     assert server not in set(result.history().query("interval == 1")["server"])

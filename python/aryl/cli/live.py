@@ -151,9 +151,9 @@ class _cluster:
         self.local: Any = None
 
     def __enter__(self) -> Any:
-        import ray
+        from ..live.ray_backend import LocalCluster, _ray
 
-        from ..live.ray_backend import LocalCluster
+        ray = _ray()
 
         if self.args.local_cluster:
             self.local = LocalCluster(self.servers)
@@ -162,8 +162,9 @@ class _cluster:
         return None
 
     def __exit__(self, *exc: Any) -> None:
-        import ray
+        from ..live.ray_backend import _ray
 
+        ray = _ray()
         if self.local is not None:
             self.local.shutdown()
         elif ray.is_initialized():
@@ -172,13 +173,11 @@ class _cluster:
 
 def _servers(args: argparse.Namespace) -> List[Any]:
     """An external cluster's servers, from its labelled nodes."""
-    import ray
-
-    from ..live.ray_backend import POOL_LABEL, SERVER_LABEL
+    from ..live.ray_backend import POOL_LABEL, SERVER_LABEL, _ray
     from ..model import Server
 
     servers = []
-    for node in ray.nodes():
+    for node in _ray().nodes():
         labels = node.get("Labels") or {}
         if SERVER_LABEL in labels:
             servers.append(

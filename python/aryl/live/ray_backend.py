@@ -15,6 +15,7 @@ none (an external system starts labelled nodes; the backend waits for them).
 
 from __future__ import annotations
 
+import importlib
 import math
 import threading
 import time
@@ -28,18 +29,21 @@ from .jobs import DONE, JobAgent, TrainingJob
 SERVER_LABEL, POOL_LABEL = "aryl.server", "aryl.pool"
 #: Wall seconds a gang may wait to be placed before the start is refused.
 PLACEMENT_TIMEOUT_S = 60.0
+#: Wall seconds between two checks of the nodes' health (a GCS call).
+NODE_CHECK_S = 1.0
 #: Wall seconds a lent node may take to join.
 JOIN_TIMEOUT_S = 60.0
 
 
-def _ray() -> Any:
+def _ray(module: str = "") -> Any:
+    """Ray, or one of its modules (``"util.placement_group"``), untyped: parts of
+    what is used here are internal and carry no types."""
     try:
-        import ray
+        return importlib.import_module("ray" + (f".{module}" if module else ""))
     except ImportError:  # pragma: no cover - Ray is in the test extra
         raise ImportError(
             "the Ray backend needs Ray: pip install 'aryl[test]' (or ray)"
         ) from None
-    return ray
 
 
 class NodeProvider(Protocol):
@@ -67,8 +71,7 @@ class LocalCluster:
     ) -> None:
         """Start the head and the training servers' nodes, and connect to it."""
         ray = _ray()
-        from ray.cluster_utils import Cluster
-
+        Cluster = _ray("cluster_utils").Cluster
         self.servers = list(servers)
         config = {
             "health_check_period_ms": health_check_ms,
@@ -109,9 +112,10 @@ class LocalCluster:
         )
 
     def remove(self, server: Server) -> None:
-        """Stop ``server``'s node if it still runs."""
+        """Stop ``server``'s node (a drained one has exited already: its processes
+        are reaped)."""
         node = self.nodes.pop(server.id, None)
-        if node is not None and node.all_processes_alive():
+        if node is not None:
             self.cluster.remove_node(node, allow_graceful=False)
 
     def kill(self, server_id: Any) -> None:
@@ -236,15 +240,14 @@ class RayBackend:
         compression: float = 1.0,
         provider: Optional[NodeProvider] = None,
         checkpoint_every: float = math.inf,
-        tick: float = 0.05,
+        tick: float = 0.2,
         placement_timeout: float = PLACEMENT_TIMEOUT_S,
     ) -> None:
         """Connects to the Ray cluster already initialised (``ray.init``)."""
         ray = _ray()
         if not ray.is_initialized():
             raise RuntimeError("connect to a Ray cluster first (ray.init(address=...))")
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
+        strategies = _ray("util.scheduling_strategies")
         self.checkpoints = checkpoints
         self.compression = float(compression)
         self.provider = provider
@@ -258,13 +261,14 @@ class RayBackend:
         self.groups: Dict[Any, Any] = {}
         self.drained: Dict[Any, str] = {}
         self.log: List[Tuple[Any, ...]] = []
-        self._home = NodeAffinitySchedulingStrategy(
+        self._home = strategies.NodeAffinitySchedulingStrategy(
             ray.get_runtime_context().get_node_id(), soft=False
         )
         self._agent = _agent_class()
         self._worker = _worker_class()
         self._dead: set[Any] = set()
         self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
+        self._checked = 0.0  # wall time nodes were last checked
 
     # -------------------------------------------------------------- nodes
 
@@ -309,10 +313,10 @@ class RayBackend:
 
     def drain(self, servers: Sequence[Any]) -> None:
         """Drain the servers' nodes: running workers go on, new ones cannot start."""
-        from ray._raylet import GcsClient
-        from ray.core.generated.autoscaler_pb2 import DrainNodeReason
-
-        gcs = GcsClient(address=_ray().get_runtime_context().gcs_address)
+        reasons = _ray("core.generated.autoscaler_pb2").DrainNodeReason
+        gcs = _ray("_raylet").GcsClient(
+            address=_ray().get_runtime_context().gcs_address
+        )
         nodes = self._nodes()
         deadline_ms = int((time.time() + 3600) * 1000)
         for s in servers:
@@ -320,7 +324,7 @@ class RayBackend:
             if alive:
                 gcs.drain_node(
                     node_id,
-                    DrainNodeReason.Value("DRAIN_NODE_REASON_PREEMPTION"),
+                    reasons.Value("DRAIN_NODE_REASON_PREEMPTION"),
                     "aryl reclaims this inference server",
                     deadline_ms,
                 )
@@ -409,9 +413,7 @@ class RayBackend:
             self.running.pop(job, None)
             group = self.groups.pop(job, None)
             if group is not None:
-                from ray.util.placement_group import remove_placement_group
-
-                remove_placement_group(group)
+                _ray("util.placement_group").remove_placement_group(group)
             return
         started = self._gang(job, joining) if not keep else self._singles(job, joining)
         self.running[job] = keep + started
@@ -424,24 +426,23 @@ class RayBackend:
     def _gang(self, job: Any, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
         """The job's workers as one placement group: all placed, or none."""
         ray = _ray()
-        from ray.util.placement_group import placement_group
-        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
-        group = placement_group(
+        groups = _ray("util.placement_group")
+        strategies = _ray("util.scheduling_strategies")
+        group = groups.placement_group(
             [{"GPU": w.gpus} for w in workers],
             bundle_label_selector=[{SERVER_LABEL: str(w.server)} for w in workers],
         )
         ready, _ = ray.wait([group.ready()], timeout=self.placement_timeout)
         if not ready:
-            from ray.util.placement_group import remove_placement_group
-
-            remove_placement_group(group)
+            groups.remove_placement_group(group)
             raise RuntimeError(f"job {job!r}: its gang could not be placed")
         self.groups[job] = group
         actors = [
             self._worker.options(
                 num_gpus=w.gpus,
-                scheduling_strategy=PlacementGroupSchedulingStrategy(group, k),
+                scheduling_strategy=strategies.PlacementGroupSchedulingStrategy(
+                    group, k
+                ),
             ).remote()
             for k, w in enumerate(workers)
         ]
@@ -466,7 +467,10 @@ class RayBackend:
     def where(self, job: Any) -> List[Tuple[Any, List[str]]]:
         """``(node id, GPU ids)`` of each of the job's workers (tests)."""
         ray = _ray()
-        return ray.get([a.where.remote() for _, a in self.running.get(job, [])])
+        where: List[Tuple[Any, List[str]]] = ray.get(
+            [a.where.remote() for _, a in self.running.get(job, [])]
+        )
+        return where
 
     def poll(self, now: float) -> Report:
         """Progress and completions from the agents; dead nodes and workers."""
@@ -481,6 +485,9 @@ class RayBackend:
                 report.finished[job] = min(
                     now, now - (wall - finished) * self.compression
                 )
+        if wall - self._checked < NODE_CHECK_S:
+            return report
+        self._checked = wall
         nodes = self._nodes()
         for server in {w.server for p in self.running.values() for w, _ in p}:
             if server in self._dead or server in self.drained:
@@ -505,9 +512,7 @@ class RayBackend:
             ray.kill(actor)
         group = self.groups.pop(job, None)
         if group is not None:
-            from ray.util.placement_group import remove_placement_group
-
-            remove_placement_group(group)
+            _ray("util.placement_group").remove_placement_group(group)
 
     def restart(self, job: Any) -> float:
         """Restart the job in place from its checkpoint."""
