@@ -273,3 +273,26 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(TypeError, match="resize, step, save and load"):
         JobAgent("a", object(), str(tmp_path))
     assert not math.isnan(live(tmp_path)[0].run().summary()["jct_mean"])
+
+
+class Picky(Logged):
+    """Rejects one job and chooses the reclaimed servers itself, last lent first."""
+
+    def admit(self, job, epoch):
+        return job.id != "j5"
+
+    def reclaim(self, state, n, epoch):
+        lent = [s.id for s in state.servers() if s.on_loan]
+        return lent[::-1][:n]
+
+
+def test_admit_and_reclaim_hooks_answer_as_in_simulate(tmp_path):
+    simulated, live_policy = Picky(), Picky()
+    sim = simulate(JOBS, CLUSTER, simulated, inference_load=LOAD, config=CONFIG)
+    result = live(tmp_path, live_policy)[0].run().check()
+    assert live_policy.log == simulated.log
+    assert result.jobs["rejected"].tolist() == sim.jobs["rejected"].tolist()
+    assert result.jobs.set_index("id").loc["j5", "rejected"]
+    np.testing.assert_allclose(result.jobs["jct"], sim.jobs["jct"], rtol=1e-9)
+    restored = replay(tmp_path / "journal.jsonl", JOBS, CLUSTER.servers())
+    assert restored.rejected == ["j5"]

@@ -190,11 +190,14 @@ class Controller:
         )
         self._journal = Journal(journal)
         self.restarts: Dict[Any, int] = {}
-        self.rejected: List[Any] = []
         self._dirty = False
         self._epochs = 0
         self._pending = sorted(
-            (j for j in self.jobs if j.id not in self.record.arrived),
+            (
+                j
+                for j in self.jobs
+                if j.id not in self.record.arrived and j.id not in self.record.rejected
+            ),
             key=lambda j: (j.submit_time, self._job_index[j.id]),
         )
         self.backend.register(self.servers)
@@ -241,7 +244,7 @@ class Controller:
                 now = self._tick(now, now >= next_loan, now >= next_epoch)
                 while next_loan <= now:
                     next_loan += loan_every
-                if next_loan > self.load.settled() and not self._loans_can_change():
+                if now >= self.load.settled():  # the simulator's last loan decision
                     next_loan = math.inf
                 while next_epoch <= now:
                     next_epoch += interval
@@ -264,7 +267,7 @@ class Controller:
             f"{self.name} (live)", load_integral(times, loads, end) * gpus
         )
         if not isinstance(self.policy, str):
-            result.jobs["rejected"] = result.jobs["id"].isin(self.rejected)
+            result.jobs["rejected"] = result.jobs["id"].isin(self.record.rejected)
         result.provenance = Provenance(
             jobs=len(self.jobs),
             jobs_fingerprint=fingerprint_jobs(JobTable.of(self.jobs)),
@@ -310,7 +313,7 @@ class Controller:
                     f"False, got {answer!r}"
                 )
             if not answer:
-                self.rejected.append(job.id)
+                self._emit({"event": "reject", "t": t, "job": job.id})
                 return
         self._emit({"event": "arrive", "t": t, "job": job.id})
         self.state.add_jobs([job])
@@ -543,15 +546,14 @@ class Controller:
         self._confirm(now, servers)
         confirmed = max(now, self.clock.now())
         demand = sum(self.record.server[s].gpus for s in servers)
-        gpus = {j: self.jobs[self._job_index[j]].gpus_per_worker for j in preempted}
-        collateral = 0
-        free = 0
-        held = _held_before(view)
-        for s in servers:
-            free += not any(j in preempted for j, srv in held if srv == s)
-        for j, srv in held:
-            if j in preempted and srv not in servers:
-                collateral += gpus[j]
+        held = [(w.job, w.server, w.gpus or 0) for w in view.workers()]
+        # servers returned without preempting a job there; GPUs preempted elsewhere
+        free = sum(
+            not any(j in preempted and srv == s for j, srv, _ in held) for s in servers
+        )
+        collateral = sum(
+            g for j, srv, g in held if j in preempted and srv not in servers
+        )
         stops = [
             w for w in self.state.workers() if w.server in servers or w.job in preempted
         ]
@@ -704,13 +706,8 @@ class Controller:
     # ---------------------------------------------------------- ending
 
     def _over(self) -> bool:
-        gone = len(self.record.finished) + len(self.rejected)
+        gone = len(self.record.finished) + len(self.record.rejected)
         return gone >= len(self.jobs)
-
-    def _loans_can_change(self) -> bool:
-        return len(self.record.on_loan) != min(
-            self.load.spare(self.record.now), self.load.lendable(self.record.now)
-        )
 
     def _stuck(self, now: float, next_loan: float) -> bool:
         """Nothing runs, nothing will arrive, loans will not change: jobs still
@@ -783,7 +780,3 @@ def _plan(
             scaled if left >= jobs[index[j]].min_workers and left > 0 else preempted
         ).append(j)
     return preempted, scaled
-
-
-def _held_before(view: ClusterState) -> List[Tuple[Any, Any]]:
-    return [(w.job, w.server) for w in view.workers()]

@@ -88,12 +88,13 @@ class LocalCluster:
         )
         self.nodes: Dict[Any, Any] = {}
         try:
-            for s in self.servers:
-                if s.pool == "training":
-                    self.add(s)
+            training = [s for s in self.servers if s.pool == "training"]
+            for s in training:  # started together; joined below
+                self.add(s)
             ray.init(
                 address=self.cluster.address, namespace="aryl", log_to_driver=False
             )
+            wait_joined([s.id for s in training])
         except BaseException:
             self.shutdown()
             raise
@@ -104,8 +105,9 @@ class LocalCluster:
         return str(self.cluster.address)
 
     def add(self, server: Server) -> None:
-        """Start ``server``'s node."""
+        """Start ``server``'s node (it joins a moment later)."""
         self.nodes[server.id] = self.cluster.add_node(
+            wait=False,  # whoever needs it waits for it to join (wait_joined)
             num_cpus=1,
             num_gpus=server.gpus,
             labels={SERVER_LABEL: str(server.id), POOL_LABEL: server.pool},
@@ -137,6 +139,25 @@ class LocalCluster:
     def __exit__(self, *exc: Any) -> None:
         """``shutdown()``."""
         self.shutdown()
+
+
+def labelled_nodes() -> Dict[str, Tuple[str, bool]]:
+    """Labelled nodes: server id -> (node id, alive); a live node wins over dead ones."""
+    out: Dict[str, Tuple[str, bool]] = {}
+    for node in _ray().nodes():
+        server = (node.get("Labels") or {}).get(SERVER_LABEL)
+        if server is not None and (node["Alive"] or server not in out):
+            out[server] = (node["NodeID"], bool(node["Alive"]))
+    return out
+
+
+def wait_joined(servers: Sequence[Any], timeout: float = JOIN_TIMEOUT_S) -> None:
+    """Wait until every server in ``servers`` has a live labelled node."""
+    deadline = time.monotonic() + timeout
+    while any(not labelled_nodes().get(str(s), ("", False))[1] for s in servers):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"servers {list(servers)} did not join the Ray cluster")
+        time.sleep(0.1)
 
 
 def _agent_class() -> Any:
@@ -273,13 +294,7 @@ class RayBackend:
     # -------------------------------------------------------------- nodes
 
     def _nodes(self) -> Dict[str, Tuple[str, bool]]:
-        """Labelled nodes: server id -> (node id, alive); the newest node wins."""
-        out: Dict[str, Tuple[str, bool]] = {}
-        for node in _ray().nodes():
-            server = (node.get("Labels") or {}).get(SERVER_LABEL)
-            if server is not None and (node["Alive"] or server not in out):
-                out[server] = (node["NodeID"], bool(node["Alive"]))
-        return out
+        return labelled_nodes()
 
     def register(self, servers: Sequence[Server]) -> None:
         """Check every training server has a live node with its GPUs."""
@@ -303,11 +318,7 @@ class RayBackend:
             if self.provider is not None:
                 self.provider.add(self.servers[s])
             self.log.append(("lend", s))
-        deadline = time.monotonic() + JOIN_TIMEOUT_S
-        while any(not self._nodes().get(str(s), ("", False))[1] for s in servers):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"lent servers {list(servers)} did not join Ray")
-            time.sleep(0.1)
+        wait_joined(servers)
         for s in servers:
             self.drained.pop(s, None)
 

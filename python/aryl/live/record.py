@@ -9,7 +9,7 @@ history schema (``aryl.sim.history``). ``Record.result()`` is an ``aryl.sim.Resu
 with the same tables and totals a simulated run has.
 
 Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
-``arrive`` (``job``), ``workers`` (``job``, its ``workers`` now as ``[server,
+``arrive`` (``job``), ``reject`` (``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as ``[server,
 flexible]`` pairs, ``why``: the history's change, ``done``: the fraction done then),
 ``lost`` (``job``, ``fraction`` of it lost to a kill or a failure), ``loan``
 (``servers``, ``on_loan``), ``reclaim`` (``servers``, ``demand_gpus``,
@@ -43,7 +43,17 @@ TIMELINE = (
     "queue_length",
     "running_jobs",
 )
-KINDS = ("arrive", "workers", "lost", "loan", "reclaim", "drain", "sample", "epoch")
+KINDS = (
+    "arrive",
+    "reject",
+    "workers",
+    "lost",
+    "loan",
+    "reclaim",
+    "drain",
+    "sample",
+    "epoch",
+)
 
 
 class Journal:
@@ -119,6 +129,7 @@ class Record:
             ]
         )
         self.arrived: Dict[Any, float] = {}
+        self.rejected: List[Any] = []  # by a policy's admit
         self.workers: Dict[Any, List[Tuple[Any, bool]]] = {}
         self.on_loan: List[Any] = []  # the whitelist's inference servers, in lend order
         self.draining: List[Any] = []
@@ -159,6 +170,8 @@ class Record:
         self._loaned_until(t)
         if kind == "arrive":
             self.arrived[event["job"]] = t
+        elif kind == "reject":
+            self.rejected.append(event["job"])
         elif kind == "workers":
             self._workers(
                 t, event["job"], event["workers"], event["why"], event["done"]
