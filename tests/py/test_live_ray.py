@@ -28,7 +28,7 @@ C = 120.0  # simulated seconds per wall second
 def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
     """The command on its own local cluster (first: before the module's starts)."""
     jobs = tmp_path / "jobs.csv"
-    rows = [f"j{i},{30 * i},8,300," for i in range(3)]
+    rows = [f"j{i},0,8,900," for i in range(3)]  # running at the first reclaim
     jobs.write_text(
         "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n" + "\n".join(rows)
     )
@@ -136,16 +136,32 @@ def test_a_run_with_one_reclaim_confirms_before_it_returns(backend, tmp_path):
 
 
 def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
+    from aryl.live import EmulatedJob
+
+    notes = tmp_path / "notes"
+
+    class Noted(EmulatedJob):  # local: pickled by value into the agent's actor
+        def save(self, path):
+            super().save(path)
+            with open(notes, "a") as f:
+                f.write(f"save {self.done!r}\n")
+
+        def load(self, path):
+            super().load(path)
+            with open(notes, "a") as f:
+                f.write(f"load {self.done!r}\n")
+
     backend = RayBackend(str(tmp_path / "ckpt"), C, nodes, checkpoint_every=120.0)
     try:
-        jobs = [Job("a", 8, 1, 1, 600.0)]
+        job = Job("a", 8, 1, 1, 600.0)
         controller = Controller(
-            jobs,
+            [job],
             Cluster(2, 0),
             backend,
             "aryl",
             config=Config(restart_overhead=0.0),
             clock=Clock(C),
+            programs={"a": Noted(job, {"V100": 1.0})},
         )
         controller.run(until=240.0)
         server = controller.record.workers["a"][0][0]
@@ -160,6 +176,11 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
     # lost: at most the checkpoint interval, plus the time to see the node dead
     assert 0.0 < row["work_lost"] <= 120.0 + 5.0 * C
     assert server not in set(result.history().query("interval == 1")["server"])
+    # it restarted once, at the exact step of its last checkpoint
+    lines = [line.split() for line in notes.read_text().splitlines()]
+    loaded = [k for k, (what, _) in enumerate(lines) if what == "load"]
+    assert len(loaded) == 1 and lines[loaded[0] - 1][0] == "save"
+    assert lines[loaded[0]][1] == lines[loaded[0] - 1][1] != "0.0"
 
 
 def _program(job):

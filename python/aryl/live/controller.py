@@ -241,10 +241,14 @@ class Controller:
                     break
                 self.clock.wait_until(t)
                 now = self.clock.now()
-                now = self._tick(now, now >= next_loan, now >= next_epoch)
+                loaned = now >= next_loan
+                # a loan decision at or after the series' end (plus the hold) is
+                # the simulator's last: nothing can change after it
+                last_loan = loaned and now >= self.load.settled()
+                now = self._tick(now, loaned, now >= next_epoch)
                 while next_loan <= now:
                     next_loan += loan_every
-                if now >= self.load.settled():  # the simulator's last loan decision
+                if last_loan:
                     next_loan = math.inf
                 while next_epoch <= now:
                     next_epoch += interval
