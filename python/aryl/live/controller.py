@@ -268,10 +268,10 @@ class Controller:
         times, loads = self.load.series()
         gpus = sum(s.gpus for s in self.servers if s.pool == "inference")
         result = self.record.result(
-            f"{self.name} (live)", load_integral(times, loads, end) * gpus
+            f"{self.name} (live)",
+            load_integral(times, loads, end) * gpus,
+            rejected=not isinstance(self.policy, str),
         )
-        if not isinstance(self.policy, str):
-            result.jobs["rejected"] = result.jobs["id"].isin(self.record.rejected)
         result.provenance = Provenance(
             jobs=len(self.jobs),
             jobs_fingerprint=fingerprint_jobs(JobTable.of(self.jobs)),

@@ -30,19 +30,11 @@ import pandas as pd
 
 from ..model import Job, Server
 from ..sim.history import CHANGES, COLUMNS, PREEMPTIONS, RESIZES
-from ..sim.result import Result
+from ..sim.result import TIMELINE_COLUMNS, Result
 from .jobs import throughput
 
 #: The timeline's columns, as ``aryl.sim.Result.timeline`` has them.
-TIMELINE = (
-    "t",
-    "training_gpus_used",
-    "loaned_gpus_used",
-    "on_loan",
-    "inference_needed",
-    "queue_length",
-    "running_jobs",
-)
+TIMELINE = TIMELINE_COLUMNS
 KINDS = (
     "arrive",
     "reject",
@@ -313,48 +305,34 @@ class Record:
             frame[column] = frame[column].astype(dtype)
         return frame
 
-    def result(self, label: str, inference_gpu_seconds: float = 0.0) -> Result:
-        """The run as an ``aryl.sim.Result`` (call after the ``end`` event)."""
-        end = self.ended if self.ended is not None else self.now
+    def result(
+        self, label: str, inference_gpu_seconds: float = 0.0, rejected: bool = False
+    ) -> Result:
+        """The run as an ``aryl.sim.Result``, built as the simulator builds its own
+        (call after the ``end`` event); ``rejected``: add the column a policy's
+        ``admit`` fills."""
+        from ..sim.simulation import _result
+
         history = self.history()
-        ids = np.empty(len(self.jobs), dtype=object)
-        ids[:] = [j.id for j in self.jobs]
-        submit = np.array([j.submit_time for j in self.jobs])
-        finish = np.array([self.finished.get(j.id, np.nan) for j in self.jobs])
-        types = {
-            p: "+".join(sorted({s.gpu_type for s in self.servers if s.pool == p}))
-            for p in ("training", "inference")
-        }
-        names = np.array(
-            ["", types["training"], types["inference"], "+".join(types.values())],
-            dtype=object,
-        )
-        frame = pd.DataFrame(
-            {
-                "id": ids.tolist(),
-                "submit_time": submit,
-                "start_time": self.start_time,
-                "finish_time": finish,
-                "queuing_time": self.start_time - submit,
-                "jct": finish - submit,
-                "preemptions": self.preemptions,
-                "scaling_ops": self.scaling_ops,
-                "work_lost": self.work_lost,
-                "ran_on_training": self.ran[:, 0],
-                "ran_on_inference": self.ran[:, 1],
-                "ran_mixed": self.ran_mixed,
-                "gpu_types": names[self.ran[:, 0].astype(np.intp) + 2 * self.ran[:, 1]],
-            }
-        )
-        timeline = pd.DataFrame(self.timeline, columns=list(TIMELINE))
-        for column in TIMELINE[1:]:
-            timeline[column] = timeline[column].astype(np.int64)
         seconds = (history["end"] - history["start"]) * history["gpus"]
         loaned = history["on_loan"].to_numpy(dtype=bool)
         completed = float((self.done * self.work).sum())
         lost = float(self.work_lost.sum())
-        totals: Dict[str, Any] = {
-            "end_time": float(end),
+        timeline = np.array(self.timeline, dtype=float).reshape(-1, len(TIMELINE))
+        raw: Dict[str, Any] = {
+            "start_time": self.start_time,
+            "finish_time": np.array(
+                [self.finished.get(j.id, np.nan) for j in self.jobs]
+            ),
+            "preemptions": self.preemptions,
+            "scaling_ops": self.scaling_ops,
+            "work_lost": self.work_lost,
+            "ran_on_training": self.ran[:, 0],
+            "ran_on_inference": self.ran[:, 1],
+            "ran_mixed": self.ran_mixed,
+            "t": timeline[:, 0],
+            **{c: timeline[:, k].astype(np.int64) for k, c in enumerate(TIMELINE) if k},
+            "end_time": float(self.ended if self.ended is not None else self.now),
             "training_gpu_seconds": float(seconds[~loaned].sum()),
             "loaned_gpu_seconds": float(seconds[loaned].sum()),
             "inference_gpu_seconds": float(inference_gpu_seconds),
@@ -363,15 +341,18 @@ class Record:
             "work_delivered": completed + lost,
             "work_completed": completed,
             "work_lost_total": lost,
+            **{k: int(v) for k, v in self.totals.items()},
+            "violations": [],
         }
-        totals.update({k: int(v) for k, v in self.totals.items()})
-        inference = [s.gpus for s in self.servers if s.pool == "inference"]
-        capacity = {
-            "training_gpus": sum(s.gpus for s in self.servers if s.pool == "training"),
-            "inference_gpus": sum(inference),
-            "max_inference_server_gpus": max(inference, default=0),
-        }
-        return Result(frame, timeline, totals, capacity, label, [], None, history)
+        if rejected:
+            raw["rejected"] = np.array([j.id in self.rejected for j in self.jobs])
+        ids = np.empty(len(self.jobs), dtype=object)
+        ids[:] = [j.id for j in self.jobs]
+        submit = np.array([j.submit_time for j in self.jobs])
+        gpus = np.array([j.gpus_per_worker for j in self.jobs])
+        result = _result(self.servers, ids, submit, raw, label, gpus)
+        result.allocations = history
+        return result
 
 
 def replay(
