@@ -14,6 +14,7 @@ with emulated jobs, then in the simulator on the same jobs, servers and load; bo
 ``restart_overhead = 0`` (live, restarts cost what they really cost, C-fold).
 
 Run: nice -n 10 python benchmarks/testbed.py [--compression C] [--rows aryl,baseline]
+[--jobs N] (N: only the window's first N jobs, a smoke run)
 (default C = 60: each row's ~10 simulated hours take ~10 wall minutes)
 """
 
@@ -110,8 +111,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--compression", type=float, default=60.0)
     parser.add_argument("--rows", default="aryl,baseline")
+    parser.add_argument(
+        "--jobs", type=int, help="only the window's first N jobs (smoke)"
+    )
     args = parser.parse_args()
     frame, load = testbed_trace()
+    frame = frame.iloc[: args.jobs]
     print(machine())
     print(f"{len(frame)} jobs over {WINDOW_S / 3600:g} h; C = {args.compression:g}")
     keys = (

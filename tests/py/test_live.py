@@ -296,3 +296,23 @@ def test_admit_and_reclaim_hooks_answer_as_in_simulate(tmp_path):
     np.testing.assert_allclose(result.jobs["jct"], sim.jobs["jct"], rtol=1e-9)
     restored = replay(tmp_path / "journal.jsonl", JOBS, CLUSTER.servers())
     assert restored.rejected == ["j5"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--local-cluster", "4x4"], "T+I"),
+        (["--local-cluster", "0+2"], "a training server"),
+        (["--local-cluster", "2+2", "--compression", "0"], "--compression"),
+        ([], "--local-cluster"),  # one of --local-cluster and --address
+    ],
+)
+def test_aryl_live_refuses_bad_options_before_starting(tmp_path, capsys, argv, message):
+    from aryl.cli import main
+
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text("job_id,submit_time_s,num_gpus,duration_s,gpu_type\nj0,0,8,60,\n")
+    with pytest.raises(SystemExit) as stop:
+        main(["live", str(jobs), *argv])
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
