@@ -192,6 +192,7 @@ class Controller:
         self.restarts: Dict[Any, int] = {}
         self._dirty = False
         self._epochs = 0
+        self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
         self._pending = sorted(
             (
                 j
@@ -293,6 +294,7 @@ class Controller:
         """One instant: arrivals < completions (and faults) < loan < epoch. Returns
         the time after it (a lend or a reclaim waits for nodes to join or empty)."""
         report = self.backend.poll(now)
+        self._progress.update(report.done)
         while self._pending and self._pending[0].submit_time <= now:
             self._arrive(self._pending.pop(0))
         for job, t in sorted(report.finished.items(), key=lambda kv: kv[1]):
@@ -303,7 +305,7 @@ class Controller:
             now = max(now, self.clock.now())
         if epoch:
             if self._dirty:
-                self._epoch(now, report)
+                self._epoch(now)
             self._sample(now)
         return now
 
@@ -352,7 +354,11 @@ class Controller:
             for w in range(1, job.max_workers + 1)
         ]
 
-    def _view(self, queued: bool, done: Mapping[Any, float]) -> ClusterState:
+    def _done(self, job: Any) -> float:
+        """The fraction of ``job`` done, as its agent last reported it."""
+        return self._progress.get(job, float(self.record.done[self._job_index[job]]))
+
+    def _view(self, queued: bool) -> ClusterState:
         """What the simulator shows the kernels: running jobs in trace order, then
         (``queued``) the queue in arrival order; servers on the whitelist."""
         ids = self.record.running() + (self.record.queued() if queued else [])
@@ -373,17 +379,12 @@ class Controller:
         for s in self.record.on_loan:
             if s not in self.record.draining:
                 on_loan[server_row[s]] = True
-        remaining = np.array(
-            [
-                max(1e-9, 1.0 - done.get(i, self.record.done[self._job_index[i]]))
-                for i in ids
-            ]
-        )
+        remaining = np.array([max(1e-9, 1.0 - self._done(i)) for i in ids])
         return self._trace.simulation_view(rows, workers, on_loan, remaining)
 
-    def _epoch(self, now: float, report: Report) -> None:
+    def _epoch(self, now: float) -> None:
         self._dirty = False
-        view = self._view(True, report.done)
+        view = self._view(True)
         if view.n_jobs == 0:
             return
         options = self._options(view.job_ids)
@@ -396,14 +397,13 @@ class Controller:
             rows = decision_rows(self.policy.allocate(view, epoch), view, epoch)
             decision = _decision_of(rows, view)
         self._emit({"event": "epoch", "t": now})
-        self._apply(decision, view, epoch, report.done)
+        self._apply(decision, view, epoch)
 
     def _apply(
         self,
         decision: Decision,
         view: ClusterState,
         epoch: Epoch,
-        done: Mapping[Any, float],
     ) -> None:
         """Check the decision whole, update the state, then act job by job."""
         new = {
@@ -458,7 +458,7 @@ class Controller:
                 new[j],
                 why,
                 epoch.now,
-                done.get(j, self.record.done[self._job_index[j]]),
+                self._done(j),
             )
 
     def _workers(
@@ -519,7 +519,7 @@ class Controller:
     def _reclaim(self, now: float, n: int) -> None:
         """Take ``n`` lent servers back: choose, drain, stop, confirm, whitelist."""
         own = has_hook(self.policy, "reclaim")
-        view = self._view(own, {})
+        view = self._view(own)
         if own:
             epoch = Epoch(self._epochs, now, self._options(view.job_ids))
             rows = reclaim_rows(self.policy.reclaim(view, n, epoch), view, epoch)
@@ -535,18 +535,14 @@ class Controller:
         self._emit({"event": "drain", "t": now, "servers": servers})
         self.backend.drain(servers)
         for j in preempted:
-            self._workers(
-                j, [], "reclaim_preemption", now, self.record.done[self._job_index[j]]
-            )
+            self._workers(j, [], "reclaim_preemption", now, self._done(j))
         for j in scaled:
             left = [
                 Worker(j, s, None, f)
                 for s, f in self.record.workers[j]
                 if s not in servers
             ]
-            self._workers(
-                j, left, "reclaim_scale_in", now, self.record.done[self._job_index[j]]
-            )
+            self._workers(j, left, "reclaim_scale_in", now, self._done(j))
         self._confirm(now, servers)
         confirmed = max(now, self.clock.now())
         demand = sum(self.record.server[s].gpus for s in servers)
@@ -601,12 +597,11 @@ class Controller:
         for job, _ in report.dead_workers.items():
             if job not in self.record.workers:
                 continue
-            row = self._job_index[job]
             lost = self.backend.restart(job)
             self._emit({"event": "lost", "t": now, "job": job, "fraction": lost})
             self.restarts[job] = self.restarts.get(job, 0) + 1
             if self.restarts[job] > self.worker_restarts:
-                self._workers(job, [], "preemption", now, self.record.done[row])
+                self._workers(job, [], "preemption", now, self._done(job))
                 stops = [w for w in self.state.workers() if w.job == job]
                 Decision(self.name, [], stops).apply(self.state)
                 self._dirty = True
@@ -630,13 +625,12 @@ class Controller:
             )
         lent = server in self.record.on_loan
         for j in hit:
-            row = self._job_index[j]
             self._workers(
                 j,
                 [],
                 "reclaim_preemption" if lent else "preemption",
                 now,
-                self.record.done[row],
+                self._done(j),
             )
         stops = [w for w in self.state.workers() if w.job in hit]
         Decision(self.name, [], stops).apply(self.state)
@@ -676,6 +670,8 @@ class Controller:
         """Journal the event, then apply it to the record (the run's one path)."""
         self._journal.append(event)
         self.record.apply(event)
+        if event["event"] in ("workers", "lost"):  # the record holds it now
+            self._progress.pop(event["job"], None)
 
     def _resume(self) -> None:
         """Rebuild the state from the replayed record and reconcile the backend: a
