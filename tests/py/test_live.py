@@ -272,6 +272,14 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
         live(tmp_path, grace=-1.0)
     with pytest.raises(TypeError, match="resize, step, save and load"):
         JobAgent("a", object(), str(tmp_path))
+    with pytest.raises(TypeError, match=r"programs\['j0'\]"):
+        live(tmp_path, programs={"j0": object()})
+    with pytest.raises(ValueError, match="unknown job 'x'"):
+        live(tmp_path, programs={"x": EmulatedJob(JOBS[0], {})})
+    with pytest.raises(ValueError, match="resume"):
+        live(tmp_path, journal=None, resume=True)
+    with pytest.raises(ValueError, match="reclaim policy"):
+        live(tmp_path, reclaim="exact")
     assert not math.isnan(live(tmp_path)[0].run().summary()["jct_mean"])
 
 

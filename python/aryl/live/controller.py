@@ -164,6 +164,9 @@ class Controller:
         last_submit = max((j.submit_time for j in self.jobs), default=0.0)
         self.load_note = self.load.extend(last_submit)
         programs = dict(programs or {})
+        _check_programs(programs, {j.id for j in self.jobs})
+        if resume and journal is None:
+            raise ValueError("resume=True needs the journal to resume from")
         speed = {
             s.gpu_type: float(self.config.gpu_speed.get(s.gpu_type, UNLISTED_GPU_SPEED))
             for s in self.servers
@@ -718,6 +721,19 @@ class Controller:
             and not self.record.workers
             and math.isinf(next_loan)
         )
+
+
+def _check_programs(programs: Mapping[Any, Any], ids: set[Any]) -> None:
+    """A ``ValueError`` for a program of an unknown job, a ``TypeError`` for one that
+    is not a ``TrainingJob``."""
+    for job, program in programs.items():
+        if job not in ids:
+            raise ValueError(f"programs: unknown job {job!r}")
+        if not isinstance(program, TrainingJob):
+            raise TypeError(
+                f"programs[{job!r}]: a job needs resize, step, save and load methods, "
+                f"got {type(program).__name__}"
+            )
 
 
 def _next_multiple(t: float, step: float, inclusive: bool) -> float:
