@@ -35,6 +35,7 @@ from .jobs import throughput
 
 #: The timeline's columns, as ``aryl.sim.Result.timeline`` has them.
 TIMELINE = TIMELINE_COLUMNS
+#: The kinds of events (the module docstring says what each holds), ``end`` aside.
 KINDS = (
     "arrive",
     "reject",
