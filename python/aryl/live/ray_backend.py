@@ -31,6 +31,8 @@ SERVER_LABEL, POOL_LABEL = "aryl.server", "aryl.pool"
 PLACEMENT_TIMEOUT_S = 60.0
 #: Wall seconds between two checks of the nodes' health (a GCS call).
 NODE_CHECK_S = 1.0
+#: Tries to start a node (Ray gives up on a raylet a busy machine starts slowly).
+START_ATTEMPTS = 3
 #: Wall seconds a lent node may take to join.
 JOIN_TIMEOUT_S = 60.0
 
@@ -106,12 +108,19 @@ class LocalCluster:
 
     def add(self, server: Server) -> None:
         """Start ``server``'s node (it joins a moment later)."""
-        self.nodes[server.id] = self.cluster.add_node(
-            wait=False,  # whoever needs it waits for it to join (wait_joined)
-            num_cpus=1,
-            num_gpus=server.gpus,
-            labels={SERVER_LABEL: str(server.id), POOL_LABEL: server.pool},
-        )
+        for attempt in range(START_ATTEMPTS):
+            try:
+                self.nodes[server.id] = self.cluster.add_node(
+                    wait=False,  # whoever needs it waits for it to join (wait_joined)
+                    num_cpus=1,
+                    num_gpus=server.gpus,
+                    labels={SERVER_LABEL: str(server.id), POOL_LABEL: server.pool},
+                )
+                return
+            except Exception:  # a raylet that timed out starting on a busy machine
+                if attempt + 1 == START_ATTEMPTS:
+                    raise
+                time.sleep(1.0)
 
     def remove(self, server: Server) -> None:
         """Stop ``server``'s node (a drained one has exited already: its processes
