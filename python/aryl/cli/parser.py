@@ -426,4 +426,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _output_arguments(p)
     p.set_defaults(run=demo)
+
+    from .live import add_parser as add_live  # aryl live (issue 34)
+
+    add_live(sub, _output_arguments)
     return parser

@@ -14,6 +14,17 @@ from . import storage
 from .metrics import METRICS
 from .provenance import Provenance
 
+#: ``Result.timeline``'s columns, in order.
+TIMELINE_COLUMNS = (
+    "t",
+    "training_gpus_used",
+    "loaned_gpus_used",
+    "on_loan",
+    "inference_needed",
+    "queue_length",
+    "running_jobs",
+)
+
 
 class InvariantError(AssertionError):
     """A simulated run broke one of the simulator's invariants (docs/model.md, section 5)."""

@@ -53,7 +53,7 @@ from .provenance import (
     fingerprint_jobs,
     fingerprint_load,
 )
-from .result import Result
+from .result import TIMELINE_COLUMNS, Result
 from .scenarios import apply_prediction_error
 
 #: ``simulate``'s ``progress``: ``progress(fraction)`` or ``progress(fraction, now)``.
@@ -568,20 +568,7 @@ def _result(
     )
     if "rejected" in raw:  # a policy of your own (hooks): its admit's answers
         frame["rejected"] = raw.pop("rejected").astype(bool)
-    timeline = pd.DataFrame(
-        {
-            k: raw[k]
-            for k in (
-                "t",
-                "training_gpus_used",
-                "loaned_gpus_used",
-                "on_loan",
-                "inference_needed",
-                "queue_length",
-                "running_jobs",
-            )
-        }
-    )
+    timeline = pd.DataFrame({k: raw[k] for k in TIMELINE_COLUMNS})
     totals = {k: v for k, v in raw.items() if np.isscalar(v)}
     inference = [s.gpus for s in servers if s.pool == "inference"]
     capacity = {

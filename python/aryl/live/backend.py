@@ -1,0 +1,297 @@
+"""Where workers run: the ``Backend`` protocol and the in-process ``FakeBackend``.
+
+A backend turns the controller's desired state into running workers and reports
+what it observes. The controller says *what* each job should hold
+(``set_workers``: the whole set, so a repeated call is harmless), never how; the
+backend diffs it against what runs. The protocol is small on purpose, so that a
+Kubernetes backend can follow the Ray one (``docs/live.md``):
+
+============================  ==========================================================
+``register(servers)``          check that every server is there (a node, labelled)
+``submit(job, program)``       create the job's agent (``JobAgent``) around ``program``
+``set_workers(job, workers)``  start / stop workers so the job holds exactly ``workers``;
+                               a job that had none starts its base workers as one gang
+                               and restores its checkpoint; one left with none saves
+                               and stops
+``poll(now)``                  progress, completions and failures since the last poll
+``drain(servers)``             no new worker may start there; running ones go on
+``busy(server)``               aryl workers still running there (the confirmation)
+``kill(server)``               kill them (the reclaim deadline); the fraction each job lost
+``release(servers)``           hand drained servers back to the inference side
+``lend(servers)``              take servers from it (labelled, schedulable again)
+``restart(job)``               restart a job's workers in place from its checkpoint
+``forget(job)``                drop a finished job's agent
+``next_event(now)``            the next completion, when the backend can tell (virtual time)
+``shutdown()``                 stop everything this backend started
+============================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Protocol, Sequence, Set, Tuple
+
+from ..model import Job, Server, Worker
+from .jobs import DONE, JobAgent, TrainingJob
+
+
+@dataclass
+class Report:
+    """What a backend observed since the last poll.
+
+    ``done``: each running job's fraction done; ``finished``: job -> simulated time
+    it finished; ``dead_servers``: servers whose node died (their workers with
+    them); ``dead_workers``: job -> workers of it that died on live servers;
+    ``lost``: job -> fraction of it lost with a dead server (back to its checkpoint).
+    """
+
+    done: Dict[Any, float] = field(default_factory=dict)
+    finished: Dict[Any, float] = field(default_factory=dict)
+    dead_servers: List[Any] = field(default_factory=list)
+    dead_workers: Dict[Any, int] = field(default_factory=dict)
+    lost: Dict[Any, float] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """The operations a controller uses (the module lists what each must do)."""
+
+    def register(self, servers: Sequence[Server]) -> None:
+        """Check every server is there."""
+
+    def submit(self, job: Job, program: TrainingJob) -> None:
+        """Create ``job``'s agent."""
+
+    def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
+        """Make job ``job`` hold exactly ``workers``."""
+
+    def poll(self, now: float) -> Report:
+        """What happened up to simulated time ``now``."""
+
+    def drain(self, servers: Sequence[Any]) -> None:
+        """Block new workers on ``servers``."""
+
+    def busy(self, server: Any) -> int:
+        """aryl workers still running on ``server``."""
+
+    def kill(self, server: Any) -> Dict[Any, float]:
+        """Kill the workers on ``server``: job -> fraction of it lost."""
+
+    def release(self, servers: Sequence[Any]) -> None:
+        """Give drained ``servers`` back to the inference side."""
+
+    def lend(self, servers: Sequence[Any]) -> None:
+        """Take ``servers`` from the inference side for training."""
+
+    def restart(self, job: Any) -> float:
+        """Restart ``job``'s workers in place; the fraction of it lost."""
+
+    def forget(self, job: Any) -> None:
+        """Drop a finished job's agent."""
+
+    def next_event(self, now: float) -> float:
+        """The next completion's time, or ``inf`` when unknown."""
+
+    def shutdown(self) -> None:
+        """Stop everything started."""
+
+
+class FakeBackend:
+    """Workers as bookkeeping and agents in this process: fast, exact unit tests.
+
+    Jobs step forward when polled, by the simulated time since the last poll, so
+    with a ``VirtualClock`` a live run has no timing slack. ``log`` lists every
+    action in order (``("drain", server)``, ``("stop", job, server)``, ...), for tests.
+    Faults to test with: ``fail_server(id)`` (the node dies at the next poll),
+    ``fail_worker(job)`` (one of its workers dies) and ``hang(job)`` (its workers
+    ignore stops until killed).
+    """
+
+    def __init__(self, checkpoints: str, checkpoint_every: float = math.inf) -> None:
+        """``checkpoints``: the folder for the jobs' checkpoints."""
+        self.checkpoints = checkpoints
+        self.checkpoint_every = checkpoint_every
+        self.servers: Dict[Any, Server] = {}
+        self.agents: Dict[Any, JobAgent] = {}
+        self.running: Dict[Any, List[Worker]] = {}  # what runs, per job
+        self.drained: Set[Any] = set()
+        self.log: List[Tuple[Any, ...]] = []
+        self._hung: Set[Any] = set()
+        self._stuck: Dict[Any, List[Worker]] = {}  # workers that ignored a stop
+        self._failing_servers: List[Any] = []
+        self._failing_workers: Dict[Any, int] = {}
+        self._last = 0.0
+
+    # ------------------------------------------------------------- protocol
+
+    def register(self, servers: Sequence[Server]) -> None:
+        """Know the servers."""
+        self.servers.update({s.id: s for s in servers})
+
+    def submit(self, job: Job, program: TrainingJob) -> None:
+        """Create the job's agent (kept if it exists: a resumed controller submits
+        its jobs again)."""
+        if job.id in self.agents:
+            return
+        self.agents[job.id] = JobAgent(
+            job.id, program, self.checkpoints, self.checkpoint_every, job.checkpoint
+        )
+
+    def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
+        """Start and stop workers so that ``job`` holds ``workers``."""
+        now = list(self.running.get(job, []))
+        for w in workers:
+            if w.server in self.drained:
+                raise RuntimeError(
+                    f"worker of job {job!r} on drained server {w.server!r}"
+                )
+        wanted = list(workers)
+        leaving = _without(now, wanted)
+        joining = _without(wanted, now)
+        hung = job in self._hung
+        if not wanted and not hung:
+            self.agents[job].resize([], self.servers)  # saves first
+        for w in leaving:
+            if hung:
+                self._stuck.setdefault(job, []).append(w)
+                self.log.append(("ignored", job, w.server))
+            else:
+                self.log.append(("stop", job, w.server))
+        if joining:
+            self.log.append(
+                ("gang" if not now else "join", job, tuple(w.server for w in joining))
+            )
+        if wanted:
+            self.agents[job].resize(wanted, self.servers)
+            self.running[job] = wanted
+        else:
+            self.running.pop(job, None)
+
+    def poll(self, now: float) -> Report:
+        """Step every running job to ``now``; report completions and faults."""
+        report = Report()
+        now = max(now, self._last)  # a resumed controller's clock may lag the jobs
+        seconds = now - self._last
+        for job in list(self.running):
+            agent = self.agents[job]
+            left = _seconds_left(agent)
+            if left <= seconds:
+                agent.step(left)
+                report.finished[job] = self._last + left
+            else:
+                agent.step(seconds)
+            report.done[job] = agent.done
+            if agent.done >= DONE and job not in report.finished:
+                report.finished[job] = now
+        self._last = now
+        report.dead_servers, self._failing_servers = self._failing_servers, []
+        report.dead_workers, self._failing_workers = self._failing_workers, {}
+        for server in report.dead_servers:
+            report.lost.update(self._drop_server(server))
+        return report
+
+    def drain(self, servers: Sequence[Any]) -> None:
+        """Block new workers on ``servers``."""
+        for s in servers:
+            self.drained.add(s)
+            self.log.append(("drain", s))
+
+    def busy(self, server: Any) -> int:
+        """Workers on ``server``, stuck ones included."""
+        count = sum(
+            int(w.server == server)
+            for workers in list(self.running.values()) + list(self._stuck.values())
+            for w in workers
+        )
+        self.log.append(("confirm", server, count))
+        return count
+
+    def kill(self, server: Any) -> Dict[Any, float]:
+        """Kill what runs on ``server``; the jobs restart from their last checkpoint."""
+        self.log.append(("kill", server))
+        lost: Dict[Any, float] = {}
+        for job in list(self._stuck):
+            self._stuck[job] = [w for w in self._stuck[job] if w.server != server]
+            if not self._stuck[job]:
+                del self._stuck[job]
+                if job not in self.running:
+                    lost[job] = self.agents[job].lose()
+        return lost
+
+    def release(self, servers: Sequence[Any]) -> None:
+        """Hand servers back."""
+        for s in servers:
+            self.drained.discard(s)
+            self.log.append(("release", s))
+
+    def lend(self, servers: Sequence[Any]) -> None:
+        """Take servers for training."""
+        for s in servers:
+            self.log.append(("lend", s))
+
+    def restart(self, job: Any) -> float:
+        """Restart the job's workers in place from its checkpoint."""
+        workers = self.running[job]
+        agent = self.agents[job]
+        lost = agent.lose()
+        agent.resize(workers, self.servers)
+        self.log.append(("restart", job))
+        return lost
+
+    def forget(self, job: Any) -> None:
+        """Drop the agent of a finished job."""
+        self.running.pop(job, None)
+        self.agents.pop(job, None)
+
+    def next_event(self, now: float) -> float:
+        """The next completion at the jobs' current rates."""
+        lefts = [_seconds_left(self.agents[j]) for j in self.running]
+        return self._last + min(lefts, default=math.inf)
+
+    def shutdown(self) -> None:
+        """Nothing runs outside this object."""
+        self.running.clear()
+
+    # -------------------------------------------------------------- faults
+
+    def fail_server(self, server: Any) -> None:
+        """The server's node dies (seen at the next poll)."""
+        self._failing_servers.append(server)
+
+    def fail_worker(self, job: Any) -> None:
+        """One worker of ``job`` dies (seen at the next poll)."""
+        self._failing_workers[job] = self._failing_workers.get(job, 0) + 1
+
+    def hang(self, job: Any) -> None:
+        """``job``'s workers ignore stops from now on."""
+        self._hung.add(job)
+
+    def _drop_server(self, server: Any) -> Dict[Any, float]:
+        """Its workers die; their jobs go back to their checkpoints."""
+        self.log.append(("dead", server))
+        self.drained.discard(server)
+        lost = {}
+        for job, workers in list(self.running.items()):
+            if any(w.server == server for w in workers):
+                lost[job] = self.agents[job].lose()
+                del self.running[job]
+        return lost
+
+
+def _without(workers: Sequence[Worker], remove: Sequence[Worker]) -> List[Worker]:
+    """``workers`` less one match of each of ``remove`` (by server and flexible)."""
+    out = list(workers)
+    for r in remove:
+        for i, w in enumerate(out):
+            if w.server == r.server and w.flexible == r.flexible:
+                del out[i]
+                break
+    return out
+
+
+def _seconds_left(agent: JobAgent) -> float:
+    """Simulated seconds until ``agent``'s job finishes, when its program can tell."""
+    if not agent.workers:
+        return math.inf
+    left = getattr(agent.program, "seconds_left", None)
+    return float(left()) if callable(left) else math.inf

@@ -1,0 +1,798 @@
+"""The live controller: one writer of the cluster state, decisions turned into actions.
+
+``Controller`` keeps an ``aryl.ClusterState`` whose ``on_loan`` flags are the paper's
+whitelist: the servers training may use. It runs the simulator's loop on a clock:
+within a tick, arrivals, then completions, then the loan decision (every
+``loan_interval``), then the scheduling epoch (every ``schedule_interval``, skipped
+when nothing changed), as ``aryl.sim.simulate`` orders them. A policy is a built-in
+name (``state.schedule(name, ...)``, ``state.reclaim(...)``) or any object with the
+hooks ``simulate(policy=obj)`` calls (``aryl.sim.Policy``), shown the same
+read-only view (running jobs in trace order, then the queue in arrival order).
+
+Reclaim, as the paper does it: the policy's reclaim chooses the servers; each is
+drained (no new worker starts there); the jobs hit save and stop (preempted) or
+lose their workers there (scaled in); the controller waits until the backend
+confirms no aryl worker runs there, killing what is left at ``grace`` seconds (the
+work since the last checkpoint is journaled as lost); only then do the servers
+leave the whitelist and go back to the inference side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import (
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+)
+
+import numpy as np
+import pandas as pd
+
+from ..decisions import Decision
+from ..defaults import (
+    SCHEDULE_POLICIES,
+    SIMULATION_RECLAIM_POLICIES,
+    UNLISTED_GPU_SPEED,
+)
+from ..jobtable import JobTable
+from ..model import Job, Records, Server, Worker, as_records
+from ..sim.config import Cluster, Config
+from ..sim.hooks import (
+    Epoch,
+    check_policy,
+    decision_rows,
+    has_hook,
+    policy_name,
+    reclaim_rows,
+)
+from ..state import ClusterState
+from ..typing import AllocationPolicy, SimulationReclaimPolicy
+from .backend import Backend, Report
+from .jobs import TrainingJob, emulated_programs, throughput
+from .record import Journal, Record, load_integral, replay
+from .timing import Clock, LoadSource, VirtualClock
+
+#: Simulated seconds a reclaim waits for stopped workers before killing them.
+RECLAIM_GRACE_S = 120.0
+#: Times a job's dead worker is restarted in place before the job is requeued.
+WORKER_RESTARTS = 2
+
+
+class Controller:
+    """Runs a trace (or live submissions) on a backend under one policy.
+
+    Parameters
+    ----------
+    jobs
+        The jobs (``aryl.Job`` records, dicts or a DataFrame), submitted at their
+        ``submit_time``.
+    cluster
+        A ``aryl.sim.Cluster`` or ``aryl.Server`` records: training servers and the
+        inference servers the load lends and reclaims.
+    backend
+        Where workers run (``FakeBackend``, ``RayBackend``).
+    policy, reclaim
+        A built-in policy name, or a policy object (``aryl.sim.Policy``), whose
+        ``reclaim`` hook, if any, replaces ``reclaim`` (a built-in reclaim policy).
+    load
+        The inference load: ``(time_s, load)`` rows or a callable ``load(t)``.
+    config
+        ``aryl.sim.Config`` (intervals, hold, headroom, GPU speeds, scaling...).
+    clock
+        ``Clock(compression=C)``; ``VirtualClock()`` on the in-process backend.
+    journal
+        A path for the JSON-lines journal (``None``: none kept).
+    programs
+        Job id -> ``TrainingJob``; jobs not named run as ``EmulatedJob``s.
+    grace
+        Simulated seconds a reclaim waits for workers to stop.
+    worker_restarts
+        Restarts in place of a job whose worker died, before it is requeued.
+    resume
+        Restore the run from ``journal`` (a restarted controller) and go on.
+    seed
+        Seeds the random reclaim policy, as in ``simulate``.
+    """
+
+    def __init__(
+        self,
+        jobs: Records,
+        cluster: Union[Cluster, Records],
+        backend: Backend,
+        policy: Any = "aryl",
+        reclaim: SimulationReclaimPolicy = "aryl",
+        load: Any = None,
+        config: Optional[Config] = None,
+        clock: Optional[Clock] = None,
+        journal: Optional[Union[str, os.PathLike[str]]] = None,
+        programs: Optional[Mapping[Any, TrainingJob]] = None,
+        grace: float = RECLAIM_GRACE_S,
+        worker_restarts: int = WORKER_RESTARTS,
+        resume: bool = False,
+        seed: int = 0,
+    ) -> None:
+        """See the class."""
+        self.config = config if config is not None else Config()
+        if not isinstance(self.config, Config):
+            raise TypeError(f"config must be an aryl.sim.Config, got {config!r}")
+        if isinstance(policy, str):
+            if policy not in SCHEDULE_POLICIES:
+                raise ValueError(
+                    f"unknown policy {policy!r}; expected one of {SCHEDULE_POLICIES}"
+                )
+        else:
+            check_policy(policy)
+        if reclaim not in SIMULATION_RECLAIM_POLICIES:
+            raise ValueError(
+                f"unknown reclaim policy {reclaim!r}; expected one of "
+                f"{SIMULATION_RECLAIM_POLICIES}"
+            )
+        if not (grace >= 0.0):
+            raise ValueError(f"grace must be >= 0 seconds, got {grace}")
+        if isinstance(worker_restarts, bool) or not isinstance(worker_restarts, int):
+            raise TypeError(f"worker_restarts must be an int, got {worker_restarts!r}")
+        table = JobTable.of(jobs)
+        if not self.config.elasticity:
+            w = table.column("reference_workers")
+            table = table.replace(min_workers=w, max_workers=w)
+        self.jobs: List[Job] = list(table)
+        self.servers = _servers(cluster)
+        self.policy = policy
+        self.reclaim_policy = reclaim
+        self.backend = backend
+        self.clock = clock if clock is not None else VirtualClock()
+        self.grace = float(grace)
+        self.worker_restarts = worker_restarts
+        self.seed = int(seed)
+        self.name = policy if isinstance(policy, str) else policy_name(policy)
+        inference = [s for s in self.servers if s.pool == "inference"]
+        self.load = LoadSource(
+            load if self.config.loaning else None,
+            len(inference),
+            self.config.headroom,
+            self.config.lend_hold,
+        )
+        last_submit = max((j.submit_time for j in self.jobs), default=0.0)
+        self.load_note = self.load.extend(last_submit)
+        programs = dict(programs or {})
+        _check_programs(programs, {j.id for j in self.jobs})
+        if resume and journal is None:
+            raise ValueError("resume=True needs the journal to resume from")
+        speed = {
+            s.gpu_type: float(self.config.gpu_speed.get(s.gpu_type, UNLISTED_GPU_SPEED))
+            for s in self.servers
+        }
+        self.gpu_speed = speed
+        emulated = emulated_programs(
+            [j for j in self.jobs if j.id not in programs],
+            speed,
+            self.config.hetero_efficiency,
+            self.config.scaling,
+            self.config.restart_overhead,
+        )
+        self.programs: Dict[Any, TrainingJob] = {**emulated, **programs}
+        frames = pd.DataFrame([dataclasses.asdict(s) for s in self.servers])
+        # The trace in trace order: the simulator's views are built from it.
+        self._trace = ClusterState.from_frames(frames, table.to_frame())
+        self._job_index = {j.id: i for i, j in enumerate(self.jobs)}
+        self.state = ClusterState.from_records(self.servers)  # the whitelist's state
+        self.journal_path = journal
+        self.record = (
+            replay(journal, self.jobs, self.servers, self.config.scaling)
+            if resume and journal is not None and os.path.exists(journal)
+            else Record(self.jobs, self.servers, self.config.scaling)
+        )
+        self._journal = Journal(journal)
+        self.restarts: Dict[Any, int] = {}
+        self._dirty = False
+        self._epochs = 0
+        self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
+        self._pending = sorted(
+            (
+                j
+                for j in self.jobs
+                if j.id not in self.record.arrived and j.id not in self.record.rejected
+            ),
+            key=lambda j: (j.submit_time, self._job_index[j.id]),
+        )
+        self.backend.register(self.servers)
+        if resume:
+            self._resume()
+
+    # ------------------------------------------------------------------ run
+
+    def run(self, until: float = math.inf) -> Any:
+        """Run until every job has finished (or can never start, or the horizon);
+        returns the run as an ``aryl.sim.Result``.
+
+        ``until``: stop at that simulated time without ending the run (the journal
+        then ends as if the controller had crashed; a ``resume=True`` controller
+        goes on from it).
+        """
+        start = self.record.now
+        self.clock.start(start)
+        interval, loan_every = self.config.schedule_interval, self.config.loan_interval
+        next_epoch = _next_multiple(start, interval, inclusive=start == 0.0)
+        next_loan = (
+            _next_multiple(start, loan_every, inclusive=start == 0.0)
+            if self.load.active
+            else math.inf
+        )
+        if start == 0.0:
+            self._dirty = True
+        try:
+            while not self._over():
+                now = self.clock.now()
+                t = min(
+                    self._pending[0].submit_time if self._pending else math.inf,
+                    next_epoch,
+                    next_loan,
+                    self.backend.next_event(now),
+                    self.config.horizon,
+                )
+                if not self.clock.virtual:  # wake often enough to see completions
+                    t = min(t, now + interval / 4)
+                if t > min(self.config.horizon, until) or math.isinf(t):
+                    break
+                self.clock.wait_until(t)
+                now = self.clock.now()
+                loaned = now >= next_loan
+                # a loan decision at or after the series' end (plus the hold) is
+                # the simulator's last: nothing can change after it
+                last_loan = loaned and now >= self.load.settled()
+                now = self._tick(now, loaned, now >= next_epoch)
+                while next_loan <= now:
+                    next_loan += loan_every
+                if last_loan:
+                    next_loan = math.inf
+                while next_epoch <= now:
+                    next_epoch += interval
+                if self._stuck(now, next_loan):
+                    break
+            if until == math.inf:
+                self._emit({"event": "end", "t": self.clock.now()})
+        finally:
+            self._journal.close()
+        return self.result()
+
+    def result(self) -> Any:
+        """The run so far as an ``aryl.sim.Result``."""
+        from ..sim.provenance import Provenance, aryl_version, fingerprint_jobs
+
+        end = self.record.ended if self.record.ended is not None else self.record.now
+        times, loads = self.load.series()
+        gpus = sum(s.gpus for s in self.servers if s.pool == "inference")
+        result = self.record.result(
+            f"{self.name} (live)",
+            load_integral(times, loads, end) * gpus,
+            rejected=not isinstance(self.policy, str),
+        )
+        result.provenance = Provenance(
+            jobs=len(self.jobs),
+            jobs_fingerprint=fingerprint_jobs(JobTable.of(self.jobs)),
+            cluster=_describe(self.servers),
+            policy=self.name,
+            reclaim=self.name
+            if has_hook(self.policy, "reclaim")
+            else str(self.reclaim_policy),
+            config=dataclasses.asdict(self.config),
+            seed=self.seed,
+            aryl_version=aryl_version(),
+            load_extended=self.load_note,
+        )
+        return result
+
+    # ----------------------------------------------------------------- tick
+
+    def _tick(self, now: float, loan: bool, epoch: bool) -> float:
+        """One instant: arrivals < completions (and faults) < loan < epoch. Returns
+        the time after it (a lend or a reclaim waits for nodes to join or empty)."""
+        report = self.backend.poll(now)
+        self._progress.update(report.done)
+        while self._pending and self._pending[0].submit_time <= now:
+            self._arrive(self._pending.pop(0))
+        for job, t in sorted(report.finished.items(), key=lambda kv: kv[1]):
+            self._finish(job, t)
+        self._faults(now, report)
+        if loan:
+            self._loan(now)
+            now = max(now, self.clock.now())
+        if epoch:
+            if self._dirty:
+                self._epoch(now)
+            self._sample(now)
+        return now
+
+    def _arrive(self, job: Job) -> None:
+        t = job.submit_time
+        if has_hook(self.policy, "admit"):
+            answer = self.policy.admit(job, Epoch(self._epochs, t, self._options([])))
+            if not isinstance(answer, (bool, np.bool_)):
+                raise TypeError(
+                    f"{Epoch(self._epochs, t, {}).where()}: admit must answer True or "
+                    f"False, got {answer!r}"
+                )
+            if not answer:
+                self._emit({"event": "reject", "t": t, "job": job.id})
+                return
+        self._emit({"event": "arrive", "t": t, "job": job.id})
+        self.state.add_jobs([job])
+        self.backend.submit(job, self.programs[job.id])
+        self._dirty = True
+
+    def _finish(self, job: Any, t: float) -> None:
+        self._workers(job, [], "finish", t, 1.0)
+        self.state.remove_jobs([job])
+        self.backend.forget(job)
+        self._dirty = True
+
+    # ----------------------------------------------------------------- epochs
+
+    def _options(self, ids: Sequence[Any]) -> Dict[str, Any]:
+        """``ClusterState.schedule``'s options for this run (``Epoch.schedule_options``)."""
+        options: Dict[str, Any] = {
+            "placement": self.config.placement,
+            "backfill": bool(self.config.backfill),
+            "gpu_speed": dict(self.gpu_speed),
+            "hetero_efficiency": float(self.config.hetero_efficiency),
+        }
+        if self.config.scaling != "linear" and ids:
+            options["throughput"] = {
+                i: self._curve(self.jobs[self._job_index[i]]) for i in ids
+            }
+        return options
+
+    def _curve(self, job: Job) -> List[float]:
+        return [
+            throughput(job, w, self.config.scaling)
+            for w in range(1, job.max_workers + 1)
+        ]
+
+    def _done(self, job: Any) -> float:
+        """The fraction of ``job`` done, as its agent last reported it."""
+        return self._progress.get(job, float(self.record.done[self._job_index[job]]))
+
+    def _view(self, queued: bool) -> ClusterState:
+        """What the simulator shows the kernels: running jobs in trace order, then
+        (``queued``) the queue in arrival order; servers on the whitelist."""
+        ids = self.record.running() + (self.record.queued() if queued else [])
+        rows = np.array([self._job_index[i] for i in ids], dtype=np.int64)
+        position = {i: k for k, i in enumerate(ids)}
+        server_row = self.record.server_row
+        pairs = [
+            (position[j], server_row[s], f)
+            for j in self.record.running()
+            for s, f in self.record.workers[j]
+        ]
+        workers = {
+            "job": np.array([p[0] for p in pairs], dtype=np.int64),
+            "server": np.array([p[1] for p in pairs], dtype=np.int64),
+            "flexible": np.array([p[2] for p in pairs], dtype=bool),
+        }
+        on_loan = np.zeros(len(self.servers), dtype=bool)
+        for s in self.record.on_loan:
+            if s not in self.record.draining:
+                on_loan[server_row[s]] = True
+        remaining = np.array([max(1e-9, 1.0 - self._done(i)) for i in ids])
+        return self._trace.simulation_view(rows, workers, on_loan, remaining)
+
+    def _epoch(self, now: float) -> None:
+        self._dirty = False
+        view = self._view(True)
+        if view.n_jobs == 0:
+            return
+        options = self._options(view.job_ids)
+        epoch = Epoch(self._epochs, now, options)
+        self._epochs += 1
+        if isinstance(self.policy, str):
+            name = cast(AllocationPolicy, self.policy)
+            decision = view.schedule(name, now=now, **options).decision
+        else:
+            rows = decision_rows(self.policy.allocate(view, epoch), view, epoch)
+            decision = _decision_of(rows, view)
+        self._emit({"event": "epoch", "t": now})
+        self._apply(decision, view, epoch)
+
+    def _apply(
+        self,
+        decision: Decision,
+        view: ClusterState,
+        epoch: Epoch,
+    ) -> None:
+        """Check the decision whole, update the state, then act job by job."""
+        new = {
+            j: [Worker(j, s, None, f) for s, f in self.record.workers.get(j, [])]
+            for j in view.job_ids
+        }
+        for w in decision.stop:
+            placed = new[w.job]
+            match = next(
+                k
+                for k, p in enumerate(placed)
+                if p.server == w.server and p.flexible == w.flexible
+            )
+            del placed[match]
+        for w in decision.start:
+            new[w.job].append(Worker(w.job, w.server, None, w.flexible))
+        touched = sorted(
+            {w.job for w in decision.stop} | {w.job for w in decision.start},
+            key=view.job_ids.index,
+        )
+        for j in touched:
+            job = self.jobs[self._job_index[j]]
+            if new[j] and not job.min_workers <= len(new[j]) <= job.max_workers:
+                raise ValueError(
+                    f"{epoch.where()}: the decision leaves job {j!r} with "
+                    f"{len(new[j])} workers, outside [{job.min_workers}, {job.max_workers}]"
+                )
+        try:
+            Decision(self.name, list(decision.start), list(decision.stop)).apply(
+                self.state
+            )
+        except ValueError as error:
+            raise ValueError(f"{epoch.where()}: the decision: {error}") from None
+        for j in touched:
+            before = len(self.record.workers.get(j, []))
+            after = len(new[j])
+            if before == 0:
+                why = "start"
+            elif after == 0:
+                why = "preemption"
+                self._dirty = True
+            else:
+                why = (
+                    "scale_out"
+                    if after > before
+                    else "scale_in"
+                    if after < before
+                    else "move"
+                )
+            self._workers(
+                j,
+                new[j],
+                why,
+                epoch.now,
+                self._done(j),
+            )
+
+    def _workers(
+        self, job: Any, workers: Sequence[Worker], why: str, t: float, done: float
+    ) -> None:
+        """Journal a job's new workers, then make the backend run them."""
+        self._emit(
+            {
+                "event": "workers",
+                "t": t,
+                "job": job,
+                "workers": [[w.server, bool(w.flexible)] for w in workers],
+                "why": why,
+                "done": float(done),
+            }
+        )
+        if why != "finish":
+            self.backend.set_workers(
+                job, [_gpus(w, self.jobs[self._job_index[job]]) for w in workers]
+            )
+
+    def _sample(self, now: float) -> None:
+        training, loaned = self.record.used_gpus()
+        lent = len(self.record.on_loan)
+        self._emit(
+            {
+                "event": "sample",
+                "t": now,
+                "training_gpus_used": training,
+                "loaned_gpus_used": loaned,
+                "on_loan": lent,
+                "inference_needed": max(0, self.load.servers - lent),
+                "queue_length": len(self.record.queued()),
+                "running_jobs": len(self.record.workers),
+            }
+        )
+
+    # ---------------------------------------------------------- loans
+
+    def _loan(self, now: float) -> None:
+        lent = len(self.record.on_loan)
+        spare = self.load.spare(now)
+        lendable = min(spare, self.load.lendable(now))
+        if lent > spare:
+            self._reclaim(now, lent - spare)
+        elif lent < lendable:
+            idle = [
+                s.id
+                for s in self.servers
+                if s.pool == "inference" and s.id not in self.record.on_loan
+            ][: lendable - lent]
+            self.backend.lend(idle)  # returns once their nodes have joined
+            joined = max(now, self.clock.now())
+            self._emit({"event": "loan", "t": joined, "servers": idle, "on_loan": True})
+            self.state.set_on_loan(idle, True)
+            self._dirty = True
+
+    def _reclaim(self, now: float, n: int) -> None:
+        """Take ``n`` lent servers back: choose, drain, stop, confirm, whitelist."""
+        own = has_hook(self.policy, "reclaim")
+        view = self._view(own)
+        if own:
+            epoch = Epoch(self._epochs, now, self._options(view.job_ids))
+            rows = reclaim_rows(self.policy.reclaim(view, n, epoch), view, epoch)
+            chosen = [view.server_ids[r] for r in rows]
+        else:
+            seed = self.seed + int(self.record.totals["reclaims"])
+            chosen = list(view.reclaim(n, self.reclaim_policy, seed).plan.servers)
+        self._take_back(now, chosen, view)
+
+    def _take_back(self, now: float, servers: List[Any], view: ClusterState) -> None:
+        plan = _plan(self.record, self.jobs, self._job_index, servers)
+        preempted, scaled = plan
+        self._emit({"event": "drain", "t": now, "servers": servers})
+        self.backend.drain(servers)
+        for j in preempted:
+            self._workers(j, [], "reclaim_preemption", now, self._done(j))
+        for j in scaled:
+            left = [
+                Worker(j, s, None, f)
+                for s, f in self.record.workers[j]
+                if s not in servers
+            ]
+            self._workers(j, left, "reclaim_scale_in", now, self._done(j))
+        self._confirm(now, servers)
+        confirmed = max(now, self.clock.now())
+        demand = sum(self.record.server[s].gpus for s in servers)
+        held = [(w.job, w.server, w.gpus or 0) for w in view.workers()]
+        # servers returned without preempting a job there; GPUs preempted elsewhere
+        free = sum(
+            not any(j in preempted and srv == s for j, srv, _ in held) for s in servers
+        )
+        collateral = sum(
+            g for j, srv, g in held if j in preempted and srv not in servers
+        )
+        stops = [
+            w for w in self.state.workers() if w.server in servers or w.job in preempted
+        ]
+        Decision(self.name, [], stops).apply(self.state)
+        self.state.set_on_loan(servers, False)
+        self._emit(
+            {"event": "loan", "t": confirmed, "servers": servers, "on_loan": False}
+        )
+        self._emit(
+            {
+                "event": "reclaim",
+                "t": confirmed,
+                "servers": servers,
+                "demand_gpus": demand,
+                "collateral_gpus": collateral,
+                "free": free,
+            }
+        )
+        self.backend.release(servers)
+        self._dirty = True
+
+    def _confirm(self, now: float, servers: Sequence[Any]) -> None:
+        """Wait until no aryl worker runs on ``servers``; kill what is left at the
+        deadline, journaling the work lost."""
+        deadline = now + self.grace
+        waiting = [s for s in servers if self.backend.busy(s)]
+        while waiting and self.clock.now() < deadline:
+            self.clock.wait_until(min(deadline, self.clock.now() + 1.0))
+            waiting = [s for s in waiting if self.backend.busy(s)]
+        for s in waiting:
+            for job, fraction in self.backend.kill(s).items():
+                self._emit(
+                    {"event": "lost", "t": now, "job": job, "fraction": fraction}
+                )
+
+    # ---------------------------------------------------------- faults
+
+    def _faults(self, now: float, report: Report) -> None:
+        for server in report.dead_servers:
+            self._server_died(now, server, report.lost)
+        for job, _ in report.dead_workers.items():
+            if job not in self.record.workers:
+                continue
+            lost = self.backend.restart(job)
+            self._emit({"event": "lost", "t": now, "job": job, "fraction": lost})
+            self.restarts[job] = self.restarts.get(job, 0) + 1
+            if self.restarts[job] > self.worker_restarts:
+                self._workers(job, [], "preemption", now, self._done(job))
+                stops = [w for w in self.state.workers() if w.job == job]
+                Decision(self.name, [], stops).apply(self.state)
+                self._dirty = True
+
+    def _server_died(self, now: float, server: Any, lost: Mapping[Any, float]) -> None:
+        """Its jobs go back to the queue from their checkpoints; a lent server counts
+        as reclaimed; a training server leaves the cluster."""
+        hit = [
+            j
+            for j in self.record.running()
+            if any(s == server for s, _ in self.record.workers[j])
+        ]
+        for j in hit:
+            self._emit(
+                {
+                    "event": "lost",
+                    "t": now,
+                    "job": j,
+                    "fraction": float(lost.get(j, 0.0)),
+                }
+            )
+        lent = server in self.record.on_loan
+        for j in hit:
+            self._workers(
+                j,
+                [],
+                "reclaim_preemption" if lent else "preemption",
+                now,
+                self._done(j),
+            )
+        stops = [w for w in self.state.workers() if w.job in hit]
+        Decision(self.name, [], stops).apply(self.state)
+        if lent:
+            self.state.set_on_loan([server], False)
+            self._emit(
+                {"event": "loan", "t": now, "servers": [server], "on_loan": False}
+            )
+            gpus = self.record.server[server].gpus
+            self._emit(
+                {
+                    "event": "reclaim",
+                    "t": now,
+                    "servers": [server],
+                    "demand_gpus": gpus,
+                    "collateral_gpus": 0,
+                    "free": int(not hit),
+                }
+            )
+        else:
+            self._lose_server(server)
+        self._dirty = True
+
+    def _lose_server(self, server: Any) -> None:
+        """A dead training server leaves the state and the views."""
+        self.state.remove_servers([server])
+        frames = self._trace.frames()
+        servers = frames["servers"]
+        servers = servers[servers["id"] != server]
+        self._trace = ClusterState.from_frames(servers, frames["jobs"])
+        self.servers = [s for s in self.servers if s.id != server]
+        self.record.server_row = {s.id: i for i, s in enumerate(self.servers)}
+
+    # ---------------------------------------------------------- journal
+
+    def _emit(self, event: Dict[str, Any]) -> None:
+        """Journal the event, then apply it to the record (the run's one path)."""
+        self._journal.append(event)
+        self.record.apply(event)
+        if event["event"] in ("workers", "lost"):  # the record holds it now
+            self._progress.pop(event["job"], None)
+
+    def _resume(self) -> None:
+        """Rebuild the state from the replayed record and reconcile the backend: a
+        job already running keeps its workers (set again, idempotently)."""
+        arrived = [
+            self.jobs[self._job_index[j]]
+            for j in self.record.arrived
+            if j not in self.record.finished
+        ]
+        self.state.add_jobs(arrived)
+        if self.record.on_loan:
+            self.state.set_on_loan(list(self.record.on_loan), True)
+        starts = [
+            Worker(j, s, None, f)
+            for j in self.record.running()
+            for s, f in self.record.workers[j]
+        ]
+        Decision(self.name, starts, []).apply(self.state)
+        for job in arrived:
+            self.backend.submit(job, self.programs[job.id])
+        for j in self.record.running():
+            job = self.jobs[self._job_index[j]]
+            self.backend.set_workers(
+                j,
+                [
+                    Worker(j, s, job.gpus_per_worker, f)
+                    for s, f in self.record.workers[j]
+                ],
+            )
+        self._dirty = True
+
+    # ---------------------------------------------------------- ending
+
+    def _over(self) -> bool:
+        gone = len(self.record.finished) + len(self.record.rejected)
+        return gone >= len(self.jobs)
+
+    def _stuck(self, now: float, next_loan: float) -> bool:
+        """Nothing runs, nothing will arrive, loans will not change: jobs still
+        queued can never start."""
+        return (
+            not self._pending
+            and not self._dirty
+            and not self.record.workers
+            and math.isinf(next_loan)
+        )
+
+
+def _check_programs(programs: Mapping[Any, Any], ids: set[Any]) -> None:
+    """A ``ValueError`` for a program of an unknown job, a ``TypeError`` for one that
+    is not a ``TrainingJob``."""
+    for job, program in programs.items():
+        if job not in ids:
+            raise ValueError(f"programs: unknown job {job!r}")
+        if not isinstance(program, TrainingJob):
+            raise TypeError(
+                f"programs[{job!r}]: a job needs resize, step, save and load methods, "
+                f"got {type(program).__name__}"
+            )
+
+
+def _next_multiple(t: float, step: float, inclusive: bool) -> float:
+    k = math.ceil(t / step) if inclusive else math.floor(t / step) + 1
+    return k * step
+
+
+def _gpus(worker: Worker, job: Job) -> Worker:
+    return Worker(worker.job, worker.server, job.gpus_per_worker, worker.flexible)
+
+
+def _servers(cluster: Union[Cluster, Records]) -> List[Server]:
+    if isinstance(cluster, Cluster):
+        servers = cluster.servers()
+    else:
+        servers = as_records(cluster, Server, "server")
+    return [dataclasses.replace(s, on_loan=False) for s in servers]
+
+
+def _describe(servers: Sequence[Server]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for pool in ("training", "inference"):
+        mine = [s for s in servers if s.pool == pool]
+        out[f"{pool}_servers"] = len(mine)
+        out[f"{pool}_gpus"] = sum(s.gpus for s in mine)
+        out[f"{pool}_gpu"] = "+".join(sorted({s.gpu_type for s in mine}))
+    return out
+
+
+def _decision_of(
+    rows: Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], view: ClusterState
+) -> Decision:
+    """A ``Decision`` by id from ``decision_rows``' rows on ``view``."""
+    start_job, start_server, start_flexible, stop = rows
+    jobs, servers = view.job_ids, view.server_ids
+    start = [
+        Worker(jobs[j], servers[s], None, bool(f))
+        for j, s, f in zip(
+            start_job.tolist(), start_server.tolist(), start_flexible.tolist()
+        )
+    ]
+    workers = view.workers()
+    return Decision(
+        "policy", start, [workers[int(r)] for r in np.asarray(stop).tolist()]
+    )
+
+
+def _plan(
+    record: Record, jobs: List[Job], index: Mapping[Any, int], servers: Sequence[Any]
+) -> Tuple[List[Any], List[Any]]:
+    """Jobs a return of ``servers`` preempts (left below ``min_workers``) and scales in."""
+    preempted: List[Any] = []
+    scaled: List[Any] = []
+    for j in record.running():
+        placed = record.workers[j]
+        left = sum(s not in servers for s, _ in placed)
+        if left == len(placed):
+            continue
+        (
+            scaled if left >= jobs[index[j]].min_workers and left > 0 else preempted
+        ).append(j)
+    return preempted, scaled

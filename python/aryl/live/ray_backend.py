@@ -1,0 +1,574 @@
+"""The Ray backend: servers are labelled nodes, workers are actors pinned by label.
+
+A server is a Ray node started with ``--num-gpus G --labels
+aryl.server=ID,aryl.pool=POOL``. A job's base workers start as one placement group,
+one ``{"GPU": g}`` bundle per worker pinned by ``bundle_label_selector``: all or
+nothing; a flexible worker is a single actor with ``label_selector``, so each can
+leave alone. Each job has a ``JobAgent`` actor (named ``aryl-job-<id>``, on the
+controller's node, no CPU) that runs the job's program in a thread at the clock's
+compression. Reclaim drains a node through the GCS (``drain_node`` with a preemption
+reason and a deadline: Ray-internal, see ``docs/live.md``); a drained raylet exits
+once idle, which is the confirmation. Lending starts a node through a
+``NodeProvider``: ``LocalCluster`` (``ray.cluster_utils.Cluster``, one machine) or
+none (an external system starts labelled nodes; the backend waits for them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import threading
+import time
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
+
+from ..model import Job, Server, Worker
+from .backend import Report, _without
+from .jobs import DONE, JobAgent, TrainingJob
+
+#: Node labels: the aryl server id and its pool.
+SERVER_LABEL, POOL_LABEL = "aryl.server", "aryl.pool"
+#: Wall seconds a gang may wait to be placed before the start is refused.
+PLACEMENT_TIMEOUT_S = 60.0
+#: Wall seconds between two checks of the nodes' health (a GCS call).
+NODE_CHECK_S = 1.0
+#: Tries to start a node (Ray gives up on a raylet a busy machine starts slowly).
+START_ATTEMPTS = 3
+#: Wall seconds a lent node may take to join.
+JOIN_TIMEOUT_S = 60.0
+
+
+def _ray(module: str = "") -> Any:
+    """Ray, or one of its modules (``"util.placement_group"``), untyped: parts of
+    what is used here are internal and carry no types."""
+    try:
+        return importlib.import_module("ray" + (f".{module}" if module else ""))
+    except ImportError:  # pragma: no cover - Ray is in the test extra
+        raise ImportError(
+            "the Ray backend needs Ray: pip install 'aryl[test]' (or ray)"
+        ) from None
+
+
+class NodeProvider(Protocol):
+    """Starts and stops the node of an inference server (lending)."""
+
+    def add(self, server: Server) -> None:
+        """Start ``server``'s node, labelled."""
+
+    def remove(self, server: Server) -> None:
+        """Stop ``server``'s node (if it has not exited already)."""
+
+
+class LocalCluster:
+    """A Ray cluster on this machine (``ray.cluster_utils.Cluster``): a head node
+    for the controller and the agents, a node per training server, and nodes for
+    inference servers started when lent. Declared GPUs only: nothing needs a GPU.
+
+    Use as a context manager, or call ``shutdown()``: no Ray process is left.
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[Server],
+        health_check_ms: int = 500,
+    ) -> None:
+        """Start the head and the training servers' nodes, and connect to it."""
+        ray = _ray()
+        Cluster = _ray("cluster_utils").Cluster
+        self.servers = list(servers)
+        config = {
+            "health_check_period_ms": health_check_ms,
+            "health_check_failure_threshold": 3,
+        }
+        self.cluster = Cluster(
+            initialize_head=True,
+            head_node_args={
+                "num_cpus": 2,
+                "num_gpus": 0,
+                "include_dashboard": False,
+                "_system_config": config,
+            },
+        )
+        self.nodes: Dict[Any, Any] = {}
+        try:
+            training = [s for s in self.servers if s.pool == "training"]
+            for s in training:  # started together; joined below
+                self.add(s)
+            ray.init(
+                address=self.cluster.address, namespace="aryl", log_to_driver=False
+            )
+            wait_joined([s.id for s in training])
+        except BaseException:
+            self.shutdown()
+            raise
+
+    @property
+    def address(self) -> str:
+        """The cluster's address (``aryl live --address``)."""
+        return str(self.cluster.address)
+
+    def add(self, server: Server) -> None:
+        """Start ``server``'s node (it joins a moment later)."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                self.nodes[server.id] = self.cluster.add_node(
+                    wait=False,  # whoever needs it waits for it to join (wait_joined)
+                    num_cpus=1,
+                    num_gpus=server.gpus,
+                    labels={SERVER_LABEL: str(server.id), POOL_LABEL: server.pool},
+                )
+                return
+            except Exception:  # a raylet that timed out starting on a busy machine
+                if attempt + 1 == START_ATTEMPTS:
+                    raise
+                time.sleep(1.0)
+
+    def remove(self, server: Server) -> None:
+        """Stop ``server``'s node (a drained one has exited already: its processes
+        are reaped)."""
+        node = self.nodes.pop(server.id, None)
+        if node is not None:
+            self.cluster.remove_node(node, allow_graceful=False)
+
+    def kill(self, server_id: Any) -> None:
+        """Kill a node abruptly (tests: a node failure)."""
+        node = self.nodes.pop(server_id)
+        self.cluster.remove_node(node, allow_graceful=False)
+
+    def shutdown(self) -> None:
+        """Disconnect and stop every process of the cluster."""
+        ray = _ray()
+        if ray.is_initialized():
+            ray.shutdown()
+        self.cluster.shutdown()
+
+    def __enter__(self) -> LocalCluster:
+        """The cluster."""
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """``shutdown()``."""
+        self.shutdown()
+
+
+def labelled_nodes() -> Dict[str, Tuple[str, bool]]:
+    """Labelled nodes: server id -> (node id, alive); a live node wins over dead ones."""
+    out: Dict[str, Tuple[str, bool]] = {}
+    for node in _ray().nodes():
+        server = (node.get("Labels") or {}).get(SERVER_LABEL)
+        if server is not None and (node["Alive"] or server not in out):
+            out[server] = (node["NodeID"], bool(node["Alive"]))
+    return out
+
+
+def wait_joined(servers: Sequence[Any], timeout: float = JOIN_TIMEOUT_S) -> None:
+    """Wait until every server in ``servers`` has a live labelled node."""
+    deadline = time.monotonic() + timeout
+    while any(not labelled_nodes().get(str(s), ("", False))[1] for s in servers):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"servers {list(servers)} did not join the Ray cluster")
+        time.sleep(0.1)
+
+
+def _agent_class() -> Any:
+    ray = _ray()
+
+    @ray.remote(num_cpus=0, max_concurrency=4)
+    class Agent:
+        """A job's ``JobAgent`` in an actor: it steps the program in a thread."""
+
+        def __init__(
+            self,
+            job: Job,
+            program: TrainingJob,
+            checkpoints: str,
+            every: float,
+            compression: float,
+            tick: float,
+        ) -> None:
+            self.agent = JobAgent(job.id, program, checkpoints, every, job.checkpoint)
+            self.compression = compression
+            self.lock = threading.Lock()
+            self.finished_wall: Optional[float] = None
+            self.last = time.time()
+            self.tick = tick
+            threading.Thread(target=self._loop, daemon=True).start()
+
+        def _loop(self) -> None:
+            while self.finished_wall is None:
+                time.sleep(self.tick)
+                with self.lock:
+                    self._advance()
+
+        def _advance(self) -> None:
+            now = time.time()
+            seconds = (now - self.last) * self.compression
+            self.last = now
+            if not self.agent.workers or self.finished_wall is not None:
+                return
+            left_of = getattr(self.agent.program, "seconds_left", None)
+            left = float(left_of()) if callable(left_of) else math.inf
+            if left <= seconds:
+                self.agent.step(left)
+                self.finished_wall = now - (seconds - left) / self.compression
+            elif self.agent.step(seconds) >= DONE:
+                self.finished_wall = now
+
+        def resize(self, workers: List[Worker], servers: Dict[Any, Server]) -> None:
+            with self.lock:
+                self._advance()
+                self.agent.resize(workers, servers)
+
+        def lose(self) -> float:
+            with self.lock:
+                self._advance()
+                return self.agent.lose()
+
+        def report(self) -> Tuple[float, Optional[float]]:
+            with self.lock:
+                self._advance()
+                return self.agent.done, self.finished_wall
+
+    return Agent
+
+
+def _worker_class() -> Any:
+    ray = _ray()
+
+    @ray.remote(num_cpus=0)
+    class GpuWorker:
+        """One worker: holds its GPUs on its server (a real job runs its shard here)."""
+
+        def where(self) -> Tuple[str, List[Any]]:
+            context = ray.get_runtime_context()
+            return context.get_node_id(), [str(g) for g in ray.get_gpu_ids()]
+
+    return GpuWorker
+
+
+class RayBackend:
+    """The ``Backend`` protocol on a Ray cluster (see the module).
+
+    Parameters
+    ----------
+    checkpoints
+        A folder every node can read and write (one machine: any folder).
+    compression
+        The controller clock's compression (the agents step at it).
+    provider
+        Starts inference servers' nodes when lent (``LocalCluster``), or ``None``.
+    checkpoint_every
+        Simulated seconds between periodic checkpoints.
+    tick
+        Wall seconds between an agent's steps.
+    placement_timeout
+        Wall seconds a gang may wait to be placed before its start is refused.
+    """
+
+    def __init__(
+        self,
+        checkpoints: str,
+        compression: float = 1.0,
+        provider: Optional[NodeProvider] = None,
+        checkpoint_every: float = math.inf,
+        tick: float = 0.2,
+        placement_timeout: float = PLACEMENT_TIMEOUT_S,
+    ) -> None:
+        """Connects to the Ray cluster already initialised (``ray.init``)."""
+        ray = _ray()
+        if not ray.is_initialized():
+            raise RuntimeError("connect to a Ray cluster first (ray.init(address=...))")
+        strategies = _ray("util.scheduling_strategies")
+        self.checkpoints = checkpoints
+        self.compression = float(compression)
+        self.provider = provider
+        self.checkpoint_every = checkpoint_every
+        self.tick = tick
+        self.placement_timeout = placement_timeout
+        self.servers: Dict[Any, Server] = {}
+        self.agents: Dict[Any, Any] = {}
+        # job -> [(worker, actor)], and the job's placement group, if any
+        self.running: Dict[Any, List[Tuple[Worker, Any]]] = {}
+        self.groups: Dict[Any, Any] = {}
+        self.drained: Dict[Any, str] = {}
+        self.log: List[Tuple[Any, ...]] = []
+        self._home = strategies.NodeAffinitySchedulingStrategy(
+            ray.get_runtime_context().get_node_id(), soft=False
+        )
+        self._agent = _agent_class()
+        self._worker = _worker_class()
+        self._dead: set[Any] = set()
+        self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
+        self._checked = 0.0  # wall time nodes were last checked
+
+    # -------------------------------------------------------------- nodes
+
+    def _nodes(self) -> Dict[str, Tuple[str, bool]]:
+        return labelled_nodes()
+
+    def register(self, servers: Sequence[Server]) -> None:
+        """Check every training server has a live node with its GPUs."""
+        self.servers.update({s.id: s for s in servers})
+        nodes = self._nodes()
+        missing = [
+            s.id
+            for s in servers
+            if s.pool == "training" and not nodes.get(str(s.id), ("", False))[1]
+        ]
+        if missing:
+            raise ValueError(
+                f"no live Ray node labelled {SERVER_LABEL}=<id> for training "
+                f"server(s) {missing}; start them with ray start --labels "
+                f"{SERVER_LABEL}=<id>,{POOL_LABEL}=training --num-gpus <gpus>"
+            )
+
+    def lend(self, servers: Sequence[Any]) -> None:
+        """Start the servers' nodes (provider) and wait until they have joined."""
+        for s in servers:
+            if self.provider is not None:
+                self.provider.add(self.servers[s])
+            self.log.append(("lend", s))
+        wait_joined(servers)
+        for s in servers:
+            self.drained.pop(s, None)
+
+    def drain(self, servers: Sequence[Any]) -> None:
+        """Drain the servers' nodes: running workers go on, new ones cannot start."""
+        reasons = _ray("core.generated.autoscaler_pb2").DrainNodeReason
+        gcs = _ray("_raylet").GcsClient(
+            address=_ray().get_runtime_context().gcs_address
+        )
+        nodes = self._nodes()
+        deadline_ms = int((time.time() + 3600) * 1000)
+        for s in servers:
+            node_id, alive = nodes.get(str(s), ("", False))
+            if alive:
+                gcs.drain_node(
+                    node_id,
+                    reasons.Value("DRAIN_NODE_REASON_PREEMPTION"),
+                    "aryl reclaims this inference server",
+                    deadline_ms,
+                )
+            self.drained[s] = node_id
+            self.log.append(("drain", s))
+
+    def busy(self, server: Any) -> int:
+        """aryl workers still alive on ``server``."""
+        count = 0
+        ray = _ray()
+        for placed in self.running.values():
+            for w, actor in placed:
+                if w.server == server and _alive(ray, actor):
+                    count += 1
+        count += sum(
+            1
+            for w, actor in self._stopping
+            if w.server == server and _alive(ray, actor)
+        )
+        self.log.append(("confirm", server, count))
+        return count
+
+    def kill(self, server: Any) -> Dict[Any, float]:
+        """Kill the workers left on ``server``."""
+        ray = _ray()
+        lost: Dict[Any, float] = {}
+        for w, actor in [p for p in self._stopping if p[0].server == server]:
+            ray.kill(actor)
+            self._stopping.remove((w, actor))
+            if w.job not in self.running:
+                lost[w.job] = ray.get(self.agents[w.job].lose.remote())
+        self.log.append(("kill", server))
+        return lost
+
+    def release(self, servers: Sequence[Any]) -> None:
+        """The drained nodes exit once idle; make sure they are gone."""
+        for s in servers:
+            if self.provider is not None:
+                self.provider.remove(self.servers[s])
+            self.log.append(("release", s))
+
+    # --------------------------------------------------------------- jobs
+
+    def submit(self, job: Job, program: TrainingJob) -> None:
+        """Create the job's agent actor on the controller's node (kept if it exists)."""
+        if job.id in self.agents:
+            return
+        self.agents[job.id] = self._agent.options(
+            name=f"aryl-job-{job.id}",
+            scheduling_strategy=self._home,
+        ).remote(
+            job,
+            program,
+            self.checkpoints,
+            self.checkpoint_every,
+            self.compression,
+            self.tick,
+        )
+
+    def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
+        """Start and stop actors so that ``job`` holds ``workers``."""
+        ray = _ray()
+        placed = list(self.running.get(job, []))
+        wanted = list(workers)
+        keep: List[Tuple[Worker, Any]] = []
+        for w in wanted:
+            match = next(
+                (
+                    p
+                    for p in placed
+                    if p[0].server == w.server and p[0].flexible == w.flexible
+                ),
+                None,
+            )
+            if match is not None:
+                placed.remove(match)
+                keep.append(match)
+        joining = _without(wanted, [k[0] for k in keep])
+        if not wanted:
+            ray.get(self.agents[job].resize.remote([], self.servers))  # saves first
+        for w, actor in placed:  # leaving
+            ray.kill(actor)
+            self._stopping.append((w, actor))
+            self.log.append(("stop", job, w.server))
+        if not wanted:
+            self.running.pop(job, None)
+            group = self.groups.pop(job, None)
+            if group is not None:
+                _ray("util.placement_group").remove_placement_group(group)
+            return
+        started = self._gang(job, joining) if not keep else self._singles(job, joining)
+        self.running[job] = keep + started
+        ray.get(
+            self.agents[job].resize.remote(
+                [w for w, _ in self.running[job]], self.servers
+            )
+        )
+
+    def _gang(self, job: Any, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
+        """The job's workers as one placement group: all placed, or none."""
+        ray = _ray()
+        groups = _ray("util.placement_group")
+        strategies = _ray("util.scheduling_strategies")
+        group = groups.placement_group(
+            [{"GPU": w.gpus} for w in workers],
+            bundle_label_selector=[{SERVER_LABEL: str(w.server)} for w in workers],
+        )
+        ready, _ = ray.wait([group.ready()], timeout=self.placement_timeout)
+        if not ready:
+            groups.remove_placement_group(group)
+            raise RuntimeError(f"job {job!r}: its gang could not be placed")
+        self.groups[job] = group
+        actors = [
+            self._worker.options(
+                num_gpus=w.gpus,
+                scheduling_strategy=strategies.PlacementGroupSchedulingStrategy(
+                    group, k
+                ),
+            ).remote()
+            for k, w in enumerate(workers)
+        ]
+        ray.get([a.where.remote() for a in actors])
+        self.log.append(("gang", job, tuple(w.server for w in workers)))
+        return list(zip(workers, actors))
+
+    def _singles(self, job: Any, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
+        """Workers joining a running job, one actor each, pinned by label."""
+        ray = _ray()
+        actors = [
+            self._worker.options(
+                num_gpus=w.gpus, label_selector={SERVER_LABEL: str(w.server)}
+            ).remote()
+            for w in workers
+        ]
+        ray.get([a.where.remote() for a in actors], timeout=self.placement_timeout)
+        if workers:
+            self.log.append(("join", job, tuple(w.server for w in workers)))
+        return list(zip(workers, actors))
+
+    def where(self, job: Any) -> List[Tuple[Any, List[str]]]:
+        """``(node id, GPU ids)`` of each of the job's workers (tests)."""
+        ray = _ray()
+        where: List[Tuple[Any, List[str]]] = ray.get(
+            [a.where.remote() for _, a in self.running.get(job, [])]
+        )
+        return where
+
+    def poll(self, now: float) -> Report:
+        """Progress and completions from the agents; dead nodes and workers."""
+        ray = _ray()
+        report = Report()
+        jobs = list(self.running)
+        answers = ray.get([self.agents[j].report.remote() for j in jobs])
+        wall = time.time()
+        for job, (done, finished) in zip(jobs, answers):
+            report.done[job] = done
+            if finished is not None:
+                report.finished[job] = min(
+                    now, now - (wall - finished) * self.compression
+                )
+        if wall - self._checked < NODE_CHECK_S:
+            return report
+        self._checked = wall
+        nodes = self._nodes()
+        for server in {w.server for p in self.running.values() for w, _ in p}:
+            if server in self._dead or server in self.drained:
+                continue
+            if not nodes.get(str(server), ("", False))[1]:
+                self._dead.add(server)
+                report.dead_servers.append(server)
+                for job in [
+                    j
+                    for j, p in self.running.items()
+                    if any(w.server == server for w, _ in p)
+                ]:
+                    if job in report.finished:
+                        continue
+                    report.lost[job] = ray.get(self.agents[job].lose.remote())
+                    self._drop(job)
+        return report
+
+    def _drop(self, job: Any) -> None:
+        ray = _ray()
+        for _, actor in self.running.pop(job, []):
+            ray.kill(actor)
+        group = self.groups.pop(job, None)
+        if group is not None:
+            _ray("util.placement_group").remove_placement_group(group)
+
+    def restart(self, job: Any) -> float:
+        """Restart the job in place from its checkpoint."""
+        ray = _ray()
+        lost = float(ray.get(self.agents[job].lose.remote()))
+        workers = [w for w, _ in self.running[job]]
+        ray.get(self.agents[job].resize.remote(workers, self.servers))
+        self.log.append(("restart", job))
+        return lost
+
+    def forget(self, job: Any) -> None:
+        """Stop a finished job's workers and agent."""
+        ray = _ray()
+        self._drop(job)
+        agent = self.agents.pop(job, None)
+        if agent is not None:
+            ray.kill(agent)
+
+    def next_event(self, now: float) -> float:
+        """Unknown ahead of time on a real cluster."""
+        return math.inf
+
+    def shutdown(self) -> None:
+        """Kill every actor and placement group this backend started."""
+        for job in list(self.running):
+            self._drop(job)
+        ray = _ray()
+        for agent in self.agents.values():
+            ray.kill(agent)
+        self.agents.clear()
+
+
+def _alive(ray: Any, actor: Any) -> bool:
+    """Whether ``actor`` still answers."""
+    try:
+        ray.get(actor.where.remote(), timeout=5.0)
+    except Exception:  # ActorDiedError, ActorUnavailableError, timeouts
+        return False
+    return True

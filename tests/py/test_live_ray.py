@@ -1,0 +1,189 @@
+"""aryl.live on a local Ray cluster with declared GPUs (issue 34, tier T2): workers land
+on the servers the decision names and never off the whitelist, a gang starts whole or
+waits, a reclaimed server is confirmed empty before it leaves the whitelist, a run with
+one reclaim finishes every job, and a killed node's job resumes at its checkpoint.
+
+One cluster for the module (a head and the training servers; inference servers join
+when lent), shut down even when a test fails; about a minute of wall time here."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("ray")
+
+import ray  # noqa: E402
+
+from aryl import Job, Worker  # noqa: E402
+from aryl.live import Clock, Controller  # noqa: E402
+from aryl.live.ray_backend import LocalCluster, RayBackend  # noqa: E402
+from aryl.sim import Cluster, Config  # noqa: E402
+
+CLUSTER = Cluster(2, 1)
+C = 120.0  # simulated seconds per wall second
+
+
+def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
+    """The command on its own local cluster (first: before the module's starts)."""
+    jobs = tmp_path / "jobs.csv"
+    rows = [f"j{i},0,8,900," for i in range(3)]  # running at the first reclaim
+    jobs.write_text(
+        "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n" + "\n".join(rows)
+    )
+    load = tmp_path / "load.csv"
+    load.write_text("time_s,load\n0,0\n150,1\n")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "aryl", "live", str(jobs), "--load", str(load)]
+    command += ["--local-cluster", "2+2", "--compression", str(C), "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "live vs simulated: mean JCT" in done.stdout + done.stderr
+    from aryl import sim
+
+    live = sim.load(out / "live").check()
+    assert live.jobs["finish_time"].notna().all()
+    assert live.totals["reclaims"] == 1
+    assert sim.load(out / "simulated").totals["reclaims"] == 1
+
+
+@pytest.fixture(scope="module")
+def nodes():
+    with LocalCluster(CLUSTER.servers()) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def backend(nodes, tmp_path):
+    backend = RayBackend(str(tmp_path / "ckpt"), C, nodes, placement_timeout=3.0)
+    backend.register(CLUSTER.servers())
+    yield backend
+    backend.shutdown()
+
+
+def node_of(server):
+    for node in ray.nodes():
+        if node["Alive"] and (node.get("Labels") or {}).get("aryl.server") == server:
+            return node["NodeID"]
+    raise AssertionError(f"no node for {server}")
+
+
+def test_workers_land_on_the_servers_named_with_their_own_gpus(backend):
+    job = Job("a", 4, 3, 3, 600.0)
+    backend.submit(job, _program(job))
+    workers = [Worker("a", s, 4) for s in ("t0", "t0", "t1")]
+    backend.set_workers("a", workers)
+    where = backend.where("a")
+    assert [n for n, _ in where] == [node_of("t0"), node_of("t0"), node_of("t1")]
+    assert set(where[0][1]).isdisjoint(where[1][1])  # two workers, distinct GPUs
+    backend.set_workers("a", [])
+
+
+def test_a_gang_starts_whole_or_waits(backend):
+    job = Job("big", 8, 3, 3, 600.0)
+    backend.submit(job, _program(job))
+    # three 8-GPU workers on two 8-GPU servers: nothing of it may start
+    with pytest.raises(RuntimeError, match="gang"):
+        backend.set_workers("big", [Worker("big", s, 8) for s in ("t0", "t1", "t1")])
+    assert "big" not in backend.running
+    assert ray.available_resources().get("GPU", 0) >= 16  # nothing held
+    fits = Job("fits", 8, 2, 2, 600.0)
+    backend.submit(fits, _program(fits))
+    backend.set_workers("fits", [Worker("fits", s, 8) for s in ("t0", "t1")])
+    assert len(backend.where("fits")) == 2
+    backend.set_workers("fits", [])
+
+
+def test_a_run_with_one_reclaim_confirms_before_it_returns(backend, tmp_path):
+    # i0 is lent at once (the first epoch waits for its node to join), so the third
+    # job runs there; at the next loan decision the load takes it back
+    jobs = [Job(f"j{i}", 8, 1, 1, 900.0) for i in range(3)]
+    load = [(0.0, 0.0), (150.0, 1.0)]
+    config = Config(lend_hold=0.0, restart_overhead=0.0, gpu_speed={"T4": 1.0})
+    journal = tmp_path / "journal.jsonl"
+    result = Controller(
+        jobs,
+        CLUSTER,
+        backend,
+        "aryl",
+        load=load,
+        config=config,
+        clock=Clock(C),
+        journal=journal,
+    ).run()
+    result.check()
+    assert result.jobs["finish_time"].notna().all()
+    assert result.totals["reclaims"] == 1
+    log = backend.log
+    drain, release = log.index(("drain", "i0")), log.index(("release", "i0"))
+    stops = [k for k, e in enumerate(log) if e[0] == "stop" and e[2] == "i0"]
+    confirmed = [k for k, e in enumerate(log) if e[:2] == ("confirm", "i0")]
+    assert stops and drain < min(stops) and max(stops) < confirmed[-1] < release
+    assert log[confirmed[-1]] == ("confirm", "i0", 0)
+    events = [json.loads(line) for line in journal.read_text().splitlines()]
+    lent = set()
+    for e in events:  # never a worker on a server off the whitelist
+        if e["event"] == "loan":
+            lent = (
+                lent | set(e["servers"]) if e["on_loan"] else lent - set(e["servers"])
+            )
+        if e["event"] == "workers":
+            assert all(s.startswith("t") or s in lent for s, _ in e["workers"])
+    assert any(
+        s == "i0" for e in events if e["event"] == "workers" for s, _ in e["workers"]
+    )
+
+
+def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
+    from aryl.live import EmulatedJob
+
+    notes = tmp_path / "notes"
+
+    class Noted(EmulatedJob):  # local: pickled by value into the agent's actor
+        def save(self, path):
+            super().save(path)
+            with open(notes, "a") as f:
+                f.write(f"save {self.done!r}\n")
+
+        def load(self, path):
+            super().load(path)
+            with open(notes, "a") as f:
+                f.write(f"load {self.done!r}\n")
+
+    backend = RayBackend(str(tmp_path / "ckpt"), C, nodes, checkpoint_every=120.0)
+    try:
+        job = Job("a", 8, 1, 1, 600.0)
+        controller = Controller(
+            [job],
+            Cluster(2, 0),
+            backend,
+            "aryl",
+            config=Config(restart_overhead=0.0),
+            clock=Clock(C),
+            programs={"a": Noted(job, {"V100": 1.0})},
+        )
+        controller.run(until=240.0)
+        server = controller.record.workers["a"][0][0]
+        nodes.kill(server)
+        result = controller.run().check()
+    finally:
+        backend.shutdown()
+        if "server" in locals():
+            nodes.add(next(s for s in CLUSTER.servers() if s.id == server))
+    row = result.jobs.iloc[0]
+    assert row["preemptions"] == 1 and row["finish_time"] > 600.0
+    # lost: at most the checkpoint interval, plus the time to see the node dead
+    assert 0.0 < row["work_lost"] <= 120.0 + 5.0 * C
+    assert server not in set(result.history().query("interval == 1")["server"])
+    # it restarted once, at the exact step of its last checkpoint
+    lines = [line.split() for line in notes.read_text().splitlines()]
+    loaded = [k for k, (what, _) in enumerate(lines) if what == "load"]
+    assert len(loaded) == 1 and lines[loaded[0] - 1][0] == "save"
+    assert lines[loaded[0]][1] == lines[loaded[0] - 1][1] != "0.0"
+
+
+def _program(job):
+    from aryl.live import EmulatedJob
+
+    return EmulatedJob(job, {"V100": 1.0, "T4": 0.25})
