@@ -713,7 +713,15 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
     out = tmp_path / "seeds"
     argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]
     assert main([*argv, "--seeds", "3", "--plot-format", "png"]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    # the answers first, then the table; three seeds: said, and warned
+    answers = [line for line in printed.splitlines() if line.startswith("Loaning: ")]
+    assert answers and answers[0].endswith(", 3 seeds)")
+    assert printed.index("Elastic scaling: ") < printed.index("run (means")
+    assert "over n = 3: 3 seeds, paired" in printed and "Only 3 replications" in printed
+    assert "aryl: warning: 95% intervals over n = 3 only (3 seeds)" in captured.err
+    assert "loaning ledger" in printed and "lent GPU-h" in printed
     table = pd.read_csv(out / "compare.csv", index_col="run")
     assert len(table) == 14 and (table["replications"] == 3).all()
     lines = {}  # each row's first line: the JCT speed-up's (a narrow table wraps)
@@ -745,6 +753,28 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
     }
     assert len(pd.read_csv(out / "samples.csv")) == 14 * 3
     assert (out / "speedups.png").exists()
+
+
+def test_compare_with_one_replication_marks_nothing_and_windows_say_n(
+    trace_slice, tmp_path, capsys
+):
+    jobs, load = trace_slice
+    argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--plot-format", "png"]
+    assert main([*argv, "--seeds", "1", "--out", str(tmp_path / "one")]) == 0
+    captured = capsys.readouterr()
+    table = captured.out.split("run (means")[1].split("\n\n")[0]
+    assert (
+        "~" not in table and "No intervals: one replication (one run)" in captured.out
+    )
+    assert "in one run, no interval" in captured.out
+    assert "aryl: warning: no intervals at all (one run)" in captured.err
+    out = tmp_path / "batches"
+    assert main([*argv, "--seeds", "2", "--windows", "2", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert (
+        "over n = 2: 2 windows, each the mean of 2 seeds (batch means" in captured.out
+    )
+    assert "n = 2 only (2 windows, each the mean of 2 seeds)" in captured.err
 
 
 def test_compare_seeds_and_windows_options_are_checked():
