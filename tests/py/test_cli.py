@@ -777,6 +777,17 @@ def test_compare_with_one_replication_marks_nothing_and_windows_say_n(
     assert "n = 2 only (2 windows, each the mean of 2 seeds)" in captured.err
 
 
+def test_simulate_runs_tiresias_on_a_trace_lending_nothing(
+    trace_slice, tmp_path, capsys
+):
+    jobs, load = trace_slice
+    argv = ["simulate", str(jobs), "--load", str(load), *SMALL, "--policy", "tiresias"]
+    assert main([*argv, "--plot-format", "png", "--out", str(tmp_path)]) == 0
+    assert "nothing is lent" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["jobs_unfinished"] == 0 and summary["lent_gpu_hours"] == 0.0
+
+
 def test_compare_seeds_and_windows_options_are_checked():
     for bad in (["--seeds", "0"], ["--windows", "0"], ["--warmup", "soon"]):
         with pytest.raises(SystemExit):

@@ -2,12 +2,13 @@
 and Tiresias on fixed-duration jobs, each against a hand-computed case."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from aryl import Server, sim
+from aryl import Server, sim, traces
 from aryl.sim.confidence import MIN_REPLICATIONS
 from aryl.sim.replications import replications_over
 from aryl.sim.verdict import answer, verdict_lines
@@ -246,3 +247,51 @@ def test_tiresias_runs_jobs_at_their_trace_size_and_refuses_to_lend():
         inference_load=[(0, 0.5)],
         config=off,
     ).check()
+
+
+# ---- the README's loaning sentence ----------------------------------------------
+
+
+def readme_ledger():
+    """The README's main-job ledger rows: row name -> its cells."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = text.split("loaning ledger  ")[1].split("\n\n")[0].splitlines()[2:]
+    return {line[:30].strip(): line[30:].split() for line in block}
+
+
+def test_the_readme_sentence_is_the_ledger_of_the_main_job():
+    ledger = readme_ledger()
+    lent, used, share = (ledger["Aryl Basic"][i] for i in (0, 2, 4))
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    sentence = (
+        f"of the {lent.split('.')[0]} GPU-hours lent in Aryl Basic, training used "
+        f"{round(float(used.replace(',', '')))}, {share}; {ledger['Aryl Ideal'][4]} "
+        "in Aryl Ideal"
+    )
+    assert sentence in " ".join(text.split())
+
+
+def test_the_readme_ledger_is_what_the_main_job_computes():
+    # Aryl Basic over the main job's five seeds, on its cluster (85 + 100 servers).
+    frame, load = traces.load_default()
+
+    def basic(seed):
+        jobs = traces.to_jobs(frame, seed=seed)
+        return {"Aryl Basic": sim.paper_runs(jobs, load, seed=seed)["Aryl Basic"]}
+
+    out = sim.compare(
+        traces.to_jobs(frame), sim.Cluster(85, 100), basic, load, seeds=5, threads=2
+    )
+    row, shown = out.loc["Aryl Basic"], readme_ledger()["Aryl Basic"]
+    assert f"{row['lent_gpu_hours']:,.1f}" == shown[0]
+    assert f"{row['lent_used_gpu_hours']:,.1f}" == shown[2]
+    assert f"{row['lent_used_share']:.2%}" == shown[4]
+
+
+def test_figures_of_one_run_per_row_carry_the_note_naming_the_seed(tmp_path):
+    from aryl import plot
+
+    note = "seed 3, the first of 5 seeds; means and intervals: speedups and compare.csv"
+    written = plot.save_all(grouped_result(), tmp_path, formats=("svg",), note=note)
+    for path in written:  # matplotlib keeps each text as a comment beside its glyphs
+        assert note in path.read_text(), path.name

@@ -53,12 +53,16 @@ def simulate(args: argparse.Namespace) -> int:
     out = output_directory(args.out)
     if args.pollux_workload is not None:
         return _simulate_pollux(args, out, console)
-    if args.policy in ("tiresias", "pollux"):
+    if args.policy == "pollux":
         raise ValueError(
             f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N"
         )
     frame, load, where = trace_frames(trace_files(args), console)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    config = config_of(args)
+    if args.policy == "tiresias":  # least attained service on the training servers
+        config["loaning"] = False
+        console.say("Tiresias runs on the training servers: nothing is lent.")
     run = run_arguments(
         jobs,
         load,
@@ -66,7 +70,7 @@ def simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         policy=args.policy,
         reclaim=args.reclaim,
-        config=config_of(args),
+        config=config,
     )
     policy = run["policy"]
     console.say(

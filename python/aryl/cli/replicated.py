@@ -202,8 +202,9 @@ def _figures_note(seeds: List[int], windows: Optional[int]) -> str:
     """The caption of figures drawn from one run per row: which one (the speed-ups
     figure shows the means and intervals)."""
     where = " in window 1" if windows else ""
+    count = f"{len(seeds)} seed{'s' * (len(seeds) != 1)}"
     return (
-        f"seed {seeds[0]}{where}, the first of {len(seeds)} seed(s)"
+        f"seed {seeds[0]}{where}, the first of {count}"
         f"{f' x {windows} windows' if windows else ''}; means and intervals: "
         "speedups and compare.csv"
     )
