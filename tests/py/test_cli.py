@@ -90,12 +90,13 @@ def test_compare_without_load_skips_loaning_rows(trace_slice, tmp_path, capsys):
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert (
-        "no loaning" in printed
-        and "Loaning only" not in printed
-        and "Aryl Basic" not in printed
-    )
-    assert "Elastic only, aryl" in printed and "Control: SJF, no loaning" in printed
+    rows = [line.split("  ")[0] for line in printed.splitlines()]
+    assert "no loaning" in printed and "Aryl Basic" not in rows
+    assert not any(row.startswith("Loaning only") for row in rows)
+    assert "Elastic only, aryl" in rows and "Control: SJF, no loaning" in rows
+    # the answers say why loaning cannot be judged, and judge elasticity without it
+    assert "Loaning: cannot tell, the row(s) 'Aryl Basic' did not run" in printed
+    assert "Elastic only, aryl over Control: SJF, no loaning)" in printed
 
 
 def test_a_broken_trace_exits_2_with_one_line(tmp_path, capsys):
@@ -720,7 +721,9 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
     assert answers and answers[0].endswith(", 3 seeds)")
     assert printed.index("Elastic scaling: ") < printed.index("run (means")
     assert "over n = 3: 3 seeds, paired" in printed and "Only 3 replications" in printed
-    assert "aryl: warning: 95% intervals over n = 3 only (3 seeds)" in captured.err
+    assert "warning: 95% intervals over n = 3 only, wide and unreliable (3 seeds)" in (
+        captured.err
+    )
     assert "loaning ledger" in printed and "lent GPU-h" in printed
     table = pd.read_csv(out / "compare.csv", index_col="run")
     assert len(table) == 14 and (table["replications"] == 3).all()
@@ -774,7 +777,9 @@ def test_compare_with_one_replication_marks_nothing_and_windows_say_n(
     assert (
         "over n = 2: 2 windows, each the mean of 2 seeds (batch means" in captured.out
     )
-    assert "n = 2 only (2 windows, each the mean of 2 seeds)" in captured.err
+    assert "n = 2 only, wide and unreliable (2 windows, each the mean of 2 seeds)" in (
+        captured.err
+    )
 
 
 def test_simulate_runs_tiresias_on_a_trace_lending_nothing(

@@ -142,7 +142,7 @@ def test_a_missing_row_is_named_and_elasticity_falls_back_to_the_control():
     loaning, elastic = verdict_lines(summaries=summaries)
     assert loaning == (
         "Loaning: cannot tell, the row(s) 'Aryl Basic' did not run (the loaning rows "
-        "run only with an inference load series)"
+        "run only with an inference load series, --load)"
     )
     assert elastic.startswith("Elastic scaling: 20.0% shorter mean JCT in one run")
     assert elastic.endswith("; Elastic only, aryl over Control: SJF, no loaning)")

@@ -38,7 +38,7 @@ QUESTIONS = (
 )
 
 #: Why a loaning row may be missing.
-NO_LOAD = "the loaning rows run only with an inference load series"
+NO_LOAD = "the loaning rows run only with an inference load series, --load"
 
 
 def verdict_lines(
