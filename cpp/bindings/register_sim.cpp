@@ -123,7 +123,10 @@ py::dict result_to_dict(sim::Result&& r, bool config_history, bool hooks) {
         {"loaned_capacity_seconds", r.loaned_capacity_seconds},
         {"work_delivered", r.work_delivered},
         {"work_completed", r.work_completed},
-        {"work_lost_total", r.work_lost_total}})
+        {"work_lost_total", r.work_lost_total},
+        {"work_lost_gpu_seconds", r.work_lost_gpu_seconds},
+        {"restart_gpu_seconds", r.restart_gpu_seconds},
+        {"inference_short_server_seconds", r.inference_short_server_seconds}})
     out[name] = value;
   for (const auto& [name, value] :
        {std::pair{"reclaims", r.reclaims},

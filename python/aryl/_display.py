@@ -29,13 +29,21 @@ def duration(seconds: float) -> str:
 
 def metric(value: Any, kind: str) -> str:
     """A summary value of ``kind`` (``aryl.sim.metrics``) with its unit: times in s (and
-    h/d), ratios as percentages, counts."""
+    h/d), ratios as percentages, counts, hours (``1,234.5 h``), factors (``2.50x``)."""
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
+    if math.isnan(value) and kind in ("ratio", "factor"):
+        return "—"
     if kind == "ratio":
-        return "—" if math.isnan(value) else f"{value:.2%}"
+        return f"{value:.2%}"
+    if kind == "hours":
+        return f"{value:,.1f} h"
+    if kind == "factor":
+        return f"{value:.2f}x"
+    if kind == "count":  # a mean of counts over replications
+        return f"{value:,.1f}"
     return duration(value)
 
 

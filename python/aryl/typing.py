@@ -24,8 +24,8 @@ Id = Hashable
 AllocationPolicy = Literal["aryl", "fifo", "sjf", "gandiva", "afs"]
 #: Policies of ``aryl.schedule``: the kernel's, or Pollux's genetic search.
 SchedulePolicy = Union[AllocationPolicy, Literal["pollux"]]
-#: Allocation policies that only run goodput-driven (Pollux workload) simulations
-#: (policy ``"aryl"`` runs them too).
+#: Allocation policies of goodput-driven (Pollux workload) simulations (policy
+#: ``"aryl"`` runs them too; ``"tiresias"`` runs fixed-duration jobs as well).
 GoodputPolicy = Literal["tiresias", "pollux"]
 #: A goodput-driven job's agent under policy ``"aryl"`` (``aryl.sim.Config.agent``).
 JobAgent = Literal["pollux"]

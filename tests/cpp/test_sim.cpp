@@ -56,11 +56,31 @@ TEST_CASE(
     if (checkpoint) {
       REQUIRE(r.work_lost(1) == Approx(0));
       REQUIRE(r.finish_time(1) == Approx(5040 + 63 + 760));
+      REQUIRE(r.restart_gpu_seconds == Approx(63 * 8));  // 8 GPUs held, no progress
     } else {
       REQUIRE(r.work_lost(1) == Approx(240));
+      REQUIRE(r.work_lost_gpu_seconds == Approx(240 * 8));
       REQUIRE(r.finish_time(1) == Approx(5040 + 1000));
+      REQUIRE(r.restart_gpu_seconds == 0.0);
     }
+    // The reclaim came at the load's rise (both at 300 s): never late.
+    REQUIRE(r.inference_short_server_seconds == 0.0);
   }
+}
+
+TEST_CASE("a load that rises between loan decisions gets its server back late",
+          "[sim]") {
+  ClusterState c;
+  add_server(c, "train", false);
+  add_server(c, "loan", true);
+  // Lent at 0; the load needs the server from 100 s, the next decision is at 300 s.
+  const std::vector<LoadPoint> load{{0, 0.0}, {100, 1.0}};
+  const Result r = simulate(c.servers, {sim_job("X", 8, 1, 1, 1000)}, load, config());
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.reclaims == 1);
+  REQUIRE(r.inference_short_server_seconds == Approx(200));  // one server, 100-300 s
+  REQUIRE(r.loaned_capacity_seconds == Approx(300 * 8));
+  REQUIRE(r.restart_gpu_seconds == 0.0);
 }
 
 TEST_CASE("a reclaim is met by scaling in the flexible group", "[sim]") {

@@ -90,12 +90,13 @@ def test_compare_without_load_skips_loaning_rows(trace_slice, tmp_path, capsys):
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert (
-        "no loaning" in printed
-        and "Loaning only" not in printed
-        and "Aryl Basic" not in printed
-    )
-    assert "Elastic only, aryl" in printed and "Control: SJF, no loaning" in printed
+    rows = [line.split("  ")[0] for line in printed.splitlines()]
+    assert "no loaning" in printed and "Aryl Basic" not in rows
+    assert not any(row.startswith("Loaning only") for row in rows)
+    assert "Elastic only, aryl" in rows and "Control: SJF, no loaning" in rows
+    # the answers say why loaning cannot be judged, and judge elasticity without it
+    assert "Loaning: cannot tell, the row(s) 'Aryl Basic' did not run" in printed
+    assert "Elastic only, aryl over Control: SJF, no loaning)" in printed
 
 
 def test_a_broken_trace_exits_2_with_one_line(tmp_path, capsys):
@@ -713,7 +714,17 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
     out = tmp_path / "seeds"
     argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]
     assert main([*argv, "--seeds", "3", "--plot-format", "png"]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    # the answers first, then the table; three seeds: said, and warned
+    answers = [line for line in printed.splitlines() if line.startswith("Loaning: ")]
+    assert answers and answers[0].endswith(", 3 seeds)")
+    assert printed.index("Elastic scaling: ") < printed.index("run (means")
+    assert "over n = 3: 3 seeds, paired" in printed and "Only 3 replications" in printed
+    assert "warning: 95% intervals over n = 3 only, wide and unreliable (3 seeds)" in (
+        captured.err
+    )
+    assert "loaning ledger" in printed and "lent GPU-h" in printed
     table = pd.read_csv(out / "compare.csv", index_col="run")
     assert len(table) == 14 and (table["replications"] == 3).all()
     lines = {}  # each row's first line: the JCT speed-up's (a narrow table wraps)
@@ -745,6 +756,41 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
     }
     assert len(pd.read_csv(out / "samples.csv")) == 14 * 3
     assert (out / "speedups.png").exists()
+
+
+def test_compare_with_one_replication_marks_nothing_and_windows_say_n(
+    trace_slice, tmp_path, capsys
+):
+    jobs, load = trace_slice
+    argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--plot-format", "png"]
+    assert main([*argv, "--seeds", "1", "--out", str(tmp_path / "one")]) == 0
+    captured = capsys.readouterr()
+    table = captured.out.split("run (means")[1].split("\n\n")[0]
+    assert (
+        "~" not in table and "No intervals: one replication (one run)" in captured.out
+    )
+    assert "in one run, no interval" in captured.out
+    assert "aryl: warning: no intervals at all (one run)" in captured.err
+    out = tmp_path / "batches"
+    assert main([*argv, "--seeds", "2", "--windows", "2", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert (
+        "over n = 2: 2 windows, each the mean of 2 seeds (batch means" in captured.out
+    )
+    assert "n = 2 only, wide and unreliable (2 windows, each the mean of 2 seeds)" in (
+        captured.err
+    )
+
+
+def test_simulate_runs_tiresias_on_a_trace_lending_nothing(
+    trace_slice, tmp_path, capsys
+):
+    jobs, load = trace_slice
+    argv = ["simulate", str(jobs), "--load", str(load), *SMALL, "--policy", "tiresias"]
+    assert main([*argv, "--plot-format", "png", "--out", str(tmp_path)]) == 0
+    assert "nothing is lent" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["jobs_unfinished"] == 0 and summary["lent_gpu_hours"] == 0.0
 
 
 def test_compare_seeds_and_windows_options_are_checked():

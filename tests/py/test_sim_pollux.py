@@ -84,8 +84,8 @@ def test_wrong_policy_or_jobs_are_rejected():
     w = small_slice()
     with pytest.raises(ValueError, match="'tiresias', 'pollux' or 'aryl'"):
         sim.simulate(w, NODES, policy="fifo")
-    with pytest.raises(ValueError, match="Pollux workload"):
-        sim.simulate([aryl.Job("a", 1, 1, 1, 100)], NODES, policy="tiresias")
+    with pytest.raises(ValueError, match="Pollux workload"):  # tiresias runs them
+        sim.simulate([aryl.Job("a", 1, 1, 1, 100)], NODES, policy="pollux")
     too_big = w.copy()
     too_big.attrs = dict(w.attrs)
     too_big.loc[0, "num_replicas"] = 17
@@ -117,10 +117,8 @@ def test_cli_runs_a_pollux_workload_file(tmp_path, capsys):
     assert len(pd.read_csv(out / "jobs.csv")) == 24
 
 
-def test_cli_runs_an_embedded_workload_and_rejects_tiresias_without_one(
-    tmp_path, capsys
-):
+def test_cli_runs_an_embedded_workload_and_rejects_pollux_without_one(tmp_path, capsys):
     assert main(["simulate", "--pollux-workload", "3", "--out", str(tmp_path)]) == 0
     assert "policy tiresias" in capsys.readouterr().out
-    assert main(["simulate", "--policy", "tiresias", "--out", str(tmp_path)]) == 2
+    assert main(["simulate", "--policy", "pollux", "--out", str(tmp_path)]) == 2
     assert "--pollux-workload" in capsys.readouterr().err

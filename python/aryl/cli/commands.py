@@ -26,18 +26,21 @@ from .files import output_directory, write_atomically
 from .inputs import size_auto, sweep_trace, trace_frames
 from .options import cluster, config_of, console_of, trace_files
 from .output import (
+    LEDGER_NOTE,
     Console,
     Progress,
     cell,
     compare_table,
     format_value,
     integer_columns,
+    ledger_table,
     png_metadata,
     pollux_table,
     print_note,
     provenance_columns,
     report,
     run_record,
+    say_verdict,
     write_provenance,
 )
 
@@ -50,12 +53,16 @@ def simulate(args: argparse.Namespace) -> int:
     out = output_directory(args.out)
     if args.pollux_workload is not None:
         return _simulate_pollux(args, out, console)
-    if args.policy in ("tiresias", "pollux"):
+    if args.policy == "pollux":
         raise ValueError(
             f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N"
         )
     frame, load, where = trace_frames(trace_files(args), console)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    config = config_of(args)
+    if args.policy == "tiresias":  # least attained service on the training servers
+        config["loaning"] = False
+        console.say("Tiresias runs on the training servers: nothing is lent.")
     run = run_arguments(
         jobs,
         load,
@@ -63,7 +70,7 @@ def simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         policy=args.policy,
         reclaim=args.reclaim,
-        config=config_of(args),
+        config=config,
     )
     policy = run["policy"]
     console.say(
@@ -161,7 +168,12 @@ def compare(args: argparse.Namespace) -> int:
             ).check()
     summaries = {name: r.summary() for name, r in results.items()}
     table = integer_columns(sim.speedups(summaries), summaries)
+    say_verdict(console, sim.verdict_lines(summaries=summaries))
     console.show(compare_table(table))
+    if console.format == "table":  # csv, markdown, json: the main table alone
+        console.say()
+        console.show(ledger_table(table))
+        console.say(f"\n{LEDGER_NOTE}")
     beside = sim.pollux_beside_paper(summaries) if args.pollux_rows else None
     if beside is not None and console.format == "table":  # else compare's table alone
         console.say("\nThe Pollux comparison beside the paper's Table 3 (rows 10-12):")

@@ -240,14 +240,18 @@ def report(
 
 
 def format_value(key: str, value: Any) -> str:
-    """A summary value for a table: counts with separators, ratios as %, times in s."""
+    """A summary value for a table: counts with separators, ratios as %, times in s,
+    hours and factors as ``aryl._display.metric`` shows them."""
+    from .._display import metric
     from ..sim.metrics import kind
 
-    if isinstance(value, int):
-        return f"{value:,}"
-    if kind(key) == "ratio":
-        return f"{value:.2%}"
-    return f"{value:,.0f} s"
+    if isinstance(value, int) or (
+        kind(key) == "count" and float(value).is_integer()  # a row of floats
+    ):
+        return f"{int(value):,}"
+    if kind(key) == "time":
+        return f"{value:,.0f} s"
+    return metric(value, kind(key))
 
 
 def compare_table(table: Any) -> Table:
@@ -264,6 +268,32 @@ def compare_table(table: Any) -> Table:
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
     shown = [[row[0]] + [f.format(v) for f, v in zip(formats, row[1:])] for row in rows]
     return Table(header, rows, shown)
+
+
+def ledger_table(table: Any) -> Table:
+    """The loaning ledger of each row of a comparison (``table``: one row per run with
+    the summary keys of ``aryl.sim.metrics.LEDGER_KEYS``; means over replications
+    when replicated): GPU-hours lent and used, reclaims, preemptions, what they lost."""
+    from ..sim.metrics import LEDGER_KEYS, METRICS
+
+    header = ["loaning ledger"] + [METRICS[k].header for k in LEDGER_KEYS]
+    rows = [[name, *(row[k] for k in LEDGER_KEYS)] for name, row in table.iterrows()]
+    shown = [
+        [name, *(format_value(k, v) for k, v in zip(LEDGER_KEYS, values))]
+        for name, *values in rows
+    ]
+    return Table(header, rows, shown)
+
+
+#: Under the ledger: what its columns count.
+LEDGER_NOTE = (
+    "Ledger: GPU-hours of inference servers on loan and the GPU-hours training used "
+    "on them (and the share); reclaim decisions, servers taken back and the "
+    "preemptions they caused; progress thrown away (jobs without a checkpoint, "
+    "reference GPU-hours) and GPU-hours held restarting from a checkpoint; "
+    "inference server-hours needed while still lent (reclaims happen at loan "
+    "decisions, Config.loan_interval apart)."
+)
 
 
 def pollux_table(frame: Any) -> Table:
@@ -361,6 +391,14 @@ def provenance_columns(
             "aryl_version": p.aryl_version,
         }
     return table.join(pd.DataFrame.from_dict(rows, orient="index"))
+
+
+def say_verdict(console: Console, lines: Sequence[str]) -> None:
+    """The answers first (``aryl.sim.verdict_lines``), one line each, then a blank."""
+    console.say()
+    for line in lines:
+        console.say(line)
+    console.say()
 
 
 def print_note(console: Console, result: Any) -> None:

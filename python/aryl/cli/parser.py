@@ -321,7 +321,8 @@ def _parser() -> argparse.ArgumentParser:
         "--policy",
         choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"],
         help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
-        "tiresias or pollux for --pollux-workload, default tiresias)",
+        "tiresias: least attained service on any trace, on the training servers, "
+        "nothing lent; tiresias or pollux for --pollux-workload, default tiresias)",
     )
     p.add_argument(
         "--reclaim",

@@ -1,10 +1,12 @@
 """``aryl compare --seeds N`` / ``--windows K``: the comparison with intervals.
 
-Every row runs once per replication (``aryl.sim.replications``); the table shows each
-speed-up as ``1.16x [1.12, 1.20]`` (a paired ratio with its 95% interval) and marks
-with ``~`` a row whose interval includes 1.0x. A second table gives each feature's
-own gain (``aryl.sim.replications.CONTRIBUTIONS``), a third the paper's orderings
-judged as holding, reversed or not resolved.
+Every row runs once per replication (``aryl.sim.replications``). The answers come
+first (``aryl.sim.verdict_lines``); the table shows each speed-up as ``1.16x [1.12,
+1.20]`` (a paired ratio with its 95% interval) and marks with ``~`` a row whose
+interval includes 1.0x (none without an interval: one replication). The loaning
+ledger follows, then each feature's own gain
+(``aryl.sim.replications.CONTRIBUTIONS``) and the paper's orderings judged as
+holding, reversed or not resolved.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from .files import output_directory, write_atomically
 from .inputs import trace_frames
 from .options import cluster, config_of, console_of, trace_files
 from .output import (
+    LEDGER_NOTE,
     Progress,
+    ledger_table,
     png_metadata,
     print_note,
     provenance_columns,
     run_record,
+    say_verdict,
     write_provenance,
 )
 
@@ -39,7 +44,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.metrics import METRICS
-    from ..sim.replications import contributions, seed_list
+    from ..sim.replications import contributions, replications_over, seed_list
     from ..sim.runs import trace_jobs
 
     if args.pollux_rows:
@@ -82,11 +87,15 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
     for result in table.runs.values():
         result.check()
+    samples = table.samples if table.samples is not None else pd.DataFrame()
+    over = replications_over(samples)
+    say_verdict(console, sim.verdict_lines(table))
 
     def ratio(row: Any, column: str) -> str:
         e = Estimate(row[column], row[f"{column} low"], row[f"{column} high"], 0)
         shown = format_ratio(e)
-        return shown + (f" {MARK}" if e.includes(1.0) else "")
+        interval = not math.isnan(e.low)  # no interval: nothing to mark
+        return shown + (f" {MARK}" if interval and e.includes(1.0) else "")
 
     rows, shown = [], []
     for index, row in table.iterrows():
@@ -102,17 +111,12 @@ def compare_replicated(args: argparse.Namespace) -> int:
         shown.append([name, *[_value(k, v) for k, v in zip(_COLUMNS, cells)], *speed])
     header = ["run (means; times in s)", *[METRICS[k].header for k in _COLUMNS]]
     console.show(Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
-    n = int(table["replications"].iloc[0])
-    unit = "windows" if windows else "seeds"
-    console.say(
-        f"\n[low, high]: 95% Student-t interval over {n} {unit}, paired (every row "
-        f"of a replication on the same seed{' and window' if windows else ''}; "
-        f"docs/confidence.md). {MARK}: the interval includes 1.0x, no detectable "
-        f"difference from {table.reference}.\n",
-    )
+    console.say(f"\n{interval_note(table, over)}\n")
     gains = contributions(table)
     verdicts = sim.check_orderings(table)
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
+        console.show(ledger_table(table))
+        console.say(f"\n{LEDGER_NOTE} Means over {over}.\n")
         console.show(_contributions_table(gains, format_ratio, Estimate))
         pairs = "".join(
             f"\n  {g['feature']}: {g['without']} / {g['with']}"
@@ -125,7 +129,6 @@ def compare_replicated(args: argparse.Namespace) -> int:
                 [[claim, v["verdict"]] for claim, v in verdicts.items()],
             ),
         )
-    samples = table.samples if table.samples is not None else pd.DataFrame()
     record = {**run_record(vars(args), where), "seeds": seeds, "windows": windows}
     named = {
         f"{name} [seed {s}" + (f", window {w}]" if windows else "]"): r
@@ -149,6 +152,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
             headline=table.table,
             formats=args.plot_format,
             window=args.plot_window,
+            note=_figures_note(seeds, windows),
         )
 
     written = write_atomically(out, write)
@@ -159,6 +163,51 @@ def compare_replicated(args: argparse.Namespace) -> int:
         f"figure files to {out}/",
     )
     return 0
+
+
+def interval_note(table: Any, over: str) -> str:
+    """What the intervals of ``table`` (a replicated ``Comparison``) are over and what
+    ``~`` means; with fewer than ``MIN_REPLICATIONS`` it says how few."""
+    from ..sim.confidence import MIN_REPLICATIONS
+
+    n = int(table["replications"].iloc[0])
+    if n < 2:
+        return (
+            f"No intervals: one replication ({over}); an interval needs two, and "
+            f"{MIN_REPLICATIONS} or more make it narrow enough to read "
+            f"(docs/confidence.md). Nothing is marked {MARK}."
+        )
+    windows = table.samples["window"].nunique() > 1
+    paired = "seed and window" if windows else "seed"
+    batches = (
+        " (batch means: a window's seeds are averaged first, so n is the windows)"
+        if windows
+        else ""
+    )
+    few = (
+        f" Only {n} replications: fewer than the {MIN_REPLICATIONS} the intervals "
+        "need to be narrow; read them as rough."
+        if n < MIN_REPLICATIONS
+        else ""
+    )
+    return (
+        f"[low, high]: 95% Student-t interval over n = {n}: {over}{batches}, paired "
+        f"(every row of a replication on the same {paired}; docs/confidence.md). "
+        f"{MARK}: the interval includes 1.0x, no detectable difference from "
+        f"{table.reference}.{few}"
+    )
+
+
+def _figures_note(seeds: List[int], windows: Optional[int]) -> str:
+    """The caption of figures drawn from one run per row: which one (the speed-ups
+    figure shows the means and intervals)."""
+    where = " in window 1" if windows else ""
+    count = f"{len(seeds)} seed{'s' * (len(seeds) != 1)}"
+    return (
+        f"seed {seeds[0]}{where}, the first of {count}"
+        f"{f' x {windows} windows' if windows else ''}; means and intervals: "
+        "speedups and compare.csv"
+    )
 
 
 #: The metric columns printed (means over replications): (summary key, header).

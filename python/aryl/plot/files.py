@@ -28,6 +28,7 @@ def save_all(
     formats: Sequence[str] = ("png",),
     window: Optional[float] = DEFAULT_WINDOW,
     headline: Optional[pd.DataFrame] = None,
+    note: Optional[str] = None,
 ) -> List[Path]:
     """Write the standard figures of one or several runs.
 
@@ -48,6 +49,10 @@ def save_all(
         Seconds the usage figures average over (default an hour; see ``usage``).
     headline
         ``aryl.sim.speedups``' table of the runs: adds ``speedups``' figure.
+    note
+        A caption under every figure drawn from ``results`` (all but ``speedups``):
+        a replicated comparison says there which seed the runs are
+        (``"seed 0, the first of 5 seeds; ..."``).
 
     Returns
     -------
@@ -76,7 +81,9 @@ def save_all(
     out.mkdir(parents=True, exist_ok=True)
     paths: List[Path] = []
 
-    def write(stem: str, fig: Figure) -> None:
+    def write(stem: str, fig: Figure, captioned: bool = True) -> None:
+        if note and captioned:
+            fig.supxlabel(note, fontsize="small", color="0.35")
         try:
             for fmt in formats:
                 path = out / f"{stem}.{fmt}"
@@ -96,7 +103,7 @@ def save_all(
     mapping = dict(runs)
     write("preemptions", preemptions(mapping))
     if headline is not None:
-        write("speedups", speedups(headline))
+        write("speedups", speedups(headline), captioned=False)
     if len(runs) == 1:
         write("usage", usage(runs[0][1], label=runs[0][0], window=window))
     else:

@@ -11,7 +11,9 @@ ablations) as ``simulate`` arguments (``PAPER_TABLE3``: the paper's figures;
 records what produced it (``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
 ``sweep`` runs a grid of configurations on Ray, cached. ``compare(..., seeds=N)``
 replicates a comparison with 95% intervals (``replications``, ``confidence``);
-``replicate_paper`` does it for the paper's rows through ``sweep``, cached.
+``replicate_paper`` does it for the paper's rows through ``sweep``, cached;
+``verdict_lines`` answers the comparison's questions (does loaning pay, what does
+elastic scaling buy) in one line each, with the interval.
 ``simulate(..., policy=obj)`` runs a policy of your own in the compiled engine
 (``Policy``: its hooks, called with a read-only ``aryl.ClusterState``; ``hooks``).
 """
@@ -49,6 +51,7 @@ from .simulation import simulate
 from .sizing import Sizing, size_cluster
 from .storage import ResultFileError
 from .sweep import PARAMETERS, sweep
+from .verdict import verdict_lines
 
 __all__ = [
     "BASELINE",
@@ -87,4 +90,5 @@ __all__ = [
     "size_cluster",
     "speedups",
     "sweep",
+    "verdict_lines",
 ]

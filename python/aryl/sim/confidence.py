@@ -31,6 +31,11 @@ from numpy.typing import ArrayLike
 #: The confidence level every interval uses unless told otherwise.
 LEVEL = 0.95
 
+#: The fewest replications whose intervals are worth reading: with fewer, the t
+#: quantile is large (t(1, 0.975) = 12.7, t(3, 0.975) = 3.2) and a replicated
+#: comparison warns (``replications.assemble``).
+MIN_REPLICATIONS = 5
+
 #: What an interval says about a claim ("tied": a strict claim, equal in every replication).
 Verdict = Literal["holds", "reversed", "not resolved", "tied"]
 

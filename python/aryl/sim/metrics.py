@@ -3,7 +3,16 @@
 ``Result.summary()`` has one entry per ``METRICS`` key, in this order
 (``SUMMARY_KEYS``). A metric's ``label`` is its readable name (notebooks), ``header``
 its short column header (the command line's tables) and ``kind`` how it reads: a
-``"time"`` in seconds, a ``"ratio"`` in [0, 1] shown as a percentage, or a ``"count"``.
+``"time"`` in seconds, a ``"ratio"`` in [0, 1] shown as a percentage, a ``"count"``,
+``"hours"`` (GPU-hours or server-hours, the label says which) or a ``"factor"`` (a ratio of two times, shown as ``2.5x``).
+
+The **loaning ledger** (``lent_gpu_hours`` to ``inference_short_server_hours``) says
+what loaning cost and gave: GPU-hours of inference servers on loan, the GPU-hours
+training jobs used on them, the reclaims and the preemptions they caused, the work
+those preemptions lost and the server-hours the inference side waited for a lent server
+(reclaims happen at loan decisions only, every ``loan_interval``).
+``user_slowdown_spread`` is a fairness figure of traces with a ``user`` column
+(``Result.groups``).
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Literal, Tuple
 
-MetricKind = Literal["time", "ratio", "count"]
+MetricKind = Literal["time", "ratio", "count", "hours", "factor"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +34,8 @@ class Metric:
     header
         Its short column header (``"queue mean"``).
     kind
-        ``"time"`` (seconds), ``"ratio"`` (in [0, 1]) or ``"count"``.
+        ``"time"`` (seconds), ``"ratio"`` (in [0, 1]), ``"count"``, ``"hours"``
+        or ``"factor"``.
     """
 
     label: str
@@ -53,6 +63,28 @@ METRICS: Dict[str, Metric] = {
     "scaling_ops": Metric("scaling operations", "scaling ops", "count"),
     "jobs_finished": Metric("jobs finished", "finished", "count"),
     "jobs_unfinished": Metric("jobs unfinished", "unfinished", "count"),
+    # the loaning ledger
+    "lent_gpu_hours": Metric("GPU-hours lent to training", "lent GPU-h", "hours"),
+    "lent_used_gpu_hours": Metric(
+        "lent GPU-hours used by training", "used of lent GPU-h", "hours"
+    ),
+    "lent_used_share": Metric("share of lent GPU-hours used", "lent used", "ratio"),
+    "reclaims": Metric("reclaim decisions", "reclaims", "count"),
+    "servers_reclaimed": Metric("servers reclaimed", "servers back", "count"),
+    "preemptions": Metric("preemptions", "preemptions", "count"),
+    "work_lost_gpu_hours": Metric(
+        "progress lost to preemptions (reference GPU-hours)", "lost GPU-h", "hours"
+    ),
+    "restart_gpu_hours": Metric(
+        "GPU-hours held restarting after preemptions", "restart GPU-h", "hours"
+    ),
+    "inference_short_server_hours": Metric(
+        "inference server-hours reclaimed late", "late server-h", "hours"
+    ),
+    # fairness, where the trace names users (NaN otherwise)
+    "user_slowdown_spread": Metric(
+        "per-user mean slowdown, worst / best user", "user slowdown spread", "factor"
+    ),
     # only in runs of a policy of your own (aryl.sim.hooks), after the others
     "jobs_rejected": Metric("jobs rejected", "rejected", "count"),
 }
@@ -60,6 +92,19 @@ METRICS: Dict[str, Metric] = {
 #: The keys of every ``Result.summary()``, in order (a run of a policy of your own
 #: adds ``jobs_rejected``).
 SUMMARY_KEYS: Tuple[str, ...] = tuple(k for k in METRICS if k != "jobs_rejected")
+
+#: The loaning ledger's keys, in order (``aryl compare`` prints them as a table).
+LEDGER_KEYS: Tuple[str, ...] = (
+    "lent_gpu_hours",
+    "lent_used_gpu_hours",
+    "lent_used_share",
+    "reclaims",
+    "servers_reclaimed",
+    "preemptions",
+    "work_lost_gpu_hours",
+    "restart_gpu_hours",
+    "inference_short_server_hours",
+)
 
 #: Suffixes of keys derived from a metric (``aryl.sim.compare``'s interval bounds).
 _DERIVED = ("_low", "_high")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import (
@@ -56,6 +57,7 @@ from ..model import Records
 from .comparison import Comparison
 from .confidence import (
     LEVEL,
+    MIN_REPLICATIONS,
     Estimate,
     difference_interval,
     mean_interval,
@@ -314,6 +316,7 @@ def assemble(
             )
         row["replications"] = e.n
         rows[name] = row
+    _warn_few(samples, rows[reference]["replications"])
     table = pd.DataFrame.from_dict(rows, orient="index")
     firsts = {
         name: next(r for k, r in results.items() if k[0] == name) for name in names
@@ -323,6 +326,36 @@ def assemble(
     out.runs = dict(results)
     out.reference = reference
     return out
+
+
+def replications_over(samples: pd.DataFrame) -> str:
+    """What a comparison's intervals are over, from its ``samples`` (one row per run):
+    ``"5 seeds"``, ``"2 windows"`` (``"..., each the mean of 3 seeds"`` when several
+    seeds ran in each window), or ``"one run"``."""
+    seeds, windows = samples["seed"].nunique(), samples["window"].nunique()
+    if windows > 1:
+        each = f", each the mean of {seeds} seeds" if seeds > 1 else ""
+        return f"{windows} windows{each}"
+    return f"{seeds} seeds" if seeds > 1 else "one run"
+
+
+def _warn_few(samples: pd.DataFrame, n: float) -> None:
+    """A ``UserWarning`` when the intervals rest on fewer than ``MIN_REPLICATIONS``
+    replications (none at all with one)."""
+    if n >= MIN_REPLICATIONS:
+        return
+    over = replications_over(samples)
+    what = (
+        "no intervals at all"
+        if n < 2
+        else f"95% intervals over n = {int(n)} only, wide and unreliable"
+    )
+    warnings.warn(
+        f"{what} ({over}): use {MIN_REPLICATIONS} or more replications (seeds, or "
+        "windows with --windows) for intervals worth reading (docs/confidence.md)",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _ordered(samples: pd.DataFrame, name: str) -> pd.DataFrame:

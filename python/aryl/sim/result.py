@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,9 @@ class Result:
     interval (GPUs used by training jobs on training and on loaned servers,
     servers on loan, inference servers needed, queue length, running jobs).
     ``totals`` holds the run's integrals and counters; ``summary()`` the paper's
-    metrics; ``check()`` verifies the invariants. ``provenance`` records what
+    metrics and the loaning ledger (``aryl.sim.metrics``); ``groups(by)`` JCT and
+    queuing per user or virtual cluster when the jobs carry a ``user`` / ``vc``
+    column; ``check()`` verifies the invariants. ``provenance`` records what
     produced the run (``aryl.sim.Provenance``: inputs' fingerprints, cluster,
     policies, config, seed, aryl version); ``save(path)`` writes it all and
     ``aryl.sim.load(path)`` reads back an equal ``Result``. ``allocations`` holds every
@@ -73,7 +76,9 @@ class Result:
         return self.allocations
 
     def summary(self) -> Dict[str, float]:
-        """The paper's metrics: times in seconds, ratios in [0, 1]."""
+        """The paper's metrics, the loaning ledger and a fairness figure, keyed as
+        ``aryl.sim.metrics.METRICS`` (labels and kinds there): times in seconds, ratios
+        in [0, 1], GPU-hours and server-hours, counts."""
         queued = self.jobs["queuing_time"].dropna().to_numpy()
         jct = self.jobs["jct"].dropna().to_numpy()
         t = self.totals
@@ -108,10 +113,74 @@ class Result:
         out["scaling_ops"] = int(self.jobs["scaling_ops"].sum())
         out["jobs_finished"] = int(self.jobs["finish_time"].notna().sum())
         out["jobs_unfinished"] = len(self.jobs) - out["jobs_finished"]
+        out.update(self._ledger())
+        out["user_slowdown_spread"] = self._slowdown_spread()
         if "rejected" in self.jobs:  # a policy of your own that rejects jobs
             out["jobs_rejected"] = int(self.jobs["rejected"].sum())
             out["jobs_unfinished"] -= out["jobs_rejected"]
         return out
+
+    def _ledger(self) -> Dict[str, float]:
+        """The loaning ledger (``aryl.sim.metrics``): what was lent, used, reclaimed
+        and lost, from the engine's counters."""
+        t = self.totals
+        lent, used = t["loaned_capacity_seconds"] / HOUR, t["loaned_gpu_seconds"] / HOUR
+        return {
+            "lent_gpu_hours": lent,
+            "lent_used_gpu_hours": used,
+            "lent_used_share": _ratio(used, lent),
+            "reclaims": int(t["reclaims"]),
+            "servers_reclaimed": int(t["servers_reclaimed"]),
+            "preemptions": int(self.jobs["preemptions"].sum()),
+            "work_lost_gpu_hours": t["work_lost_gpu_seconds"] / HOUR,
+            "restart_gpu_hours": t["restart_gpu_seconds"] / HOUR,
+            "inference_short_server_hours": t["inference_short_server_seconds"] / HOUR,
+        }
+
+    def groups(self, by: str = "user") -> pd.DataFrame:
+        """JCT, queuing and slowdown per group of jobs: one row per value of the jobs'
+        column ``by`` (``"user"`` or ``"vc"``, kept from the trace), largest group first.
+
+        Columns: ``jobs``, ``finished``, ``queuing_mean``, ``queuing_median``,
+        ``jct_mean``, ``jct_median``, ``jct_p95`` (s, over finished jobs) and
+        ``slowdown_mean``: the mean over the group's finished jobs of JCT divided by
+        the time from first start to finish (1 for a job that never waited; a job
+        preempted and queued again counts that wait in its running time). Jobs whose
+        ``by`` is missing (None or NaN) are left out. Raises ``ValueError`` when the
+        jobs have no such column or it is empty (the trace did not name them).
+        """
+        if by not in self.jobs or self.jobs[by].isna().all():
+            raise ValueError(
+                f"groups(by={by!r}): the jobs have no {by!r} values (the trace's "
+                f"importer keeps 'user' and 'vc' when the trace has them); columns: "
+                f"{list(self.jobs.columns)}"
+            )
+        jobs = self.jobs[self.jobs[by].notna()].assign(slowdown=_slowdowns(self.jobs))
+        done = jobs[jobs["finish_time"].notna()].groupby(by, sort=False)
+        out = pd.DataFrame(
+            {
+                "jobs": jobs.groupby(by, sort=False).size(),
+                "finished": done.size(),
+                "queuing_mean": done["queuing_time"].mean(),
+                "queuing_median": done["queuing_time"].median(),
+                "jct_mean": done["jct"].mean(),
+                "jct_median": done["jct"].median(),
+                "jct_p95": done["jct"].quantile(0.95),
+                "slowdown_mean": done["slowdown"].mean(),
+            }
+        )
+        out["finished"] = out["finished"].fillna(0).astype("int64")
+        return out.sort_values("jobs", ascending=False, kind="stable")
+
+    def _slowdown_spread(self) -> float:
+        """The worst user's mean slowdown over the best's (NaN without two users with a
+        finished job)."""
+        if "user" not in self.jobs or self.jobs["user"].isna().all():
+            return math.nan
+        means = self.groups("user")["slowdown_mean"].dropna()
+        if len(means) < 2:
+            return math.nan
+        return float(means.max() / means.min())
 
     def check(self) -> Result:
         """Raise ``InvariantError`` if any invariant failed; returns ``self`` otherwise.
@@ -218,8 +287,19 @@ class Result:
         return html_table(rows, self.label or "Result")
 
 
+#: Seconds in an hour (the ledger is in GPU-hours).
+HOUR = 3600.0
+
+
 def _ratio(a: float, b: float) -> float:
     return float(a) / float(b) if b else 0.0
+
+
+def _slowdowns(jobs: pd.DataFrame) -> pd.Series:
+    """Each job's JCT over its time from first start to finish (NaN if unfinished; 1
+    for a job that finished the instant it started)."""
+    ran = jobs["finish_time"] - jobs["start_time"]
+    return (jobs["jct"] / ran).where(ran > 0, 1.0).where(jobs["finish_time"].notna())
 
 
 def _same_table(a: Optional[pd.DataFrame], b: Optional[pd.DataFrame]) -> bool:

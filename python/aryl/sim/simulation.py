@@ -104,8 +104,14 @@ def simulate(
         servers that can be lent (their ``on_loan`` flag is ignored: the
         simulator lends and reclaims them).
     policy, reclaim
-        Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``; for a
-        Pollux workload ``tiresias`` or ``pollux``) and reclaim policy (``aryl``, ``scf``, ``random``).
+        Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``,
+        ``tiresias``; for a Pollux workload ``tiresias`` or ``pollux``) and reclaim
+        policy (``aryl``, ``scf``, ``random``). ``tiresias`` on fixed-duration jobs is
+        the preemptive least-attained-service baseline (two queues, demotion at
+        ``Config.tiresias_threshold`` GPU-seconds of attained service, checkpoint
+        rules on preemption): each job runs at its trace's size
+        (``reference_workers``) on the training servers; it lends nothing, so pass
+        ``Config(loaning=False)`` with a load series.
         ``policy`` may also be a policy of your own: any object with the hooks of
         ``aryl.sim.hooks.Policy`` (``allocate(state, epoch)``, optionally
         ``reclaim(state, n, epoch)`` and ``admit(job, epoch)``), called with a
@@ -177,16 +183,23 @@ def simulate(
             f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
             "(aryl.traces.pollux_workload or pollux_profiles)"
         )
-    if kernel in GOODPUT_POLICIES:
+    if kernel == "pollux":
         raise ValueError(
             f"policy {kernel!r} runs goodput-driven jobs: pass a Pollux workload "
             "(aryl.traces.read_pollux_workload)"
         )
-    validation.text(kernel, "policy", POLICIES)  # as aryl.schedule checks it
+    las = kernel == "tiresias"
+    if las and config.loaning and inference_load is not None:
+        raise ValueError(
+            "policy 'tiresias' runs on the training servers and lends nothing: pass "
+            "config=Config(loaning=False) to run it beside a load series, or no "
+            "inference_load"
+        )
+    validation.text(kernel, "policy", (*POLICIES, "tiresias"))
     validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
     servers = _servers(cluster)
     table = JobTable.of(jobs)
-    if not config.elasticity:
+    if not config.elasticity or las:  # Tiresias runs each job at its trace's size
         w = table.column("reference_workers")
         table = table.replace(min_workers=w, max_workers=w)
     if config.prediction_error is not None:
@@ -205,8 +218,14 @@ def simulate(
         load_time, load = [], []
     curves = _curves(table, throughput)
     validation.check_durations(table)
-    validation.check_can_run(
-        servers, table, core, kernel, load_time, load, config.headroom
+    validation.check_can_run(  # Tiresias asks every worker, as FIFO does
+        servers,
+        table,
+        core,
+        "fifo" if las else kernel,
+        load_time,
+        load,
+        config.headroom,
     )
     del core  # the engine keeps its own copy of the jobs; at 500k jobs this is ~100 MB
     hooks = None if own is None else CoreHooks(own, servers, table.to_frame(), config)

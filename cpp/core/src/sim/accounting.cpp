@@ -48,10 +48,11 @@ void Accounting::started(int job, double t) {
   if (std::isnan(r_.start_time(at(job)))) r_.start_time(at(job)) = t;
 }
 
-void Accounting::preempted(int job, double lost) {
+void Accounting::preempted(int job, double lost, int gpus_per_worker) {
   ++r_.preemptions(at(job));
   r_.work_lost(at(job)) += lost;
   r_.work_lost_total += lost;
+  r_.work_lost_gpu_seconds += lost * gpus_per_worker;
 }
 
 void Accounting::ran_on(int job, Pool pool) {

@@ -27,12 +27,14 @@ class Accounting {
 
   void started(int job, double t);  // first start only
   void finished(int job, double t) { r_.finish_time(at(job)) = t; }
-  void preempted(int job, double lost);
+  // `lost`: progress discarded (work units), on `gpus_per_worker`-GPU workers.
+  void preempted(int job, double lost, int gpus_per_worker = 1);
   void scaled(int job) { ++r_.scaling_ops(at(job)); }
   void ran_on(int job, Pool pool);
   void ran_mixed(int job) { r_.ran_mixed(at(job)) = 1; }
   void rejected(int job) { r_.rejected(at(job)) = 1; }
   void delivered(double work) { r_.work_delivered += work; }
+  void restarting(double gpu_seconds) { r_.restart_gpu_seconds += gpu_seconds; }
 
   [[nodiscard]] Result& result() { return r_; }
   [[nodiscard]] const Result& result() const { return r_; }

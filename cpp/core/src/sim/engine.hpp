@@ -19,6 +19,7 @@
 #include "accounting.hpp"
 #include "aryl/pollux.hpp"
 #include "aryl/sim/simulator.hpp"
+#include "aryl/tiresias.hpp"
 #include "events.hpp"
 #include "goodput_progress.hpp"
 #include "history.hpp"
@@ -106,8 +107,16 @@ class Engine {
                                                    std::vector<int>& free) const;
   [[nodiscard]] std::pair<double, std::vector<double>> kernel_view(int j);
   void note_learning(int j, std::size_t profiles, int epoch);
-  // the Tiresias allocation of a round (preemptive.cpp)
+  // the Tiresias allocation of a round, and of an epoch of fixed-duration jobs
+  // (preemptive.cpp)
   void tiresias_allocate(double interval);
+  void tiresias_fixed();
+  void check_las_inputs();
+  [[nodiscard]] TiresiasDecision tiresias_decide(double interval,
+                                                 std::vector<int>& active);
+  void place_workers(int j, int index, std::vector<int>& free,
+                     std::vector<Worker>& out) const;
+  [[nodiscard]] std::vector<int> gpus_held(int j) const;
   // the Pollux allocation of a round (pollux_round.cpp)
   void pollux_allocate(double interval);
   // a caller's policy (hooks.cpp): its answers, checked before they are applied

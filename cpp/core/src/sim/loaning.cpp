@@ -36,6 +36,20 @@ int Lender::lendable(double t) const {
   return spare_for(peak);
 }
 
+double Lender::short_seconds(double from, double to, int lent) const {
+  if (!active() || lent == 0 || !(to > from)) return 0.0;
+  double total = 0.0;
+  auto it = std::upper_bound(load_.begin(), load_.end(), from,
+                             [](double x, const LoadPoint& p) { return x < p.time; });
+  for (double t = from; t < to;) {
+    const double next = it == load_.end() ? to : std::min(to, it->time);
+    total += std::max(0, lent - spare(t)) * (next - t);
+    t = next;
+    if (it != load_.end() && it->time <= t) ++it;
+  }
+  return total;
+}
+
 int Lender::most_spare() const {
   if (!active()) return 0;
   double low = 1.0;

@@ -26,6 +26,10 @@ class Lender {
   // Servers that may be lent at t: those spare throughout the last lend_hold
   // seconds (the peak load over [t - lend_hold, t] decides).
   [[nodiscard]] int lendable(double t) const;
+  // Server-seconds in [from, to] during which the load needed more of the servers
+  // than the `lent` on loan left it (exact over the series' steps): servers the
+  // inference side waits for until the next loan decision reclaims them.
+  [[nodiscard]] double short_seconds(double from, double to, int lent) const;
   // The most servers that are ever spare (at the series' lowest load).
   [[nodiscard]] int most_spare() const;
   // From this time on the loan state cannot change any more (the series has

@@ -38,6 +38,7 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   goodput_run_ = std::any_of(jobs.begin(), jobs.end(),
                              [](const SimJob& j) { return j.application >= 0; });
   check_inputs();
+  if (!goodput_run_ && config.allocator != Allocator::kernel) check_las_inputs();
   if (goodput_run_) {
     if (hooks.any())
       throw std::invalid_argument(
@@ -119,6 +120,8 @@ Result Engine::run() {
     const double before = events_.now();
     const Event e = events_.pop();
     accounting_.integrate(e.time - before, usage(before));
+    accounting_.result().inference_short_server_seconds +=
+        lender_.short_seconds(before, e.time, lent_);
     switch (e.kind) {
       case Kind::arrival:
         on_arrival(e.job);
@@ -148,6 +151,27 @@ Result Engine::run() {
 }
 
 // ---- inputs -----------------------------------------------------------------
+
+// Fixed-duration jobs run under Tiresias (no Pollux policy for them) at a fixed
+// size, on the training servers: nothing is lent.
+void Engine::check_las_inputs() {
+  if (config_.allocator != Allocator::tiresias)
+    throw std::invalid_argument(
+        "policy 'pollux' runs goodput-driven jobs (a Pollux workload)");
+  if (hooks_.any())
+    throw std::invalid_argument("a policy of your own replaces policy 'tiresias'");
+  if (lender_.active())
+    throw std::invalid_argument(
+        "policy 'tiresias' runs on the training servers and lends nothing: run it "
+        "without an inference load (or with loaning off)");
+  for (const SimJob& j : jobs_)
+    if (j.job.elastic())
+      throw std::invalid_argument(
+          fmt::format("job '{}': under Tiresias a job runs a fixed number of workers "
+                      "(min_workers = max_workers)",
+                      j.job.id));
+  executed_.assign(jobs_.size(), 0.0);
+}
 
 void Engine::check_inputs() const {
   validate_jobs(servers_, jobs_.size(),
@@ -298,7 +322,14 @@ void Engine::share_curves() {
 
 void Engine::advance(int j) {
   JobProgress& s = state_[at(j)];
-  accounting_.delivered(s.advance(now(), status_of(j) == Status::running));
+  const bool running = status_of(j) == Status::running;
+  // A checkpointed job restarting holds its GPUs without progress until
+  // paused_until: that stall is what its preemption cost beyond lost progress.
+  const double stalled = std::min(now(), s.paused_until) - s.updated;
+  if (running && stalled > 0.0)
+    accounting_.restarting(stalled * static_cast<double>(workers_[at(j)].size()) *
+                           jobs_[at(j)].job.gpus_per_worker);
+  accounting_.delivered(s.advance(now(), running));
 }
 
 // Rate from the workers held; then (re)schedules the completion.
@@ -353,7 +384,7 @@ void Engine::on_arrival(int j) {
   }
   status_[at(j)] = Status::queued;
   queue_.insert(fifo_key(j));
-  if (goodput_run_) arrived_.push_back(j);
+  if (goodput_run_ || config_.allocator == Allocator::tiresias) arrived_.push_back(j);
   dirty_ = true;
 }
 
@@ -390,7 +421,7 @@ void Engine::preempt(int j, Change why) {
     s.restarted = true;
     accounting_.preempted(j, 0.0);
   } else {
-    accounting_.preempted(j, s.done);
+    accounting_.preempted(j, s.done, jobs_[at(j)].job.gpus_per_worker);
     s.done = 0.0;
   }
   status_[at(j)] = Status::queued;
@@ -488,6 +519,10 @@ void Engine::on_epoch() {
   epoch_pending_ = false;
   if (goodput_run_) {
     on_round();
+  } else if (config_.allocator == Allocator::tiresias) {
+    dirty_ = false;  // every epoch: attained service grows with time
+    tiresias_fixed();
+    ++accounting_.result().epochs_run;
   } else if (dirty_) {
     dirty_ = false;
     std::vector<int> job_of;

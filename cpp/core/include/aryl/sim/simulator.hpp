@@ -151,6 +151,14 @@ struct Result {
   double work_delivered = 0.0;   // worker-seconds of progress at reference speed
   double work_completed = 0.0;   // work of finished jobs + progress of unfinished ones
   double work_lost_total = 0.0;  // progress discarded by preemptions without checkpoint
+  double work_lost_gpu_seconds = 0.0;  // the same in GPU-seconds at reference speed
+  // GPU-seconds held by checkpointed jobs while they pay the restart overhead after a
+  // preemption (held, no progress): the other cost of a preemption.
+  double restart_gpu_seconds = 0.0;
+  // Server-seconds the inference side needed a server still on loan: its load rose
+  // above what the lent servers left it between two loan decisions (reclaims happen
+  // only at loan decisions, every loan_interval), so those servers came back late.
+  double inference_short_server_seconds = 0.0;
   std::int64_t reclaims = 0, servers_reclaimed = 0, servers_reclaimed_free = 0;
   std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
   std::vector<std::string>

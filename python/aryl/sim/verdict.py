@@ -1,0 +1,105 @@
+"""The answer first: one line per question ``aryl compare`` was built for.
+
+"Should we lend our inference servers to training, and what would elastic scaling
+buy?" Each question is answered from the two rows of the comparison that differ by
+that feature alone (``replications.CONTRIBUTIONS``): the mean JCT of the row without
+the feature over the row with it, paired replication by replication, with its 95%
+interval (``confidence.ratio_interval``). A line reads, e.g.::
+
+    Loaning: no detectable gain on this trace (1.000x [0.999, 1.000], 5 seeds)
+    Elastic scaling: 9.9% shorter mean JCT [8.1%, 11.6%] (1.110x [1.088, 1.131], 5 seeds)
+
+One run per row (no ``--seeds``) gives the change without an interval and says so;
+a row needed for an answer that did not run (no load series: no loaning rows) is named.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, List, Mapping, Optional, Sequence
+
+from .confidence import Estimate, format_ratio
+from .replications import paired_ratio, replications_over
+
+#: The questions answered first: (what the line names, the pairs of rows (with the
+#: feature, without it; otherwise alike) that answer it, the first pair that ran).
+#: Without a load series the loaning rows do not run: elastic scaling is then
+#: answered without loaning (on the Baseline's inelastic jobs the aryl scheduler is
+#: SJF, so the control differs from "Elastic only, aryl" by elasticity alone).
+QUESTIONS = (
+    ("Loaning", (("Aryl Basic", "Elastic only, aryl"),)),
+    (
+        "Elastic scaling",
+        (
+            ("Aryl Basic", "Loaning only, aryl reclaim"),
+            ("Elastic only, aryl", "Control: SJF, no loaning"),
+        ),
+    ),
+)
+
+#: Why a loaning row may be missing.
+NO_LOAD = "the loaning rows run only with an inference load series, --load"
+
+
+def verdict_lines(
+    comparison: Any = None, summaries: Optional[Mapping[str, Mapping[str, Any]]] = None
+) -> List[str]:
+    """One line per question (``QUESTIONS``): the answer, its interval and what the
+    interval is over.
+
+    ``comparison`` is a replicated ``Comparison`` (``compare(..., seeds=N)``: paired
+    intervals); or give ``summaries`` (row -> ``Result.summary()``: one run per row,
+    no interval).
+    """
+    samples = getattr(comparison, "samples", None)
+    if samples is None and summaries is None:
+        raise ValueError("verdict_lines needs a replicated comparison or summaries")
+    present = set(samples["run"]) if samples is not None else set(summaries or {})
+    over = replications_over(samples) if samples is not None else "one run"
+    lines = []
+    for name, pairs in QUESTIONS:
+        pair = next((p for p in pairs if set(p) <= present), None)
+        if pair is None:
+            missing = [r for r in pairs[0] if r not in present]
+            lines.append(
+                f"{name}: cannot tell, the row(s) {_names(missing)} did not run "
+                f"({NO_LOAD})"
+            )
+            continue
+        with_row, without_row = pair
+        if samples is not None:
+            e = paired_ratio(samples, without_row, with_row, "jct_mean")
+        else:
+            assert summaries is not None
+            ratio = summaries[without_row]["jct_mean"] / summaries[with_row]["jct_mean"]
+            e = Estimate(float(ratio), math.nan, math.nan, 1)
+        basis = "" if pair == pairs[0] else f"; {with_row} over {without_row}"
+        lines.append(f"{name}: {answer(e)} ({format_ratio(e)}, {over}{basis})")
+    return lines
+
+
+def answer(gain: Estimate) -> str:
+    """A JCT gain (without / with the feature, 1 = no change) in words: ``"no
+    detectable gain on this trace"`` when its interval includes 1, else how much
+    shorter or longer the mean JCT is with the feature, with the interval of that
+    share; without an interval, the change in one run, saying there is none."""
+    v, low, high = gain.value, gain.low, gain.high
+    if math.isnan(v):
+        return "undefined (a mean JCT of 0)"
+    if math.isnan(low):
+        return f"{_change(v)} in one run, no interval (--seeds 5 gives one)"
+    if low <= 1.0 <= high:
+        return "no detectable gain on this trace"
+    # the share is monotone in the gain: its bounds are the gain's, in order
+    bounds = sorted(abs(1.0 - 1.0 / x) for x in (low, high))
+    return f"{_change(v)} [{bounds[0]:.1%}, {bounds[1]:.1%}]"
+
+
+def _change(gain: float) -> str:
+    """``9.9% shorter mean JCT`` (gain 1.11: the row with the feature at 1 / 1.11)."""
+    word = "shorter" if gain >= 1.0 else "longer"
+    return f"{abs(1.0 - 1.0 / gain):.1%} {word} mean JCT"
+
+
+def _names(rows: Sequence[str]) -> str:
+    return " and ".join(repr(r) for r in rows)
