@@ -182,7 +182,7 @@ def _array(name: str, values: Any) -> np.ndarray:
     return array
 
 
-def names_column(values: Any) -> Union[np.ndarray, None]:
+def _names_column(values: Any) -> Union[np.ndarray, None]:
     """Optional names (``user``, ``vc``) as an object array of ``str``, None where
     missing or empty; ``None`` if a value is neither (the record path names it)."""
     column = type_column(values)
@@ -230,7 +230,7 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
     columns["gpu_type"] = gpu_type
     for name in GROUP_FIELDS:
         group = (
-            names_column(frame[name]) if name in names else np.full(len(frame), None)
+            _names_column(frame[name]) if name in names else np.full(len(frame), None)
         )
         if group is None:
             return None

@@ -455,7 +455,7 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     flag(drop_invalid, "drop_invalid")
     kept: List[_Table] = []
     dropped: Counter[str] = Counter()
-    ids, order = FirstSeen("job_id"), TimeOrder("submit_time_s")
+    ids, order = _FirstSeen("job_id"), _TimeOrder("submit_time_s")
     total = 0
     for chunk in _tables(source, JOB_COLUMNS):
         frame = chunk.frame
@@ -500,7 +500,7 @@ def _rows(
     )
 
 
-class FirstSeen:
+class _FirstSeen:
     """The ids of ``column`` read so far, each with its row, so a repeat stops the
     reader in the chunk where it is (not after the whole file)."""
 
@@ -534,7 +534,7 @@ class FirstSeen:
         return fresh
 
 
-class TimeOrder:
+class _TimeOrder:
     """The latest ``column`` time kept so far (and its row), so a row that goes back
     in time stops the reader in its chunk."""
 

@@ -15,11 +15,11 @@ from ...validation import flag
 from ..reading import (
     JOB_COLUMNS,
     MAX_JOB_GPUS,
-    FirstSeen,
     TraceError,
     _concat,
     _finish,
     _first_problem,
+    _FirstSeen,
     _raise_first,
     _rows,
     _shared_strings,
@@ -110,7 +110,7 @@ class Collector:
     def __init__(self, name: str, id_column: str, drop_invalid: bool):
         self.name, self.id_column = name, id_column
         self.drop_invalid = flag(drop_invalid, "drop_invalid")
-        self.ids = FirstSeen(id_column)
+        self.ids = _FirstSeen(id_column)
         self.parts: List[_Table] = []
         self.dropped: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
