@@ -74,6 +74,14 @@ def test_alibaba_2023_pods_running_at_the_traces_end_are_left_out_and_counted():
     assert earlier and earlier <= set(frame["job_id"])
 
 
+def helios_log(tmp_path, *rows):
+    """A Helios cluster_log.csv of ``rows`` (the columns the tests need)."""
+    log = tmp_path / "cluster_log.csv"
+    header = "job_id,user,vc,gpu_num,state,submit_time,duration"
+    log.write_text("\n".join([header, *rows]) + "\n")
+    return log
+
+
 def test_pai_and_helios_jobs_running_when_the_log_ends_are_left_out(tmp_path):
     (tmp_path / "pai_task_table.csv").write_text(
         "a,t,1,Terminated,10,20,100,1,100,V100\nb,t,1,Running,10,30,100,1,100,V100\n"
@@ -83,11 +91,10 @@ def test_pai_and_helios_jobs_running_when_the_log_ends_are_left_out(tmp_path):
     frame = quiet(read, jobs, format="alibaba-pai")
     assert frame["job_id"].tolist() == ["a"]
     assert frame.attrs["skip_reasons"] == Counter({STILL_RUNNING: 1})
-    log = tmp_path / "cluster_log.csv"
-    log.write_text(
-        "job_id,user,vc,gpu_num,state,submit_time,duration\n"
-        "1,u,v,1,COMPLETED,2020-06-09 18:41:01,10\n"
-        "2,u,v,1,RUNNING,2020-06-09 18:41:02,10\n"
+    log = helios_log(
+        tmp_path,
+        "1,u,v,1,COMPLETED,2020-06-09 18:41:01,10",
+        "2,u,v,1,RUNNING,2020-06-09 18:41:02,10",
     )
     frame = quiet(read, log, format="helios")
     assert frame["job_id"].tolist() == ["1"]
@@ -333,11 +340,10 @@ def test_philly_a_comma_before_the_end_of_the_array_is_refused(tmp_path):
 
 def test_helios_reads_year_one_as_philly_does(tmp_path):
     # pandas' nanosecond timestamps end at 1677: the subtraction overflowed
-    log = tmp_path / "cluster_log.csv"
-    log.write_text(
-        "job_id,gpu_num,submit_time,duration\n"
-        "1,1,2020-06-09 18:41:01,10\n"
-        "2,1,0001-01-01 00:00:00,10\n"
+    log = helios_log(
+        tmp_path,
+        "1,u,v,1,COMPLETED,2020-06-09 18:41:01,10",
+        "2,u,v,1,COMPLETED,0001-01-01 00:00:00,10",
     )
     frame = quiet(read, log, format="helios")
     assert frame["job_id"].tolist() == ["2", "1"]
@@ -349,12 +355,11 @@ def test_helios_reads_year_one_as_philly_does(tmp_path):
 
 
 def test_user_and_vc_go_from_the_trace_to_the_result(tmp_path):
-    log = tmp_path / "cluster_log.csv"
-    log.write_text(
-        "job_id,user,vc,gpu_num,state,submit_time,duration\n"
-        "1,101,vcA,1,COMPLETED,2020-06-09 18:41:01,600\n"
-        "2,102,vcB,8,FAILED,2020-06-09 18:41:02,300\n"
-        "3,,vcA,2,COMPLETED,2020-06-09 18:41:03,60\n"
+    log = helios_log(
+        tmp_path,
+        "1,101,vcA,1,COMPLETED,2020-06-09 18:41:01,600",
+        "2,102,vcB,8,FAILED,2020-06-09 18:41:02,300",
+        "3,,vcA,2,COMPLETED,2020-06-09 18:41:03,60",
     )
     frame = read(log, format="helios")
     assert frame["user"].tolist() == ["101", "102", ""]  # text: ids are names

@@ -440,17 +440,23 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     pandas.DataFrame
         ``job_id`` (str), ``submit_time_s``, ``duration_s`` (float), ``num_gpus`` (int),
         ``gpu_type`` (str, may be ``"unknown"`` or empty) and any extra columns (numeric
-        when every value is). ``.attrs`` holds ``source``, ``dropped`` and ``drop_reasons``.
+        when every value is, but ``user`` and ``vc``: text, see ``GROUP_COLUMNS``).
+        ``.attrs`` holds ``source``, ``dropped`` and ``drop_reasons``.
 
     Raises
     ------
     TraceError
-        Naming the file, the data row (1-based) with its CSV line and the column: a missing
-        column; an empty, non-numeric, NaN, infinite or negative value; a non-integer or
-        zero ``num_gpus``; a zero ``duration_s``; a time above ``MAX_TIME_S`` (1e15 s) or
-        ``num_gpus`` above ``MAX_JOB_GPUS`` (2**20), the model's limits; an empty ``job_id``; a duplicate ``job_id``; a ``submit_time_s``
-        that goes back in time; a row with the wrong number of fields (or blank); an empty
-        or header-only file.
+        Naming the file, the data row (1-based) with its CSV line and the column: a
+        missing column (suggesting ``format=`` when the header is a known release's); an
+        empty, non-numeric, NaN, infinite or negative value; a non-integer or zero
+        ``num_gpus``; a zero ``duration_s``; a time above ``MAX_TIME_S`` (1e15 s) or
+        ``num_gpus`` above ``MAX_JOB_GPUS`` (2**20), the model's limits; an empty
+        ``job_id``; a duplicate ``job_id``; a ``submit_time_s`` that goes back in time
+        (these two stop the reader in the chunk where they are); a row with the wrong
+        number of fields (or blank); an empty or header-only file; a line longer than
+        ``MAX_LINE_CHARS``; an archive (extract it first) or a directory.
+    TypeError
+        When ``drop_invalid`` is not a bool.
     """
     flag(drop_invalid, "drop_invalid")
     kept: List[_Table] = []
