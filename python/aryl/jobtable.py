@@ -27,6 +27,8 @@ FIELDS = tuple(f.name for f in dataclasses.fields(Job))
 INT_FIELDS = ("gpus_per_worker", "min_workers", "max_workers", "reference_workers")
 REAL_FIELDS = ("duration", "submit_time", "estimated_duration")
 FLAG_FIELDS = ("checkpoint", "hetero")
+#: Who submitted a job (optional names the simulator carries but does not use).
+GROUP_FIELDS = ("user", "vc")
 REQUIRED = tuple(
     f.name for f in dataclasses.fields(Job) if f.default is dataclasses.MISSING
 )
@@ -147,11 +149,17 @@ class JobTable(Sequence[Job]):
         return columns
 
     def fingerprint_bytes(self) -> bytes:
-        """Every field of every job, exactly (ids keep their type): for hashing."""
+        """Every field of every job, exactly (ids keep their type): for hashing. The
+        names of ``GROUP_FIELDS`` count when a job has one (so jobs without any hash
+        as they did before those fields existed)."""
         parts = [
             pickle.dumps(self._columns["id"].tolist(), protocol=4),
             pickle.dumps(self._columns["gpu_type"].tolist(), protocol=4),
         ]
+        for name in GROUP_FIELDS:
+            names = self._columns[name].tolist()
+            if any(n is not None for n in names):
+                parts.append(pickle.dumps((name, names), protocol=4))
         parts += [
             np.ascontiguousarray(self._columns[k]).tobytes()
             for k in INT_FIELDS + REAL_FIELDS + FLAG_FIELDS
@@ -172,6 +180,16 @@ def _array(name: str, values: Any) -> np.ndarray:
     array = np.empty(len(values), dtype=object)
     array[:] = list(values)
     return array
+
+
+def _names_column(values: Any) -> Union[np.ndarray, None]:
+    """Optional names (``user``, ``vc``) as an object array of ``str``, None where
+    missing or empty; ``None`` if a value is neither (the record path names it)."""
+    column = type_column(values)
+    if column is None:
+        return None
+    column[column == ""] = None
+    return column
 
 
 def _python(value: Any) -> Any:
@@ -210,6 +228,13 @@ def _clean_frame(frame: pd.DataFrame) -> Union[Dict[str, np.ndarray], None]:
     if gpu_type is None:
         return None
     columns["gpu_type"] = gpu_type
+    for name in GROUP_FIELDS:
+        group = (
+            _names_column(frame[name]) if name in names else np.full(len(frame), None)
+        )
+        if group is None:
+            return None
+        columns[name] = group
     if frame["id"].isna().any():  # the record path names the bad id
         return None
     columns["id"] = _array("id", frame["id"].tolist())

@@ -67,7 +67,8 @@ def _real(value: Any, what: str, typed: bool = False) -> float:
 
 
 def _gpu_type(value: Any, what: str) -> Optional[str]:
-    """A GPU type: a str, or None (a missing value in a DataFrame, NaN or NA, is None)."""
+    """A GPU type (or another optional name: a job's user, its vc): a str, or None (a
+    missing value in a DataFrame, NaN or NA, is None)."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, float) and math.isnan(value):
@@ -145,6 +146,9 @@ class Job:
     ``checkpoint`` (default True, as the paper's evaluation assumes) lets a
     preempted job resume from its progress after a restart overhead; without it
     the job starts over. A job with ``min_workers == max_workers`` is inelastic.
+    ``user`` and ``vc`` (its group: a virtual cluster, a team) name who submitted it,
+    when the trace says (None otherwise); the simulator does not use them, and
+    ``Result.jobs`` carries them for per-user and per-group metrics.
     """
 
     id: Id
@@ -160,6 +164,8 @@ class Job:
     checkpoint: bool = True
     hetero: bool = False
     reference_workers: int = None  # type: ignore[assignment]
+    user: Optional[str] = None
+    vc: Optional[str] = None
 
     def __post_init__(self) -> None:
         _id(self.id, "job id")
@@ -191,6 +197,9 @@ class Job:
             "reference_workers",
             _integer(self.reference_workers, f"{what}: reference_workers", True),
         )
+        for group in ("user", "vc"):
+            named = _gpu_type(getattr(self, group), f"{what}: {group}")
+            object.__setattr__(self, group, named or None)  # "" is not a name
 
     @property
     def elastic(self) -> bool:

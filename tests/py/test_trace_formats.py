@@ -190,7 +190,6 @@ def without(job, key):
             philly_job("x", "2017-10-01", GOOD_RUN),
             "key 'submitted_time': not a time (YYYY-MM-DD HH:MM:SS) (got '2017-10-01')",
         ),
-        (philly_job("x", None, GOOD_RUN), "key 'submitted_time': not recorded"),
         ({**philly_job("x", T0, []), "attempts": {}}, "key 'attempts': not a list"),
         (
             {**philly_job("x", T0, []), "attempts": [3]},
@@ -308,13 +307,14 @@ def test_pai_jobs_map_from_both_tables(pai):
     [
         (["V100M32"], "V100", "V100M32"),
         (["V100", "V100M32"], "V100", "V100+V100M32"),
-        (["T4"], "unknown", "T4"),
+        (["T4"], "T4", "T4"),
+        (["T4", "V100"], "unknown", "T4+V100"),
         (["V100", "P100"], "unknown", "P100+V100"),
         (["MISC"], "unknown", "MISC"),
         ([""], "unknown", "unrecorded"),
     ],
 )
-def test_pai_gpu_type_is_v100_only_when_every_gpu_task_ran_on_one(
+def test_pai_gpu_type_is_aryls_when_every_gpu_task_ran_on_that_type(
     pai, types, aryl, kept
 ):
     tasks = [f"j2,t{i},1,Terminated,10,20,100,1,100,{t}" for i, t in enumerate(types)]
@@ -479,7 +479,7 @@ def test_pai_task_table_is_found_beside_the_job_table_or_given(pai, tmp_path):
     )
     (tmp_path / "pai_task_table.csv").unlink()
     fails("pai_task_table.csv does not exist", path, format="alibaba-pai")
-    with pytest.raises(ValueError, match="needs task_table"):
+    with pytest.raises(ValueError, match="needs its task table"):
         read_alibaba_pai(io.StringIO(PAI_JOBS[0]))
 
 
@@ -537,16 +537,18 @@ def test_alibaba_2023_pods_map_onto_jobs(openb):
     "spec, aryl",
     [
         ("V100M32", "V100"),
-        ("T4", "unknown"),
+        ("T4", "T4"),
+        ("P100", "unknown"),
         ("P100|T4|V100M16|V100M32", "unknown"),
+        ("T4|V100M16|V100M32", "unknown"),
         ("G2", "unknown"),
         ("nan", "unknown"),
     ],
 )
-def test_alibaba_2023_gpu_type_is_v100_only_when_the_spec_allows_only_v100s(
+def test_alibaba_2023_gpu_type_is_aryls_when_the_spec_allows_only_that_type(
     openb, spec, aryl
 ):
-    row = f"p,1000,1000,1,1000,{spec},LS,Running,0,100,10"
+    row = f"p,1000,1000,1,1000,{spec},LS,Succeeded,0,100,10"
     assert read(openb([row]), format="alibaba-2023")["gpu_type"].tolist() == [aryl]
 
 

@@ -418,10 +418,10 @@ def test_worker_split_rejects_zero():
 
 def test_to_jobs_fields(write):
     jobs = to_jobs(read_jobs(write(GOOD)), any_type_share=0.0)
-    assert jobs == [
-        aryl.Job("a", 1, 1, 1, duration=100.0, submit_time=0.0, gpu_type="V100"),
-        aryl.Job("b", 8, 1, 1, duration=3600.0, submit_time=10.0, gpu_type="V100"),
-        aryl.Job("c", 4, 3, 3, duration=50.5, submit_time=10.0, gpu_type="V100"),
+    assert jobs == [  # the optional user column is the jobs' user
+        aryl.Job("a", 1, 1, 1, 100.0, 0.0, gpu_type="V100", user="u1"),
+        aryl.Job("b", 8, 1, 1, 3600.0, 10.0, gpu_type="V100", user="u2"),
+        aryl.Job("c", 4, 3, 3, 50.5, 10.0, gpu_type="V100", user="u3"),
     ]
     assert not any(j.elastic for j in jobs)
 

@@ -36,8 +36,9 @@ class Result:
     """One simulated run.
 
     ``jobs`` has one row per job (``id, submit_time, start_time, finish_time,
-    queuing_time, jct, preemptions, scaling_ops, work_lost, gpu_types``: times in
-    seconds, NaN for what never happened); ``timeline`` one row per scheduling
+    queuing_time, jct, preemptions, scaling_ops, work_lost, gpu_types, user, vc``:
+    times in seconds, NaN for what never happened; ``user`` and ``vc`` the jobs'
+    ``Job.user`` and ``Job.vc``, None where the trace has none); ``timeline`` one row per scheduling
     interval (GPUs used by training jobs on training and on loaned servers,
     servers on loan, inference servers needed, queue length, running jobs).
     ``totals`` holds the run's integrals and counters; ``summary()`` the paper's

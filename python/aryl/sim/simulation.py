@@ -252,6 +252,7 @@ def simulate(
         raw,
         label or name,
         table.column("gpus_per_worker"),
+        (table.column("user"), table.column("vc")),
     )
     result.provenance = Provenance(
         jobs=len(table),
@@ -455,6 +456,10 @@ def _simulate_pollux(
         raw,
         label or policy,
         np.ones(len(jobs), dtype=np.int64),  # one-GPU replicas
+        (
+            np.array([j.user for j in jobs], dtype=object),
+            np.array([j.vc for j in jobs], dtype=object),
+        ),
     )
     result.provenance = Provenance(
         jobs=len(jobs),
@@ -552,6 +557,7 @@ def _result(
     raw: Dict[str, Any],
     label: str,
     gpus_per_worker: np.ndarray,
+    groups: Tuple[np.ndarray, np.ndarray],
 ) -> Result:
     start, finish = raw["start_time"], raw["finish_time"]
     types = {
@@ -583,6 +589,8 @@ def _result(
             "ran_on_inference": on_inference,
             "ran_mixed": raw["ran_mixed"].astype(bool),
             "gpu_types": gpu_types,
+            "user": pd.Series(groups[0], dtype=object),  # None: not recorded
+            "vc": pd.Series(groups[1], dtype=object),
         }
     )
     if "rejected" in raw:  # a policy of your own (hooks): its admit's answers

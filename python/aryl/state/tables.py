@@ -20,7 +20,7 @@ from ..columns import (
     type_column,
 )
 from ..defaults import DEFAULT_GPU_TYPE
-from ..jobtable import FLAG_FIELDS, INT_FIELDS, REAL_FIELDS
+from ..jobtable import FLAG_FIELDS, GROUP_FIELDS, INT_FIELDS, REAL_FIELDS
 from ..model import (
     POOLS,
     Job,
@@ -168,14 +168,17 @@ def _flag_column(
     )
 
 
-def _type_column(values: Any, what: str, ids: np.ndarray) -> np.ndarray:
-    """GPU types as an object array of str, None where missing (None, NaN, NA)."""
+def _type_column(
+    values: Any, what: str, ids: np.ndarray, field: str = "gpu_type"
+) -> np.ndarray:
+    """GPU types (or the optional names of ``field``: a job's ``user``, ``vc``) as an
+    object array of str, None where missing (None, NaN, NA)."""
     if values is None:
         return np.full(len(ids), ANY_TYPE, dtype=object)
     out = type_column(values)
     if out is None:  # the first bad value, named as records do
         for i, v in enumerate(np.asarray(values, dtype=object).tolist()):
-            _gpu_type(v, f"{_label(what, ids, i)}: gpu_type")
+            _gpu_type(v, f"{_label(what, ids, i)}: {field}")
         raise AssertionError("unreachable: a bad GPU type was found above")
     return out
 
@@ -236,6 +239,10 @@ def _job_table(columns: Dict[str, Any], n: int) -> Table:
     types = _type_column(columns.get("gpu_type"), "job", ids)
     table["gpu_type"] = types
     table["type_code"] = _type_codes(types)
+    for name in GROUP_FIELDS:  # who submitted the job: carried, never used here
+        names = _type_column(columns.get(name), "job", ids, name)
+        names[names == ""] = None
+        table[name] = names
     return table
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from .. import _core
 from ..defaults import ANY_TYPE_SHARE
 from ..jobtable import JobTable
-from .reading import JOB_COLUMNS, LOAD_COLUMNS
+from .reading import GROUP_COLUMNS, JOB_COLUMNS, LOAD_COLUMNS
 
 #: ``gpu_type`` values (case-insensitive, stripped) meaning "not recorded".
 UNKNOWN_GPU_TYPES = frozenset({"", "unknown", "nan", "none"})
@@ -74,7 +74,9 @@ def to_jobs(
     Parameters
     ----------
     frame
-        Columns ``job_id, submit_time_s, num_gpus, duration_s, gpu_type`` (extra ones ignored).
+        Columns ``job_id, submit_time_s, num_gpus, duration_s, gpu_type``, and
+        optionally ``user`` and ``vc`` (``GROUP_COLUMNS``: the jobs' ``user`` and
+        ``vc``); other columns are ignored.
     max_gpus_per_worker
         Largest worker; ``num_gpus`` is split by ``worker_split`` (12 GPUs -> 3 workers of 4).
     any_type_share
@@ -124,9 +126,24 @@ def to_jobs(
                 "duration": frame["duration_s"].to_numpy(dtype=float),
                 "submit_time": frame["submit_time_s"].to_numpy(dtype=float),
                 "gpu_type": types,
+                **{
+                    name: _names(frame[name])
+                    for name in GROUP_COLUMNS
+                    if name in frame.columns
+                },
             }
         )
     )
+
+
+def _names(values: pd.Series) -> np.ndarray:
+    """A ``user`` or ``vc`` column as names: ``str``, None where missing or empty (a
+    numeric id becomes its text: ``7`` and ``"7"`` are one user)."""
+    given = values.to_numpy(dtype=object)
+    missing = pd.isna(values).to_numpy() | (given == "")
+    names = np.empty(len(given), dtype=object)
+    names[~missing] = [str(v) for v in given[~missing].tolist()]
+    return names
 
 
 def _whole_gpus(frame: pd.DataFrame, max_gpus_per_worker: int) -> np.ndarray:

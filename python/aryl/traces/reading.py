@@ -6,20 +6,24 @@ import contextlib
 import csv
 import gzip
 import io
-import itertools
 import os
 import warnings
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
 
+from ..validation import flag
+
 #: Required columns of a job trace, in order.
 JOB_COLUMNS = ("job_id", "submit_time_s", "num_gpus", "duration_s", "gpu_type")
+#: Optional columns of a job trace naming who submitted a job: its user and its group
+#: (virtual cluster); ``to_jobs`` makes them the jobs' ``user`` and ``vc``.
+GROUP_COLUMNS = ("user", "vc")
 #: Required columns of a load trace, in order.
 LOAD_COLUMNS = ("time_s", "load")
 
@@ -38,6 +42,22 @@ class TraceError(ValueError):
 
 #: Rows parsed and checked at a time: memory stays proportional to the parsed columns.
 CHUNK_ROWS = 1 << 16
+
+
+#: The longest line a trace may have, in characters: far above any real row (a CSV
+#: field is limited to 128 KiB), and what bounds the memory one line can take.
+MAX_LINE_CHARS = 1 << 20
+#: Bytes read first, to recognise gzip and the archives the datasets are released in.
+_SNIFF = 512
+#: Leading bytes of the archives and compressors a release comes in, with the command
+#: that extracts one.
+_ARCHIVES = (
+    (b"PK\x03\x04", "zip archive", "unzip"),
+    (b"PK\x05\x06", "zip archive", "unzip"),
+    (b"7z\xbc\xaf\x27\x1c", "7z archive", "7z x"),
+    (b"\xfd7zXZ\x00", "xz-compressed file", "xz -d"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed file", "zstd -d"),
+)
 
 
 class _Prefixed(io.RawIOBase):
@@ -59,32 +79,103 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def _lines(source: Any) -> Tuple[str, Iterator[str], Callable[[], None]]:
-    """``(name, lines, close)`` of a path or file object, read as a stream: gunzipped when
-    it starts with gzip's magic, decoded as UTF-8 (a BOM is dropped)."""
+def _archive(name: str, head: bytes) -> None:
+    """A TraceError when ``head`` starts an archive or a compressed file aryl does
+    not read (a release as downloaded): it says to extract it first."""
+    found = [(kind, tool) for magic, kind, tool in _ARCHIVES if head.startswith(magic)]
+    if head[257:262] == b"ustar":
+        found.append(("tar archive", "tar xf"))
+    if head[:3] == b"BZh" and head[4:10] == b"1AY&SY":
+        found.append(("bzip2-compressed file", "bunzip2"))
+    if found:
+        kind, tool = found[0]
+        raise TraceError(
+            f"{name}: a {kind}, not a trace file: extract it first "
+            f"({tool} {os.path.basename(name)}) and give the file inside"
+        )
+
+
+def _stream_name(source: Any) -> str:
+    """The name of a file object in messages: its ``name`` (a ``GzipFile`` made on a
+    file object has an empty one: its file object's), else ``<stream>``."""
+    for holder in (source, getattr(source, "fileobj", None)):
+        name = getattr(holder, "name", None)
+        if name not in (None, ""):
+            return str(name)
+    return "<stream>"
+
+
+def _text(source: Any) -> Tuple[str, Any, Callable[[], None]]:
+    """``(name, text, close)`` of a path or file object: ``text`` has ``read(n)`` and
+    ``readline(n)``; gunzipped when it starts with gzip's magic, decoded as UTF-8 (a BOM
+    is dropped). Archives and directories are refused, naming the file."""
     if isinstance(source, (str, os.PathLike)):
-        name, stream = os.fspath(source), open(source, "rb")
+        name = os.fspath(source)
+        if os.path.isdir(source):
+            raise TraceError(f"{name}: a directory, not a trace file")
+        stream = open(source, "rb")
         close = stream.close
     elif not callable(getattr(source, "read", None)):
         raise TypeError(f"expected a path or a file object, got {source!r}")
     else:
-        name, stream, close = (
-            str(getattr(source, "name", "<stream>")),
-            source,
-            lambda: None,
-        )
-    head = stream.read(2)
-    if isinstance(head, str):  # a text stream
-        text = itertools.chain([head + stream.readline()], stream) if head else iter(())
-        return (
-            name,
-            (line.lstrip("\ufeff") if i == 0 else line for i, line in enumerate(text)),
-            close,
-        )
-    binary: Any = io.BufferedReader(_Prefixed(head, stream))
-    if head == b"\x1f\x8b":
-        binary = gzip.GzipFile(fileobj=binary, mode="rb")
+        name, stream, close = _stream_name(source), source, lambda: None
+    try:
+        with _decoding(name):
+            if isinstance(stream.read(0), str):  # a text stream: nothing to sniff
+                return name, _NoBom(stream), close
+            head = stream.read(_SNIFF)
+            _archive(name, head)
+            binary: Any = io.BufferedReader(_Prefixed(head, stream))
+            if head[:2] == b"\x1f\x8b":
+                unzipped = gzip.GzipFile(fileobj=binary, mode="rb")
+                inner = unzipped.read(_SNIFF)
+                _archive(name, inner)  # a .tar.gz
+                binary = io.BufferedReader(_Prefixed(inner, unzipped))
+    except BaseException:
+        close()
+        raise
     return name, io.TextIOWrapper(binary, encoding="utf-8-sig", newline=""), close
+
+
+class _NoBom:
+    """A text stream without the BOM its first characters may hold."""
+
+    def __init__(self, stream: Any):
+        self.stream, self.first = stream, True
+
+    def _strip(self, text: str) -> str:
+        if self.first and text:
+            self.first = False
+            return text[1:] if text.startswith("\ufeff") else text
+        return text
+
+    def read(self, size: int = -1) -> str:
+        return self._strip(self.stream.read(size))
+
+    def readline(self, size: int = -1) -> str:
+        return self._strip(self.stream.readline(size))
+
+
+def _lines(source: Any) -> Tuple[str, Iterator[str], Callable[[], None]]:
+    """``(name, lines, close)`` of a path or file object, read as a stream (``_text``);
+    a line longer than ``MAX_LINE_CHARS`` raises a TraceError before it is held whole."""
+    name, text, close = _text(source)
+    return name, _bounded_lines(name, text), close
+
+
+def _bounded_lines(name: str, text: Any) -> Iterator[str]:
+    number = 0
+    while True:
+        line = text.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise TraceError(
+                f"{name}: line {number}: longer than {MAX_LINE_CHARS:,} characters; "
+                "no trace has lines that long (is it the right file?)"
+            )
+        yield line
 
 
 @contextlib.contextmanager
@@ -120,43 +211,27 @@ def _blank(record: List[str]) -> bool:
 
 
 def _tables(
-    source: Any, required: Tuple[str, ...], columns: Optional[Tuple[str, ...]] = None
+    source: Any,
+    required: Tuple[str, ...],
+    columns: Optional[Tuple[str, ...]] = None,
+    refuse: Optional[Callable[[List[str]], Optional[str]]] = None,
 ) -> Iterator[_Table]:
     """Parse the CSV (csv module: exact line numbers) in chunks of ``CHUNK_ROWS`` rows;
     check header, columns and that rows exist. Blank lines at the end are ignored; a blank
     line before a row is a row (and fails). ``columns``: the file has no header line,
-    these name its fields."""
+    these name its fields (a first line that is exactly these names, as the release's
+    ``.header`` file has them, is skipped as a header; row numbers count from the line
+    after it). ``refuse``: given the header, why
+    the file cannot be read (None when it can), raised as the file's error."""
     name, lines, close = _lines(source)
     try:
         with _decoding(name):
             reader = csv.reader(lines)
             try:
                 if columns is not None:
-                    yield from _chunks(name, list(columns), reader)
+                    yield from _chunks(name, list(columns), reader, headerless=True)
                     return
-                first, content = None, False
-                for (
-                    record
-                ) in reader:  # the header is the first line, unless all are blank
-                    first = record if first is None else first
-                    if not _blank(record):
-                        content = True
-                        break
-                header = [h.strip() for h in first or []]
-                if not content:
-                    raise TraceError(
-                        f"{name}: empty file; expected a CSV header with {', '.join(required)}"
-                    )
-                missing = [c for c in required if c not in header]
-                if missing:
-                    raise TraceError(
-                        f"{name}: line 1 (header): missing column(s) {', '.join(missing)}; "
-                        f"found {', '.join(header)}"
-                    )
-                if len(set(header)) < len(header):
-                    raise TraceError(
-                        f"{name}: line 1 (header): duplicate column names in {', '.join(header)}"
-                    )
+                header = _header(name, reader, required, refuse)
                 yield from _chunks(name, header, reader)
             except csv.Error as exc:
                 raise TraceError(
@@ -166,13 +241,80 @@ def _tables(
         close()
 
 
-def _chunks(name: str, header: List[str], reader: Any) -> Iterator[_Table]:
+def _header(
+    name: str,
+    reader: Any,
+    required: Tuple[str, ...],
+    refuse: Optional[Callable[[List[str]], Optional[str]]] = None,
+) -> List[str]:
+    """The header line's names (the first line, unless all are blank), checked."""
+    first: Optional[List[str]] = None
+    content = False
+    for record in reader:  # the header is the first line, unless all are blank
+        first = record if first is None else first
+        if not _blank(record):
+            content = True
+            break
+    if first is None or not content:
+        raise TraceError(
+            f"{name}: empty file; expected a CSV header with {', '.join(required)}"
+        )
+    header = [h.strip() for h in first]
+    why = refuse(header) if refuse is not None else None
+    if why:
+        raise TraceError(f"{name}: {why}")
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise TraceError(
+            f"{name}: line 1 (header): missing column(s) {', '.join(missing)}; "
+            f"found {', '.join(header)}{_format_hint(name, header)}"
+        )
+    if len(set(header)) < len(header):
+        raise TraceError(
+            f"{name}: line 1 (header): duplicate column names in {', '.join(header)}"
+        )
+    return header
+
+
+#: The header of each public release aryl imports (``aryl.traces.read``): a job file
+#: with it is one of them, read with ``format=``.
+_KNOWN_HEADERS = {
+    "alibaba-2023": {"name", "num_gpu", "gpu_milli", "creation_time"},
+    "helios": {"job_id", "gpu_num", "submit_time", "duration"},
+    "alibaba-pai": {"job_name", "inst_id", "user", "status"},
+}
+
+
+def _format_hint(name: str, header: List[str]) -> str:
+    """``"; it looks like ..."`` when the file is a known release's (by its header,
+    or its name for the headerless PAI tables), else ``""``."""
+    known = [f for f, names in _KNOWN_HEADERS.items() if names <= set(header)]
+    if header and header[0].lstrip().startswith(("[", "{")):
+        known.append("philly")  # a JSON file: Philly's cluster_job_log
+    if "pai_job_table" in os.path.basename(name):
+        known.append("alibaba-pai")
+    if not known:
+        return ""
+    return (
+        f"; this looks like the {known[0]} release: read it with "
+        f"--trace-format {known[0]} (format={known[0]!r})"
+    )
+
+
+def _chunks(
+    name: str, header: List[str], reader: Any, headerless: bool = False
+) -> Iterator[_Table]:
     width, count = len(header), 0
     rows: List[List[str]] = []
     lines: List[int] = []
     shape: List[str] = []
-    blanks: List[Tuple[List[str], int]] = []  # blank records not yet known to be inside
+    # Blank records not yet known to be inside (followed by a row): their first line
+    # and how many, not the records, so trailing blank lines take no memory.
+    blank_line, blanks = 0, 0
     previous = reader.line_num
+    # a headerless table may start with the line of the release's .header file
+    maybe_header = headerless
+    empty = [""] * width
 
     def flush() -> _Table:
         nonlocal rows, lines, shape, count
@@ -189,36 +331,41 @@ def _chunks(name: str, header: List[str], reader: Any) -> Iterator[_Table]:
 
     for record in reader:
         line, previous = previous + 1, reader.line_num
-        if len(record) == width:  # the common case first
-            lines.append(line)
+        if maybe_header:
+            maybe_header = False
+            if [v.strip() for v in record] == header:
+                continue
+        if len(record) != width and _blank(record):
+            if not blanks:
+                blank_line = line
+            blanks += 1
+            continue
+        # blank lines followed by a row are rows (and fail), before this one; only
+        # the first one's line can be shown (the first bad row stops the reader)
+        for k in range(blanks):
+            rows.append(empty)
+            lines.append(blank_line + k)
+            shape.append("blank line")
+            if len(rows) >= CHUNK_ROWS:
+                yield flush()
+        blanks = 0
+        lines.append(line)
+        if len(record) == width:
             shape.append("")
             rows.append([v.strip() for v in record])
-        elif _blank(record):
-            blanks.append((record, line))
-            continue
         else:
-            lines.append(line)
             shape.append(f"{len(record)} fields, the header has {width}")
-            rows.append([""] * width)
-        if blanks:  # blank lines followed by a row are rows (and fail), before this one
-            at = len(rows) - 1
-            for blank, blank_line in blanks:
-                lines.insert(at, blank_line)
-                shape.insert(
-                    at,
-                    f"{len(blank)} fields, the header has {width}"
-                    if blank
-                    else "blank line",
-                )
-                rows.insert(at, [""] * width)
-                at += 1
-            blanks = []
+            rows.append(empty)
         if len(rows) >= CHUNK_ROWS:
             yield flush()
     if rows:
         yield flush()
     if count == 0:
-        raise TraceError(f"{name}: header only, no data rows")
+        raise TraceError(
+            f"{name}: empty file, no rows"
+            if headerless
+            else f"{name}: header only, no data rows"
+        )
 
 
 def _numbers(
@@ -293,20 +440,28 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     pandas.DataFrame
         ``job_id`` (str), ``submit_time_s``, ``duration_s`` (float), ``num_gpus`` (int),
         ``gpu_type`` (str, may be ``"unknown"`` or empty) and any extra columns (numeric
-        when every value is). ``.attrs`` holds ``source``, ``dropped`` and ``drop_reasons``.
+        when every value is, but ``user`` and ``vc``: text, see ``GROUP_COLUMNS``).
+        ``.attrs`` holds ``source``, ``dropped`` and ``drop_reasons``.
 
     Raises
     ------
     TraceError
-        Naming the file, the data row (1-based) with its CSV line and the column: a missing
-        column; an empty, non-numeric, NaN, infinite or negative value; a non-integer or
-        zero ``num_gpus``; a zero ``duration_s``; a time above ``MAX_TIME_S`` (1e15 s) or
-        ``num_gpus`` above ``MAX_JOB_GPUS`` (2**20), the model's limits; an empty ``job_id``; a duplicate ``job_id``; a ``submit_time_s``
-        that goes back in time; a row with the wrong number of fields (or blank); an empty
-        or header-only file.
+        Naming the file, the data row (1-based) with its CSV line and the column: a
+        missing column (suggesting ``format=`` when the header is a known release's); an
+        empty, non-numeric, NaN, infinite or negative value; a non-integer or zero
+        ``num_gpus``; a zero ``duration_s``; a time above ``MAX_TIME_S`` (1e15 s) or
+        ``num_gpus`` above ``MAX_JOB_GPUS`` (2**20), the model's limits; an empty
+        ``job_id``; a duplicate ``job_id``; a ``submit_time_s`` that goes back in time
+        (these two stop the reader in the chunk where they are); a row with the wrong
+        number of fields (or blank); an empty or header-only file; a line longer than
+        ``MAX_LINE_CHARS``; an archive (extract it first) or a directory.
+    TypeError
+        When ``drop_invalid`` is not a bool.
     """
+    flag(drop_invalid, "drop_invalid")
     kept: List[_Table] = []
     dropped: Counter[str] = Counter()
+    ids, order = _FirstSeen("job_id"), _TimeOrder("submit_time_s")
     total = 0
     for chunk in _tables(source, JOB_COLUMNS):
         frame = chunk.frame
@@ -332,26 +487,89 @@ def read_jobs(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
         frame = frame[good].reset_index(drop=True)
         frame["submit_time_s"], frame["duration_s"] = submit[good], duration[good]
         frame["num_gpus"] = gpus[good].astype(np.int64)
-        kept.append(
-            _Table(
-                chunk.name,
-                _shared_strings(frame, ("job_id",)),
-                chunk.rows[good],
-                chunk.lines[good],
-                chunk.shape[good],
-            )
-        )
+        table = _rows(chunk, good, _shared_strings(frame, ("job_id",)))
+        table = _rows(table, ids.first(table, drop_invalid, dropped))
+        times = table.frame["submit_time_s"].to_numpy()
+        kept.append(_rows(table, order.check(table, times, drop_invalid, dropped)))
     table = _concat(kept)
-    keep = _unique_ids(table, np.arange(len(table.frame)), drop_invalid, dropped)
-    keep = _in_time_order(
-        table, table.frame["submit_time_s"].to_numpy(), keep, drop_invalid, dropped
+    return _finish(table.name, total, table.frame, JOB_COLUMNS, dropped)
+
+
+def _rows(
+    table: _Table, keep: np.ndarray, frame: Optional[pd.DataFrame] = None
+) -> _Table:
+    """The rows ``keep`` (a mask) of ``table``; ``frame``: those rows' frame, made."""
+    if frame is None:
+        frame = table.frame[keep].reset_index(drop=True)
+    return _Table(
+        table.name, frame, table.rows[keep], table.lines[keep], table.shape[keep]
     )
-    out = (
-        table.frame.iloc[keep].reset_index(drop=True)
-        if len(keep) < len(table.frame)
-        else table.frame
-    )
-    return _finish(table.name, total, out, JOB_COLUMNS, dropped)
+
+
+class _FirstSeen:
+    """The ids of ``column`` read so far, each with its row, so a repeat stops the
+    reader in the chunk where it is (not after the whole file)."""
+
+    def __init__(self, column: str):
+        self.column = column
+        self.rows: Dict[Any, int] = {}
+
+    def first(
+        self,
+        table: _Table,
+        drop: bool,
+        dropped: Counter[str],
+        values: Optional[pd.Series] = None,
+    ) -> np.ndarray:
+        """Mask of the rows of ``table`` whose id (``values``, default: its column)
+        was not seen before; the first repeat raises unless ``drop``, when repeats are
+        counted in ``dropped``."""
+        fresh = np.ones(len(table.frame), dtype=bool)
+        seen = self.rows
+        ids = table.frame[self.column] if values is None else values
+        for i, (value, row) in enumerate(zip(ids.tolist(), table.rows.tolist())):
+            first = seen.setdefault(value, row)
+            if first != row:
+                if not drop:
+                    raise TraceError(
+                        f"{table.where(i, self.column)}: duplicate {self.column} "
+                        f"{value!r} (first at row {first + 1})"
+                    )
+                fresh[i] = False
+        dropped[f"{self.column}: duplicate"] += int((~fresh).sum())
+        return fresh
+
+
+class _TimeOrder:
+    """The latest ``column`` time kept so far (and its row), so a row that goes back
+    in time stops the reader in its chunk."""
+
+    def __init__(self, column: str):
+        self.column, self.latest, self.row = column, -np.inf, -1
+
+    def check(
+        self, table: _Table, times: np.ndarray, drop: bool, dropped: Counter[str]
+    ) -> np.ndarray:
+        """Mask of the rows of ``table`` (with these ``times``) that do not go back in
+        time; the first that does raises unless ``drop``, when they are counted."""
+        before = np.maximum.accumulate(np.concatenate([[self.latest], times]))[:-1]
+        back = times < before
+        if back.any() and not drop:
+            i = int(np.flatnonzero(back)[0])
+            previous, row = (
+                (times[i - 1], table.rows[i - 1]) if i else (self.latest, self.row)
+            )
+            raise TraceError(
+                f"{table.where(i, self.column)}: goes back in time "
+                f"({times[i]:g} after {previous:g} at row {row + 1}); "
+                f"job traces must be sorted by {self.column}"
+            )
+        dropped[f"{self.column}: goes back in time"] += int(back.sum())
+        ahead = np.flatnonzero(~back)
+        if ahead.size:
+            self.latest, self.row = times[ahead[-1]], int(table.rows[ahead[-1]])
+        forward: np.ndarray = ~back
+        return forward
 
 
 def _shared_strings(frame: pd.DataFrame, unique: Tuple[str, ...]) -> pd.DataFrame:
@@ -374,60 +592,20 @@ def _concat(tables: List[_Table]) -> _Table:
     )
 
 
-def _unique_ids(
-    table: _Table,
-    keep: np.ndarray,
-    drop: bool,
-    dropped: Counter[str],
-    column: str = "job_id",
-) -> np.ndarray:
-    """``keep`` without the later rows of a repeated id (or the error for the first)."""
-    ids = table.frame[column].iloc[keep]
-    dup = ids.duplicated(keep="first").to_numpy()
-    if dup.any() and not drop:
-        i = int(np.flatnonzero(dup)[0])
-        first = int(keep[np.flatnonzero((ids == ids.iloc[i]).to_numpy())[0]])
-        raise TraceError(
-            f"{table.where(int(keep[i]), column)}: duplicate {column} {ids.iloc[i]!r} "
-            f"(first at row {table.rows[first] + 1})"
-        )
-    dropped[f"{column}: duplicate"] += int(dup.sum())
-    unique: np.ndarray = keep[~dup]
-    return unique
-
-
-def _in_time_order(
-    table: _Table,
-    submit: np.ndarray,
-    keep: np.ndarray,
-    drop: bool,
-    dropped: Counter[str],
-) -> np.ndarray:
-    """``keep`` without rows submitted before an earlier kept row (or the error for the first)."""
-    times = submit[keep]
-    before = np.concatenate([[-np.inf], np.maximum.accumulate(times)[:-1]])
-    back = times < before
-    if back.any() and not drop:
-        i = int(np.flatnonzero(back)[0])
-        raise TraceError(
-            f"{table.where(int(keep[i]), 'submit_time_s')}: goes back in time "
-            f"({times[i]:g} after {times[i - 1]:g} at row {table.rows[keep[i - 1]] + 1}); "
-            "job traces must be sorted by submit_time_s"
-        )
-    dropped["submit_time_s: goes back in time"] += int(back.sum())
-    in_order: np.ndarray = keep[~back]
-    return in_order
-
-
 def _finish(
     name: str,
     rows: int,
     out: pd.DataFrame,
     required: Tuple[str, ...],
     dropped: Counter[str],
+    text: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Numeric extra columns, attrs, and the drop warning."""
+    """Numeric extra columns (but ``text`` and ``GROUP_COLUMNS``, kept as text: one
+    dtype whatever a file holds), attrs, and the drop warning."""
+    keep_text = set(text) | set(GROUP_COLUMNS)
     for column in out.columns.difference(list(required), sort=False):
+        if column in keep_text:
+            continue
         try:
             out[column] = pd.to_numeric(out[column])
         except (ValueError, TypeError):

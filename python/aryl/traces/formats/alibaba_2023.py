@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List, Optional
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,27 @@ OPENB_COLUMNS = (
 )
 
 
+#: The time columns a pod list needs to be replayed.
+_TIMES = {"creation_time", "deletion_time", "scheduled_time"}
+
+
+def _refuse(header: List[str]) -> Optional[str]:
+    """Why a file of the release with this header cannot be replayed (None: it can,
+    or it is not one of the release's other files)."""
+    if "sn" in header and "name" not in header:
+        return (
+            "a node list (openb_node_list_*.csv: the release's servers), not a pod list"
+        )
+    if "num_gpu" in header and not _TIMES & set(header):
+        return (
+            "a pod list without times (the release's openb_pod_list_multigpu*.csv are "
+            "for static packing: no creation_time, scheduled_time or deletion_time), "
+            "so it cannot be replayed; use openb_pod_list_default.csv or another list "
+            "with times"
+        )
+    return None
+
+
 def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     """Read an Alibaba GPU 2023 pod list (``openb_pod_list_default.csv`` or any
     ``openb_pod_list_*.csv``: one Kubernetes pod a row, with a header line).
@@ -40,11 +61,14 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     ``job_id`` is ``name``; ``submit_time_s`` is ``creation_time`` from the first kept
     pod's; ``num_gpus`` is ``num_gpu`` (a pod that asks for a share of one GPU,
     ``gpu_milli`` < 1000, gets the whole GPU: aryl allocates whole GPUs);
-    ``duration_s`` is ``deletion_time - scheduled_time``; ``gpu_type`` is ``V100`` when
-    every type ``gpu_spec`` allows is a V100 (``V100M16|V100M32``), else ``unknown``.
+    ``duration_s`` is ``deletion_time - scheduled_time``; ``gpu_type`` is the type aryl
+    has that every type ``gpu_spec`` allows is (``V100`` for ``V100M16|V100M32``,
+    ``T4``), else ``unknown`` (``P100``, ``G2``, ``G3``, mixes, or empty: any type).
     Pods of every ``pod_phase`` are kept. Left out and counted: CPU pods (``num_gpu``
-    0), pods never scheduled (no ``scheduled_time``: they were pending), pods without
-    a ``deletion_time``, and pods that ran 0 s. The other columns are kept.
+    0), pods never scheduled (no ``scheduled_time``: they were pending), pods still
+    running when the trace ends (``pod_phase`` ``Running`` at the trace's last
+    ``deletion_time``, or no ``deletion_time``: their run time is not known), and pods
+    that ran 0 s. The other columns are kept (``gpu_spec`` as text).
 
     Parameters
     ----------
@@ -67,10 +91,12 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
         negative ``creation_time``; a non-numeric or negative ``scheduled_time`` or
         ``deletion_time``, or a ``deletion_time`` before the ``scheduled_time``; values
         beyond the model's limits; a repeated ``name``; a row with the wrong number of
-        fields.
+        fields. A file of the release that cannot be replayed (a node list, a
+        ``multigpu`` pod list without times) is refused, saying why.
     """
     pods = Collector("", "name", drop_invalid)
-    for chunk in _tables(source, OPENB_COLUMNS):
+    last = -np.inf  # the trace's end: its last deletion_time
+    for chunk in _tables(source, OPENB_COLUMNS, refuse=_refuse):
         pods.name = chunk.name
         frame = chunk.frame
         specs = frame["gpu_spec"].str.split("|").explode()
@@ -78,8 +104,12 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
         created, why_created = _numbers(frame["creation_time"], high=MAX_TIME_S)
         unscheduled = (frame["scheduled_time"] == "").to_numpy()
         undeleted = (frame["deletion_time"] == "").to_numpy()
-        start, why_start = _numbers(frame["scheduled_time"].where(~unscheduled, "0"))
-        end, why_end = _numbers(frame["deletion_time"].where(~undeleted, "0"))
+        start, why_start = _numbers(
+            frame["scheduled_time"].where(~unscheduled, "0"), high=MAX_TIME_S
+        )
+        end, why_end = _numbers(
+            frame["deletion_time"].where(~undeleted, "0"), high=MAX_TIME_S
+        )
         ran = ~unscheduled & ~undeleted
         with np.errstate(invalid="ignore"):
             before = ran & (end < start)
@@ -112,4 +142,14 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             gpu_type=gpu_types(specs, specs.index).to_numpy(),
         )
         pods.keep(chunk, good, skip, out.drop(columns=["name"]))
-    return pods.frame("alibaba-2023")
+        ended = good & ~undeleted
+        last = max(last, end[ended].max(initial=-np.inf))
+
+    def still_running(jobs: pd.DataFrame) -> np.ndarray:
+        end = pd.to_numeric(jobs["deletion_time"]).to_numpy()
+        running: np.ndarray = (jobs["pod_phase"] == "Running").to_numpy() & (
+            end == last
+        )
+        return running
+
+    return pods.frame("alibaba-2023", text=("gpu_spec",), still_running=still_running)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import Counter
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any, Set, Tuple
 import numpy as np
 import pandas as pd
 
+from ...validation import flag
 from ..reading import (
     MAX_JOB_GPUS,
     MAX_TIME_S,
@@ -18,6 +20,7 @@ from ..reading import (
     _first_problem,
     _numbers,
     _raise_first,
+    _stream_name,
     _tables,
 )
 from .common import (
@@ -68,10 +71,13 @@ def read_alibaba_pai(
     first task's launch (``start_time``) to its last task's ``end_time``, over the
     tasks that launched (a time of 0 or empty is not recorded: the task did not
     launch, or has not ended). ``gpu_type`` is ``V100`` when every GPU task ran on a
-    V100 (``V100``, ``V100M32``), else ``unknown``; the types are kept as
-    ``trace_gpu_type``. Jobs of every ``status`` are kept. Left out and counted: jobs
-    with no task, no GPU, no launched task, a launched task still running, or 0 s of
-    run time, and task rows whose job is not in the job table.
+    V100 (``V100``, ``V100M32``), ``T4`` when every one ran on a T4, else ``unknown``
+    (``P100``, ``MISC``, mixes); the types are kept as ``trace_gpu_type``. Jobs of
+    every other ``status`` are kept. Left out and counted: jobs with no task, no GPU,
+    no launched task, still running when the trace ends (``status`` ``Running``, or a
+    launched task without an end), or 0 s of run time, and task rows whose job is not
+    in the job table. Either table may start with the line of the release's
+    ``.header`` file (the column names): it is read as a header.
 
     Parameters
     ----------
@@ -98,11 +104,16 @@ def read_alibaba_pai(
         Naming the file, the row (with its line) and the column: in the job table an
         empty ``job_name``, an empty, non-numeric or negative ``start_time``, tasks
         asking for more GPUs than the model's limit, a repeated ``job_name``; in the
-        task table an empty ``job_name``, a non-numeric or negative ``inst_num``,
+        task table an empty ``job_name``, a non-numeric, fractional or negative ``inst_num``,
         ``start_time``, ``end_time`` or ``plan_gpu``, an ``end_time`` before the
         ``start_time``; in either a row with the wrong number of fields. Also when the
-        task table cannot be found.
+        task table cannot be found, or ``source`` is a file object and no
+        ``task_table`` is given.
+    TypeError
+        When ``source`` is neither a path nor a file object, or ``drop_invalid`` is
+        not a bool.
     """
+    flag(drop_invalid, "drop_invalid")
     per_job, bad_jobs, task_dropped = _tasks(
         _task_table(source) if task_table is None else task_table, drop_invalid
     )
@@ -139,7 +150,11 @@ def read_alibaba_pai(
                 (job["tasks"].isna().to_numpy(), NO_TASKS),
                 (gpus == 0, NO_GPUS),
                 (~np.isfinite(job["start"].to_numpy()), NEVER_STARTED),
-                (job["running"].to_numpy() == True, STILL_RUNNING),  # noqa: E712 (NaN)
+                (
+                    (job["running"].to_numpy() == True)  # noqa: E712 (NaN)
+                    | (frame["status"] == "Running").to_numpy(),
+                    STILL_RUNNING,
+                ),
                 (duration == 0, ZERO_RUN),
             ],
         )
@@ -162,8 +177,16 @@ def read_alibaba_pai(
 def _task_table(source: Any) -> Path:
     """The task table beside the job table ``source``."""
     if not isinstance(source, (str, os.PathLike)):
-        raise ValueError("read_alibaba_pai of a file object needs task_table")
+        if not callable(getattr(source, "read", None)):
+            raise TypeError(f"expected a path or a file object, got {source!r}")
+        raise TraceError(
+            f"{_stream_name(source)}: a job table given as a file object needs its "
+            "task table: read_alibaba_pai(job_table, task_table) (read() finds "
+            "pai_task_table.csv only beside a path)"
+        )
     path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
     if "pai_job_table" not in path.name:
         raise TraceError(
             f"{path}: cannot tell where its task table is (the name does not contain "
@@ -191,7 +214,7 @@ def _tasks(
     dropped: Counter[str] = Counter()
     for chunk in _tables(source, (), PAI_TASK_COLUMNS):
         frame = chunk.frame
-        inst, why_inst = _numbers(frame["inst_num"], high=MAX_JOB_GPUS)
+        inst, why_inst = _numbers(frame["inst_num"], integer=True, high=MAX_JOB_GPUS)
         start, why_start = _numbers(
             frame["start_time"].replace("", "0"), high=MAX_TIME_S
         )

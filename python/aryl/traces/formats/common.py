@@ -6,11 +6,12 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from datetime import datetime
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
 
+from ...validation import flag
 from ..reading import (
     JOB_COLUMNS,
     MAX_JOB_GPUS,
@@ -18,10 +19,11 @@ from ..reading import (
     _concat,
     _finish,
     _first_problem,
+    _FirstSeen,
     _raise_first,
+    _rows,
     _shared_strings,
     _Table,
-    _unique_ids,
 )
 
 #: How Philly and Helios write a time (no time zone: read as given, as their notebooks do).
@@ -37,11 +39,21 @@ ZERO_RUN = "ran 0 s"
 
 
 def gpu_types(names: pd.Series, groups: Any) -> pd.Series:
-    """Per group of ``names`` (GPU type names): ``V100`` when every name is a V100
-    (``V100``, ``V100M16``, ``V100M32``: aryl's training GPU, whatever its memory),
-    else ``unknown``."""
-    v100 = names.str.strip().str.upper().str.startswith("V100").groupby(groups).all()
-    return v100.map({True: "V100", False: UNKNOWN})
+    """Per group of ``names`` (GPU type names): the type of aryl's cluster every name
+    is (``aryl_gpu_type``), else ``unknown``."""
+    per = names.map(aryl_gpu_type).fillna(UNKNOWN).groupby(groups)
+    types: pd.Series = per.first().where(per.nunique() == 1, UNKNOWN)
+    return types
+
+
+def aryl_gpu_type(name: Any) -> Optional[str]:
+    """The GPU type of aryl's cluster a trace's type name is: ``V100`` for ``V100``,
+    ``V100M16`` and ``V100M32`` (the training GPU, whatever its memory), ``T4`` for
+    ``T4`` (the inference GPU); None for any other (``P100``, ``MISC``, ``G2``...)."""
+    text = str(name).strip().upper()
+    if text.startswith("V100"):
+        return "V100"
+    return "T4" if text == "T4" else None
 
 
 def empty_reasons(text: pd.Series) -> np.ndarray:
@@ -53,7 +65,11 @@ def seconds(text: pd.Series) -> Tuple[np.ndarray, np.ndarray]:
     """Times written ``YYYY-MM-DD HH:MM:SS`` as seconds since 1970 (NaN where empty),
     and per row what is wrong (``""`` if nothing)."""
     parsed = pd.to_datetime(text.where(text != ""), format=TIME_FORMAT, errors="coerce")
-    values = (parsed - pd.Timestamp(0)).dt.total_seconds().to_numpy(dtype=float)
+    stamps = parsed.to_numpy()
+    # whole seconds in any resolution pandas picked (a subtraction in nanoseconds
+    # overflows before year 1678)
+    values = stamps.astype("datetime64[s]").astype(np.int64).astype(float)
+    values[np.isnat(stamps)] = np.nan
     bad = (text != "").to_numpy() & np.isnan(values)
     return values, np.where(bad, "not a time (YYYY-MM-DD HH:MM:SS)", "").astype(object)
 
@@ -92,7 +108,9 @@ class Collector:
     that are not GPU jobs aryl can replay)."""
 
     def __init__(self, name: str, id_column: str, drop_invalid: bool):
-        self.name, self.id_column, self.drop_invalid = name, id_column, drop_invalid
+        self.name, self.id_column = name, id_column
+        self.drop_invalid = flag(drop_invalid, "drop_invalid")
+        self.ids = _FirstSeen(id_column)
         self.parts: List[_Table] = []
         self.dropped: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
@@ -112,49 +130,53 @@ class Collector:
     def keep(
         self, chunk: _Table, good: np.ndarray, skip: np.ndarray, jobs: pd.DataFrame
     ) -> None:
-        """Keep the rows of ``jobs`` (one per row of ``chunk``) that are ``good`` and have
-        no ``skip`` reason; count the skipped ones."""
+        """Keep the rows of ``jobs`` (one per row of ``chunk``) that are ``good``, have
+        no ``skip`` reason and an id not kept before (the first repeat raises unless
+        ``drop_invalid``); count the skipped ones."""
         skipped = good & (skip != "")
         self.skipped.update(skip[skipped].tolist())
         rows = good & ~skipped
-        self.parts.append(
-            _Table(
-                self.name,
-                jobs[rows].reset_index(drop=True),
-                chunk.rows[rows],
-                chunk.lines[rows],
-                chunk.shape[rows],
-            )
+        table = _rows(chunk, rows, jobs[rows].reset_index(drop=True))
+        fresh = self.ids.first(
+            table, self.drop_invalid, self.dropped, table.frame["job_id"]
         )
+        self.parts.append(_rows(table, fresh))
 
-    def frame(self, format: str) -> pd.DataFrame:
-        """The job frame: ids unique, sorted by submission (stable), ``submit_time_s``
-        from the first kept submission; ``attrs`` as ``read_jobs`` sets them, plus
-        ``format``, ``skipped`` and ``skip_reasons``; a warning names each count."""
+    def frame(
+        self,
+        format: str,
+        *,
+        text: Sequence[str] = (),
+        still_running: Optional[Callable[[pd.DataFrame], np.ndarray]] = None,
+    ) -> pd.DataFrame:
+        """The job frame: sorted by submission (stable), ``submit_time_s`` from the
+        first kept submission; ``attrs`` as ``read_jobs`` sets them, plus ``format``,
+        ``skipped`` and ``skip_reasons``; a warning names each count. ``text``: the
+        trace's columns kept as text even when every value is a number (``user`` and
+        ``vc`` always are); ``still_running``: a mask of the kept jobs that were still
+        running when the trace ended (known only once every record is read), left out
+        as such."""
         parts = [p for p in self.parts if len(p.frame)]
-        if not parts:
+        frame = _concat(parts).frame if parts else pd.DataFrame()
+        if parts and still_running is not None:
+            running = np.asarray(still_running(frame), dtype=bool)
+            self.skipped[STILL_RUNNING] += int(running.sum())
+            frame = frame[~running]
+        if frame.empty:
             left = {**self.dropped, **self.skipped}
             raise TraceError(
                 f"{self.name}: no job aryl can replay among {self.total} records "
                 f"({dict(Counter({k: v for k, v in left.items() if v}))})"
             )
-        table = _concat(parts)
-        table.frame = table.frame.rename(columns={"job_id": self.id_column})
-        keep = _unique_ids(
-            table,
-            np.arange(len(table.frame)),
-            self.drop_invalid,
-            self.dropped,
-            column=self.id_column,
-        )
-        frame = table.frame.iloc[keep].rename(columns={self.id_column: "job_id"})
         frame = frame.iloc[np.argsort(frame["submit_time_s"].to_numpy(), kind="stable")]
         frame = frame.reset_index(drop=True)
         frame["submit_time_s"] -= frame["submit_time_s"].iloc[0]
         frame["job_id"] = frame["job_id"].astype(str)
         extra = [c for c in frame.columns if c not in JOB_COLUMNS]
         frame = _shared_strings(frame[[*JOB_COLUMNS, *extra]], ("job_id",))
-        out = _finish(self.name, self.total, frame, JOB_COLUMNS, self.dropped)
+        out = _finish(
+            self.name, self.total, frame, JOB_COLUMNS, self.dropped, text=text
+        )
         skipped = Counter({k: v for k, v in self.skipped.items() if v})
         if skipped:
             warnings.warn(

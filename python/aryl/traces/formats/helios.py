@@ -9,7 +9,9 @@ import pandas as pd
 
 from ..reading import MAX_JOB_GPUS, MAX_TIME_S, _numbers, _tables
 from .common import (
+    NEVER_STARTED,
     NO_GPUS,
+    STILL_RUNNING,
     UNKNOWN,
     ZERO_RUN,
     Collector,
@@ -32,7 +34,10 @@ def read_helios(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     ``duration_s`` is ``duration`` (the release's ``end_time - start_time``); ``gpu_type``
     is ``unknown`` (the log does not record it). Jobs of every ``state`` are kept
     (a failed or cancelled job held its GPUs for its ``duration``). Left out and counted:
-    CPU jobs (``gpu_num`` 0) and jobs that ran 0 s. The other columns are kept.
+    CPU jobs (``gpu_num`` 0), jobs that ran 0 s, and, should a log hold any (the
+    release holds ended jobs only), ``RUNNING`` jobs (still running when the log ends)
+    and ``PENDING`` ones (never started). The other columns are kept (``user`` and
+    ``vc`` as text).
 
     Parameters
     ----------
@@ -73,7 +78,15 @@ def read_helios(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
                 "duration": why_duration,
             },
         )
-        skip = first_skip([(gpus == 0, NO_GPUS), (duration == 0, ZERO_RUN)])
+        state = frame.get("state", pd.Series("", index=frame.index)).str.upper()
+        skip = first_skip(
+            [
+                (gpus == 0, NO_GPUS),
+                ((state == "PENDING").to_numpy(), NEVER_STARTED),
+                ((state == "RUNNING").to_numpy(), STILL_RUNNING),
+                (duration == 0, ZERO_RUN),
+            ]
+        )
         out = frame.drop(columns=["gpu_num", "duration"]).assign(
             submit_time_s=submit,
             num_gpus=whole(gpus),

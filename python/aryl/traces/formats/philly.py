@@ -9,7 +9,14 @@ from typing import Any, Dict, Iterator, List, Tuple
 import numpy as np
 import pandas as pd
 
-from ..reading import MAX_JOB_GPUS, TraceError, _decoding, _lines, _Table
+from ..reading import (
+    CHUNK_ROWS,
+    MAX_JOB_GPUS,
+    TraceError,
+    _decoding,
+    _Table,
+    _text,
+)
 from .common import (
     NEVER_STARTED,
     NO_GPUS,
@@ -22,6 +29,17 @@ from .common import (
 
 #: A job's first attempt has no ``start_time`` (a logging error, the release says).
 NO_START = "no start time recorded"
+#: A job without a ``submitted_time`` (the release's notebook tolerates them).
+NO_SUBMIT = "no submit time recorded"
+#: A job whose last end is before its first start by at most ``DST_SHIFT_S``: the
+#: log's times are local, and the trace spans a daylight-saving change.
+DST_SHIFT = "ends before it starts (local times across a daylight-saving change)"
+DST_SHIFT_S = 3600.0
+#: The longest JSON text of one job, in characters: far above a real job (a few
+#: hundred), and what bounds the memory one record can take.
+MAX_JOB_CHARS = 1 << 24
+#: Characters read at a time.
+_BLOCK = 1 << 16
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -45,9 +63,12 @@ def read_philly(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     (read as written, no time zone) in seconds from the first kept job's. ``job_id`` is
     ``jobid``; ``gpu_type`` is ``unknown`` (the log does not record it). Jobs of every
     ``status`` are kept, with ``status``, ``vc``, ``user``, ``attempts`` (their count)
-    and ``submitted_time``. Left out and counted: jobs with no attempt (never
-    started), no recorded start, no end to their last attempt (still running when the
-    log was taken), no GPUs, or 0 s of run time.
+    and ``submitted_time``. Left out and counted: jobs with no recorded submission,
+    no attempt (never started), no recorded start, no end to their last attempt
+    (still running when the log was taken), no GPUs, an end up to an hour before the
+    start (the log's local times cross a daylight-saving change), or 0 s of run
+    time. The file is read a block at a time: memory holds the kept jobs, not the
+    text.
 
     Parameters
     ----------
@@ -67,18 +88,37 @@ def read_philly(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
     TraceError
         Naming the file, the job's row (its position in the array, 1-based; with its
         line) and the key: text that is not a JSON array of objects; a missing or empty
-        ``jobid``; a missing ``submitted_time``; a time that is not
+        ``jobid``; a missing ``submitted_time`` key; a time that is not
         ``YYYY-MM-DD HH:MM:SS``; ``attempts``, ``detail`` or ``gpus`` that are not lists;
-        a last end before the first start; more GPUs than the model's limit; a repeated
-        ``jobid``.
+        a ``status``, ``vc`` or ``user`` that is not a string; a last end more than an
+        hour before the first start; more GPUs than the model's limit; a repeated
+        ``jobid``; a job nested too deeply or longer than ``MAX_JOB_CHARS``.
     """
-    name, text = _text(source)
+    name, text, close = _text(source)
+    try:
+        with _decoding(name):
+            return _read(name, text, drop_invalid)
+    finally:
+        close()
+
+
+def _read(name: str, text: Any, drop_invalid: bool) -> pd.DataFrame:
     jobs = Collector(name, "jobid", drop_invalid)
     records: List[Dict[str, Any]] = []
     skips: List[str] = []
     rows: List[int] = []
     lines: List[int] = []
-    for row, line, job in _array(name, text):
+
+    def keep() -> None:
+        frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
+        chunk = _Table(
+            name, frame, np.array(rows), np.array(lines), np.full(len(rows), "", object)
+        )
+        jobs.keep(chunk, np.ones(len(rows), bool), np.array(skips, object), frame)
+        for kept in (records, skips, rows, lines):
+            kept.clear()
+
+    for row, line, job in _JsonArray(name, text).items():
         jobs.total += 1
         try:
             record, skip = _job(job)
@@ -96,11 +136,9 @@ def read_philly(source: Any, *, drop_invalid: bool = False) -> pd.DataFrame:
         skips.append(skip)
         rows.append(row)
         lines.append(line)
-    frame = pd.DataFrame.from_records(records, columns=_COLUMNS)
-    chunk = _Table(
-        name, frame, np.array(rows), np.array(lines), np.full(len(rows), "", object)
-    )
-    jobs.keep(chunk, np.ones(len(rows), bool), np.array(skips, object), frame)
+        if len(records) >= CHUNK_ROWS:
+            keep()
+    keep()
     return jobs.frame("philly")
 
 
@@ -118,46 +156,116 @@ _COLUMNS = [
 ]
 
 
-def _text(source: Any) -> Tuple[str, str]:
-    name, lines, close = _lines(source)
-    try:
-        with _decoding(name):
-            return name, "".join(lines)
-    finally:
-        close()
+class _JsonArray:
+    """The elements of the JSON array in a text stream, read a block at a time: memory
+    holds one element (at most ``MAX_JOB_CHARS``), not the file."""
 
+    def __init__(self, name: str, text: Any):
+        self.name, self.text = name, text
+        self.buffer, self.at, self.eof = "", 0, False
+        # the line of buffer[mark], counted forward only (per element: linear time),
+        # and the 0-based column of buffer[0]
+        self.mark, self.mark_line, self.column = 0, 1, 0
 
-def _array(name: str, text: str) -> Iterator[Tuple[int, int, Any]]:
-    """``(index, line, value)`` of each element of the JSON array ``text``."""
-    decoder = json.JSONDecoder()
-    at = _SPACE.match(text).end()  # type: ignore[union-attr]
-    if text[at : at + 1] != "[":
-        raise TraceError(f"{name}: not a JSON array of jobs (it starts {text[:20]!r})")
-    at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-    line, counted, index = 1, 0, 0
-    while text[at : at + 1] != "]":
-        line += text.count("\n", counted, at)
-        counted = at
-        try:
-            value, at = decoder.raw_decode(text, at)
-        except json.JSONDecodeError as exc:
+    def _more(self, size: int = _BLOCK) -> bool:
+        """Read ``size`` more characters, dropping what is consumed; False at the end."""
+        data = self.text.read(size)
+        if not data:
+            self.eof = True
+            return False
+        self._line(self.at)
+        newline = self.buffer.rfind("\n", 0, self.at)
+        self.column = self.at - newline - 1 if newline >= 0 else self.column + self.at
+        self.buffer, self.at, self.mark = self.buffer[self.at :] + data, 0, 0
+        return True
+
+    def _line(self, at: int) -> int:
+        """The line (1-based) of ``buffer[at]``, for ``at`` at or after the last asked."""
+        self.mark_line += self.buffer.count("\n", self.mark, at)
+        self.mark = at
+        return self.mark_line
+
+    def _where(self, at: int) -> Tuple[int, int]:
+        """(line, column), 1-based, of ``buffer[at]`` (for an error: once)."""
+        newline = self.buffer.rfind("\n", 0, at)
+        return self._line(at), at - newline if newline >= 0 else self.column + at + 1
+
+    def _next(self) -> str:
+        """The next character that is not white space (``""`` at the end)."""
+        while True:
+            self.at = _SPACE.match(self.buffer, self.at).end()  # type: ignore[union-attr]
+            if self.at < len(self.buffer) or not self._more():
+                return self.buffer[self.at : self.at + 1]
+
+    def _value(self, row: int) -> Any:
+        """Decode the element at ``at``, reading on while it may be cut by the block."""
+        decoder = json.JSONDecoder()
+        while True:
+            try:
+                value, end = decoder.raw_decode(self.buffer, self.at)
+                if end < len(self.buffer) or self.eof:  # a number may go on
+                    self.at = end
+                    return value
+            except json.JSONDecodeError as exc:
+                if self.eof:
+                    line, column = self._where(exc.pos)
+                    raise TraceError(
+                        f"{self.name}: line {line} column {column}: not valid JSON "
+                        f"({exc.msg})"
+                    ) from None
+            except RecursionError:
+                line = self._line(self.at)
+                raise TraceError(
+                    f"{self.name}: row {row + 1} (line {line}): nested too deeply "
+                    "to be a job"
+                ) from None
+            if len(self.buffer) - self.at > MAX_JOB_CHARS:
+                line = self._line(self.at)
+                raise TraceError(
+                    f"{self.name}: row {row + 1} (line {line}): longer than "
+                    f"{MAX_JOB_CHARS:,} characters; no job of the log is that long"
+                )
+            self._more(max(_BLOCK, len(self.buffer) - self.at))  # doubles: linear
+
+    def items(self) -> Iterator[Tuple[int, int, Any]]:
+        """``(index, line, value)`` of each element of the array."""
+        if self._next() != "[":
+            start = self.buffer[self.at : self.at + 20]
             raise TraceError(
-                f"{name}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"
-            ) from None
-        yield index, line, value
-        index += 1
-        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
-        if text[at : at + 1] == ",":
-            at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
-        elif text[at : at + 1] != "]":
-            line += text.count("\n", counted, at)
-            raise TraceError(
-                f"{name}: line {line}: expected ',' or ']' after row {index} of the array"
+                f"{self.name}: not a JSON array of jobs (it starts {start!r})"
             )
-    if text[at + 1 :].strip():
-        raise TraceError(f"{name}: text after the end of the JSON array")
-    if index == 0:
-        raise TraceError(f"{name}: an empty JSON array, no jobs")
+        self.at += 1
+        index = 0
+        while self._next() != "]":
+            if not self.buffer[self.at :]:
+                line, column = self._where(self.at)
+                raise TraceError(
+                    f"{self.name}: line {line} column {column}: not valid JSON "
+                    "(the array does not end)"
+                )
+            line = self._line(self.at)
+            yield index, line, self._value(index)
+            index += 1
+            after = self._next()
+            if after == ",":
+                self.at += 1
+                if self._next() == "]":
+                    line = self._line(self.at)
+                    raise TraceError(
+                        f"{self.name}: line {line}: a ',' before ']' after row {index} "
+                        "of the array (not valid JSON)"
+                    )
+            elif after != "]":
+                line = self._line(self.at)
+                raise TraceError(
+                    f"{self.name}: line {line}: expected ',' or ']' after row {index} "
+                    "of the array"
+                )
+        self.at += 1
+        if self._next():
+            raise TraceError(f"{self.name}: text after the end of the JSON array")
+        if index == 0:
+            raise TraceError(f"{self.name}: an empty JSON array, no jobs")
 
 
 def _job(job: Any) -> Tuple[Dict[str, Any], str]:
@@ -168,8 +276,9 @@ def _job(job: Any) -> Tuple[Dict[str, Any], str]:
     if not isinstance(job_id, str) or not job_id.strip():
         raise _Bad("jobid", "not a non-empty string", job_id)
     submitted = _time(job, "submitted_time", _field(job, "submitted_time"))
-    if np.isnan(submitted):
-        raise _Bad("submitted_time", "not recorded", job["submitted_time"])
+    for key in ("status", "vc", "user"):
+        if not isinstance(job.get(key), (str, type(None))):
+            raise _Bad(key, "not a string", type(job[key]).__name__)
     attempts = _field(job, "attempts")
     if not isinstance(attempts, list):
         raise _Bad("attempts", "not a list", type(attempts).__name__)
@@ -182,7 +291,7 @@ def _job(job: Any) -> Tuple[Dict[str, Any], str]:
         start = _time(job, "attempts[0].start_time", attempts[0].get("start_time"))
         last = f"attempts[{len(attempts) - 1}].end_time"
         end = _time(job, last, attempts[-1].get("end_time"))
-        if end < start:
+        if end < start - DST_SHIFT_S:
             raise _Bad(last, "before attempts[0].start_time", attempts[-1]["end_time"])
     record = {
         "job_id": job_id,
@@ -196,10 +305,14 @@ def _job(job: Any) -> Tuple[Dict[str, Any], str]:
         "attempts": len(attempts),
         "submitted_time": job["submitted_time"],
     }
-    return record, _skip(attempts, gpus, start, end)
+    return record, _skip(submitted, attempts, gpus, start, end)
 
 
-def _skip(attempts: List[Any], gpus: int, start: float, end: float) -> str:
+def _skip(
+    submitted: float, attempts: List[Any], gpus: int, start: float, end: float
+) -> str:
+    if np.isnan(submitted):
+        return NO_SUBMIT
     if not attempts:
         return NEVER_STARTED
     if np.isnan(start):
@@ -208,6 +321,8 @@ def _skip(attempts: List[Any], gpus: int, start: float, end: float) -> str:
         return STILL_RUNNING
     if gpus == 0:
         return NO_GPUS
+    if end < start:
+        return DST_SHIFT
     return ZERO_RUN if end == start else ""
 
 
