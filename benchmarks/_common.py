@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Callable, List, Sequence
+
+from aryl.sim.provenance import machine  # noqa: F401  (the scripts' import)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # tests/reference: the plain-Python versions
@@ -68,18 +68,6 @@ def paired_cpu_seconds(
         if len(a) >= 20 * repeat:
             break
     return statistics.median(a), statistics.median(b)
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

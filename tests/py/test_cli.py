@@ -797,4 +797,3 @@ def test_compare_seeds_and_windows_options_are_checked():
     for bad in (["--seeds", "0"], ["--windows", "0"], ["--warmup", "soon"]):
         with pytest.raises(SystemExit):
             main(["compare", *bad])
-    assert main(["compare", "--seeds", "2", "--pollux-rows"]) == 2

@@ -268,7 +268,10 @@ def _parser() -> argparse.ArgumentParser:
         "(much slower than the other rows); then a table of them and Elastic only, "
         "aryl beside the paper's Table 3 (queuing and JCT mean, median and p95, "
         "scaling operations, the Pollux / Aryl+TunedJobs ratios; printed with "
-        "--format table, always written to pollux_paper.csv)",
+        "--format table, always written to pollux_paper.csv). With --windows K "
+        "(and --seeds) every (row, seed, window) is its own cached run: an "
+        "interrupted run continues from the cache (benchmarks/README.md, "
+        "'The Pollux comparison, windowed')",
     )
     p.add_argument(
         "--pollux-generations",

@@ -28,6 +28,7 @@ from .output import (
     Progress,
     ledger_table,
     png_metadata,
+    pollux_table,
     print_note,
     provenance_columns,
     run_record,
@@ -47,11 +48,6 @@ def compare_replicated(args: argparse.Namespace) -> int:
     from ..sim.replications import contributions, replications_over, seed_list
     from ..sim.runs import trace_jobs
 
-    if args.pollux_rows:
-        raise ValueError(
-            "--pollux-rows runs on its own node cluster and cannot be replicated yet: "
-            "drop --seeds/--windows or --pollux-rows"
-        )
     console = console_of(args)
     out = output_directory(args.out)
     frame, load, where = trace_frames(trace_files(args), console)
@@ -68,6 +64,21 @@ def compare_replicated(args: argparse.Namespace) -> int:
         + " of every row.\n",
     )
     cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
+    config = config_of(args)
+    if args.pollux_rows:
+        config["pollux_generations"] = args.pollux_generations
+    found: List[int] = []
+
+    def progress(done: int, cached: int, total: int) -> None:
+        if not found:  # before anything runs: say what the cache holds
+            found.append(cached)
+            where = f" in {cache}" if cache is not False else ""
+            console.say(
+                f"Found {cached} of {total} runs in the cache{where}; "
+                f"running {total - cached}.\n"
+            )
+        bar.set(done / total * len(seeds))
+
     with Progress(len(seeds), console.progress_wanted(), unit="replication") as bar:
         table = sim.replicate_paper(
             frame,
@@ -77,13 +88,14 @@ def compare_replicated(args: argparse.Namespace) -> int:
             seeds,
             windows=windows,
             warmup=args.warmup,
-            config=config_of(args),
+            config=config,
             any_type_share=share,
+            pollux_rows=args.pollux_rows,
             engine=args.engine,
             workers=args.workers,
             address=args.address,
             cache=cache,
-            progress=lambda done, total: bar.set(done / total * len(seeds)),
+            progress=progress,
         )
     for result in table.runs.values():
         result.check()
@@ -114,6 +126,13 @@ def compare_replicated(args: argparse.Namespace) -> int:
     console.say(f"\n{interval_note(table, over)}\n")
     gains = contributions(table)
     verdicts = sim.check_orderings(table)
+    beside = _pollux_pooled(table) if args.pollux_rows else None
+    if beside is not None and console.format == "table":
+        console.say(
+            "\nThe Pollux comparison beside the paper's Table 3 (rows 10-12), each row's "
+            "jobs pooled over its runs:"
+        )
+        console.show(pollux_table(beside))
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
         console.show(ledger_table(table))
         console.say(f"\n{LEDGER_NOTE} Means over {over}.\n")
@@ -141,6 +160,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
         samples.to_csv(folder / "samples.csv", index=False)
         gains.to_csv(folder / "contributions.csv", index=False)
+        if beside is not None:
+            beside.to_csv(folder / "pollux_paper.csv", index_label="metric")
         (folder / "orderings.json").write_text(
             json.dumps(_jsonable(verdicts), indent=2) + "\n"
         )
@@ -159,7 +180,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
     print_note(console, next(iter(table.results.values())))
     console.say(
         "\nWrote compare.csv (means and intervals), samples.csv (one row per run), "
-        f"contributions.csv, orderings.json, provenance.json and {len(written)} "
+        f"contributions.csv, {'pollux_paper.csv, ' if beside is not None else ''}"
+        f"orderings.json, provenance.json and {len(written)} "
         f"figure files to {out}/",
     )
     return 0
@@ -214,6 +236,20 @@ def _figures_note(seeds: List[int], windows: Optional[int]) -> str:
 #: compare.csv has every metric with its interval.
 #: Summary keys of the table, after the row's name; headers from aryl.sim.metrics.
 _COLUMNS = ["queuing_mean", "jct_mean", "preemption_ratio"]
+
+
+def _pollux_pooled(table: Any) -> Any:
+    """``sim.pollux_beside_paper`` of the Pollux comparison's rows, each row's measured
+    jobs pooled over all its runs (``replications.pooled``)."""
+    from .. import sim
+    from ..sim.replications import pooled
+
+    summaries = {}
+    for name in sim.POLLUX_COMPARISON:
+        runs = [r for (row, _, _), r in table.runs.items() if row == name]
+        if runs:
+            summaries[name] = {k: e.value for k, e in pooled(runs).items()}
+    return sim.pollux_beside_paper(summaries)
 
 
 def _value(key: str, value: float) -> str:

@@ -36,7 +36,13 @@ from .paper import (
     pollux_nodes,
     speedups,
 )
-from .paper_replications import PAPER_POINTS, replicate_paper
+from .paper_replications import (
+    PAPER_POINTS,
+    POLLUX_POINTS,
+    PaperPlan,
+    paper_plan,
+    replicate_paper,
+)
 from .provenance import Provenance
 from .replications import check_orderings
 from .result import InvariantError, Result, load
@@ -50,7 +56,7 @@ from .scenarios import (
 from .simulation import simulate
 from .sizing import Sizing, size_cluster
 from .storage import ResultFileError
-from .sweep import PARAMETERS, sweep
+from .sweep import PARAMETERS, sweep, sweep_points
 from .verdict import verdict_lines
 
 __all__ = [
@@ -63,6 +69,8 @@ __all__ = [
     "LOANING_ROWS",
     "ORDERINGS",
     "PAPER_POINTS",
+    "POLLUX_POINTS",
+    "PaperPlan",
     "PAPER_POLLUX_SCALING",
     "PAPER_TABLE3",
     "PARAMETERS",
@@ -81,6 +89,7 @@ __all__ = [
     "describe",
     "load",
     "paper_runs",
+    "paper_plan",
     "replicate_paper",
     "pollux_beside_paper",
     "pollux_nodes",
@@ -90,5 +99,6 @@ __all__ = [
     "size_cluster",
     "speedups",
     "sweep",
+    "sweep_points",
     "verdict_lines",
 ]

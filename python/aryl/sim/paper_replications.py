@@ -2,10 +2,14 @@
 
 ``replicate_paper(frame, load, training_servers, inference_servers, seeds=5)`` runs the
 rows of ``paper_runs`` (``PAPER_POINTS``: each row as sweep parameters, which build the
-same jobs, policy, reclaim and config as ``paper_runs`` does for the same seed) once
-per seed and window, through ``sweep``: on the engine it is given (threads, processes
-or Ray), each run cached under its (configuration, seed, window) fingerprint. Running
-it again with more seeds runs only the new ones. It returns the same ``Comparison`` as
+same jobs, policy, reclaim and config as ``paper_runs`` does for the same seed; with
+``pollux_rows=True`` also ``POLLUX_POINTS``, the Pollux and Aryl+TunedJobs rows) once
+per seed and window, through ``sweep_points``: on the engine it is given (threads,
+processes or Ray), all rows at once, each run cached under its (configuration, code,
+seed, window) fingerprint and saved as soon as it finishes. Running it again with more
+seeds runs only the new ones; running it again after an interruption runs only the
+runs that had not finished. ``paper_plan`` lists the runs (and their cache entries)
+without running them. It returns the same ``Comparison`` as
 ``compare(..., seeds=..., windows=...)`` (``aryl.sim.replications``: the windows, the
 warm-up rule and the intervals).
 """
@@ -13,8 +17,9 @@ warm-up rule and the intervals).
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
@@ -33,7 +38,7 @@ from .replications import (
 )
 from .result import Result
 from .result import load as load_result
-from .sweep import sweep
+from .sweep import SweepReport, run_keys, sweep_points
 
 #: The rows of ``paper_runs`` (its Pollux rows aside) as ``sweep`` parameters.
 PAPER_POINTS: Dict[str, Dict[str, Any]] = {
@@ -65,6 +70,110 @@ PAPER_POINTS: Dict[str, Dict[str, Any]] = {
 }
 
 
+#: The Pollux rows (Table 3 rows 10 and 12, ``paper_runs(..., pollux_rows=True)``) as
+#: ``sweep`` parameters: the Basic jobs as goodput-driven Pollux applications on the
+#: training servers as 4-GPU nodes, no loaning.
+POLLUX_POINTS: Dict[str, Dict[str, Any]] = {
+    "Pollux": {
+        "scenario": "basic",
+        "policy": "pollux",
+        "loaning": False,
+        "goodput_jobs": True,
+    },
+    "Aryl+TunedJobs": {
+        "scenario": "basic",
+        "policy": "aryl",
+        "loaning": False,
+        "agent": "pollux",
+        "goodput_jobs": True,
+    },
+}
+
+
+@dataclass
+class PaperPlan:
+    """The runs of a replicated paper comparison, before any runs (``paper_plan``).
+
+    ``names``: the rows, in order; ``runs``: one ``(row, seed, window)`` per run and
+    ``points`` its ``sweep`` parameters (same order); ``traces``: the sweep's traces (the
+    whole trace, or one per window); ``measured``: per window, the ids of the jobs it
+    measures (None: all).
+    """
+
+    names: List[str]
+    runs: List[Tuple[str, int, int]]
+    points: List[Dict[str, Any]]
+    traces: Dict[str, Tuple[pd.DataFrame, Any]]
+    measured: List[Optional[List[Any]]]
+
+    def entries(self) -> pd.DataFrame:
+        """One row per run: ``row``, ``seed``, ``window`` and ``fingerprint`` (its cache
+        entry's name, ``sweep.run_keys``: its configuration, seed, window and the code)."""
+        frame = pd.DataFrame(self.runs, columns=["row", "seed", "window"])
+        frame["fingerprint"] = run_keys(self.points, self.traces)
+        return frame
+
+
+def paper_plan(
+    frame: pd.DataFrame,
+    load: Any,
+    training_servers: int,
+    inference_servers: int,
+    seeds: Seeds,
+    *,
+    windows: Optional[int] = None,
+    warmup: float = DEFAULT_WARMUP,
+    seed: int = 0,
+    config: Optional[Mapping[str, Any]] = None,
+    any_type_share: float = ANY_TYPE_SHARE,
+    rows: Optional[Sequence[str]] = None,
+    pollux_rows: bool = False,
+) -> PaperPlan:
+    """The runs ``replicate_paper`` makes with these arguments (its parameters), not run.
+
+    Bad seeds, windows or rows are a ``ValueError`` here; bad settings when the runs'
+    keys are computed (``PaperPlan.entries``, ``replicate_paper``), before any run.
+    """
+    chosen = seed_list(seeds, seed)
+    traces, measured = _traces(frame, load, windows, warmup)
+    names = _rows(rows, pollux_rows, load is not None)
+    common = {
+        **dict(config or {}),
+        "training_servers": int(training_servers),
+        "inference_servers": int(inference_servers),
+        "any_type_share": float(any_type_share),
+    }
+    runs, points = [], []
+    for name in names:
+        for s in chosen:
+            for window, trace in enumerate(traces):
+                runs.append((name, s, window))
+                points.append({**common, **_POINTS[name], "seed": s, "trace": trace})
+    return PaperPlan(names, runs, points, traces, measured)
+
+
+_POINTS = {**PAPER_POINTS, **POLLUX_POINTS}
+
+
+def _rows(rows: Optional[Sequence[str]], pollux_rows: bool, loaning: bool) -> List[str]:
+    """The rows to run: those given (checked), else every paper row that applies."""
+    if rows is None:
+        names = [n for n in PAPER_POINTS if loaning or n not in LOANING_ROWS]
+        return names + (list(POLLUX_POINTS) if pollux_rows else [])
+    if isinstance(rows, str) or not rows:
+        raise ValueError(f"rows: give a non-empty list of row names, got {rows!r}")
+    names = list(rows)
+    unknown = [n for n in names if n not in _POINTS]
+    if unknown:
+        raise ValueError(f"unknown row(s) {unknown}; expected some of {list(_POINTS)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"rows: each row once, got {names}")
+    lending = [n for n in names if n in LOANING_ROWS]
+    if lending and not loaning:
+        raise ValueError(f"rows {lending} lend servers: they need a load series")
+    return names
+
+
 def replicate_paper(
     frame: pd.DataFrame,
     load: Any,
@@ -77,12 +186,14 @@ def replicate_paper(
     seed: int = 0,
     config: Optional[Mapping[str, Any]] = None,
     any_type_share: float = ANY_TYPE_SHARE,
+    rows: Optional[Sequence[str]] = None,
+    pollux_rows: bool = False,
     reference: Optional[str] = None,
     engine: SweepEngine = "threads",
     workers: Optional[int] = None,
     address: Optional[str] = None,
     cache: Union[bool, str, Path] = True,
-    progress: Optional[Callable[[int, int], None]] = None,
+    progress: Optional[SweepReport] = None,
 ) -> Comparison:
     """The paper's rows, once per seed (and window), through ``sweep``; with intervals.
 
@@ -93,7 +204,8 @@ def replicate_paper(
         load (a frame, pairs or None: then the loaning rows are left out, as in
         ``paper_runs``).
     training_servers, inference_servers
-        The cluster (8-GPU V100 and T4 servers).
+        The cluster (8-GPU V100 and T4 servers; the Pollux rows run on the training
+        servers as 4-GPU nodes, ``pollux_nodes``).
     seeds
         How many seeds (from ``seed`` on) or which; every row runs with each, and
         converts the frame to jobs with it (``to_jobs(any_type_share, seed)``).
@@ -101,66 +213,66 @@ def replicate_paper(
         ``K`` disjoint time slices, each after ``warmup`` seconds of warm-up
         (``aryl.sim.replications``).
     config
-        ``Config`` fields given to every row (a row's own settings win).
+        ``Config`` fields given to every row (a row's own settings win), e.g.
+        ``{"pollux_generations": 100}`` for the Pollux row's search.
+    rows, pollux_rows
+        Which rows (names of ``PAPER_POINTS`` and ``POLLUX_POINTS``), in order; by
+        default every paper row that applies and, with ``pollux_rows``, the Pollux
+        rows (``POLLUX_POINTS``: Pollux and Aryl+TunedJobs).
     reference
-        The row speed-ups are over (default the Baseline).
+        The row speed-ups are over (default the first row).
     engine, workers, address, cache
         As for ``sweep`` (default: threads; the cache in ``default_cache_dir()``).
-        ``cache=False`` keeps the runs in a temporary folder only.
+        Every run (row, seed, window) is its own cache entry, saved as soon as it
+        finishes, so an interrupted call loses only the runs in flight and the same
+        call continues from the cache. ``cache=False`` keeps the runs in a temporary
+        folder only.
     progress
-        Called with (runs done, runs in all) after each row's replications.
+        Called with (runs done, of which found in the cache, runs in all) before
+        anything runs and after each run.
 
     Returns
     -------
     Comparison
         As ``compare(..., seeds=...)`` returns it.
     """
-    chosen = seed_list(seeds, seed)
-    traces, measured = _traces(frame, load, windows, warmup)
-    points = {
-        name: point
-        for name, point in PAPER_POINTS.items()
-        if load is not None or name not in LOANING_ROWS
-    }
-    names = list(points)
-    reference = reference or names[0]
-    if reference not in points:
-        raise ValueError(f"reference row {reference!r} is not a row: {names}")
-    common = {
-        **dict(config or {}),
-        "training_servers": int(training_servers),
-        "inference_servers": int(inference_servers),
-        "any_type_share": float(any_type_share),
-    }
-    grid: Dict[str, List[Any]] = {"seed": list(chosen), "trace": list(traces)}
-    total, done = len(points) * len(chosen) * len(traces), 0
+    plan = paper_plan(
+        frame,
+        load,
+        training_servers,
+        inference_servers,
+        seeds,
+        windows=windows,
+        warmup=warmup,
+        seed=seed,
+        config=config,
+        any_type_share=any_type_share,
+        rows=rows,
+        pollux_rows=pollux_rows,
+    )
+    reference = reference or plan.names[0]
+    if reference not in plan.names:
+        raise ValueError(f"reference row {reference!r} is not a row: {plan.names}")
     results: Dict[Tuple[str, int, int], Result] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        folder = scratch if cache is False else cache
-        for name, point in points.items():
-            table = sweep(
-                {**common, **point},
-                grid,
-                traces=traces,
-                engine=engine,
-                address=address,
-                workers=workers,
-                cache=folder,
-                progress=False,
-            )
-            for _, row in table.iterrows():
-                window = list(traces).index(row["trace"])
-                result = load_result(row["saved"])
-                ids = measured[window]
-                if ids is not None:
-                    keep = result.jobs["id"].isin(ids).to_numpy()
-                    result.jobs = result.jobs[keep].reset_index(drop=True)
-                result.label = name
-                results[(name, int(row["seed"]), window)] = result
-            done += len(table)
-            if progress is not None:
-                progress(done, total)
-    return assemble(results, names, reference)
+        table = sweep_points(
+            plan.points,
+            traces=plan.traces,
+            engine=engine,
+            address=address,
+            workers=workers,
+            cache=scratch if cache is False else cache,
+            progress=progress or False,
+        )
+        for (name, s, window), saved in zip(plan.runs, table["saved"]):
+            result = load_result(saved)
+            ids = plan.measured[window]
+            if ids is not None:
+                keep = result.jobs["id"].isin(ids).to_numpy()
+                result.jobs = result.jobs[keep].reset_index(drop=True)
+            result.label = name
+            results[(name, s, window)] = result
+    return assemble(results, plan.names, reference)
 
 
 def _traces(

@@ -14,6 +14,9 @@ import functools
 import hashlib
 import json
 import math
+import os
+import platform
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -55,6 +58,50 @@ def code_fingerprint() -> str:
     from .. import _core
 
     return _code_fingerprint(_PACKAGE, Path(_core.__file__))
+
+
+def machine() -> str:
+    """The machine a run ran on: CPU model, core count and Python version."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+@functools.cache
+def source_commit() -> Optional[str]:
+    """The git commit of the source tree aryl runs from, or None (not a checkout).
+
+    ``+dirty`` is appended when the code (``python/``, ``cpp/``, the build files)
+    differs from that commit, so the commit alone does not reproduce the run.
+    Computed once per process.
+    """
+
+    def git(*args: str) -> Optional[str]:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(_PACKAGE), *args],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top, commit = git("rev-parse", "--show-toplevel"), git("rev-parse", "HEAD")
+    if not top or not commit:
+        return None
+    code = ("python", "cpp", "CMakeLists.txt", "pyproject.toml")
+    changed = git(
+        "-C", top, "status", "--porcelain", "--untracked-files=no", "--", *code
+    )
+    return commit + ("+dirty" if changed else "")
 
 
 def _code_fingerprint(package: Path, core: Path) -> str:

@@ -63,12 +63,13 @@ from .confidence import (
     mean_interval,
     ratio_interval,
     reading,
+    t_quantile,
     verdict,
 )
 from .metrics import SUMMARY_KEYS
-from .paper import BASELINE, ORDERINGS
+from .paper import BASELINE, ORDERINGS, TABLE3_KEYS
 from .provenance import extend_to_jobs
-from .result import Result
+from .result import Result, job_times
 from .simulation import _load, simulate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -397,6 +398,41 @@ def paired_difference(
     """``first``'s ``key`` minus ``second``'s, paired, and its interval."""
     a, b, groups = _pair(samples, first, second, key)
     return difference_interval(a, b, level, groups)
+
+
+#: The job-time statistics ``pooled`` gives: Table 3's queuing and JCT columns.
+POOLED_KEYS = TABLE3_KEYS[:6]
+
+
+def pooled(windows: Sequence[Result], level: float = LEVEL) -> Dict[str, Estimate]:
+    """The job times of one row's windows pooled: each ``POOLED_KEYS`` statistic over
+    all their measured jobs together, with a batch-means interval.
+
+    The value is the statistic of the pooled jobs (every job counts once, as in a
+    whole-trace run); the interval is ``value ± t(K - 1) · s / √K``, ``s`` the standard
+    deviation of the statistic over the ``K`` windows (the batch-means standard error;
+    ``docs/confidence.md``), NaN with one window. ``scaling_ops`` (the total over the
+    windows' jobs) and ``jobs`` (how many) come with ``n`` = the windows pooled.
+    """
+    if not windows:
+        raise ValueError("pooled needs at least one window's result")
+    stacked = job_times(pd.concat([r.jobs for r in windows], ignore_index=True))
+    each = [job_times(r.jobs) for r in windows]
+    k = len(windows)
+    out: Dict[str, Estimate] = {}
+    for key in POOLED_KEYS:
+        value = stacked[key]
+        half = math.nan
+        if k > 1:
+            spread = float(np.std([e[key] for e in each], ddof=1))
+            half = t_quantile(0.5 + level / 2, k - 1) * spread / math.sqrt(k)
+        out[key] = Estimate(value, value - half, value + half, k)
+    total = float(sum(r.jobs["scaling_ops"].sum() for r in windows))
+    out["scaling_ops"] = Estimate(total, math.nan, math.nan, k)
+    out["jobs"] = Estimate(
+        float(sum(len(r.jobs) for r in windows)), math.nan, math.nan, k
+    )
+    return out
 
 
 #: Each feature's own gain: (feature, row with it, row without it; otherwise alike).

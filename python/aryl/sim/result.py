@@ -31,6 +31,22 @@ class InvariantError(AssertionError):
     """A simulated run broke one of the simulator's invariants (docs/model.md, section 5)."""
 
 
+def job_times(jobs: pd.DataFrame) -> Dict[str, float]:
+    """Queuing time and JCT of ``jobs`` (a ``Result.jobs`` frame, or several stacked):
+    mean, median, p95 and p99 as ``Result.summary()`` keys, NaN without finished jobs."""
+    out: Dict[str, float] = {}
+    for name, column in (("queuing", "queuing_time"), ("jct", "jct")):
+        values = jobs[column].dropna().to_numpy(dtype=float)
+        for stat, q in (("mean", None), ("median", 50), ("p95", 95), ("p99", 99)):
+            if len(values) == 0:
+                out[f"{name}_{stat}"] = float("nan")
+            else:
+                out[f"{name}_{stat}"] = float(
+                    values.mean() if q is None else np.percentile(values, q)
+                )
+    return out
+
+
 @dataclass
 class Result:
     """One simulated run.
@@ -80,8 +96,6 @@ class Result:
         """The paper's metrics, the loaning ledger and a fairness figure, keyed as
         ``aryl.sim.metrics.METRICS`` (labels and kinds there): times in seconds, ratios
         in [0, 1], GPU-hours and server-hours, counts."""
-        queued = self.jobs["queuing_time"].dropna().to_numpy()
-        jct = self.jobs["jct"].dropna().to_numpy()
         t = self.totals
         span = t["end_time"]
         training = self.capacity["training_gpus"] * span
@@ -93,15 +107,7 @@ class Result:
             + t["loaned_gpu_seconds"]
             + t["inference_gpu_seconds"]
         )
-        out = {}
-        for name, values in (("queuing", queued), ("jct", jct)):
-            for stat, q in (("mean", None), ("median", 50), ("p95", 95), ("p99", 99)):
-                if len(values) == 0:
-                    out[f"{name}_{stat}"] = float("nan")
-                else:
-                    out[f"{name}_{stat}"] = float(
-                        values.mean() if q is None else np.percentile(values, q)
-                    )
+        out = job_times(self.jobs)
         out["gpu_usage_training"] = _ratio(t["training_gpu_seconds"], training)
         out["gpu_usage_overall"] = _ratio(used, overall)
         out["preemption_ratio"] = _ratio(self.jobs["preemptions"].sum(), len(self.jobs))

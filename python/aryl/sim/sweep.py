@@ -34,6 +34,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import os
 import sys
 import time
@@ -42,6 +43,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import (
     Any,
+    Callable,
     Dict,
     Iterator,
     List,
@@ -65,7 +67,7 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
-from ..typing import SweepEngine
+from ..typing import GoodputPolicy, SweepEngine
 from .config import Cluster, Config
 from .metrics import SUMMARY_KEYS
 from .provenance import (
@@ -73,6 +75,8 @@ from .provenance import (
     code_fingerprint,
     fingerprint_frame,
     fingerprint_jobs,
+    machine,
+    source_commit,
 )
 from .result import Result
 from .runs import run_arguments, scenario_settings, trace_jobs
@@ -112,7 +116,15 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
         ANY_TYPE_SHARE,
         "share of unknown-type jobs that may run on any GPU type",
     ),
+    "goodput_jobs": (
+        False,
+        "run the scenario's jobs as goodput-driven Pollux applications "
+        "(traces.pollux_profiles, seeded) on the training servers split into 4-GPU "
+        "nodes (sim.pollux_nodes), without inference servers: the Pollux rows",
+    ),
 }
+#: GPUs per node of the cluster the goodput-driven jobs run on (``sim.pollux_nodes``).
+GOODPUT_NODE_GPUS = 4
 _CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(Config))
 ENGINES = get_args(SweepEngine)
 Trace = Tuple[Any, Any]  # (job frame or list of Jobs, load frame / pairs / None)
@@ -137,6 +149,7 @@ def grid_points(
     empty value lists are a ``ValueError``.
     """
     base, grid = dict(base or {}), dict(grid or {})
+    _check_names([base, grid])
     for name, values in grid.items():
         if (
             isinstance(values, (str, bytes))
@@ -146,17 +159,23 @@ def grid_points(
             raise ValueError(
                 f"grid {name!r}: give a non-empty list of values, got {values!r}"
             )
-    unknown = sorted((set(base) | set(grid)) - set(PARAMETERS) - set(_CONFIG_FIELDS))
-    if unknown:
-        raise ValueError(
-            f"unknown sweep parameter(s) {unknown}; expected some of "
-            f"{sorted(PARAMETERS) + sorted(_CONFIG_FIELDS)}"
-        )
     names = list(grid)
     return [
         {**base, **dict(zip(names, combo))}
         for combo in itertools.product(*grid.values())
     ]
+
+
+def _check_names(points: Sequence[Mapping[str, Any]]) -> None:
+    """A ``ValueError`` naming any parameter that is neither in ``PARAMETERS`` nor a
+    ``Config`` field."""
+    given = {name for point in points for name in point}
+    unknown = sorted(given - set(PARAMETERS) - set(_CONFIG_FIELDS))
+    if unknown:
+        raise ValueError(
+            f"unknown sweep parameter(s) {unknown}; expected some of "
+            f"{sorted(PARAMETERS) + sorted(_CONFIG_FIELDS)}"
+        )
 
 
 def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
@@ -172,9 +191,15 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         for name, (default, _) in PARAMETERS.items()
     }
     validation.text(p["scenario"], "scenario", SCENARIOS)
+    if not isinstance(p["goodput_jobs"], (bool, np.bool_)):
+        raise ValueError(
+            f"goodput_jobs must be True or False, got {p['goodput_jobs']!r}"
+        )
+    p["goodput_jobs"] = bool(p["goodput_jobs"])
     p["policy"], preset = scenario_settings(p["scenario"], p["policy"])
     # The simulator's own checks, so a sweep and simulate say the same.
-    validation.text(p["policy"], "policy", POLICIES)
+    goodput = POLICIES + get_args(GoodputPolicy) if p["goodput_jobs"] else POLICIES
+    validation.text(p["policy"], "policy", goodput)
     validation.text(p["reclaim"], "reclaim policy", SIMULATION_RECLAIM_POLICIES)
     for name in ("training_servers", "inference_servers", "seed"):
         if (
@@ -285,11 +310,15 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
         elastic_gpu_share=p["elastic_gpu_share"],
         hetero_share=p["hetero_share"],
     )
-    result = simulate(
-        cluster=Cluster(p["training_servers"], p["inference_servers"]),
-        label=label,
-        **run,
-    )
+    cluster = Cluster(p["training_servers"], p["inference_servers"])
+    if p["goodput_jobs"]:  # the Pollux rows, as paper_runs builds them
+        from ..traces.pollux_mapping import pollux_profiles
+        from .paper import pollux_nodes
+
+        mapped = pollux_profiles(run["jobs"], p["seed"], GOODPUT_NODE_GPUS)
+        run.update(jobs=mapped, inference_load=None)
+        cluster = pollux_nodes(cluster, GOODPUT_NODE_GPUS)
+    result = simulate(cluster=cluster, label=label, **run)
     if check:
         result.check()
     if result.provenance is not None:
@@ -314,24 +343,29 @@ def _init_worker(traces: Dict[str, Trace]) -> None:
     _WORKER_TRACES.update(traces)
 
 
-def _timed(point: Mapping[str, Any], trace: Trace, check: bool) -> Tuple[Result, float]:
-    start = time.perf_counter()
+#: A finished run: its result, wall seconds and CPU seconds.
+Timed = Tuple[Result, float, float]
+
+
+def _timed(point: Mapping[str, Any], trace: Trace, check: bool) -> Timed:
+    """One run with its wall time and its process's CPU time (all its threads: exact
+    with one run per process, as the process and Ray engines run them)."""
+    start, cpu = time.perf_counter(), time.process_time()
     result = run_point(point, trace, check)
-    return result, time.perf_counter() - start
+    return result, time.perf_counter() - start, time.process_time() - cpu
 
 
-def _timed_in_worker(
-    point: Mapping[str, Any], name: str, check: bool
-) -> Tuple[Result, float]:
+def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Timed:
     return _timed(point, _WORKER_TRACES[name], check)
 
 
 Todo = Tuple[int, Dict[str, Any]]  # (row number, point)
+Finished = Tuple[int, Result, float, float]  # (row number, result, wall s, CPU s)
 
 
 def _run_local(
     todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int, check: bool
-) -> Iterator[Tuple[int, Result, float]]:
+) -> Iterator[Finished]:
     if engine == "serial":
         for i, point in todo:
             yield (i, *_timed(point, traces[point.get("trace", "embedded")], check))
@@ -342,7 +376,7 @@ def _run_local(
     if engine == "threads":
         pool: cf.Executor = cf.ThreadPoolExecutor(workers)
 
-        def submit(point: Mapping[str, Any]) -> Future[Tuple[Result, float]]:
+        def submit(point: Mapping[str, Any]) -> Future[Timed]:
             return pool.submit(_timed, point, traces[_trace(point)], check)
     else:
         pool = cf.ProcessPoolExecutor(
@@ -352,7 +386,7 @@ def _run_local(
             initargs=(traces,),
         )
 
-        def submit(point: Mapping[str, Any]) -> Future[Tuple[Result, float]]:
+        def submit(point: Mapping[str, Any]) -> Future[Timed]:
             return pool.submit(_timed_in_worker, point, _trace(point), check)
 
     with pool:
@@ -398,7 +432,7 @@ def _run_ray(
     address: Optional[str],
     workers: int,
     check: bool,
-) -> Iterator[Tuple[int, Result, float]]:
+) -> Iterator[Finished]:
     ray = _ray(address, workers)
     remote = ray.remote(num_cpus=1)(_timed)
     refs = {name: ray.put(trace) for name, trace in traces.items()}
@@ -408,14 +442,14 @@ def _run_ray(
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 try:
-                    result, seconds = ray.get(ref)
+                    result, seconds, cpu = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:
                     # The run's own error, as a local run raises it (Ray's wraps it
                     # in the remote traceback, coloured).
                     if isinstance(exc.cause, Exception):
                         raise exc.cause from None
                     raise
-                yield pending.pop(ref), result, seconds
+                yield pending.pop(ref), result, seconds, cpu
     except BaseException:
         for ref in pending:
             ray.cancel(ref)
@@ -566,33 +600,91 @@ def sweep(
         parameter (resolved: the policy the scenario implies, ``Config`` fields given),
         the summary's keys (``aryl.sim.SUMMARY_KEYS``), and ``label``, ``jobs``
         (simulated), ``trace_fingerprint``, ``fingerprint`` (the cache key),
-        ``aryl_version``, ``cached`` (read from the cache), ``seconds`` (simulation
-        time when it ran) and ``saved`` (the cached ``Result``'s folder, or ``None``).
+        ``aryl_version``, ``cached`` (read from the cache), ``seconds`` (the run's wall
+        time when it ran), ``cpu_seconds`` (its CPU time: NaN on several threads, which
+        share one process's clock) and ``saved`` (the cached ``Result``'s folder, or
+        ``None``). A cache entry's ``row.json`` also keeps ``run_by``: the commit of
+        aryl's source (``+dirty`` if changed), the command, the machine, the engine and
+        when the run finished.
     """
-    points = grid_points(base, grid)
-    resolved = [resolve(p) for p in points]
+    return sweep_points(
+        grid_points(base, grid),
+        varied=list(grid or {}),
+        traces=traces,
+        engine=engine,
+        address=address,
+        workers=workers,
+        cache=cache,
+        progress=progress,
+        check=check,
+    )
+
+
+#: ``sweep_points``' progress callback: (runs done, of which found in the cache, runs in all).
+SweepReport = Callable[[int, int, int], None]
+
+
+def run_keys(
+    points: Sequence[Mapping[str, Any]], traces: Optional[Mapping[str, Trace]] = None
+) -> List[str]:
+    """The cache keys of ``points`` (their entries' folder names in the cache), as
+    ``sweep_points`` computes them: the trace's contents, the resolved run and the code.
+
+    Bad parameters are a ``ValueError``, as in ``sweep``.
+    """
+    return _keys(points, traces)[0]
+
+
+def _keys(
+    points: Sequence[Mapping[str, Any]], traces: Optional[Mapping[str, Trace]]
+) -> Tuple[List[str], List[str]]:
+    """(each run's cache key, each run's trace fingerprint)."""
+    _check_names(points)
     traces = dict(traces or {})
     needed = {_trace(p) for p in points}
-    embedded = (
-        "embedded" in needed and "embedded" not in traces
-    )  # read only if a run needs it
+    embedded = "embedded" in needed and "embedded" not in traces
     missing = sorted(needed - set(traces) - ({"embedded"} if embedded else set()))
     if missing:
         raise ValueError(
             f"unknown trace(s) {missing}; give them in traces= (known: {sorted(traces)})"
         )
-    trace_fps = {
-        name: trace_fingerprint(traces[name]) for name in needed if name in traces
-    }
+    fps = {name: trace_fingerprint(traces[name]) for name in needed if name in traces}
     if embedded:
-        trace_fps["embedded"] = _embedded_fingerprint()
-    keys = [_fingerprint(r, trace_fps[_trace(p)]) for p, r in zip(points, resolved)]
+        fps["embedded"] = _embedded_fingerprint()
+    trace_fps = [fps[_trace(p)] for p in points]
+    return [_fingerprint(resolve(p), t) for p, t in zip(points, trace_fps)], trace_fps
+
+
+def sweep_points(
+    points: Sequence[Mapping[str, Any]],
+    *,
+    varied: Sequence[str] = (),
+    traces: Optional[Mapping[str, Trace]] = None,
+    engine: SweepEngine = "auto",
+    address: Optional[str] = None,
+    workers: Optional[int] = None,
+    cache: Union[bool, str, os.PathLike[str]] = True,
+    progress: Union[None, bool, SweepReport] = None,
+    check: bool = True,
+) -> pd.DataFrame:
+    """Run the given runs (each a mapping of ``sweep``'s parameters); one row per run.
+
+    ``sweep`` for a list of runs that need not form a grid (e.g. the rows of a
+    comparison, each with its own settings): every run not in the cache runs on the
+    engine, all at once, and is saved as soon as it finishes. ``varied``: parameter
+    names to put first in the table. ``progress``: as ``sweep``'s, or a function
+    called with (runs done, of which found in the cache, runs in all) once before
+    anything runs and after every run. The rest as ``sweep``.
+    """
+    given: List[Dict[str, Any]] = [dict(p) for p in points]
+    resolved = [resolve(p) for p in given]
+    traces = dict(traces or {})
+    keys, trace_fps = _keys(given, traces)
     folder = (
         None
         if cache is False
         else (default_cache_dir() if cache is True else Path(cache))
     )
-
     rows: List[Optional[Dict[str, Any]]] = [None] * len(points)
     for i, key in enumerate(keys):
         summary = _cached(folder, key)
@@ -601,19 +693,24 @@ def sweep(
                 **summary,
                 "cached": True,
                 "seconds": summary.get("seconds", np.nan),
+                "cpu_seconds": summary.get("cpu_seconds", np.nan),
             }
-    todo = [(i, points[i]) for i in range(len(points)) if rows[i] is None]
-    bar = SweepProgress(
-        len(points),
-        len(points) - len(todo),
-        _default_progress() if progress is None else progress,
-    )
+    todo = [(i, given[i]) for i in range(len(points)) if rows[i] is None]
+    found = len(points) - len(todo)
+    if callable(progress):
+        report, bar = progress, None
+    else:
+        enabled = _default_progress() if progress is None else progress
+        report, bar = None, SweepProgress(len(points), found, enabled)
+    if report is not None:
+        report(found, found, len(points))
     if todo:
-        if embedded:
+        names = {_trace(p) for _, p in todo}
+        if "embedded" in names and "embedded" not in traces:
             from ..traces import load_default
 
             traces["embedded"] = load_default()
-        traces = {name: traces[name] for name in {_trace(p) for _, p in todo}}
+        traces = {name: traces[name] for name in names}
         which = _engine(engine, address)
         n = int(workers or os.cpu_count() or 1)
         runs = (
@@ -621,19 +718,38 @@ def sweep(
             if which == "ray"
             else _run_local(todo, traces, which, n, check)
         )
-        for i, result, seconds in runs:
+        shared = which == "threads" and n > 1  # one process's CPU for several runs
+        for done, (i, result, seconds, cpu) in enumerate(runs, found + 1):
             fresh = {
-                **_row(result, keys[i], trace_fps[_trace(points[i])]),
+                **_row(result, keys[i], trace_fps[i]),
                 "cached": False,
                 "seconds": seconds,
+                "cpu_seconds": math.nan if shared else cpu,
+                "run_by": _run_by(which, n),
             }
             rows[i] = fresh
             if folder is not None:
                 _store(folder / keys[i], result, fresh)
-            bar.step()
+            if report is not None:
+                report(done, found, len(points))
+            else:
+                bar.step()  # type: ignore[union-attr]  # set when report is None
     for i, row in enumerate(rows):
         row["saved"] = None if folder is None else str(folder / keys[i])  # type: ignore[index]
-    return _frame(points, resolved, rows, list(grid or {}))
+    return _frame(given, resolved, rows, list(varied))
+
+
+def _run_by(engine: str, workers: int) -> Dict[str, Any]:
+    """Where and how a run ran: the commit of aryl's source, the command, the machine,
+    the engine and when it finished (a sweep cache entry's ``row.json`` keeps it)."""
+    return {
+        "commit": source_commit(),
+        "command": " ".join(sys.argv),
+        "machine": machine(),
+        "engine": engine,
+        "workers": workers,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:
@@ -738,6 +854,7 @@ def _frame(
                         "aryl_version",
                         "cached",
                         "seconds",
+                        "cpu_seconds",
                         "saved",
                     )
                 },

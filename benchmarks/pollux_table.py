@@ -1,0 +1,380 @@
+"""The Pollux comparison (Table 3 rows 10-12) on the whole ITP trace: windowed, cached,
+resumable, its results kept in the repository.
+
+``run``: the rows Pollux, Aryl+TunedJobs and Elastic only, aryl (``sim.POLLUX_COMPARISON``)
+on the embedded ITP trace cut into ``--windows K`` windows (each after ``--warmup`` of
+warm-up, ``docs/confidence.md``), through ``sim.replicate_paper``: every (row, seed,
+window) is its own run, cached in ``benchmarks/results/pollux/runs/<key>/`` (the key:
+its configuration, the code, seed and window; the entry: the run's ``result.json`` with
+its provenance and summary, ``jobs.parquet`` with every job's times, ``timeline.parquet``,
+``row.json`` with the commit, command, machine, engine, CPU and wall time). Runs go to
+``--workers`` processes (or ``--engine ray --address ...``), cheap rows first. An
+interrupted run loses only the runs in flight: the same command continues from the
+cache, says how many runs it found and runs nothing twice. With ``--commit`` every run
+is committed (``git commit -- benchmarks/results/pollux``, with the README's table
+regenerated) as soon as it finishes, so the run can continue later, elsewhere, from what
+was committed. ``manifest.csv`` lists each
+plan's runs (row, seed, window, entry) and ``measured.parquet`` each window's measured
+jobs, so the table is read from the files alone, whatever the code is then.
+
+``table``: the table from those files (each row's measured jobs pooled over the windows
+that finished, with batch-means intervals; the paired view on the windows every row
+finished; the Pollux / Aryl+TunedJobs ratios beside the paper's; the windowing cost,
+K = 1 against K, for the rows run both ways; what it cost). ``--write`` puts it in
+``benchmarks/README.md`` between its markers (``tests/py/test_pollux_windows.py`` checks
+that the README's figures are the files').
+
+Run: python benchmarks/pollux_table.py run [--windows 16] [--generations 100] [--commit]
+     python benchmarks/pollux_table.py run --windows 1 --rows "Elastic only, aryl" Aryl+TunedJobs
+     python benchmarks/pollux_table.py table [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import pandas as pd
+
+from _common import table
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "pollux"
+README = HERE / "README.md"
+START, END = "<!-- pollux-table:start -->", "<!-- pollux-table:end -->"
+#: Rows in the order they run: the cheap ones first, so they finish early.
+RUN_ORDER = ("Elastic only, aryl", "Aryl+TunedJobs", "Pollux")
+#: The training servers ``aryl compare`` sizes for the embedded trace (as tuned.py).
+TRAINING_SERVERS = 85
+MANIFEST_KEY = ["windows", "generations", "warmup", "row", "seed", "window"]
+
+
+# ---- run ----------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> None:
+    from aryl import sim, traces
+
+    frame, _ = traces.load_default()
+    if args.days is not None:
+        frame = frame[frame["submit_time_s"] < args.days * 86400].reset_index(drop=True)
+    settings: Dict[str, Any] = dict(
+        seeds=1,
+        windows=args.windows,
+        warmup=args.warmup,
+        config={"pollux_generations": args.generations},
+        rows=args.rows,
+    )
+    plan = sim.paper_plan(frame, None, args.training_servers, 0, **settings)
+    folder = Path(args.results)
+    write_manifest(folder, plan, args)
+    print(
+        f"{len(frame):,} jobs, {args.windows} windows (warm-up {args.warmup:,.0f} s), "
+        f"rows {', '.join(plan.names)}, Pollux at {args.generations} generations, "
+        f"{args.training_servers} servers as {2 * args.training_servers} 4-GPU nodes; "
+        f"{args.engine}, {args.workers} workers; runs in {folder / 'runs'}",
+        flush=True,
+    )
+    started = time.perf_counter()
+
+    def progress(done: int, cached: int, total: int) -> None:
+        if done == cached:
+            print(f"Found {cached} of {total} runs in the cache; running the rest.")
+        else:
+            clock = time.perf_counter() - started
+            print(f"  run {done} of {total} done ({clock:,.0f} s)", flush=True)
+            if args.commit:
+                commit(folder, f"{done} of {total} runs")
+
+    sim.replicate_paper(
+        frame,
+        None,
+        args.training_servers,
+        0,
+        **settings,
+        engine=args.engine,
+        workers=args.workers,
+        address=args.address,
+        cache=folder / "runs",
+        progress=progress,
+    )
+    print("All runs done: python benchmarks/pollux_table.py table")
+
+
+def write_manifest(folder: Path, plan: Any, args: argparse.Namespace) -> None:
+    """Add the plan's runs to ``manifest.csv`` and its windows' measured jobs to
+    ``measured.parquet`` (replacing what an earlier plan of the same settings said)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = plan.entries()
+    entries.insert(0, "windows", args.windows)
+    entries.insert(1, "generations", args.generations)
+    entries.insert(2, "warmup", args.warmup)
+    path = folder / "manifest.csv"
+    if path.exists():
+        entries = pd.concat([pd.read_csv(path), entries], ignore_index=True)
+    entries = entries.drop_duplicates(MANIFEST_KEY, keep="last")
+    entries.sort_values(MANIFEST_KEY).to_csv(path, index=False)
+    measured = pd.DataFrame(
+        [
+            {"windows": args.windows, "window": w, "job_id": str(i)}
+            for w, ids in enumerate(plan.measured)
+            for i in (ids if ids is not None else plan_jobs(plan))
+        ]
+    )
+    path = folder / "measured.parquet"
+    if path.exists():
+        old = pd.read_parquet(path)
+        measured = pd.concat([old[old["windows"] != args.windows], measured])
+    measured.sort_values(["windows", "window"], kind="stable").to_parquet(
+        path, index=False
+    )
+
+
+def plan_jobs(plan: Any) -> List[Any]:
+    """Every job of a plan's one trace (one window: all are measured)."""
+    ((jobs, _),) = plan.traces.values()
+    return list(jobs["job_id"])
+
+
+def commit(folder: Path, what: str) -> None:
+    """Commit ``folder`` and, when it is the kept one, the README's table regenerated from
+    it (other staged changes stay staged); retried while git holds the index."""
+    paths = [str(folder)]
+    if folder.resolve() == RESULTS.resolve():
+        write_readme(tables(folder))
+        paths.append(str(README))
+    message = f"benchmarks/results/pollux: {what} (pollux_table.py run)"
+    for _ in range(10):
+        add = subprocess.run(["git", "-C", str(HERE), "add", "--", *paths])
+        done = subprocess.run(
+            ["git", "-C", str(HERE), "commit", "-q", "-m", message, "--", *paths]
+        )
+        if add.returncode == 0 and done.returncode in (0, 1):
+            return
+        time.sleep(5)
+    print(f"  could not commit {folder}", file=sys.stderr)
+
+
+# ---- table --------------------------------------------------------------------------------
+
+
+def load_runs(folder: Path = RESULTS) -> pd.DataFrame:
+    """The manifest's runs that finished: one row per run with its ``Result`` (measured
+    jobs only) and its ``row.json`` (CPU, wall, provenance)."""
+    import json
+
+    from aryl import sim
+
+    manifest = pd.read_csv(folder / "manifest.csv")
+    measured = pd.read_parquet(folder / "measured.parquet")
+    ids = {k: set(g["job_id"]) for k, g in measured.groupby(["windows", "window"])}
+    records = []
+    for _, entry in manifest.iterrows():
+        path = folder / "runs" / entry["fingerprint"]
+        if not (path / "row.json").exists():
+            continue
+        result = sim.load(path)
+        keep = (
+            result.jobs["id"].astype(str).isin(ids[(entry["windows"], entry["window"])])
+        )
+        result.jobs = result.jobs[keep.to_numpy()].reset_index(drop=True)
+        row = json.loads((path / "row.json").read_text())
+        records.append({**entry.to_dict(), "result": result, "entry": row})
+    return pd.DataFrame.from_records(records)
+
+
+def cell(e: Any, digits: int = 0) -> str:
+    """``value [low, high]``, or the value alone without an interval."""
+    if math.isnan(e.value):
+        return "—"
+    if math.isnan(e.low):
+        return f"{e.value:,.{digits}f}"
+    return f"{e.value:,.{digits}f} [{e.low:,.{digits}f}, {e.high:,.{digits}f}]"
+
+
+def headers() -> List[str]:
+    """The pooled statistics' column headers (``aryl.sim.metrics``)."""
+    from aryl.sim.metrics import METRICS
+    from aryl.sim.replications import POOLED_KEYS
+
+    return [METRICS[k].header for k in POOLED_KEYS]
+
+
+def tables(folder: Path = RESULTS) -> str:
+    """The README's section: every table, from the files in ``folder``."""
+    from aryl import sim
+    from aryl.sim.replications import POOLED_KEYS, pooled
+
+    runs = load_runs(folder)
+    if runs.empty:
+        return "No runs have finished yet.\n"
+    main_k = int(runs["windows"].max())
+    main = runs[runs["windows"] == main_k]
+    settings = main.iloc[0]
+    out = [
+        f"Windows: **{main_k}** (warm-up {settings['warmup']:,.0f} s), seed "
+        f"{int(settings['seed'])}, Pollux at **{int(settings['generations'])}** "
+        "generations. Each row's measured jobs pooled over the windows it finished; "
+        "[low, high]: 95% batch-means interval over those windows.\n"
+    ]
+    planned = pd.read_csv(folder / "manifest.csv")
+    planned = set(planned[planned["windows"] == main_k]["row"])
+    names = [n for n in sim.POLLUX_COMPARISON if n in set(main["row"])]
+    header = ["row", "windows done", "jobs", *headers(), "CPU", "wall"]
+    rows = []
+    for name in [n for n in sim.POLLUX_COMPARISON if n in planned]:
+        mine = main[main["row"] == name]
+        if mine.empty:
+            rows.append([name, f"0 of {main_k}"] + ["—"] * (len(header) - 2))
+            continue
+        e = pooled(list(mine["result"]))
+        cpu = sum(r["cpu_seconds"] for r in mine["entry"])
+        wall = sum(r["seconds"] for r in mine["entry"])
+        rows.append(
+            [name, f"{len(mine)} of {main_k}", f"{e['jobs'].value:,.0f}"]
+            + [cell(e[k]) for k in POOLED_KEYS]
+            + [f"{cpu:,.0f} s", f"{wall:,.0f} s"]
+        )
+    out.append(table(header, rows))
+    out.append(paired(main, names, main_k))
+    out.append(windowing_cost(runs, main_k))
+    out.append(cost(main))
+    return "\n\n".join(out) + "\n"
+
+
+def paired(main: pd.DataFrame, names: List[str], k: int) -> str:
+    """The rows that finished a window, on the windows all of them finished, beside
+    the paper's Table 3."""
+    from aryl import sim
+    from aryl._display import render
+    from aryl.cli.output import pollux_table
+    from aryl.sim.replications import pooled
+
+    done = set.intersection(*(set(main[main["row"] == n]["window"]) for n in names))
+    if not done:
+        return "No window has finished for every row yet."
+    common = main[main["window"].isin(done)]
+    summaries = {
+        n: {
+            key: e.value
+            for key, e in pooled(list(common[common["row"] == n]["result"])).items()
+        }
+        for n in names
+    }
+    shown = ", ".join(str(w + 1) for w in sorted(done))
+    return (
+        f"On the windows {', '.join(names)} all finished ({len(done)} of {k}: {shown}), "
+        "beside the paper's Table 3 (rows 10-12):\n\n"
+        + render(pollux_table(sim.pollux_beside_paper(summaries)), "markdown")
+    )
+
+
+def windowing_cost(runs: pd.DataFrame, k: int) -> str:
+    """K = 1 (the whole trace, one run) against the K windows pooled, per row run both
+    ways: the relative difference of each pooled statistic."""
+    from aryl.sim.replications import POOLED_KEYS, pooled
+
+    whole, cut = runs[runs["windows"] == 1], runs[runs["windows"] == k]
+    rows = []
+    for name in whole["row"]:
+        mine = cut[cut["row"] == name]
+        if len(mine) < k:
+            continue
+        one = pooled(list(whole[whole["row"] == name]["result"]))
+        many = pooled(list(mine["result"]))
+        rows.append(
+            [name]
+            + [
+                f"{one[key].value:,.0f} / {many[key].value:,.0f} "
+                f"({many[key].value / one[key].value - 1:+.1%})"
+                for key in POOLED_KEYS
+            ]
+        )
+    if k == 1 or not rows:
+        return "The windowing cost needs a row run both whole (K = 1) and windowed."
+    return (
+        f"What windowing costs: each row whole (K = 1) / pooled over its {k} windows "
+        "(relative difference):\n\n" + table(["row", *headers()], rows)
+    )
+
+
+def cost(main: pd.DataFrame) -> str:
+    """What the runs cost and where they ran."""
+    entries = list(main["entry"])
+    by = pd.DataFrame([e.get("run_by", {}) for e in entries])
+    cpu = sum(e["cpu_seconds"] for e in entries)
+    wall = sum(e["seconds"] for e in entries)
+    commits = ", ".join(sorted({short(c) for c in by["commit"].dropna()}))
+    machines = "; ".join(sorted(set(by["machine"].dropna())))
+    engines = ", ".join(
+        sorted({f"{e} x {w}" for e, w in zip(by["engine"], by["workers"])})
+    )
+    return (
+        f"Cost of these {len(entries)} runs: {cpu:,.0f} s of CPU, {wall:,.0f} s of wall "
+        f"time summed over runs (they ran side by side on {engines} workers); "
+        f"machine: {machines}; code: commit {commits}."
+    )
+
+
+def short(commit: str) -> str:
+    """A commit's first 10 digits, with its ``+dirty`` mark."""
+    return commit[:10] + ("+dirty" if commit.endswith("+dirty") else "")
+
+
+def write_readme(text: str, readme: Path = README) -> None:
+    """Replace the README's section between the markers with ``text``."""
+    old = readme.read_text()
+    head, rest = old.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{text}{END}{tail}")
+
+
+def readme_section(readme: Path = README) -> str:
+    """The README's section between the markers."""
+    return readme.read_text().split(START, 1)[1].split(END, 1)[0].lstrip("\n")
+
+
+# ---- command line -------------------------------------------------------------------------
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("run", help="run (or continue) the windowed comparison")
+    p.add_argument("--windows", type=int, default=16, help="time windows K (16)")
+    p.add_argument(
+        "--warmup", type=float, default=86400.0, help="warm-up seconds (1 day)"
+    )
+    p.add_argument(
+        "--generations", type=int, default=100, help="Pollux search generations (100)"
+    )
+    p.add_argument("--rows", nargs="+", default=list(RUN_ORDER), help="rows to run")
+    p.add_argument("--training-servers", type=int, default=TRAINING_SERVERS)
+    p.add_argument("--days", type=float, help="only the jobs of the first days")
+    p.add_argument("--engine", default="processes", help="processes, threads or ray")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--address", help="a Ray cluster (with --engine ray)")
+    p.add_argument("--results", default=str(RESULTS), help="the results folder")
+    p.add_argument(
+        "--commit", action="store_true", help="git-commit every run as it finishes"
+    )
+    p = sub.add_parser("table", help="the table from the results files")
+    p.add_argument("--results", default=str(RESULTS))
+    p.add_argument("--write", action="store_true", help="into benchmarks/README.md")
+    args = parser.parse_args(argv)
+    if args.what == "run":
+        run(args)
+        return
+    text = tables(Path(args.results))
+    print(text)
+    if args.write:
+        write_readme(text)
+
+
+if __name__ == "__main__":
+    main()

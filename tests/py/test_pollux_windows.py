@@ -1,0 +1,206 @@
+"""The Pollux rows through the replication machinery (issue 31): windowed, cached per
+run, resumable, and the pooled figures of the table."""
+
+import importlib
+import json
+import math
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aryl import sim, traces
+from aryl.cli import main
+from aryl.sim.confidence import t_quantile
+from aryl.sim.replications import POOLED_KEYS, pooled
+from aryl.sim.result import job_times
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def small():
+    """24 jobs of at most 8 GPUs from the ITP trace, re-based to start at 0."""
+    frame, _ = traces.load_default()
+    part = frame[frame["num_gpus"] <= 8].iloc[:24].copy()
+    part["submit_time_s"] -= part["submit_time_s"].min()
+    return part.reset_index(drop=True)
+
+
+def test_pollux_points_run_what_paper_runs_runs(small, tmp_path):
+    """Through the sweep, the Pollux rows give what paper_runs' rows give."""
+    config = {"pollux_generations": 3}
+    out = sim.replicate_paper(
+        small,
+        None,
+        2,
+        0,
+        seeds=1,
+        config=config,
+        rows=list(sim.POLLUX_ROWS),
+        cache=tmp_path,
+        engine="serial",
+    )
+    runs = sim.paper_runs(
+        traces.to_jobs(small, seed=0), None, seed=0, config=config, pollux_rows=True
+    )
+    nodes = sim.pollux_nodes(sim.Cluster(2, 0))
+    for name in sim.POLLUX_ROWS:
+        direct = sim.simulate(cluster=nodes, label=name, **runs[name])
+        swept = out.runs[(name, 0, 0)]
+        assert swept.summary() == direct.summary(), name
+        assert swept.provenance.jobs_fingerprint == direct.provenance.jobs_fingerprint
+
+
+def _cli(small, tmp_path, cache, out):
+    path = tmp_path / "jobs.csv"
+    small.to_csv(path, index=False)
+    return [
+        "compare", str(path), "--training-servers", "2", "--inference-servers", "0",
+        "--pollux-rows", "--pollux-generations", "2", "--windows", "4",
+        "--warmup", "1h", "--engine", "serial", "--cache", str(cache),
+        "--out", str(out), "--plot-format", "png",
+    ]  # fmt: skip
+
+
+def _tables(printed):
+    """The printed tables, without the lines that name the cache or the output."""
+    return [
+        line
+        for line in printed.splitlines()
+        if not line.startswith(("Found ", "Wrote ", "Comparing on"))
+    ]
+
+
+def test_interrupted_pollux_windows_continue_from_the_cache(
+    small, tmp_path, capsys, monkeypatch
+):
+    """The issue's "Done when": interrupt after the first runs, run again: it says what
+    it found, runs nothing twice and prints the table of an uninterrupted run."""
+    sweep_module = importlib.import_module("aryl.sim.sweep")
+    real, ran = sweep_module.run_point, []
+
+    def counted(point, *args, **kwargs):
+        if stop[0] is not None and len(ran) == stop[0]:
+            raise KeyboardInterrupt
+        result = real(point, *args, **kwargs)
+        ran.append(json.dumps(point, sort_keys=True, default=repr))
+        return result
+
+    monkeypatch.setattr(sweep_module, "run_point", counted)
+    cache = tmp_path / "cache"
+    stop = [5]
+    try:
+        code = main(_cli(small, tmp_path, cache, tmp_path / "a"))
+    except KeyboardInterrupt:
+        code = 130
+    assert code != 0 and len(ran) == 5
+    first, total = set(ran), 8 * 4  # 6 rows without loaning + 2 Pollux rows, 4 windows
+    assert len(list(cache.iterdir())) == 5  # each finished run was kept
+    capsys.readouterr()
+    stop[0], ran[:] = None, []
+    assert main(_cli(small, tmp_path, cache, tmp_path / "b")) == 0
+    resumed = capsys.readouterr().out
+    assert f"Found 5 of {total} runs in the cache" in resumed
+    assert len(ran) == total - 5 and not first & set(ran)  # nothing twice
+    ran[:] = []
+    assert main(_cli(small, tmp_path, tmp_path / "fresh", tmp_path / "c")) == 0
+    whole = capsys.readouterr().out
+    assert f"Found 0 of {total} runs" in whole and len(ran) == total
+    assert _tables(resumed) == _tables(whole)
+    assert "beside the paper's Table 3" in resumed and "1.42x" in resumed  # wraps
+    samples = pd.read_csv(tmp_path / "b" / "samples.csv")
+    assert sorted(set(samples["window"])) == [0, 1, 2, 3]
+    assert {"Pollux", "Aryl+TunedJobs"} <= set(samples["run"])
+    beside = pd.read_csv(tmp_path / "b" / "pollux_paper.csv", index_col="metric")
+    assert beside.loc["jct_mean", "Pollux, paper"] == 14534
+    # each entry says where, how and with what code it ran
+    entry = json.loads(next(cache.glob("*/row.json")).read_text())
+    assert entry["cpu_seconds"] >= 0 and entry["seconds"] >= 0
+    by = entry["run_by"]
+    assert by["engine"] == "serial" and "cores" in by["machine"] and by["command"]
+    assert "commit" in by
+
+
+def test_pooled_counts_every_job_once_with_a_batch_means_interval():
+    rng = np.random.default_rng(3)
+    windows = []
+    for n in (40, 55, 70):
+        jobs = pd.DataFrame(
+            {
+                "queuing_time": rng.exponential(100.0, n),
+                "jct": rng.exponential(5000.0, n),
+                "scaling_ops": rng.integers(0, 4, n),
+            }
+        )
+        windows.append(SimpleNamespace(jobs=jobs))
+    out = pooled(windows)
+    stacked = job_times(pd.concat([w.jobs for w in windows]))
+    for key in POOLED_KEYS:
+        each = [job_times(w.jobs)[key] for w in windows]
+        half = t_quantile(0.975, 2) * np.std(each, ddof=1) / math.sqrt(3)
+        assert out[key].value == stacked[key]
+        assert out[key].low == pytest.approx(stacked[key] - half)
+        assert out[key].high == pytest.approx(stacked[key] + half)
+    assert out["jobs"].value == 165
+    assert out["scaling_ops"].value == sum(w.jobs["scaling_ops"].sum() for w in windows)
+    one = pooled(windows[:1])
+    assert math.isnan(one["jct_mean"].low) and one["jct_mean"].n == 1
+    with pytest.raises(ValueError, match="at least one"):
+        pooled([])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rows": ["nope"]}, r"unknown row\(s\) \['nope'\]"),
+        ({"rows": "Pollux"}, "non-empty list"),
+        ({"rows": ["Pollux", "Pollux"]}, "each row once"),
+        ({"rows": ["Aryl Basic"]}, "need a load series"),
+        ({"config": {"goodput_jobs": "yes"}}, "goodput_jobs must be True or False"),
+    ],
+)
+def test_bad_rows_stop_before_any_run(small, tmp_path, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        sim.replicate_paper(small, None, 2, 0, seeds=1, cache=tmp_path, **kwargs)
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_plan_lists_each_run_and_its_cache_entry(small, tmp_path):
+    plan = sim.paper_plan(
+        small, None, 2, 0, seeds=2, windows=3, warmup=600.0,
+        rows=["Pollux", "Elastic only, aryl"],
+    )  # fmt: skip
+    entries = plan.entries()
+    assert len(entries) == 2 * 2 * 3 and entries["fingerprint"].is_unique
+    measured = [i for ids in plan.measured for i in ids]
+    assert sorted(measured) == sorted(small["job_id"])  # every job measured once
+    out = sim.replicate_paper(
+        small, None, 2, 0, seeds=2, windows=3, warmup=600.0,
+        rows=["Pollux", "Elastic only, aryl"], config={"pollux_generations": 2},
+        cache=tmp_path, engine="serial",
+    )  # fmt: skip
+    assert list(out.index) == ["Pollux", "Elastic only, aryl"]
+    # the generations are part of the run's configuration, hence of its key
+    again = sim.paper_plan(
+        small, None, 2, 0, seeds=2, windows=3, warmup=600.0,
+        rows=["Pollux", "Elastic only, aryl"], config={"pollux_generations": 2},
+    )  # fmt: skip
+    keys = set(again.entries()["fingerprint"])
+    assert keys == {p.name for p in tmp_path.iterdir()}
+    assert not keys & set(entries["fingerprint"][entries["row"] == "Pollux"])
+
+
+def test_the_readme_table_is_the_results_files():
+    """benchmarks/README.md's Pollux table is what pollux_table.py makes of the files
+    kept in benchmarks/results/pollux/."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        table = importlib.import_module("pollux_table")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert (table.RESULTS / "manifest.csv").exists()
+    assert table.readme_section() == table.tables()
