@@ -39,7 +39,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.metrics import METRICS
-    from ..sim.replications import contributions, seed_list
+    from ..sim.replications import DEFAULT_WARMUP, contributions, seed_list
     from ..sim.runs import trace_jobs
 
     if args.pollux_rows:
@@ -71,7 +71,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
             on.inference_servers,
             seeds,
             windows=windows,
-            warmup=args.warmup,
+            warmup=DEFAULT_WARMUP if args.warmup is None else args.warmup,
             config=config_of(args),
             any_type_share=share,
             engine=args.engine,
