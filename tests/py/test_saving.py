@@ -177,6 +177,13 @@ DAMAGES = {
         os.rename(f / "timeline.parquet", f / "jobs.parquet"),
         os.rename(f / "t", f / "timeline.parquet"),
     ),
+    "timeline of another run": lambda f: sim.simulate(
+        [aryl.Job("a", 8, 1, 1, 60)], sim.Cluster(1, 0)
+    ).timeline.to_parquet(f / "timeline.parquet", index=False),
+    "a folder for a table": lambda f: (
+        (f / "timeline.parquet").unlink(),
+        (f / "timeline.parquet").mkdir(),
+    ),
     "truncated parquet": lambda f: (f / "jobs.parquet").write_bytes(
         (f / "jobs.parquet").read_bytes()[:100]
     ),
@@ -224,6 +231,16 @@ HISTORY_DAMAGES = {
     "history end edited": lambda f: rewrite_history(
         f, lambda t: t.assign(end=t["end"] + 1.0)
     ),
+    "history server edited": lambda f: rewrite_history(
+        f, lambda t: t.assign(server=t["server"].iloc[::-1].to_numpy())
+    ),
+    "history workers edited": lambda f: rewrite_history(
+        f, lambda t: t.assign(workers=t["workers"] + 1)
+    ),
+    "history a folder": lambda f: (
+        (f / "history.parquet").unlink(),
+        (f / "history.parquet").mkdir(),
+    ),
     "history not recorded": lambda f: edit_json(
         f, lambda m: {k: v for k, v in m.items() if k != "history"}
     ),
@@ -263,11 +280,15 @@ def test_saved_summary_checks_the_history_too(tmp_path):
         storage.saved_summary(folder)
 
 
-def test_an_edited_table_is_caught_by_its_summary(run, tmp_path):
+def test_an_edited_table_is_caught_by_its_digest_and_its_summary(run, tmp_path):
     folder = run.save(tmp_path / "r")
     jobs = run.jobs.copy()
     jobs.loc[0, "jct"] = -5.0
     jobs.to_parquet(folder / "jobs.parquet", index=False)
+    with pytest.raises(sim.ResultFileError, match="jobs.parquet: .*edited or swapped"):
+        sim.load(folder)
+    # a result saved before digests were recorded: the summary still catches it
+    edit_json(folder, lambda m: {k: v for k, v in m.items() if k != "files"})
     with pytest.raises(sim.ResultFileError, match="jobs.parquet.*summary"):
         sim.load(folder)
 
@@ -280,8 +301,9 @@ def test_loading_a_missing_result_is_file_not_found(tmp_path):
 # ---- concurrent writers and readers ---------------------------------------------------------
 
 
-def _writer(folder, label, rounds, errors):
+def _writer(folder, label, rounds, errors, start):
     run = small_run(3 if label == "a" else 6, label)
+    start.wait()  # every process ready: the saves and loads overlap
     for _ in range(rounds):
         try:
             run.save(folder)
@@ -289,11 +311,14 @@ def _writer(folder, label, rounds, errors):
             errors.put(f"save {label}: {type(exc).__name__}: {exc}")
 
 
-def _reader(folder, rounds, errors):
+def _reader(folder, errors, start, writing, loads):
     runs = {r.label: r for r in (small_run(3, "a"), small_run(6, "b"))}
-    for _ in range(rounds):
+    start.wait()
+    while writing.value:  # read for as long as the writers write, not a fixed count
         try:
             got = sim.load(folder)
+            with loads.get_lock():
+                loads.value += 1
             if got != runs.get(got.label):
                 errors.put(f"load: a mixed or half result ({got.label})")
         except Exception as exc:  # noqa: BLE001
@@ -304,18 +329,28 @@ def test_many_writers_and_readers_on_one_folder_lose_nothing(tmp_path):
     folder = tmp_path / "run"
     small_run(3, "a").save(folder)
     ctx = multiprocessing.get_context("spawn")
-    errors = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(folder, w, 40, errors)) for w in "abab"]
-    procs += [ctx.Process(target=_reader, args=(folder, 80, errors)) for _ in range(2)]
-    for p in procs:
+    errors, start = ctx.Queue(), ctx.Barrier(6)
+    writing, loads = ctx.Value("b", 1), ctx.Value("i", 0)
+    writers = [
+        ctx.Process(target=_writer, args=(folder, w, 40, errors, start)) for w in "abab"
+    ]
+    readers = [
+        ctx.Process(target=_reader, args=(folder, errors, start, writing, loads))
+        for _ in range(2)
+    ]
+    for p in writers + readers:
         p.start()
-    for p in procs:
+    for p in writers:
+        p.join(timeout=300)
+    writing.value = 0
+    for p in readers:
         p.join(timeout=300)
     found = []
     while not errors.empty():
         found.append(errors.get())
-    assert [p.exitcode for p in procs] == [0] * len(procs)
+    assert [p.exitcode for p in writers + readers] == [0] * 6
     assert found == []
+    assert loads.value >= 2  # the readers did read while the writers wrote
     assert sim.load(folder).label in ("a", "b")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no temporaries left
 
