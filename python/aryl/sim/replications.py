@@ -19,7 +19,8 @@ whole-trace run does (no warm-up: the trace itself starts there). Times are shif
 that each run starts at 0 and the load series with them; a run goes on until its jobs
 finish. A window's ``Result`` keeps only the measured jobs in ``jobs`` (so every job
 metric is theirs); its ``timeline`` and GPU-use totals cover the whole run, warm-up
-included.
+included. A slice in which no job is submitted has nothing to measure: it is left out,
+with a warning naming it, and the intervals rest on the other windows.
 
 **Intervals** (``aryl.sim.confidence``): each metric's mean over replications with its
 95% Student-t interval, and each row's speed-up over a reference row as a paired ratio

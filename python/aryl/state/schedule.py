@@ -288,8 +288,10 @@ def _fraction(value: Any, job_id: Any) -> float:
     out of the epoch or not (the kernel sees only the kept ones)."""
     what = f"remaining[{job_id!r}]"
     fraction = validation.real(value, what)
-    if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"{what} must be in (0, 1], got {fraction!r}")
+    if not 0.0 < fraction <= 1.0:  # the kernel's words, for every job
+        raise ValueError(
+            f"job {job_id!r}: remaining must be in (0, 1], got {fraction!r}"
+        )
     return fraction
 
 
