@@ -151,6 +151,7 @@ def speed() -> str:
                 fmt_time(api),
                 fmt_time(python),
                 f"{python / kernel:,.0f}×",
+                f"{python / api:,.0f}×",
                 len(plan.preempted),
             )
         )
@@ -169,10 +170,42 @@ def speed() -> str:
                 "aryl.reclaim (all)",
                 "plain Python",
                 "kernel speed-up",
+                "records API speed-up",
                 "jobs preempted",
             ],
             rows,
         )
+    )
+
+
+def records_speed(n: int = 100) -> str:
+    """The records API (``aryl.reclaim`` on lists of records: build the state, then
+    reclaim) against the kernel and the plain-Python reference, in CPU time
+    (``time.process_time``: the machine is shared), on the 1,000-server cluster."""
+    servers, jobs, workers = big_cluster()
+    state = aryl.ClusterState.from_records(servers, jobs, workers)
+    on_loan = [i for i, s in enumerate(servers) if s.on_loan]
+    pairs = [(state._job_index[w.job], state._server_index[w.server]) for w in workers]
+    mins = [j.min_workers for j in jobs]
+    kernel, api = paired_cpu_seconds(
+        partial(_core.reclaim, state._core, n, "aryl"),
+        partial(aryl.reclaim, servers, jobs, workers, n),
+        repeat=30,
+    )
+    build = cpu_seconds(
+        lambda: aryl.ClusterState.from_records(servers, jobs, workers), repeat=30
+    )
+    python = cpu_seconds(partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=3)
+    rows = [
+        ("C++ kernel (prebuilt state)", fmt_time(kernel), "1×"),
+        ("ClusterState.from_records", fmt_time(build), f"{build / kernel:.1f}×"),
+        ("aryl.reclaim (records API)", fmt_time(api), f"{api / kernel:.1f}×"),
+        ("plain Python reference", fmt_time(python), f"{python / kernel:,.0f}×"),
+    ]
+    return (
+        f"reclaim {n} of {len(on_loan)} on-loan servers, {len(jobs)} jobs, "
+        f"{len(workers)} workers; plain Python / records API = {python / api:.0f}×\n\n"
+        + table(["", "CPU time", "vs kernel"], rows)
     )
 
 

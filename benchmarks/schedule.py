@@ -165,6 +165,7 @@ def epoch() -> str:
                 ("aryl.schedule (all)", fmt_time(whole)),
                 ("plain Python, same algorithm", fmt_time(python)),
                 ("kernel speed-up", f"{python / kernel:,.0f}×"),
+                ("records API (aryl.schedule) speed-up", f"{python / whole:,.0f}×"),
             ],
         )
         + "\n\nEvery policy on the same epoch:\n\n"

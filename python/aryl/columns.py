@@ -42,7 +42,10 @@ def int_column(values: Any) -> Optional[np.ndarray]:
     kind = array.dtype.kind
     if kind in "iu":
         return array.astype(np.int64)
-    if kind == "f" and np.isfinite(array).all() and (array == np.floor(array)).all():
+    whole = (
+        kind == "f" and np.isfinite(array).all() and (array == np.floor(array)).all()
+    )
+    if whole and (np.abs(array) < 2.0**63).all():  # beyond, the cast would wrap
         return array.astype(np.int64)
     return None
 

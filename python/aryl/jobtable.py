@@ -70,7 +70,7 @@ class JobTable(Sequence[Job]):
         columns: Dict[str, np.ndarray] = {}
         for name in FIELDS:
             values = [getattr(j, name) for j in jobs]
-            columns[name] = _array(name, values)
+            columns[name] = _array(name, values, [j.id for j in jobs])
         return cls(columns)
 
     def __len__(self) -> int:
@@ -131,7 +131,7 @@ class JobTable(Sequence[Job]):
             raise ValueError(f"unknown job field(s) {unknown}")
         out = dict(self._columns)
         for name, values in columns.items():
-            array = _array(name, values)
+            array = _array(name, values, self._columns["id"])
             if array.shape != (len(self),):
                 raise ValueError(
                     f"column {name!r} has {array.shape} values for {len(self)} jobs"
@@ -167,12 +167,19 @@ class JobTable(Sequence[Job]):
         return b"".join(parts)
 
 
-def _array(name: str, values: Any) -> np.ndarray:
+def _array(name: str, values: Any, ids: Any = ()) -> np.ndarray:
+    """``values`` as field ``name``'s column; ``ids``: the jobs', to name one whose
+    value does not fit."""
     if name in INT_FIELDS:
         try:
             return np.asarray(values, dtype=np.int64)
         except OverflowError:
-            raise ValueError(f"job field {name}: a value is out of range") from None
+            values = list(values)
+            i = next((i for i, v in enumerate(values) if not _fits(v)), 0)
+            who = f"job {ids[i]!r}" if len(ids) > i else f"job field {name}"
+            raise ValueError(
+                f"{who}: {name} is out of range (a 64-bit integer), got {values[i]}"
+            ) from None
     if name in REAL_FIELDS:
         return np.asarray(values, dtype=np.float64)
     if name in FLAG_FIELDS:
@@ -190,6 +197,16 @@ def _names_column(values: Any) -> Union[np.ndarray, None]:
         return None
     column[column == ""] = None
     return column
+
+
+INT64 = np.iinfo(np.int64)
+
+
+def _fits(value: Any) -> bool:
+    try:
+        return bool(INT64.min <= value <= INT64.max)
+    except TypeError:
+        return True  # not a number: numpy names that one itself
 
 
 def _python(value: Any) -> Any:

@@ -192,11 +192,13 @@ class Job:
         )
         if self.reference_workers is None:
             object.__setattr__(self, "reference_workers", self.max_workers)
-        object.__setattr__(
-            self,
-            "reference_workers",
-            _integer(self.reference_workers, f"{what}: reference_workers", True),
-        )
+        reference = _integer(self.reference_workers, f"{what}: reference_workers", True)
+        if reference < 1:  # 0 is the core's "max_workers": never a record's value
+            raise ValueError(
+                f"{what}: reference_workers must be >= 1 (None means max_workers), "
+                f"got {reference}"
+            )
+        object.__setattr__(self, "reference_workers", reference)
         for group in ("user", "vc"):
             named = _gpu_type(getattr(self, group), f"{what}: {group}")
             object.__setattr__(self, group, named or None)  # "" is not a name
@@ -242,6 +244,8 @@ def as_records(records: Records, cls: Type[R], what: str) -> List[R]:
         raise ValueError(
             f"{what}s must be a list of records or a DataFrame, got {type(records).__name__}"
         )
+    if isinstance(records, (list, tuple)) and set(map(type, records)) <= {cls}:
+        return list(records)  # all records already (checked when made): the fast path
     out: List[R] = []
     for i, r in enumerate(records):
         if isinstance(r, cls):

@@ -34,6 +34,10 @@ from .typing import JobAgent, Scaling
 SCALINGS = get_args(Scaling)
 MIN_INTERVAL_S = 1e-3
 MAX_SEED = 2**64 - 1
+#: The most seeds and windows one replicated comparison takes (API and CLI): beyond
+#: them its runs would not finish, and their task list would not fit in memory.
+MAX_SEEDS = 10_000
+MAX_WINDOWS = 1000
 MAX_INT = 2**31 - 1
 
 
@@ -62,7 +66,10 @@ def real(
     """``value`` as a float in ``[low, high]`` (finite unless ``finite=False``; never NaN)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what} must be a number, got {value!r}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int (or Fraction) beyond the float range, e.g. 2**1024
+        number = -math.inf if str(value).startswith("-") else math.inf
     if (
         math.isnan(number)
         or (finite and math.isinf(number))

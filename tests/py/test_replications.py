@@ -184,7 +184,7 @@ def test_windows_with_seeds_are_batches(trace):
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"seeds": 0}, ValueError, "seeds must be >= 1"),
+        ({"seeds": 0}, ValueError, r"seeds must be in \[1, 10000\], got 0"),
         ({"seeds": [1, 1]}, ValueError, "distinct"),
         ({"seeds": [1, -2]}, ValueError, "integer >= 0"),
         ({"seeds": True}, TypeError, "seeds"),
@@ -260,7 +260,7 @@ def test_replicate_paper_windows_measure_every_job_once(trace, tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"seeds": 0}, "seeds must be >= 1"),
+        ({"seeds": 0}, r"seeds must be in \[1, 10000\], got 0"),
         ({"seeds": 2, "windows": -1}, "windows must be"),
         ({"seeds": 2, "reference": "nope"}, "reference row 'nope'"),
         ({"seeds": 2, "config": {"nope": 1}}, "unknown sweep parameter"),

@@ -177,6 +177,13 @@ DAMAGES = {
         os.rename(f / "timeline.parquet", f / "jobs.parquet"),
         os.rename(f / "t", f / "timeline.parquet"),
     ),
+    "timeline of another run": lambda f: sim.simulate(
+        [aryl.Job("a", 8, 1, 1, 60)], sim.Cluster(1, 0)
+    ).timeline.to_parquet(f / "timeline.parquet", index=False),
+    "a folder for a table": lambda f: (
+        (f / "timeline.parquet").unlink(),
+        (f / "timeline.parquet").mkdir(),
+    ),
     "truncated parquet": lambda f: (f / "jobs.parquet").write_bytes(
         (f / "jobs.parquet").read_bytes()[:100]
     ),
@@ -224,6 +231,16 @@ HISTORY_DAMAGES = {
     "history end edited": lambda f: rewrite_history(
         f, lambda t: t.assign(end=t["end"] + 1.0)
     ),
+    "history server edited": lambda f: rewrite_history(
+        f, lambda t: t.assign(server=t["server"].iloc[::-1].to_numpy())
+    ),
+    "history workers edited": lambda f: rewrite_history(
+        f, lambda t: t.assign(workers=t["workers"] + 1)
+    ),
+    "history a folder": lambda f: (
+        (f / "history.parquet").unlink(),
+        (f / "history.parquet").mkdir(),
+    ),
     "history not recorded": lambda f: edit_json(
         f, lambda m: {k: v for k, v in m.items() if k != "history"}
     ),
@@ -263,11 +280,15 @@ def test_saved_summary_checks_the_history_too(tmp_path):
         storage.saved_summary(folder)
 
 
-def test_an_edited_table_is_caught_by_its_summary(run, tmp_path):
+def test_an_edited_table_is_caught_by_its_digest_and_its_summary(run, tmp_path):
     folder = run.save(tmp_path / "r")
     jobs = run.jobs.copy()
     jobs.loc[0, "jct"] = -5.0
     jobs.to_parquet(folder / "jobs.parquet", index=False)
+    with pytest.raises(sim.ResultFileError, match="jobs.parquet: .*edited or swapped"):
+        sim.load(folder)
+    # a result saved before digests were recorded: the summary still catches it
+    edit_json(folder, lambda m: {k: v for k, v in m.items() if k != "files"})
     with pytest.raises(sim.ResultFileError, match="jobs.parquet.*summary"):
         sim.load(folder)
 

@@ -92,20 +92,7 @@ class Epoch {
     if (!(options_.hetero_efficiency > 0.0 && options_.hetero_efficiency <= 1.0))
       fail(fmt::format("hetero_efficiency must be in (0, 1], got {}",
                        options_.hetero_efficiency));
-    if (!options_.throughput.empty() && options_.throughput.size() != n)
-      fail(fmt::format("throughput has {} curves for {} jobs",
-                       options_.throughput.size(), n));
-    for (std::size_t j = 0; j < options_.throughput.size(); ++j) {
-      const std::vector<double>& c = options_.throughput[j];
-      if (!c.empty() && c.size() != at(state_.jobs[j].max_workers))
-        fail(fmt::format(
-            "job '{}': throughput has {} values, expected one per worker count 1..{}",
-            state_.jobs[j].id, c.size(), state_.jobs[j].max_workers));
-      for (double v : c)
-        if (!(v > 0.0 && std::isfinite(v)))
-          fail(fmt::format("job '{}': throughput values must be finite and > 0",
-                           state_.jobs[j].id));
-    }
+    check_curves(state_, options_.throughput);
   }
 
   // Base workers fix a job's speed: their summed GPU speed and their GPU type
@@ -483,6 +470,25 @@ bool scales_elastic_jobs(AllocationPolicy policy) {
 
 int base_demand(const Job& job, AllocationPolicy policy) {
   return scales_elastic_jobs(policy) ? job.min_workers : job.max_workers;
+}
+
+void check_curves(const ClusterState& state,
+                  const std::vector<std::vector<double>>& curves) {
+  const std::size_t n = state.jobs.size();
+  const auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (!curves.empty() && curves.size() != n)
+    fail(fmt::format("throughput has {} curves for {} jobs", curves.size(), n));
+  for (std::size_t j = 0; j < curves.size(); ++j) {
+    const std::vector<double>& c = curves[j];
+    if (!c.empty() && c.size() != at(state.jobs[j].max_workers))
+      fail(fmt::format(
+          "job '{}': throughput has {} values, expected one per worker count 1..{}",
+          state.jobs[j].id, c.size(), state.jobs[j].max_workers));
+    for (double v : c)
+      if (!(v > 0.0 && std::isfinite(v)))
+        fail(fmt::format("job '{}': throughput values must be finite and > 0",
+                         state.jobs[j].id));
+  }
 }
 
 double throughput(const std::vector<double>& curve, int workers) {

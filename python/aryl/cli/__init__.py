@@ -25,10 +25,25 @@ __all__ = ["main"]
 
 def _check(args: argparse.Namespace) -> None:
     """What one option alone cannot say: sweep parameter names, --grid with --set,
-    --trace-format without a trace."""
+    --trace-format without a trace, options that another one makes meaningless."""
     trace_format = getattr(args, "trace_format", "aryl")
     if trace_format != "aryl" and args.jobs is None:
         raise ValueError(f"--trace-format {trace_format} needs a JOBS file")
+    if getattr(args, "no_cache", False) and args.cache is not None:
+        raise ValueError("--cache and --no-cache: give one of them")
+    if getattr(args, "address", None) and args.engine not in ("auto", "ray"):
+        raise ValueError(
+            f"--address is a Ray cluster's: it needs --engine ray (or auto), not "
+            f"--engine {args.engine}"
+        )
+    if getattr(args, "warmup", None) is not None and args.windows is None:
+        raise ValueError(
+            "--warmup is the warm-up before each window: it needs --windows"
+        )
+    if getattr(args, "seeds", None) is not None:
+        from ..sim.replications import seed_list
+
+        seed_list(args.seeds, args.seed)  # --seed + --seeds past the largest seed
     if args.command == "sweep":
         from ..sim.sweep import grid_points
 

@@ -212,5 +212,15 @@ def _value(text: str) -> Any:
 
 
 def parse_grid(pairs: Sequence[str], what: str) -> Dict[str, List[Any]]:
-    """``--grid`` / ``--set`` strings as name -> values."""
-    return dict(_name_values(pair, what) for pair in pairs)
+    """``--grid`` / ``--set`` strings as name -> values (a name given twice is an
+    error, not the last one silently)."""
+    out: Dict[str, List[Any]] = {}
+    for pair in pairs:
+        name, values = _name_values(pair, what)
+        if name in out:
+            raise ValueError(
+                f"{what} {name}: given twice; list every value once, e.g. "
+                f"{what} {name}=1,2"
+            )
+        out[name] = values
+    return out

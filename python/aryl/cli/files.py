@@ -31,5 +31,12 @@ def write_atomically(out: Path, write: Callable[[Path], T]) -> T:
         for name in sorted(os.listdir(folder)):
             os.replace(folder / name, out / name)
         return written
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        # a full disk or a file-size limit, raised by a writer that names no file
+        raise OSError(
+            exc.errno, f"{exc.strerror or exc} (writing the results into {out})"
+        ) from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)

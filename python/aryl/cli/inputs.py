@@ -116,10 +116,11 @@ def cluster_of(
             if inference == "auto"
             else int(inference)
         )
+        chosen = sim.Cluster(servers, loanable)  # a size beyond the limits stops here
         console.say(
             f"Cluster: {servers} training + {loanable} inference 8-GPU servers."
         )
-        return sim.Cluster(servers, loanable)
+        return chosen
     sizing = sim.size_cluster(
         jobs,
         utilisation=utilisation,

@@ -55,7 +55,10 @@ class Console:
         on stderr (so stdout stays machine-readable); nothing when quiet."""
         if self.quiet:
             return
-        print(text, file=sys.stdout if self.format == "table" else sys.stderr)
+        # flushed: piped to a log or `tee`, the line shows when it happens, not at exit
+        print(
+            text, file=sys.stdout if self.format == "table" else sys.stderr, flush=True
+        )
 
     def show(self, table: Table) -> None:
         """The command's result table, in ``format`` (printed even when quiet)."""

@@ -16,7 +16,7 @@ from ..defaults import (
     LEND_HOLD_S,
     PAPER_BASELINE_USE,
 )
-from ..validation import MAX_INT, MAX_SEED
+from ..validation import MAX_INT, MAX_SEED, MAX_SEEDS, MAX_WINDOWS
 from .arguments import (
     _gpu_speeds,
     _number,
@@ -283,7 +283,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--seeds",
-        type=_number(int, "--seeds", 1, 10_000),
+        type=_number(int, "--seeds", 1, MAX_SEEDS),
         metavar="N",
         help="run every row with N seeds (--seed, --seed + 1, ...), the same seed for "
         "all rows of a replication, and print every mean speed-up with its 95%% "
@@ -292,7 +292,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--windows",
-        type=_number(int, "--windows", 1, 1000),
+        type=_number(int, "--windows", 1, MAX_WINDOWS),
         metavar="K",
         help="run every row on K disjoint time slices of the trace, each after a "
         "--warmup, as batches (batch means); combines with --seeds",
@@ -300,7 +300,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--warmup",
         type=_window,
-        default=86400.0,
         metavar="DURATION",
         help="with --windows: each window's run starts this long before it with the "
         "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",

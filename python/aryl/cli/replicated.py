@@ -45,7 +45,12 @@ def compare_replicated(args: argparse.Namespace) -> int:
     from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.metrics import METRICS
-    from ..sim.replications import contributions, replications_over, seed_list
+    from ..sim.replications import (
+        DEFAULT_WARMUP,
+        contributions,
+        replications_over,
+        seed_list,
+    )
     from ..sim.runs import trace_jobs
 
     console = console_of(args)
@@ -87,7 +92,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
             on.inference_servers,
             seeds,
             windows=windows,
-            warmup=args.warmup,
+            warmup=DEFAULT_WARMUP if args.warmup is None else args.warmup,
             config=config,
             any_type_share=share,
             pollux_rows=args.pollux_rows,

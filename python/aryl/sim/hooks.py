@@ -12,6 +12,7 @@ engine calls (the compiled module's contract); users write only the ``Policy``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import abc
 from typing import (
@@ -31,10 +32,11 @@ import numpy as np
 import pandas as pd
 
 from ..decisions import Decision, ReclaimPlan
-from ..model import Job, Server
+from ..model import Job, Server, Worker, as_records
 from ..state import ClusterState
 from ..state.reclaim import ReclaimResult
 from ..state.schedule import ScheduleResult
+from ..state.tables import _records_columns, _worker_table
 from .config import Config
 
 #: What ``allocate`` may answer: the result of ``state.schedule(...)`` on the view it
@@ -169,7 +171,7 @@ class CoreHooks:
     def _epoch(
         self, index: int, now: float, state: ClusterState, curves: List[List[float]]
     ) -> Epoch:
-        options = dict(self._options)
+        options = copy.deepcopy(self._options)  # a policy's change stays in its epoch
         if curves:
             options["throughput"] = dict(zip(state.job_ids, curves))
         return Epoch(int(index), float(now), options)
@@ -197,7 +199,7 @@ class CoreHooks:
         if self._jobs is None:
             self._jobs = self._trace.jobs()
         answer = self._policy.admit(
-            self._jobs[job], Epoch(int(index), float(now), self._options)
+            self._jobs[job], Epoch(int(index), float(now), copy.deepcopy(self._options))
         )
         if not isinstance(answer, (bool, np.bool_)):
             raise TypeError(
@@ -219,34 +221,79 @@ def decision_rows(
                 f"{where}: allocate answered the schedule of another state; "
                 "schedule the state it was given"
             )
-        return answer.start_job, answer.start_server, answer.start_flexible, answer.stop
+        rows = (answer.start_job, answer.start_server, answer.start_flexible)
+        for values, count, what in zip(
+            (*rows[:2], answer.stop),
+            (state.n_jobs, state.n_servers, state.n_workers),
+            ("job", "server", "worker"),
+        ):
+            _check_rows(values, count, what, where)
+        return (*rows, answer.stop)
     if isinstance(answer, Decision):
-        jobs, servers = state._job_index, state._server_index
-        for w in answer.start:
-            if w.job not in jobs:
-                raise ValueError(
-                    f"{where}: the policy's decision starts a worker of "
-                    f"job {w.job!r}, which is not queued or running"
-                )
-            if w.server not in servers:
-                raise ValueError(
-                    f"{where}: the policy's decision starts a worker of "
-                    f"job {w.job!r} on unknown server {w.server!r}"
-                )
-        try:
-            stop = state._match_workers(answer.stop)
-        except ValueError as error:
-            raise ValueError(f"{where}: the policy's decision: {error}") from None
-        return (
-            np.array([jobs[w.job] for w in answer.start], dtype=np.int64),
-            np.array([servers[w.server] for w in answer.start], dtype=np.int64),
-            np.array([bool(w.flexible) for w in answer.start], dtype=np.int64),
-            stop,
-        )
+        return _decision_rows(answer, state, where)
     raise TypeError(
         f"{where}: allocate must answer state.schedule(...)'s result or an "
         f"aryl.Decision, got {type(answer).__name__}"
     )
+
+
+def _decision_rows(
+    answer: Decision, state: ClusterState, where: str
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """An ``aryl.Decision``'s rows, its workers checked as ``Decision.apply(state)``
+    checks them (records, known ids, ``gpus`` the job's): errors name the epoch."""
+    jobs, servers = state._job_index, state._server_index
+    try:
+        start, stop = (
+            as_records(_listed(workers, f"decision.{what}"), Worker, f"{what} worker")
+            for workers, what in ((answer.start, "start"), (answer.stop, "stop"))
+        )
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{where}: the policy's {error}") from None
+    for w in start:
+        if w.job not in jobs:
+            raise ValueError(
+                f"{where}: the policy's decision starts a worker of "
+                f"job {w.job!r}, which is not queued or running"
+            )
+        if w.server not in servers:
+            raise ValueError(
+                f"{where}: the policy's decision starts a worker of "
+                f"job {w.job!r} on unknown server {w.server!r}"
+            )
+    try:
+        table = _worker_table(
+            _records_columns(start, "worker"), state._jobs, jobs, servers
+        )
+        stop_rows = state._match_workers(stop)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{where}: the policy's decision: {error}") from None
+    return (
+        table["job"],
+        table["server"],
+        table["flexible"].astype(np.int64),
+        stop_rows,
+    )
+
+
+def _listed(workers: Any, what: str) -> Any:
+    """``workers`` if it is a list of records (not a string, a mapping or None)."""
+    if isinstance(workers, (str, bytes, abc.Mapping)) or not isinstance(
+        workers, abc.Iterable
+    ):
+        raise TypeError(f"{what} must be a list of aryl.Worker, got {workers!r}")
+    return workers
+
+
+def _check_rows(rows: Any, count: int, what: str, where: str) -> None:
+    """A ``ValueError`` naming the epoch unless every row is in ``[0, count)``."""
+    values = np.asarray(rows)
+    bad = values[(values < 0) | (values >= count)]
+    if bad.size:
+        raise ValueError(
+            f"{where}: the policy's answer names {what} row {bad[0]}, but the "
+            f"state has {count} {what}s"
+        )
 
 
 def reclaim_rows(answer: Any, state: ClusterState, epoch: Epoch) -> np.ndarray:
@@ -256,6 +303,7 @@ def reclaim_rows(answer: Any, state: ClusterState, epoch: Epoch) -> np.ndarray:
             raise ValueError(
                 f"{epoch.where()}: reclaim answered the plan of another state"
             )
+        _check_rows(answer.servers, state.n_servers, "server", epoch.where())
         return answer.servers
     ids = answer.servers if isinstance(answer, ReclaimPlan) else answer
     if isinstance(ids, (str, bytes)) or not isinstance(ids, (abc.Sequence, np.ndarray)):

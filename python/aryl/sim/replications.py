@@ -19,7 +19,8 @@ whole-trace run does (no warm-up: the trace itself starts there). Times are shif
 that each run starts at 0 and the load series with them; a run goes on until its jobs
 finish. A window's ``Result`` keeps only the measured jobs in ``jobs`` (so every job
 metric is theirs); its ``timeline`` and GPU-use totals cover the whole run, warm-up
-included.
+included. A slice in which no job is submitted has nothing to measure: it is left out,
+with a warning naming it, and the intervals rest on the other windows.
 
 **Intervals** (``aryl.sim.confidence``): each metric's mean over replications with its
 95% Student-t interval, and each row's speed-up over a reference row as a paired ratio
@@ -30,7 +31,6 @@ seeds are.
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +40,7 @@ from typing import (
     Any,
     Callable,
     Dict,
+    Iterable,
     List,
     Mapping,
     Optional,
@@ -52,6 +53,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .. import validation
 from ..jobtable import JobTable
 from ..model import Records
 from .comparison import Comparison
@@ -94,13 +96,22 @@ SPEEDUPS = (("speed-up JCT", "jct_mean"), ("speed-up queue", "queuing_mean"))
 def seed_list(seeds: Seeds, first: int = 0) -> List[int]:
     """The seeds of ``seeds``: an int ``N >= 1`` is ``first .. first + N - 1``; a list is
     taken as given (distinct integers >= 0)."""
-    if isinstance(seeds, bool):
+    if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
+        count = validation.integer(seeds, "seeds", 1, validation.MAX_SEEDS)
+        first = validation.seed(first, "seed")
+        if first + count - 1 > validation.MAX_SEED:
+            raise ValueError(
+                f"seeds: {count} seeds from seed {first} go past the largest seed, "
+                f"2**64 - 1; give a smaller seed"
+            )
+        return list(range(first, first + count))
+    if isinstance(seeds, (bool, str, bytes)) or not isinstance(seeds, Iterable):
         raise TypeError(f"seeds must be an int or a list of ints, got {seeds!r}")
-    if isinstance(seeds, numbers.Integral):
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {seeds!r}")
-        return list(range(int(first), int(first) + int(seeds)))
-    given = list(seeds)  # type: ignore[arg-type]  # an int returned above
+    given = list(seeds)
+    if len(given) > validation.MAX_SEEDS:
+        raise ValueError(
+            f"seeds: at most {validation.MAX_SEEDS} seeds, got {len(given)}"
+        )
     for s in given:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
             raise ValueError(f"seeds: every seed is an integer >= 0, got {s!r}")
@@ -126,10 +137,8 @@ def time_windows(
 ) -> List[Window]:
     """``count`` equal slices of ``[first, last submission]`` and each one's run start
     (``warmup`` seconds before it, the first window's at the trace's start)."""
-    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-        raise ValueError(f"windows must be an integer >= 1, got {count!r}")
-    if not (isinstance(warmup, numbers.Real) and 0 <= warmup < math.inf):
-        raise ValueError(f"warmup must be a number of seconds >= 0, got {warmup!r}")
+    count = validation.integer(count, "windows", 1, validation.MAX_WINDOWS)
+    warmup = validation.real(warmup, "warmup (seconds)", 0.0)
     t = np.asarray(submit_times, dtype=float)
     if len(t) == 0:
         raise ValueError("windows need jobs: the job list is empty")
@@ -137,7 +146,7 @@ def time_windows(
         raise ValueError("windows need the jobs sorted by submit_time")
     first, last = float(t[0]), float(t[-1])
     edges = np.linspace(first, last, int(count) + 1)
-    return [
+    windows = [
         Window(
             k,
             float(edges[k]),
@@ -147,6 +156,27 @@ def time_windows(
         )
         for k in range(int(count))
     ]
+    return _measuring(windows, t)
+
+
+def _measuring(windows: List[Window], t: np.ndarray) -> List[Window]:
+    """The windows in which at least one job is submitted, with a warning naming the
+    others: a window that measures no job has no mean, and would make every mean
+    over the windows NaN."""
+    empty = {
+        w.index
+        for w in windows
+        if np.searchsorted(t, w.end, "right" if w.last else "left")
+        == np.searchsorted(t, w.start, "left")
+    }
+    if empty:
+        warnings.warn(
+            f"{len(empty)} of {len(windows)} windows hold no submitted job and are left "
+            f"out (windows {', '.join(map(str, sorted(empty)))}); the intervals rest on the "
+            f"other {len(windows) - len(empty)}: give fewer windows to avoid this",
+            stacklevel=3,
+        )
+    return [w for w in windows if w.index not in empty]
 
 
 def window_slice(submit_times: ArrayLike, window: Window) -> Tuple[int, int]:
@@ -257,7 +287,8 @@ def compare_replicated(
         return replace(result, jobs=result.jobs[task.measured].reset_index(drop=True))
 
     results: Dict[Tuple[str, int, int], Result] = {}
-    with ThreadPoolExecutor(max(1, int(threads))) as pool:
+    threads = validation.integer(threads, "threads", 1)
+    with ThreadPoolExecutor(threads) as pool:
         for done, (task, result) in enumerate(zip(tasks, pool.map(run, tasks)), 1):
             results[(task.row, task.seed, task.window)] = result
             if progress is not None:

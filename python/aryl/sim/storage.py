@@ -3,7 +3,7 @@
 ``save(result, path)`` writes ``path/jobs.parquet``, ``path/timeline.parquet``,
 ``path/history.parquet`` (only for a run that recorded its allocation history) and
 ``path/result.json`` (label, totals, capacity, violations, provenance, the history's row
-count and, for reading without aryl, the summary); ``aryl.sim.load(path)`` (``read``
+count, each Parquet file's SHA-256 and, for reading without aryl, the summary); ``aryl.sim.load(path)`` (``read``
 with ``Result``'s builder, in ``sim/result.py``) reads them back into a ``Result`` equal
 to the saved one (same columns, dtypes and values; floats bit for bit).
 
@@ -19,11 +19,13 @@ What saving promises:
   the new one, whole. Concurrent saves to one path all succeed; one complete copy stays.
 
 What reading promises (``aryl.sim.load``): a damaged or edited folder (unreadable JSON
-or Parquet, missing keys or columns, tables that no longer give the summary saved beside
-them, a history that is missing, unexpected, not the rows and columns saved, or no
-longer tiles the jobs' runs as ``Result.check()`` requires) raises
-``ResultFileError`` (a ``ValueError``) naming the file; a folder swapped by a concurrent
-save while it is read is read again.
+or Parquet, a Parquet file whose SHA-256 is not the one ``result.json`` records, so
+an edited or swapped table, missing keys or columns, tables that no longer give the
+summary saved beside them, a history that is missing, unexpected, not the rows and
+columns saved, or no longer tiles the jobs' runs as ``Result.check()`` requires)
+raises ``ResultFileError`` (a ``ValueError``) naming the file; a folder swapped by a
+concurrent save while it is read is read again. Only regular files are opened: a
+FIFO, a device or a folder in a file's place is refused, never waited on.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import hashlib
+import io
 import json
 import math
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -106,6 +111,9 @@ def write_result(result: Any, folder: Path) -> None:
     if history is not None:
         history.to_parquet(folder / "history.parquet", index=False)
         meta["history"] = len(history)
+    meta["files"] = {
+        p.name: _digest(p.read_bytes()) for p in sorted(folder.glob("*.parquet"))
+    }
     meta.update(
         label=result.label,
         totals=result.totals,
@@ -156,15 +164,14 @@ def is_result_folder(path: Path) -> bool:
     """Whether ``path`` is a folder aryl wrote: ``result.json`` of this format, aryl's files only."""
     try:
         names = {p.name for p in path.iterdir()}
-        meta = json.loads((path / "result.json").read_text())
+        if not names <= ARYL_FILES or not all(
+            (path / n).is_file() and not (path / n).is_symlink() for n in names
+        ):
+            return False
+        meta = json.loads(read_regular(path / "result.json"))
     except (OSError, ValueError, RecursionError):
         return False
-    return (
-        names <= ARYL_FILES
-        and all((path / n).is_file() and not (path / n).is_symlink() for n in names)
-        and isinstance(meta, dict)
-        and meta.get("format") == FORMAT
-    )
+    return isinstance(meta, dict) and meta.get("format") == FORMAT
 
 
 def _replaceable(path: Path) -> bool:
@@ -285,6 +292,27 @@ class _Swapped(Exception):
     pass
 
 
+class NotRegularFile(OSError):
+    """A path that is a FIFO, a device, a socket or a folder where a file should be."""
+
+
+def open_regular(name: PathLike, flags: int, dir_fd: Optional[int] = None) -> int:
+    """``os.open`` that never blocks on a FIFO and opens regular files only (an
+    ``open(..., opener=...)``): anything else is ``NotRegularFile``."""
+    fd = os.open(name, flags | os.O_NONBLOCK, dir_fd=dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(errno.EINVAL, "not a regular file", os.fspath(name))
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_regular(path: Path) -> str:
+    """The text of the regular file ``path`` (``NotRegularFile`` for anything else)."""
+    with open(path, encoding="utf-8", opener=open_regular) as f:
+        return f.read()
+
+
 def _read_once(folder: Path, build: Build[T]) -> T:
     if not (folder / "result.json").is_file():
         raise FileNotFoundError(
@@ -292,13 +320,13 @@ def _read_once(folder: Path, build: Build[T]) -> T:
         )
     with _Folder(folder) as files:
         meta = _read_meta(files)
-        jobs = files.table("jobs")
+        jobs = files.table("jobs", meta)
         if "ids" in meta:
             ids = meta["ids"]
             if not isinstance(ids, list) or len(ids) != len(jobs):
                 raise files.damaged("result.json", "'ids' does not match the jobs")
             jobs["id"] = pd.Series(ids, dtype=object, index=jobs.index)
-        timeline = files.table("timeline")
+        timeline = files.table("timeline", meta)
         history = _read_history(files, meta)
     try:
         built = build(jobs, timeline, meta, history)
@@ -330,7 +358,7 @@ def _read_history(files: _Folder, meta: Dict[str, Any]) -> Optional[pd.DataFrame
         return None
     if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
         raise files.damaged("result.json", "'history' is not a row count")
-    history = files.table("history")
+    history = files.table("history", meta)
     if list(history.columns) != list(HISTORY_COLUMNS) or len(history) != rows:
         raise files.damaged(
             "history.parquet",
@@ -381,15 +409,18 @@ class _Folder:
 
     def open(self, name: str) -> Any:
         fd = self.fd
-        opener = None if fd is None else (lambda n, f: os.open(n, f, dir_fd=fd))
         try:
             return open(
-                name if fd is not None else self.folder / name, "rb", opener=opener
+                name if fd is not None else self.folder / name,
+                "rb",
+                opener=functools.partial(open_regular, dir_fd=fd),
             )
         except FileNotFoundError:
             if fd is not None and (self.folder / name).exists():
                 raise _Swapped() from None  # gone from our folder, there in the new one
             raise self.damaged(name, "missing") from None
+        except NotRegularFile:
+            raise self.damaged(name, "not a regular file") from None
 
     def exists(self, name: str) -> bool:
         try:
@@ -398,12 +429,30 @@ class _Folder:
             return False
         return True
 
-    def table(self, name: str) -> pd.DataFrame:
-        with self.open(f"{name}.parquet") as f:
-            try:
-                return pd.read_parquet(f)
-            except Exception as exc:  # pyarrow raises its own types for bad bytes
-                raise self.damaged(f"{name}.parquet", str(exc)) from None
+    def read(self, name: str, meta: Dict[str, Any]) -> bytes:
+        """The bytes of file ``name``, checked against the digest ``result.json``
+        records of it (results saved before digests were recorded have none)."""
+        with self.open(name) as f:
+            data: bytes = f.read()
+        digests = meta.get("files")
+        if digests is not None:
+            if not isinstance(digests, dict) or digests.get(name) != _digest(data):
+                raise self.damaged(
+                    name, "not the file saved with result.json (edited or swapped?)"
+                )
+        return data
+
+    def table(self, name: str, meta: Dict[str, Any]) -> pd.DataFrame:
+        data = self.read(f"{name}.parquet", meta)
+        try:
+            return pd.read_parquet(io.BytesIO(data))
+        except Exception as exc:  # pyarrow raises its own types for bad bytes
+            raise self.damaged(f"{name}.parquet", str(exc)) from None
+
+
+def _digest(data: bytes) -> str:
+    """A file's content digest, as ``result.json`` records it."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def _read_meta(files: _Folder) -> Dict[str, Any]:
@@ -448,7 +497,8 @@ def _same_summary(now: Dict[str, Any], saved: Dict[str, Any]) -> bool:
 def saved_summary(path: PathLike) -> Dict[str, Any]:
     """The summary saved in the result folder ``path``, after checking its files are whole.
 
-    Cheaper than ``load``: reads ``result.json`` and the Parquet tables' footers only.
+    Cheaper than ``load``: reads ``result.json``, checks each Parquet file's digest
+    and footer, and builds no table.
     Raises ``ResultFileError`` naming the damaged file (``FileNotFoundError`` when
     there is no result).
     """
@@ -461,10 +511,10 @@ def saved_summary(path: PathLike) -> Dict[str, Any]:
         meta = _read_meta(files)
         tables = _TABLES + (("history",) if "history" in meta else ())
         for table in tables:
-            with files.open(f"{table}.parquet") as f:
-                try:
-                    pq.read_metadata(f)
-                except Exception as exc:  # pyarrow's own types for bad bytes
-                    raise files.damaged(f"{table}.parquet", str(exc)) from None
+            data = files.read(f"{table}.parquet", meta)
+            try:
+                pq.read_metadata(io.BytesIO(data))
+            except Exception as exc:  # pyarrow's own types for bad bytes
+                raise files.damaged(f"{table}.parquet", str(exc)) from None
     summary: Dict[str, Any] = meta["summary"]
     return summary

@@ -84,6 +84,7 @@ from .scenarios import SCENARIOS
 from .simulation import _config, simulate
 from .storage import (
     ResultFileError,
+    read_regular,
     same_value,
     saved_summary,
     write_folder,
@@ -785,6 +786,8 @@ def _store(entry: Path, result: Result, row: Dict[str, Any]) -> None:
         text = json.dumps({**row, "cached": None}, default=repr) + "\n"
         (tmp / "row.json").write_text(text)
 
+    if entry.is_symlink():  # the cache's own name: replace the link, not its target
+        entry.unlink()
     write_folder(entry, fill, overwrite=True)
 
 
@@ -807,7 +810,7 @@ def _read_entry(entry: Path, key: str) -> Dict[str, Any]:
 
     summary = saved_summary(entry)
     try:
-        row: Any = json.loads((entry / "row.json").read_text())
+        row: Any = json.loads(read_regular(entry / "row.json"))
     except (OSError, ValueError, RecursionError) as exc:
         raise damaged(f"unreadable ({exc})") from None
     if not isinstance(row, dict):

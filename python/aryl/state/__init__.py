@@ -613,6 +613,8 @@ class ClusterState(Appliable):
         self._remaining.update(
             {j: max(left, 1e-9) for j, left in after.items() if left < 1.0}
         )
+        # The work left changed: a result scheduled before this is stale.
+        self.version += 1
         return done
 
     def reclaim(

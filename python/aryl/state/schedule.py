@@ -279,10 +279,20 @@ def _state_remaining(
         return []
     fractions = np.ones(state.n_jobs)
     for job_id, fraction in remaining.items():
-        fractions[state._job_index[job_id]] = validation.real(
-            fraction, f"remaining[{job_id!r}]"
-        )
+        fractions[state._job_index[job_id]] = _fraction(fraction, job_id)
     return fractions if kept is None else fractions[kept]
+
+
+def _fraction(value: Any, job_id: Any) -> float:
+    """A job's remaining work, in ``(0, 1]``: checked here for every job given, left
+    out of the epoch or not (the kernel sees only the kept ones)."""
+    what = f"remaining[{job_id!r}]"
+    fraction = validation.real(value, what)
+    if not 0.0 < fraction <= 1.0:  # the kernel's words, for every job
+        raise ValueError(
+            f"job {job_id!r}: remaining must be in (0, 1], got {fraction!r}"
+        )
+    return fraction
 
 
 def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:

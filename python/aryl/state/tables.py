@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 import numpy as np
@@ -40,6 +41,13 @@ _INT = {"job": INT_FIELDS, "server": ("gpus",), "worker": ()}
 _REAL = {"job": REAL_FIELDS, "server": (), "worker": ()}
 _FLAG = {"job": FLAG_FIELDS, "server": ("on_loan",), "worker": ("flexible",)}
 _CLASS = {"job": Job, "server": Server, "worker": Worker}
+#: The NumPy type of each numeric or flag field, as the tables keep it.
+_DTYPES = {
+    (what, name): dtype
+    for kinds, dtype in ((_INT, np.int64), (_REAL, np.float64), (_FLAG, bool))
+    for what, names in kinds.items()
+    for name in names
+}
 Table = Dict[str, np.ndarray]
 
 
@@ -97,13 +105,31 @@ def _raw_columns(data: Any, what: str) -> Tuple[Dict[str, Any], int]:
 
 
 def _records_columns(records: Records, what: str) -> Dict[str, Any]:
-    """Dataclasses or dicts (checked one by one, as by the record API) as columns."""
+    """Dataclasses or dicts (checked one by one, as by the record API) as columns.
+
+    The records have checked their own fields' types, so a numeric or flag field is
+    built as its NumPy column in one call (no per-value check later); a field that
+    does not fit one (a ``None`` ``Worker.gpus``, an int beyond 64 bits) stays an
+    object column, checked value by value as other inputs are."""
     cls = _CLASS[what]
     items: List[Any] = as_records(records, cls, what)
-    return {
-        f.name: _objects(getattr(r, f.name) for r in items)
-        for f in dataclasses.fields(cls)
-    }
+    fields = dataclasses.fields(cls)
+    # one C-level pass over the records, then one column per field (transposed)
+    rows = list(map(operator.attrgetter(*(f.name for f in fields)), items))
+    by_field = zip(*rows) if rows else ([] for _ in fields)
+    columns: Dict[str, Any] = {}
+    for f, column in zip(fields, by_field):
+        values = list(column)
+        if f.default is None and values.count(None) == len(values):
+            continue  # an optional field nobody gave (Worker.gpus): its default
+        dtype = _DTYPES.get((what, f.name))
+        try:
+            columns[f.name] = np.array(values, dtype=dtype) if dtype else None
+        except (OverflowError, TypeError, ValueError):
+            columns[f.name] = None
+        if columns[f.name] is None:
+            columns[f.name] = _objects(values)
+    return columns
 
 
 def _label(what: str, ids: np.ndarray, row: int) -> str:
@@ -348,13 +374,14 @@ def _worker_table(
     server_ids = np.asarray(columns["server"]).tolist()
     n = len(job_ids)
     rows = _objects(range(n))
-    job_rows = [job_index.get(j, -1) for j in job_ids]
-    server_rows = [server_index.get(s, -1) for s in server_ids]
-    for i, (j, s) in enumerate(zip(job_rows, server_rows)):
-        if j < 0:
-            raise ValueError(f"worker {i}: unknown job {job_ids[i]!r}")
-        if s < 0:
-            raise ValueError(f"worker {i}: unknown server {server_ids[i]!r}")
+    job_rows = list(map(job_index.get, job_ids))  # None: an unknown id
+    server_rows = list(map(server_index.get, server_ids))
+    if None in job_rows or None in server_rows:
+        for i, (j, s) in enumerate(zip(job_rows, server_rows)):
+            if j is None:
+                raise ValueError(f"worker {i}: unknown job {job_ids[i]!r}")
+            if s is None:
+                raise ValueError(f"worker {i}: unknown server {server_ids[i]!r}")
     job = np.asarray(job_rows, dtype=np.int64)
     table: Table = {"job": job, "server": np.asarray(server_rows, dtype=np.int64)}
     flexible = columns.get("flexible")

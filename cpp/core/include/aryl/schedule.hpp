@@ -75,6 +75,12 @@ struct Decision {
 // shorten the job are never taken).
 Decision schedule(const ClusterState& state, const ScheduleOptions& options);
 
+// Refuses (std::invalid_argument, naming the job) throughput curves that are not
+// one per job (or none), or whose curve is neither empty (linear) nor one finite
+// value > 0 per worker count 1..max_workers: schedule and advance_remaining both ask.
+void check_curves(const ClusterState& state,
+                  const std::vector<std::vector<double>>& curves);
+
 // Throughput with `workers` workers: curve[workers - 1], or `workers` (linear)
 // when the curve is empty.
 double throughput(const std::vector<double>& curve, int workers);

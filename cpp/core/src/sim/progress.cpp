@@ -75,6 +75,7 @@ std::vector<double> advance_remaining(const ClusterState& state,
         "job and server");
   if (!(seconds >= 0.0) || !std::isfinite(seconds))
     throw std::invalid_argument("seconds must be finite and >= 0");
+  check_curves(state, curves);
   std::vector<std::vector<sim::Placed>> placed(n);
   for (const Worker& w : state.workers)
     placed[static_cast<std::size_t>(w.job)].push_back({w.server, w.flexible});

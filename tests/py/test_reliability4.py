@@ -1,0 +1,362 @@
+"""The fourth reliability round (issue 35): each defect's reproducer, now refused
+with a named error or answered right.
+
+Silent wrong answers (``advance`` curves and version, empty windows, hook answers,
+edited history files), errors that name what they are about, and reads that never
+block on something that is not a regular file.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import aryl
+from aryl import Decision, Job, Server, Worker, sim
+
+# ---- ClusterState.advance (R4-01, R4-16) ----------------------------------------------
+
+
+def running_state():
+    """One 2-worker job of 600 s running on its two workers."""
+    servers = [Server("s0", gpus=4), Server("s1", gpus=4)]
+    jobs = [Job("a", 4, 2, 2, 600.0)]
+    workers = [Worker("a", "s0"), Worker("a", "s1")]
+    return aryl.ClusterState.from_records(servers, jobs, workers)
+
+
+@pytest.mark.parametrize(
+    "curve, message",
+    [
+        ([1.0], "throughput has 1 values, expected one per worker count 1..2"),
+        ([1.0, 0.0], "throughput values must be finite and > 0"),
+        ([0.0, 0.0], "throughput values must be finite and > 0"),
+        ([-1.0, 2.0], "throughput values must be finite and > 0"),
+        ([1.0, 2.0, 3.0], "throughput has 3 values"),
+    ],
+)
+def test_advance_checks_curves_as_schedule_does(curve, message):
+    state = running_state()
+    with pytest.raises(ValueError, match=f"job 'a': {message}"):
+        state.advance(60.0, throughput={"a": curve})
+    with pytest.raises(ValueError, match=f"job 'a': {message}"):
+        state.schedule(throughput={"a": curve})
+    assert state.remaining == {}  # nothing moved
+    assert state.advance(60.0, throughput={"a": [1.0, 2.0]}) == []  # a good curve
+
+
+def test_advance_makes_an_earlier_result_stale():
+    state = running_state()
+    version = state.version
+    before = state.schedule()
+    state.advance(60.0)
+    assert state.version > version
+    with pytest.raises(ValueError, match="stale|changed"):
+        before.apply(state)
+    state.schedule().apply(state)  # one computed after the advance applies
+
+
+@pytest.mark.parametrize("seconds", [2**1024, -(2**1024)])
+def test_advance_refuses_a_huge_int_by_name(seconds):
+    with pytest.raises(ValueError, match="seconds must be a finite number"):
+        running_state().advance(seconds)
+
+
+# ---- windows that measure no job (R4-03) ---------------------------------------------
+
+
+def test_an_empty_window_is_left_out_with_a_warning_not_a_nan():
+    # two bursts: the middle windows hold no submission
+    jobs = [Job(f"a{i}", 8, 1, 1, 300.0, submit_time=10.0 * i) for i in range(6)]
+    jobs += [
+        Job(f"b{i}", 8, 1, 1, 300.0, submit_time=9000.0 + 10 * i) for i in range(6)
+    ]
+    runs = {"Baseline (FIFO)": {"policy": "fifo"}, "Aryl": {"policy": "aryl"}}
+    with pytest.warns(UserWarning, match=r"2 of 4 windows hold no submitted job"):
+        table = sim.compare(jobs, sim.Cluster(2, 0), runs, windows=4, warmup=0.0)
+    assert sorted(set(table.samples["window"])) == [0, 3]
+    assert np.isfinite(table["jct_mean"].astype(float)).all()
+    assert (table["replications"] == 2).all()
+
+
+# ---- a policy's answers (R4-04, R4-11, R4-12) ----------------------------------------
+
+
+class Answer:
+    """A policy whose answer is ``answer(state, epoch)``."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def allocate(self, state, epoch):
+        return self.answer(state, epoch)
+
+
+def small_run(policy):
+    jobs = [Job("a", 4, 2, 2, 600.0), Job("b", 8, 1, 1, 300.0, submit_time=60.0)]
+    servers = [Server("t0", "training", 8), Server("t1", "training", 8)]
+    return sim.simulate(jobs, servers, policy=policy)
+
+
+@pytest.mark.parametrize(
+    "answer, error, message",
+    [
+        (  # R4-04: a start whose gpus is not the job's
+            lambda s, e: Decision("x", start=[Worker("a", "t0", 1)] * 2),
+            ValueError,
+            r"epoch 0 \(t = 0 s\): .*has 1 GPUs but the job's gpus_per_worker is 4",
+        ),
+        (
+            lambda s, e: Decision("x", start=[Worker("a", "t0", -5)] * 2),
+            ValueError,
+            r"epoch 0 \(t = 0 s\): .*gpus",
+        ),
+        (  # R4-11: malformed answers
+            lambda s, e: Decision("x", start=[("a", "t0"), ("a", "t0")]),
+            ValueError,
+            r"epoch 0 \(t = 0 s\): the policy's start worker record 0 must be a Worker",
+        ),
+        (
+            lambda s, e: Decision("x", start=None),
+            TypeError,
+            r"epoch 0 \(t = 0 s\): .*decision.start must be a list of aryl.Worker",
+        ),
+        (
+            lambda s, e: Decision("x", stop="a"),
+            TypeError,
+            r"epoch 0 \(t = 0 s\): .*decision.stop must be a list",
+        ),
+    ],
+)
+def test_a_malformed_or_wrong_decision_is_refused_naming_the_epoch(
+    answer, error, message
+):
+    with pytest.raises(error, match=message):
+        small_run(Answer(answer))
+
+
+@pytest.mark.parametrize("row", [10**6, -1])
+def test_a_schedule_result_edited_out_of_range_names_the_epoch(row):
+    def edited(state, epoch):
+        result = state.schedule("aryl")
+        result.start_job[:] = row  # the arrays are the result's own, writable
+        return result
+
+    with pytest.raises(
+        ValueError,
+        match=rf"epoch 0 \(t = 0 s\): the policy's answer names job row {row}, but "
+        "the state has 1 jobs",
+    ):
+        small_run(Answer(edited))
+
+
+def test_a_change_to_the_schedule_options_stays_in_its_epoch():
+    seen = []
+
+    def meddles(state, epoch):
+        seen.append(dict(epoch.schedule_options["gpu_speed"]))
+        epoch.schedule_options["gpu_speed"]["V100"] = 99.0
+        return state.schedule("aryl")
+
+    small_run(Answer(meddles))
+    assert len(seen) >= 2
+    assert all(speeds == seen[0] for speeds in seen)
+
+
+# ---- no read blocks on a FIFO (R4-06) ------------------------------------------------
+
+
+def run_with_timeout(code, tmp_path, seconds=60):
+    """Run ``code`` in a fresh Python; a read that blocks shows as a timeout."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("name", ["jobs.parquet", "timeline.parquet", "result.json"])
+def test_a_fifo_in_a_result_folder_is_refused_not_waited_on(tmp_path, name):
+    done = run_with_timeout(
+        f"""
+        import os
+        import aryl, aryl.sim as sim
+        from aryl.sim.storage import ResultFileError
+        folder = sim.simulate([aryl.Job("a", 8, 1, 1, 60)], sim.Cluster(1, 0)).save("run")
+        os.remove(folder / {name!r}); os.mkfifo(folder / {name!r})
+        for read in (sim.load, sim.storage.saved_summary):
+            try:
+                read(folder)
+            except (ResultFileError, FileNotFoundError) as e:
+                print(type(e).__name__, e)
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert "run" in line and ("not a regular file" in line or "no saved" in line)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("name", ["row.json", "jobs.parquet"])
+def test_a_fifo_in_a_sweep_cache_entry_is_recomputed(tmp_path, name):
+    done = run_with_timeout(
+        f"""
+        import glob, os, warnings
+        import aryl.sim as sim
+        base, grid = {{"first_jobs": 100, "training_servers": 4}}, {{"seed": [0]}}
+        sim.sweep(base, grid, cache="cache", engine="serial", progress=False)
+        entry = glob.glob(os.path.join("cache", "*"))[0]
+        os.remove(os.path.join(entry, {name!r})); os.mkfifo(os.path.join(entry, {name!r}))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows = sim.sweep(base, grid, cache="cache", engine="serial", progress=False)
+        print(list(rows["cached"]), [str(w.message) for w in caught])
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "[False]" in done.stdout and "not a regular file" in done.stdout
+
+
+def test_a_symlinked_cache_entry_is_replaced_not_followed(tmp_path):
+    base, grid = {"first_jobs": 100, "training_servers": 4}, {"seed": [0]}
+    cache = tmp_path / "cache"
+    sim.sweep(base, grid, cache=cache, engine="serial", progress=False)
+    (entry,) = cache.iterdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    os.rename(entry, tmp_path / "moved")
+    os.symlink(elsewhere, entry)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = sim.sweep(base, grid, cache=cache, engine="serial", progress=False)
+    assert list(rows["cached"]) == [False]
+    assert not entry.is_symlink() and (entry / "row.json").is_file()
+    assert (elsewhere / "keep.txt").read_text() == "mine"
+
+
+# ---- errors that name what they are about (R4-14, N11, N12) --------------------------
+
+TWO_JOBS = [Job("a", 8, 1, 1, 300.0), Job("b", 8, 1, 1, 300.0, submit_time=60.0)]
+ONE_ROW = {"Baseline (FIFO)": {"policy": "fifo"}}
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"seeds": 1.5}, TypeError, "seeds must be an int or a list of ints, got 1.5"),
+        ({"seeds": 10**8}, ValueError, r"seeds must be in \[1, 10000\]"),
+        ({"seeds": range(10**8)}, ValueError, "at most 10000 seeds"),
+        ({"seeds": 2, "seed": 2**64 - 1}, ValueError, "go past the largest seed"),
+        ({"windows": 10**9}, ValueError, r"windows must be in \[1, 1000\]"),
+        ({"windows": 1.5}, TypeError, "windows must be an integer"),
+        ({"windows": 2, "warmup": True}, TypeError, "warmup .* must be a number"),
+        ({"windows": 2, "warmup": -1.0}, ValueError, "warmup"),
+        ({"seeds": 2, "threads": -5}, ValueError, r"threads must be in \[1, "),
+    ],
+)
+def test_compare_replications_check_their_arguments_up_front(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        sim.compare(TWO_JOBS, sim.Cluster(1, 0), ONE_ROW, **kwargs)
+
+
+def test_a_huge_int_field_names_the_job_and_is_not_wrapped():
+    jobs = [Job("a", 8, 1, 1, 60.0), Job("big", 8, 1, 2**63, 60.0)]
+    for build in (
+        lambda: sim.simulate(jobs, sim.Cluster(1, 0)),
+        lambda: aryl.ClusterState.from_records([Server("s")], jobs),
+    ):
+        with pytest.raises(
+            ValueError, match=r"job 'big': max_workers .*, got 9223372036854775808$"
+        ):
+            build()
+
+
+def test_reference_workers_zero_is_refused():
+    with pytest.raises(ValueError, match="job 'a': reference_workers must be >= 1"):
+        Job("a", 8, 1, 2, 60.0, reference_workers=0)
+    assert Job("a", 8, 1, 2, 60.0).reference_workers == 2
+
+
+@pytest.mark.parametrize("value", [-5, 0, 1.5, float("nan")])
+def test_remaining_of_a_left_out_job_is_checked(value):
+    jobs = [Job("a", 8, 1, 1, 60.0), Job("b", 8, 1, 1, 60.0, submit_time=100.0)]
+    with pytest.raises(
+        (ValueError, TypeError), match=r"remaining\['b'\]|job 'b': remaining"
+    ):
+        aryl.schedule(jobs, [Server("s")], now=0.0, remaining={"b": value})
+    assert aryl.schedule(jobs, [Server("s")], now=0.0, remaining={"b": 0.5}).allocation
+
+
+# ---- the command line: options that cannot be combined say so (R4-14, N12) ----------
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--cache", "c", "--no-cache"], "--cache and --no-cache: give one of them"),
+        (
+            ["--address", "auto", "--engine", "serial"],
+            "--address .* needs --engine ray",
+        ),
+        (["--warmup", "0"], "--warmup .* needs --windows"),
+        (
+            ["--seed", str(2**64 - 1), "--seeds", "2"],
+            "2 seeds from seed 18446744073709551615 go past the largest seed",
+        ),
+    ],
+)
+def test_compare_refuses_options_that_would_be_ignored(argv, message, tmp_path, capsys):
+    from aryl.cli import main
+
+    assert main(["compare", "--out", str(tmp_path / "out"), *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search(message, err[0]), err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_grid_name_given_twice_is_refused(tmp_path, capsys):
+    from aryl.cli import main
+
+    argv = ["sweep", "--first-jobs", "10", "--grid", "seed=0", "--grid", "seed=1"]
+    assert main([*argv, "--out", str(tmp_path), "--engine", "serial"]) == 2
+    err = capsys.readouterr().err
+    assert "--grid seed: given twice" in err and "Traceback" not in err
+
+
+def test_the_cli_refuses_a_cluster_too_big_before_printing_it(tmp_path, capsys):
+    from aryl.cli import main
+
+    argv = ["simulate", "--training-servers", "600000", "--inference-servers", "0"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "Cluster:" not in captured.out
+    assert (
+        "the cluster would have 4,800,000 GPUs; the limit is 4,194,304" in captured.err
+    )
+
+
+def test_a_write_error_without_a_file_name_names_the_folder(tmp_path):
+    from aryl.cli.files import write_atomically
+
+    def full_disk(folder):
+        (folder / "compare.csv").write_text("x")
+        raise OSError(27, "File too large")  # what a file-size limit gives, no file
+
+    with pytest.raises(
+        OSError, match=rf"File too large \(writing the results into {tmp_path}\)"
+    ):
+        write_atomically(tmp_path, full_disk)
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
