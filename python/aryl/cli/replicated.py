@@ -20,7 +20,7 @@ import pandas as pd
 from .._display import Table
 from .files import output_directory, write_atomically
 from .inputs import trace_frames
-from .options import cluster, config_of, console_of, trace_files
+from .options import cluster, config_of, console_of, own_rows, trace_files
 from .output import (
     Progress,
     png_metadata,
@@ -39,7 +39,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     from .. import plot, sim
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.metrics import METRICS
-    from ..sim.replications import contributions, seed_list
+    from ..sim.replications import CONTRIBUTIONS, contributions, seed_list
     from ..sim.runs import trace_jobs
 
     if args.pollux_rows:
@@ -49,6 +49,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
     console = console_of(args)
     out = output_directory(args.out)
+    own = own_rows(args)  # specs: worker processes import them by name
     frame, load, where = trace_frames(trace_files(args), console)
     share = args.any_type_share
     jobs = trace_jobs(frame, any_type_share=share, seed=args.seed)
@@ -79,6 +80,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
             address=args.address,
             cache=cache,
             progress=lambda done, total: bar.set(done / total * len(seeds)),
+            policies=own,
+            rows=args.rows,
         )
     for result in table.runs.values():
         result.check()
@@ -110,7 +113,9 @@ def compare_replicated(args: argparse.Namespace) -> int:
         f"docs/confidence.md). {MARK}: the interval includes 1.0x, no detectable "
         f"difference from {table.reference}.\n",
     )
-    gains = contributions(table)
+    gains = contributions(
+        table, features=CONTRIBUTIONS + sim.own_policy_features(list(own))
+    )
     verdicts = sim.check_orderings(table)
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
         console.show(_contributions_table(gains, format_ratio, Estimate))

@@ -14,14 +14,24 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import pandas as pd
 
 from ..defaults import ANY_TYPE_SHARE
 from ..typing import SweepEngine
 from .comparison import Comparison
-from .paper import LOANING_ROWS
+from .paper import LOANING_ROWS, OWN_POLICY_BASE, chosen_rows
 from .replications import (
     DEFAULT_WARMUP,
     Seeds,
@@ -83,6 +93,8 @@ def replicate_paper(
     address: Optional[str] = None,
     cache: Union[bool, str, Path] = True,
     progress: Optional[Callable[[int, int], None]] = None,
+    policies: Optional[Mapping[str, Any]] = None,
+    rows: Optional[Sequence[str]] = None,
 ) -> Comparison:
     """The paper's rows, once per seed (and window), through ``sweep``; with intervals.
 
@@ -109,6 +121,10 @@ def replicate_paper(
         ``cache=False`` keeps the runs in a temporary folder only.
     progress
         Called with (runs done, runs in all) after each row's replications.
+    policies, rows
+        Rows of your own and the rows to keep, as for ``paper_runs``: row name ->
+        a policy object or a ``module:Class`` / ``path.py:Class`` spec (which worker
+        processes import by name; cached under the policy's code and settings).
 
     Returns
     -------
@@ -122,6 +138,12 @@ def replicate_paper(
         for name, point in PAPER_POINTS.items()
         if load is not None or name not in LOANING_ROWS
     }
+    for name, policy in (policies or {}).items():
+        if name in points:
+            raise ValueError(f"policies: row {name!r} is already a row of the paper's")
+        points[name] = {**PAPER_POINTS[OWN_POLICY_BASE], "policy": policy}
+    if rows is not None:
+        points = chosen_rows(points, rows)
     names = list(points)
     reference = reference or names[0]
     if reference not in points:

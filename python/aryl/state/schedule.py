@@ -177,6 +177,8 @@ def schedule_state(
     gpu_speed: Optional[Mapping[str, float]],
     hetero_efficiency: float,
     throughput: Optional[Mapping[Any, Sequence[float]]],
+    queue: Any = None,
+    grow: Any = None,
 ) -> ScheduleResult:
     """``ClusterState.schedule`` (and so ``aryl.schedule``): the one argument check,
     the one unplaceable rule and the kernel, on the state's columns."""
@@ -215,6 +217,7 @@ def schedule_state(
         _state_speeds(state, speeds),
         hetero_efficiency,
         _state_curves(state, kept, throughput),
+        *_caller_parts(state, kept, queue, grow),
     )
     future_rows = np.flatnonzero(future)
     return ScheduleResult(
@@ -270,6 +273,56 @@ def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any,
         )
     )
     return out
+
+
+def _caller_parts(
+    state: Any, kept: Optional[np.ndarray], queue: Any, grow: Any
+) -> Tuple[Optional[np.ndarray], np.ndarray]:
+    """The kernel's ``queue`` and ``may_grow`` of a caller's ``queue`` and ``grow``
+    (rows of this state), in the rows the kernel sees (``kept``).
+
+    A queued job the kernel does not see (submitted after ``now``, or one no
+    server could ever hold) is dropped from ``queue``: it stays queued, as it
+    would under the built-in order.
+    """
+    to_kernel = np.arange(state.n_jobs)
+    if kept is not None:
+        to_kernel = np.full(state.n_jobs, -1)
+        to_kernel[kept] = np.arange(len(kept))
+    rows = None
+    if queue is not None:
+        rows = _job_rows(queue, "queue", state.n_jobs)
+        running = rows[np.isin(rows, state._workers["job"])]
+        if len(running):
+            raise ValueError(
+                f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
+                "lists queued jobs (columns().queue)"
+            )
+        if len(np.unique(rows)) != len(rows):
+            raise ValueError("queue: a job is listed twice")
+        rows = to_kernel[rows]
+        rows = rows[rows >= 0]
+    may_grow = np.zeros(0, dtype=np.int64)
+    if grow is not None:
+        mask = np.zeros(state.n_jobs, dtype=np.int64)
+        mask[_job_rows(grow, "grow", state.n_jobs)] = 1
+        may_grow = mask if kept is None else mask[kept]
+    return rows, may_grow
+
+
+def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
+    """``rows`` (job rows of a state of ``n`` jobs) as an int array, checked."""
+    array = np.asarray(rows)
+    if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+        raise TypeError(
+            f"{what} must be a list or array of job rows (ints: positions in "
+            f"state.job_ids, as columns() gives them), got {rows!r}"
+        )
+    array = array.astype(np.int64)
+    bad = array[(array < 0) | (array >= n)]
+    if len(bad):
+        raise ValueError(f"{what}: job row {int(bad[0])} out of range for {n} jobs")
+    return array
 
 
 def _state_remaining(
