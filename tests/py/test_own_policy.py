@@ -321,3 +321,113 @@ def test_one_policy_decides_alike_simulated_and_live(docs_namespace):
     second = simulated.seen[1]
     assert second["attained"]["big"] == 16 * second["now"]
     assert second["waited"]["mid"] == second["now"] - 512.0 > 0
+
+
+# ---- the parts -----------------------------------------------------------------------
+
+
+def parts_state():
+    servers = [
+        aryl.Server("t0", "training", 8),
+        aryl.Server("t1", "training", 8),
+        aryl.Server("i0", "inference", 8, on_loan=True),
+        aryl.Server("i1", "inference", 8),
+    ]
+    jobs = [
+        aryl.Job("run", 4, 1, 1, 100.0),
+        aryl.Job("late", 8, 1, 1, 100.0, submit_time=30.0),
+        aryl.Job("early", 8, 1, 1, 900.0, submit_time=10.0),
+        aryl.Job("elastic", 4, 1, 3, 900.0, submit_time=20.0),
+    ]
+    return aryl.ClusterState.from_records(servers, jobs, [aryl.Worker("run", "t0", 4)])
+
+
+def test_the_columns_give_free_gpus_the_queue_and_loans():
+    state = parts_state()
+    c = state.columns()
+    assert c.free_gpus.tolist() == [4, 8, 8, 0]  # i1 is not on loan: unusable
+    assert c.job_id[c.queue].tolist() == ["early", "elastic", "late"]  # submit order
+    assert c.server_id[c.loaned].tolist() == ["i0"]
+    assert c.gpus.tolist() == [4, 0, 0, 0] and c.running.tolist()[0]
+    assert state.columns() is c  # built once per state
+    with pytest.raises(ValueError, match="read-only"):
+        c.free_gpus[0] = 1
+    state.advance(50.0)  # live: service booked as time passes
+    c = state.columns()
+    assert c.attained.tolist() == [200.0, 0.0, 0.0, 0.0]
+    assert c.waited.tolist() == [0.0, 50.0, 50.0, 50.0]
+    state.remove_jobs(["run"])
+    assert state.columns().job_id.tolist() == ["late", "early", "elastic"]
+
+
+def test_a_stopped_job_counts_a_preemption_live():
+    state = parts_state()
+    Decision("stop", stop=[aryl.Worker("run", "t0", 4)]).apply(state)
+    assert state.columns().preemptions.tolist() == [1, 0, 0, 0]
+
+
+def test_the_kernel_takes_a_callers_queue_and_growth_filter():
+    state = parts_state()
+    c = state.columns()
+    rows = {j: i for i, j in enumerate(c.job_id.tolist())}
+    # only late, then elastic: early is not listed and stays queued
+    result = state.schedule("aryl", queue=[rows["late"], rows["elastic"]], grow=[])
+    started = {w.job for w in result.decision.start}
+    assert started == {"late", "elastic"}
+    assert [w.job for w in result.decision.start].count("elastic") == 1  # no growth
+    grown = state.schedule("aryl", queue=[rows["elastic"]])
+    assert [w.job for w in grown.decision.start].count("elastic") == 3
+    assert (
+        state.schedule("aryl").decision
+        == state.schedule("aryl", queue=None, grow=None).decision
+    )
+    with pytest.raises(ValueError, match="queue: job 'run' is running"):
+        state.schedule("aryl", queue=[rows["run"]])
+    with pytest.raises(ValueError, match="listed twice"):
+        state.schedule("aryl", queue=[1, 1])
+    with pytest.raises(ValueError, match="job row 9 out of range"):
+        state.schedule("aryl", grow=[9])
+    with pytest.raises(TypeError, match="queue must be a list or array of job rows"):
+        state.schedule("aryl", queue=["late"])
+
+
+@pytest.fixture(scope="module")
+def days():
+    """The embedded trace's first two days."""
+    jobs, load = aryl.traces.load_default()
+    return aryl.traces.to_jobs(jobs[jobs["submit_time_s"] < 2 * 86400]), load
+
+
+def test_the_docs_parts_policies_run_the_trace(docs_namespace, days):
+    jobs, load = days
+    cluster = sim.Cluster(85, 100)
+    for name in ("SmallestGpuTimeFirstParts", "LeastAttainedService", "LoadAware"):
+        result = sim.simulate(
+            jobs, cluster, policy=docs_namespace[name](), inference_load=load
+        ).check()
+        assert result.summary()["jobs_unfinished"] == 0, name
+    # load-aware with its thresholds off is the built-in aryl, run for run
+    off = docs_namespace["LoadAware"](high=float("inf"), rising=False)
+    asked = sim.simulate(jobs, cluster, policy=off, inference_load=load).check()
+    built_in = sim.simulate(jobs, cluster, policy="aryl", inference_load=load)
+    columns = ["start_time", "finish_time", "preemptions", "scaling_ops"]
+    assert built_in.jobs[columns].equals(asked.jobs[columns])
+
+
+def test_the_epoch_gives_the_current_and_recent_inference_load():
+    seen = []
+
+    class Watch(Fifo):
+        def allocate(self, state, epoch):
+            seen.append((epoch.now, epoch.inference_load, epoch.recent_load))
+            return super().allocate(state, epoch)
+
+    jobs = [aryl.Job(f"j{k}", 8, 1, 1, 600.0, submit_time=k * 2000.0) for k in range(3)]
+    servers = [aryl.Server("t0", "training", 8), aryl.Server("i0", "inference", 8)]
+    load = [(0.0, 0.5), (1000.0, 0.9), (3000.0, 0.2)]
+    sim.simulate(jobs, servers, policy=Watch(), inference_load=load)
+    (t1, load1, recent1), (t2, load2, recent2) = seen[1:3]
+    assert 2000.0 <= t1 < 3000.0 and 4000 <= t2 < 4600.0  # epochs on the minute
+    assert (load1, recent1) == (0.9, ((0.0, 0.5), (1000.0, 0.9)))
+    # the last hour, from the point in force an hour before
+    assert (load2, recent2) == (0.2, ((0.0, 0.5), (1000.0, 0.9), (3000.0, 0.2)))
