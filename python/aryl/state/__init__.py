@@ -36,7 +36,12 @@ from ..typing import AllocationPolicy, ReclaimPolicy
 from ..validation import integer
 from .columns import SERVICE, StateColumns, state_columns
 from .reclaim import ReclaimResult, reclaim_state
-from .schedule import ScheduleResult, advance_state, schedule_state
+from .schedule import (
+    ScheduleResult,
+    advance_state,
+    schedule_state,
+    server_type_codes,
+)
 from .tables import (
     _EMPTY,
     Table,
@@ -190,6 +195,8 @@ class ClusterState(Appliable):
             view._servers, view._jobs, view._workers = servers, table, workers
             view._server_index, view._job_index = self._server_index, job_index
             view._core, view.version = core, 1
+        # what depends on the servers' types alone (schedule's speeds) carries over
+        view._cache["speed_types"] = server_type_codes(self)
         partly = np.flatnonzero(remaining < 1.0)
         view._remaining = dict(
             zip(table["id"][partly].tolist(), remaining[partly].tolist())

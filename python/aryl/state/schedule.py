@@ -292,7 +292,9 @@ def _caller_parts(
     rows = None
     if queue is not None:
         rows = _job_rows(queue, "queue", state.n_jobs)
-        running = rows[np.isin(rows, state._workers["job"])]
+        held = np.zeros(state.n_jobs, dtype=bool)
+        held[state._workers["job"]] = True
+        running = rows[held[rows]]
         if len(running):
             raise ValueError(
                 f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
@@ -338,14 +340,19 @@ def _state_remaining(
     return fractions if kept is None else fractions[kept]
 
 
-def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
-    """Per-server relative speeds, looked up once per GPU type."""
-    types = state._servers["gpu_type"]
+def server_type_codes(state: Any) -> Tuple[np.ndarray, Any]:
+    """(each server's GPU type code, the types): kept in the state's cache."""
     if "speed_types" not in state._cache:
         import pandas as pd
 
-        state._cache["speed_types"] = pd.factorize(types)
-    codes, names = state._cache["speed_types"]
+        state._cache["speed_types"] = pd.factorize(state._servers["gpu_type"])
+    codes: Tuple[np.ndarray, Any] = state._cache["speed_types"]
+    return codes
+
+
+def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
+    """Per-server relative speeds, looked up once per GPU type."""
+    codes, names = server_type_codes(state)
     per_type = tuple(float(speeds.get(t, UNLISTED_GPU_SPEED)) for t in names)
     key = ("speeds", per_type)
     if key not in state._cache:
