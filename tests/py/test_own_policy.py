@@ -8,6 +8,7 @@ import traceback
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import aryl
@@ -431,3 +432,51 @@ def test_the_epoch_gives_the_current_and_recent_inference_load():
     assert (load1, recent1) == (0.9, ((0.0, 0.5), (1000.0, 0.9)))
     # the last hour, from the point in force an hour before
     assert (load2, recent2) == (0.2, ((0.0, 0.5), (1000.0, 0.9), (3000.0, 0.2)))
+
+
+# ---- the command line ------------------------------------------------------------------
+
+MINE = (
+    "class Mine:\n"
+    "    name = 'mine'\n"
+    "    def allocate(self, state, epoch):\n"
+    "        return state.schedule('aryl', **epoch.schedule_options)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def trace_files(tmp_path_factory):
+    """The embedded trace's first 120 jobs and a day of its load, as CSV files, and
+    a policy file."""
+    jobs, load = aryl.traces.load_default()
+    folder = tmp_path_factory.mktemp("trace")
+    jobs.iloc[:120].to_csv(folder / "jobs.csv", index=False)
+    load[load["time_s"] < 86400].to_csv(folder / "load.csv", index=False)
+    (folder / "mine.py").write_text(MINE)
+    return folder
+
+
+def cli(folder, *argv):
+    from aryl.cli import main
+
+    small = ["--training-servers", "4", "--inference-servers", "4", "--format", "csv"]
+    files = [str(folder / "jobs.csv"), "--load", str(folder / "load.csv")]
+    return main([argv[0], *files, *small, *argv[1:]])
+
+
+def test_the_cli_runs_a_policy_of_ones_own(trace_files, tmp_path, capsys):
+    spec = f"{trace_files / 'mine.py'}:Mine"
+    out = str(tmp_path / "s")
+    assert cli(trace_files, "simulate", "--policy", spec, "--out", out) == 0
+    assert "policy mine" in capsys.readouterr().err
+    out = str(tmp_path / "c")
+    rows = ["--rows", "Baseline (FIFO)", "--rows", "Aryl Basic", "--rows", "mine"]
+    assert cli(trace_files, "compare", "--add-row", spec, *rows, "--out", out) == 0
+    table = pd.read_csv(tmp_path / "c" / "compare.csv", index_col="run")
+    assert list(table.index) == ["Baseline (FIFO)", "Aryl Basic", "mine"]
+    # aryl's allocation through the hooks: the Aryl Basic row, again
+    assert table.loc["mine", "jct_mean"] == table.loc["Aryl Basic", "jct_mean"]
+    with pytest.raises(SystemExit) as exited:
+        cli(trace_files, "simulate", "--policy", "fifoo", "--out", str(tmp_path))
+    assert exited.value.code == 2
+    assert "did you mean 'fifo'" in capsys.readouterr().err
