@@ -165,9 +165,13 @@ void register_schedule(py::module_& m) {
       [](const py::object& state_object, const py::object& policy,
          const py::object& placement, const py::object& backfill,
          const py::object& remaining, const py::object& speed,
-         const py::object& hetero_efficiency, const py::object& throughput) {
+         const py::object& hetero_efficiency, const py::object& throughput,
+         const py::object& queue, const py::object& may_grow) {
         const ClusterState& state = state_arg(state_object);
         ScheduleOptions options;
+        if (!queue.is_none()) options.queue = int_arg(queue, "queue");
+        for (const int g : int_arg(may_grow, "may_grow"))
+          options.may_grow.push_back(g != 0 ? 1 : 0);
         options.policy = parse_allocation_policy(str_arg(policy, "policy"));
         options.placement = parse_placement_policy(str_arg(placement, "placement"));
         options.backfill = bool_arg(backfill, "backfill");
@@ -181,10 +185,13 @@ void register_schedule(py::module_& m) {
       py::arg("state"), py::arg("policy") = "aryl", py::arg("placement") = "aryl",
       py::arg("backfill") = false, py::arg("remaining") = py::list(),
       py::arg("speed") = py::list(), py::arg("hetero_efficiency") = 0.7,
-      py::arg("throughput") = py::list(),
+      py::arg("throughput") = py::list(), py::arg("queue") = py::none(),
+      py::arg("may_grow") = py::list(),
       "One scheduling epoch on a validated state (see aryl.schedule): per-server "
-      "relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job "
-      "throughput curves (empty = linear).");
+      "relative GPU speeds (empty = all 1.0), the mixed-type efficiency, per-job "
+      "throughput curves (empty = linear), the caller's queue (queued jobs to "
+      "admit, in order; None = the policy's) and the jobs that may grow (per-job "
+      "flags; empty = all).");
 }
 
 }  // namespace aryl::bindings

@@ -8,8 +8,9 @@ namespace aryl::bindings {
 namespace {
 
 // The engine's state as the columns aryl.sim.hooks builds its view from: the
-// trace index of each state job, the workers (state job, server, flexible) and
-// each server's loan.
+// trace index of each state job, the workers (state job, server, flexible), each
+// server's loan, and a copy of the state itself (an aryl._core.ClusterState: the
+// view's compiled copy, validated already, so the view need not rebuild one).
 py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_of) {
   std::vector<std::int64_t> job, server;
   std::vector<std::uint8_t> flexible, on_loan;
@@ -26,7 +27,17 @@ py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_o
   std::vector<std::int64_t> trace(job_of.begin(), job_of.end());
   return py::make_tuple(to_numpy(std::move(trace)), to_numpy(std::move(job)),
                         to_numpy(std::move(server)), to_numpy(std::move(flexible)),
-                        to_numpy(std::move(on_loan)));
+                        to_numpy(std::move(on_loan)),
+                        py::cast(state, py::return_value_policy::copy));
+}
+
+// Each state job's service (JobService) as aryl.sim.hooks reads it: (attained
+// GPU-s, waited s, preemptions).
+py::tuple service_columns(const sim::JobService& service) {
+  std::vector<double> attained = service.attained, waited = service.waited;
+  std::vector<std::int64_t> preemptions = service.preemptions;
+  return py::make_tuple(to_numpy(std::move(attained)), to_numpy(std::move(waited)),
+                        to_numpy(std::move(preemptions)));
 }
 
 // A hook's answer of `count` int arrays (a sequence of them).
@@ -72,18 +83,20 @@ sim::Hooks hooks_from(const py::object& hooks) {
     out.allocate = [allocate](const ClusterState& state, const std::vector<int>& job_of,
                               const std::vector<double>& remaining,
                               const std::vector<std::vector<double>>& throughput,
-                              const sim::Epoch& e) {
+                              const sim::JobService& service, const sim::Epoch& e) {
       py::gil_scoped_acquire gil;
       std::vector<double> left = remaining;
       return decision_from(allocate(state_columns(state, job_of),
-                                    to_numpy(std::move(left)), throughput, e.index,
-                                    e.now));
+                                    to_numpy(std::move(left)), throughput,
+                                    service_columns(service), e.index, e.now));
     };
   if (py::object reclaim = hook(hooks, "reclaim"); !reclaim.is_none())
     out.reclaim = [reclaim](const ClusterState& state, const std::vector<int>& job_of,
-                            int n, const sim::Epoch& e) {
+                            const sim::JobService& service, int n,
+                            const sim::Epoch& e) {
       py::gil_scoped_acquire gil;
-      return int_arg(reclaim(state_columns(state, job_of), n, e.index, e.now),
+      return int_arg(reclaim(state_columns(state, job_of), service_columns(service), n,
+                             e.index, e.now),
                      "reclaim");
     };
   if (py::object admit = hook(hooks, "admit"); !admit.is_none())

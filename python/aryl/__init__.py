@@ -21,6 +21,7 @@ from .decisions import Decision, ReclaimPlan
 from .jobtable import JobTable
 from .model import Job, Server, Worker
 from .packing import knapsack
+from .policy import Epoch, Policy
 from .reclaiming import reclaim
 from .scheduling import schedule
 from .state import ClusterState
@@ -31,8 +32,10 @@ if TYPE_CHECKING:  # type checkers see the lazy subpackages as plain imports
 __all__ = [
     "ClusterState",
     "Decision",
+    "Epoch",
     "Job",
     "JobTable",
+    "Policy",
     "ReclaimPlan",
     "Server",
     "Worker",

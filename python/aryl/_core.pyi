@@ -240,9 +240,9 @@ def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed:
     """
     Choose n on-loan servers to return (see aryl.reclaim).
     """
-def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = []) -> Decision:
+def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = [], queue: typing.Any = None, may_grow: typing.Any = []) -> Decision:
     """
-    One scheduling epoch on a validated state (see aryl.schedule): per-server relative GPU speeds (empty = all 1.0), the mixed-type efficiency, and per-job throughput curves (empty = linear).
+    One scheduling epoch on a validated state (see aryl.schedule): per-server relative GPU speeds (empty = all 1.0), the mixed-type efficiency, per-job throughput curves (empty = linear), the caller's queue (queued jobs to admit, in order; None = the policy's) and the jobs that may grow (per-job flags; empty = all).
     """
 def simulate(servers: dict, jobs: dict, throughput: typing.Any, load_time: typing.Any, load: typing.Any, config: dict, progress: typing.Any = None, applications: collections.abc.Sequence[Application] = [], job_application: typing.Any = [], job_batch_size: typing.Any = [], job_work_scale: typing.Any = [], hooks: typing.Any = None) -> dict:
     """

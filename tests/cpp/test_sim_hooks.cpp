@@ -27,7 +27,7 @@ Hooks kernel_hooks(const Config& cfg, bool with_reclaim) {
   hooks.allocate = [cfg](const ClusterState& state, const std::vector<int>&,
                          const std::vector<double>& remaining,
                          const std::vector<std::vector<double>>& throughput,
-                         const Epoch&) {
+                         const JobService&, const Epoch&) {
     ScheduleOptions options;
     options.policy = cfg.policy;
     options.placement = cfg.placement;
@@ -40,8 +40,8 @@ Hooks kernel_hooks(const Config& cfg, bool with_reclaim) {
     return schedule(state, options);
   };
   if (with_reclaim)
-    hooks.reclaim = [cfg](const ClusterState& state, const std::vector<int>&, int n,
-                          const Epoch&) {
+    hooks.reclaim = [cfg](const ClusterState& state, const std::vector<int>&,
+                          const JobService&, int n, const Epoch&) {
       return reclaim(state, n, cfg.reclaim).servers;
     };
   return hooks;
@@ -52,7 +52,8 @@ Hooks starting(std::vector<Worker> start) {
   Hooks hooks;
   hooks.allocate = [start](const ClusterState&, const std::vector<int>&,
                            const std::vector<double>&,
-                           const std::vector<std::vector<double>>&, const Epoch&) {
+                           const std::vector<std::vector<double>>&, const JobService&,
+                           const Epoch&) {
     Decision d;
     d.start = start;
     return d;
@@ -122,7 +123,8 @@ TEST_CASE("a policy that stops a job's workers sends it back to the queue",
   Hooks hooks;
   hooks.allocate = [](const ClusterState& state, const std::vector<int>& job_of,
                       const std::vector<double>&,
-                      const std::vector<std::vector<double>>&, const Epoch&) {
+                      const std::vector<std::vector<double>>&, const JobService&,
+                      const Epoch&) {
     Decision d;
     const bool b_waits = job_of.size() == 2;
     for (std::size_t i = 0; i < job_of.size(); ++i) {
@@ -155,20 +157,21 @@ TEST_CASE("a reclaim hook's servers are checked and applied", "[sim][hooks]") {
   cfg.lend_hold = 0;
   Hooks hooks;
   SECTION("too few servers") {
-    hooks.reclaim = [](const ClusterState&, const std::vector<int>&, int n,
+    hooks.reclaim = [](const ClusterState&, const std::vector<int>&, const JobService&,
+                       int n,
                        const Epoch&) { return std::vector<int>(n > 1 ? 1 : 0, 4); };
     REQUIRE_THROWS_WITH(simulate(c.servers, jobs, load, cfg, {}, {}, hooks),
                         Catch::Contains("the policy's reclaim returns"));
   }
   SECTION("a server not on loan") {
-    hooks.reclaim = [](const ClusterState&, const std::vector<int>&, int n,
-                       const Epoch&) { return std::vector<int>(n, 0); };
+    hooks.reclaim = [](const ClusterState&, const std::vector<int>&, const JobService&,
+                       int n, const Epoch&) { return std::vector<int>(n, 0); };
     REQUIRE_THROWS_WITH(simulate(c.servers, jobs, load, cfg, {}, {}, hooks),
                         Catch::Contains("reclaim: server 't0' is not on loan"));
   }
   SECTION("the last servers lent go back first") {
-    hooks.reclaim = [](const ClusterState& state, const std::vector<int>&, int n,
-                       const Epoch&) {
+    hooks.reclaim = [](const ClusterState& state, const std::vector<int>&,
+                       const JobService&, int n, const Epoch&) {
       std::vector<int> out;
       for (std::size_t s = state.servers.size(); s-- > 0 && n > 0;)
         if (state.servers[s].on_loan) {

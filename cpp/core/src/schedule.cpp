@@ -50,7 +50,8 @@ class Epoch {
   }
 
   Decision run() {
-    admit(queue_order());
+    admit(options_.queue ? *options_.queue : queue_order());
+    if (options_.queue) leave_unlisted_queued();
     if (scales_elastic_jobs(options_.policy)) grow();
     return finish();
   }
@@ -89,6 +90,21 @@ class Epoch {
       if (!(options_.speed[s] > 0.0 && std::isfinite(options_.speed[s])))
         fail(fmt::format("server '{}': speed must be finite and > 0, got {}",
                          state_.servers[s].id, options_.speed[s]));
+    if (options_.queue) {
+      std::vector<char> seen(n, 0);
+      for (const int j : *options_.queue) {
+        if (j < 0 || at(j) >= n)
+          fail(fmt::format("queue names job {}, but there are {} jobs", j, n));
+        if (running(j))
+          fail(fmt::format("queue names job '{}', which is running",
+                           state_.jobs[at(j)].id));
+        if (seen[at(j)]++ != 0)
+          fail(fmt::format("queue names job '{}' twice", state_.jobs[at(j)].id));
+      }
+    }
+    if (!options_.may_grow.empty() && options_.may_grow.size() != n)
+      fail(fmt::format("may_grow has {} entries for {} jobs", options_.may_grow.size(),
+                       n));
     if (!(options_.hetero_efficiency > 0.0 && options_.hetero_efficiency <= 1.0))
       fail(fmt::format("hetero_efficiency must be in (0, 1], got {}",
                        options_.hetero_efficiency));
@@ -158,6 +174,14 @@ class Epoch {
           ++released_[at(worker.job)];
         }
       }
+  }
+
+  // Queued jobs the caller's queue does not list stay queued (pending).
+  void leave_unlisted_queued() {
+    std::vector<char> listed(state_.jobs.size(), 0);
+    for (int j : *options_.queue) listed[at(j)] = 1;
+    for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
+      if (!running(j) && !listed[at(j)]) decision_.pending.push_back(j);
   }
 
   [[nodiscard]] int base_demand(int j) const {
@@ -285,7 +309,9 @@ class Epoch {
     std::vector<int> jobs;
     jobs.reserve(state_.jobs.size());
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      if (fixed_[at(j)] > 0 && job(j).elastic()) jobs.push_back(j);
+      if (fixed_[at(j)] > 0 && job(j).elastic() &&
+          (options_.may_grow.empty() || options_.may_grow[at(j)] != 0))
+        jobs.push_back(j);
     return jobs;
   }
 

@@ -4,6 +4,7 @@ stops ``aryl`` with one line before anything runs."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import os
@@ -184,6 +185,23 @@ def _pollux_cluster(text: str) -> Tuple[int, int]:
             f"expected NODESxGPUS with positive counts (e.g. 16x4), got {text!r}"
         )
     return int(match.group(1)), int(match.group(2))
+
+
+def _policy(names: Sequence[str]) -> Callable[[str], str]:
+    """An argparse type: one of ``names`` (built-in policies), or a policy of your
+    own as ``module:Class`` / ``path.py:Class`` (loaded when the command runs)."""
+
+    def parse(text: str) -> str:
+        if text in names or ":" in text:
+            return text
+        close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(names)} or a policy of your own as "
+            f"module:Class or path.py:Class, got {text!r}"
+            + (f"; did you mean '{close[0]}'?" if close else "")
+        )
+
+    return parse
 
 
 def _name_values(text: str, what: str) -> Tuple[str, List[Any]]:

@@ -17,6 +17,7 @@ from typing import (
 
 from .. import reclaiming
 from ..defaults import RECLAIM_POLICIES
+from ..policy import load_policy, policy_name
 
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..typing import SimulationPolicy
@@ -24,7 +25,7 @@ from .._display import Table
 from .arguments import parse_grid
 from .files import output_directory, write_atomically
 from .inputs import size_auto, sweep_trace, trace_frames
-from .options import cluster, config_of, console_of, trace_files
+from .options import cluster, config_of, console_of, own_rows, trace_files
 from .output import (
     LEDGER_NOTE,
     Console,
@@ -57,6 +58,7 @@ def simulate(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--policy {args.policy} runs a Pollux workload: add --pollux-workload FILE|N"
         )
+    own = load_policy(args.policy) if args.policy and ":" in args.policy else None
     frame, load, where = trace_frames(trace_files(args), console)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
     config = config_of(args)
@@ -68,11 +70,11 @@ def simulate(args: argparse.Namespace) -> int:
         load,
         scenario_name=args.scenario,
         seed=args.seed,
-        policy=args.policy,
+        policy=own if own is not None else args.policy,
         reclaim=args.reclaim,
         config=config,
     )
-    policy = run["policy"]
+    policy = run["policy"] if own is None else policy_name(own)
     console.say(
         f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, "
         f"policy {policy}, reclaim {args.reclaim}.",
@@ -153,7 +155,13 @@ def compare(args: argparse.Namespace) -> int:
     if args.pollux_rows:
         config["pollux_generations"] = args.pollux_generations
     runs = sim.paper_runs(
-        jobs, load, seed=args.seed, config=config, pollux_rows=args.pollux_rows
+        jobs,
+        load,
+        seed=args.seed,
+        config=config,
+        pollux_rows=args.pollux_rows,
+        policies={name: load_policy(spec) for name, spec in own_rows(args).items()},
+        rows=args.rows,
     )
     results = {}
     last_submit = _last(jobs.column("submit_time"))

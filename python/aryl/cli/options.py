@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Dict
 
+from ..policy import load_policy, policy_name
 from .inputs import TraceFiles, cluster_of, config_fields
 from .output import Console
 
@@ -42,3 +43,17 @@ def cluster(args: argparse.Namespace, jobs: JobTable) -> Any:
         config_of(args),
         console_of(args),
     )
+
+
+def own_rows(args: argparse.Namespace) -> Dict[str, str]:
+    """``compare --add-row`` specs by their rows' names (the policies' names)."""
+    rows: Dict[str, str] = {}
+    for spec in args.add_row:
+        name = policy_name(load_policy(spec))
+        if name in rows:
+            raise ValueError(
+                f"--add-row {spec} and {rows[name]} are both named {name!r}; give "
+                "one a name attribute"
+            )
+        rows[name] = spec
+    return rows

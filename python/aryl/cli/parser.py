@@ -21,6 +21,7 @@ from .arguments import (
     _gpu_speeds,
     _number,
     _plot_formats,
+    _policy,
     _pollux_cluster,
     _pollux_workload,
     _readable_file,
@@ -274,6 +275,26 @@ def _parser() -> argparse.ArgumentParser:
         "'The Pollux comparison, windowed')",
     )
     p.add_argument(
+        "--add-row",
+        action="append",
+        default=[],
+        type=_policy([]),
+        metavar="module:Class|path.py:Class",
+        help="add a row of your own: the policy (docs/policies.md) in place of "
+        "aryl's allocation in the Aryl Basic row (same jobs, loaning and reclaim), "
+        "named by its name attribute or class; with --seeds, also what it gains "
+        "over Aryl Basic (repeat for more rows)",
+    )
+    p.add_argument(
+        "--rows",
+        action="append",
+        metavar="NAME",
+        help="run only this row (repeat for more, in the order given; names as the "
+        "table shows them, quoted, e.g. --rows 'Baseline (FIFO)' --rows 'Aryl "
+        "Basic'; a row of your own by its name); speed-ups are over the Baseline, or "
+        "the first row without it",
+    )
+    p.add_argument(
         "--pollux-generations",
         type=_number(int, "--pollux-generations", 1, 1_000_000),
         default=100,
@@ -321,10 +342,14 @@ def _parser() -> argparse.ArgumentParser:
     _plot_arguments(p)
     p.add_argument(
         "--policy",
-        choices=["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"],
-        help="allocation policy (default: the scenario's, aryl; fifo for baseline; "
-        "tiresias: least attained service on any trace, on the training servers, "
-        "nothing lent; tiresias or pollux for --pollux-workload, default tiresias)",
+        type=_policy(["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"]),
+        metavar="NAME|module:Class|path.py:Class",
+        help="allocation policy: aryl, fifo, sjf, gandiva, afs (default: the "
+        "scenario's, aryl; fifo for baseline), tiresias (least attained service on "
+        "any trace, on the training servers, nothing lent; with --pollux-workload "
+        "tiresias or pollux, default tiresias), or a policy of your own "
+        "(docs/policies.md): module:Class or path.py:Class names a class (built "
+        "without arguments) or an object with an allocate(state, epoch) method",
     )
     p.add_argument(
         "--reclaim",
@@ -364,7 +389,10 @@ def _parser() -> argparse.ArgumentParser:
         "run). Finished runs are cached by a fingerprint of trace, parameters and "
         "aryl version: a repeated sweep reads them back, an interrupted one resumes. "
         "Parameters: " + SWEEP_PARAMETERS + " and any aryl.sim.Config "
-        "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS.",
+        "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS. A "
+        "policy of your own runs beside the built-ins as module:Class or "
+        "path.py:Class, e.g. --grid policy=aryl,mine.py:Las (each worker imports "
+        "it; its code and settings are part of the cache key).",
     )
     _trace_arguments(p, "aryl-results/sweep")
     p.add_argument(

@@ -22,7 +22,7 @@ import pandas as pd
 from .._display import Table
 from .files import output_directory, write_atomically
 from .inputs import trace_frames
-from .options import cluster, config_of, console_of, trace_files
+from .options import cluster, config_of, console_of, own_rows, trace_files
 from .output import (
     LEDGER_NOTE,
     Progress,
@@ -46,6 +46,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.metrics import METRICS
     from ..sim.replications import (
+        CONTRIBUTIONS,
         DEFAULT_WARMUP,
         contributions,
         replications_over,
@@ -55,6 +56,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
 
     console = console_of(args)
     out = output_directory(args.out)
+    own = own_rows(args)  # specs: worker processes import them by name
     frame, load, where = trace_frames(trace_files(args), console)
     share = args.any_type_share
     jobs = trace_jobs(frame, any_type_share=share, seed=args.seed)
@@ -101,6 +103,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
             address=args.address,
             cache=cache,
             progress=progress,
+            policies=own,
+            rows=args.rows,
         )
     for result in table.runs.values():
         result.check()
@@ -129,7 +133,9 @@ def compare_replicated(args: argparse.Namespace) -> int:
     header = ["run (means; times in s)", *[METRICS[k].header for k in _COLUMNS]]
     console.show(Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
     console.say(f"\n{interval_note(table, over)}\n")
-    gains = contributions(table)
+    gains = contributions(
+        table, features=CONTRIBUTIONS + sim.own_policy_features(list(own))
+    )
     verdicts = sim.check_orderings(table)
     beside = _pollux_pooled(table) if args.pollux_rows else None
     if beside is not None and console.format == "table":

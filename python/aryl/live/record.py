@@ -351,7 +351,9 @@ class Record:
         ids[:] = [j.id for j in self.jobs]
         submit = np.array([j.submit_time for j in self.jobs])
         gpus = np.array([j.gpus_per_worker for j in self.jobs])
-        result = _result(self.servers, ids, submit, raw, label, gpus)
+        users = np.array([j.user for j in self.jobs], dtype=object)
+        vcs = np.array([j.vc for j in self.jobs], dtype=object)
+        result = _result(self.servers, ids, submit, raw, label, gpus, (users, vcs))
         result.allocations = history
         return result
 

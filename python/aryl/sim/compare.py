@@ -9,6 +9,7 @@ from typing import Any, Mapping, Optional, Union
 import pandas as pd
 
 from ..model import Records
+from ..policy import run_copy
 from .comparison import Comparison
 from .config import Cluster
 from .metrics import SUMMARY_KEYS
@@ -80,6 +81,8 @@ def compare(
         run_jobs = kwargs.pop("jobs", jobs)
         kwargs.setdefault("inference_load", inference_load)
         kwargs.setdefault("seed", seed)
+        if "policy" in kwargs:
+            kwargs["policy"] = run_copy(kwargs["policy"])
         return simulate(run_jobs, cluster, label=name, **kwargs)
 
     with ThreadPoolExecutor(max(1, int(threads))) as pool:

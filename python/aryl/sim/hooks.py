@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import warnings
 from collections import abc
 from typing import (
     Any,
     Dict,
     List,
-    Mapping,
     Optional,
-    Protocol,
     Sequence,
     Tuple,
-    Union,
-    runtime_checkable,
 )
 
 import numpy as np
@@ -33,98 +30,41 @@ import pandas as pd
 
 from ..decisions import Decision, ReclaimPlan
 from ..model import Job, Server, Worker, as_records
+from ..policy import (
+    HOOKS,
+    RECENT_LOAD_S,
+    Allocation,
+    Epoch,
+    Policy,
+    Reclaim,
+    check_policy,
+    has_hook,
+    policy_name,
+)
 from ..state import ClusterState
 from ..state.reclaim import ReclaimResult
 from ..state.schedule import ScheduleResult
 from ..state.tables import _records_columns, _worker_table
 from .config import Config
 
-#: What ``allocate`` may answer: the result of ``state.schedule(...)`` on the view it
-#: was given (fast: rows, no ids), or an ``aryl.Decision`` (workers by id).
-Allocation = Union[ScheduleResult, Decision]
-#: What ``reclaim`` may answer: the servers' ids in the order returned, or the result
-#: of ``state.reclaim(n, ...)`` on the view, or an ``aryl.ReclaimPlan``.
-Reclaim = Union[Sequence[Any], ReclaimResult, ReclaimPlan]
-
-
-@dataclasses.dataclass(frozen=True)
-class Epoch:
-    """Where the run stands when the engine asks the policy.
-
-    ``index``: scheduling epochs planned so far; ``now``: simulated seconds.
-    ``schedule_options``: the run's kernel settings as ``ClusterState.schedule``
-    takes them (``placement``, ``backfill``, ``gpu_speed`` of every server type,
-    ``hetero_efficiency`` and, when a job's throughput is not linear,
-    ``throughput``), so that ``state.schedule(policy, **epoch.schedule_options)``
-    decides exactly as the built-in ``policy`` would in this run.
-    """
-
-    index: int
-    now: float
-    schedule_options: Mapping[str, Any]
-
-    def where(self) -> str:
-        """``"epoch 3 (t = 180 s)"``: how errors name this moment."""
-        return f"epoch {self.index} (t = {self.now:g} s)"
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """The hooks ``simulate(..., policy=obj)`` calls; only ``allocate`` is required.
-
-    ``allocate(state, epoch)``
-        At each scheduling epoch at which something changed (an arrival, a
-        completion, a loan or a reclaim; quiet epochs are skipped, as for the
-        built-in policies): ``state`` holds every server (inference ones with their
-        loans), the running jobs in trace order with their workers, then every
-        queued job in arrival order, and ``state.remaining`` each partly done
-        job's work left. Answer what to start and stop: ``state.schedule(...)``'s
-        result, or an ``aryl.Decision`` (its ``start`` and ``stop``). A running job
-        left without workers goes back to the queue (preempted: with a checkpoint it
-        keeps its progress and pays ``restart_overhead`` when it starts again).
-    ``reclaim(state, n, epoch)`` (optional)
-        When the inference load needs ``n`` lent servers back: which (ids, or
-        ``state.reclaim(n, ...)``'s result). Their jobs are scaled in where they keep
-        ``min_workers`` and preempted otherwise. Without it, the run's ``reclaim``
-        policy chooses. (This view's ``state.remaining`` is empty: the engine moves
-        remaining work at epochs.)
-    ``admit(job, epoch)`` (optional)
-        An arriving ``aryl.Job``: ``False`` rejects it for good (it never runs;
-        ``Result.jobs["rejected"]``).
-
-    A ``name`` attribute, if any, labels the run (else the class name).
-    """
-
-    def allocate(self, state: ClusterState, epoch: Epoch) -> Allocation:
-        """The decision at this epoch (see the class)."""
-
-
-def policy_name(policy: Any) -> str:
-    """The run's label for a policy object: its ``name``, else its class name."""
-    name = getattr(policy, "name", None)
-    return name if isinstance(name, str) and name else type(policy).__name__
-
-
-def has_hook(policy: Any, name: str) -> bool:
-    """Whether ``policy`` has the hook ``name`` (a callable attribute)."""
-    return callable(getattr(policy, name, None))
-
-
-def check_policy(policy: Any) -> None:
-    """A ``TypeError`` unless ``policy`` has a callable ``allocate`` and its other
-    hooks, where present, are callable."""
-    if not has_hook(policy, "allocate"):
-        raise TypeError(
-            f"policy must be a policy name or an object with an allocate(state, "
-            f"epoch) method, got {policy!r}"
-        )
-    for hook in ("reclaim", "admit"):
-        if getattr(policy, hook, None) is not None and not callable(
-            getattr(policy, hook)
-        ):
-            raise TypeError(
-                f"policy.{hook} must be a method, got {getattr(policy, hook)!r}"
-            )
+# The protocol lives in aryl.policy (aryl.Policy), shared with live loops; these
+# names stay importable from here.
+__all__ = [
+    "HOOKS",
+    "Allocation",
+    "CoreHooks",
+    "Epoch",
+    "Policy",
+    "IdleWatch",
+    "PolicyError",
+    "RECENT_LOAD_S",
+    "Reclaim",
+    "check_policy",
+    "decision_rows",
+    "has_hook",
+    "policy_name",
+    "reclaim_rows",
+]
 
 
 class CoreHooks:
@@ -132,7 +72,8 @@ class CoreHooks:
 
     Its ``allocate``, ``reclaim`` and ``admit`` take the engine's columns (see
     ``cpp/bindings/sim_hooks.cpp``): ``state`` is ``(trace rows of the state's
-    jobs, worker job, worker server, worker flexible, server on_loan)``. Each builds
+    jobs, worker job, worker server, worker flexible, server on_loan)``, ``service``
+    ``(attained GPU-s, waited s, preemptions)`` of each of those jobs. Each builds
     the read-only view, asks the policy and answers in rows; an answer that names
     something the view does not hold is a ``ValueError`` naming the epoch.
     """
@@ -143,8 +84,12 @@ class CoreHooks:
         servers: List[Server],
         jobs: pd.DataFrame,
         config: Config,
+        load: Tuple[Sequence[float], Sequence[float]] = ((), ()),
     ) -> None:
-        """``jobs``: the run's jobs as a frame of ``aryl.Job`` fields, in trace order."""
+        """``jobs``: the run's jobs as a frame of ``aryl.Job`` fields, in trace order;
+        ``load``: the inference load the run serves, ``(times, loads)``."""
+        self._load_time = np.asarray(load[0], dtype=float)
+        self._load = np.asarray(load[1], dtype=float)
         self._policy = policy
         servers_frame = pd.DataFrame([dataclasses.asdict(s) for s in servers])
         self._trace = ClusterState.from_frames(servers_frame, jobs)
@@ -157,16 +102,40 @@ class CoreHooks:
             "hetero_efficiency": float(config.hetero_efficiency),
         }
         self._jobs: Optional[List[Job]] = None
+        self.idle = IdleWatch(policy_name(policy))
         self.allocate = self._allocate
         self.reclaim = self._reclaim if has_hook(policy, "reclaim") else None
         self.admit = self._admit if has_hook(policy, "admit") else None
 
+    def _ask(self, hook: str, epoch: Epoch, *args: Any) -> Any:
+        """The policy's ``hook(*args)``; what it raises becomes a ``PolicyError``
+        naming the hook and the epoch, with the policy's own error (and traceback)
+        as its cause."""
+        try:
+            return getattr(self._policy, hook)(*args)
+        except Exception as error:
+            raise PolicyError(
+                f"{epoch.where()}: {policy_name(self._policy)}.{hook} raised "
+                f"{type(error).__name__}: {error} (its traceback is above)"
+            ) from error
+
     def _view(
-        self, columns: Tuple[np.ndarray, ...], remaining: np.ndarray
+        self,
+        columns: Tuple[np.ndarray, ...],
+        remaining: np.ndarray,
+        service: Tuple[np.ndarray, np.ndarray, np.ndarray],
     ) -> ClusterState:
-        rows, job, server, flexible, on_loan = columns
+        rows, job, server, flexible, on_loan, core = columns
         workers = {"job": job, "server": server, "flexible": flexible.astype(bool)}
-        return self._trace.simulation_view(rows, workers, on_loan, remaining)
+        attained, waited, preemptions = service
+        return self._trace.simulation_view(
+            rows,
+            workers,
+            on_loan,
+            remaining,
+            {"attained": attained, "waited": waited, "preemptions": preemptions},
+            core,
+        )
 
     def _epoch(
         self, index: int, now: float, state: ClusterState, curves: List[List[float]]
@@ -174,39 +143,127 @@ class CoreHooks:
         options = copy.deepcopy(self._options)  # a policy's change stays in its epoch
         if curves:
             options["throughput"] = dict(zip(state.job_ids, curves))
-        return Epoch(int(index), float(now), options)
+        load, recent = self._load_at(float(now))
+        return Epoch(int(index), float(now), options, load, recent)
+
+    def _load_at(self, now: float) -> Tuple[Optional[float], Tuple[Any, ...]]:
+        """The load in force at ``now`` and the series' points of the last
+        ``RECENT_LOAD_S`` (the one in force at its start first), as the engine
+        reads the series: each value from its time on, the first one before it."""
+        if not len(self._load):
+            return None, ()
+        since = np.searchsorted(self._load_time, now - RECENT_LOAD_S, side="right")
+        upto = np.searchsorted(self._load_time, now, side="right")
+        first = max(int(since) - 1, 0)
+        current = float(self._load[max(int(upto) - 1, 0)])
+        recent = tuple(
+            zip(self._load_time[first:upto].tolist(), self._load[first:upto].tolist())
+        )
+        return current, recent
 
     def _allocate(
         self,
         columns: Tuple[np.ndarray, ...],
         remaining: np.ndarray,
         curves: List[List[float]],
+        service: Tuple[np.ndarray, np.ndarray, np.ndarray],
         index: int,
         now: float,
     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        state = self._view(columns, remaining)
+        state = self._view(columns, remaining, service)
         epoch = self._epoch(index, now, state, curves)
-        return decision_rows(self._policy.allocate(state, epoch), state, epoch)
+        answer = self._ask("allocate", epoch, state, epoch)
+        rows = decision_rows(answer, state, epoch)
+        self.idle.observe(state, epoch, started=len(rows[0]) > 0)
+        return rows
 
     def _reclaim(
-        self, columns: Tuple[np.ndarray, ...], n: int, index: int, now: float
+        self,
+        columns: Tuple[np.ndarray, ...],
+        service: Tuple[np.ndarray, np.ndarray, np.ndarray],
+        n: int,
+        index: int,
+        now: float,
     ) -> np.ndarray:
-        state = self._view(columns, np.ones(len(columns[0])))
+        state = self._view(columns, np.ones(len(columns[0])), service)
         epoch = self._epoch(index, now, state, [])
-        return reclaim_rows(self._policy.reclaim(state, n, epoch), state, epoch)
+        return reclaim_rows(self._ask("reclaim", epoch, state, n, epoch), state, epoch)
 
     def _admit(self, job: int, index: int, now: float) -> bool:
         if self._jobs is None:
             self._jobs = self._trace.jobs()
-        answer = self._policy.admit(
-            self._jobs[job], Epoch(int(index), float(now), copy.deepcopy(self._options))
-        )
+        epoch = Epoch(int(index), float(now), copy.deepcopy(self._options))
+        answer = self._ask("admit", epoch, self._jobs[job], epoch)
         if not isinstance(answer, (bool, np.bool_)):
             raise TypeError(
                 f"{Epoch(index, now, {}).where()}: admit must answer True or False, "
                 f"got {answer!r}"
             )
         return bool(answer)
+
+
+class PolicyError(RuntimeError):
+    """A policy's hook raised: the message names the hook, the epoch and the
+    simulated time; the hook's own exception is the ``__cause__`` (its traceback is
+    printed above this one's)."""
+
+
+#: Simulated seconds of an idle cluster with jobs waiting (the policy starting
+#: none) after which a run warns (``IdleWatch``).
+IDLE_WARNING_S = 3600.0
+
+
+class IdleWatch:
+    """Stretches in which jobs waited, nothing ran and the policy started nothing.
+
+    A policy that never starts a job (an ``allocate`` that answers an empty
+    decision by mistake) would otherwise just leave every job unfinished; the
+    longest such stretch, once it reaches ``IDLE_WARNING_S``, is named in a
+    ``RuntimeWarning`` at the end of the run (``warn``).
+    """
+
+    def __init__(self, name: str) -> None:
+        """``name``: the policy's label, for the warning."""
+        self.name = name
+        self.start: Optional[Epoch] = None  # the open stretch's first epoch
+        self.waiting = 0  # the most jobs that waited in it
+        self.longest: Optional[Tuple[Epoch, float, int]] = None  # (from, to, jobs)
+
+    def observe(self, state: ClusterState, epoch: Epoch, started: bool) -> None:
+        """One ``allocate`` answer: ``started`` whether it started any worker."""
+        queued = state.n_jobs - len(np.unique(state._workers["job"]))
+        if queued and not state.n_workers and not started:
+            if self.start is None:
+                self.start, self.waiting = epoch, 0
+            self.waiting = max(self.waiting, queued)
+        else:
+            self.close(epoch.now)
+
+    def close(self, end: float) -> None:
+        """End the open stretch (if any) at simulated time ``end``."""
+        if self.start is None:
+            return
+        if self.longest is None or end - self.start.now > (
+            self.longest[1] - self.longest[0].now
+        ):
+            self.longest = (self.start, end, self.waiting)
+        self.start = None
+
+    def warn(self, end: float) -> None:
+        """Close the open stretch at the run's ``end``; warn about the longest one."""
+        self.close(end)
+        if self.longest is None:
+            return
+        start, stop, waiting = self.longest
+        if stop - start.now >= IDLE_WARNING_S:
+            warnings.warn(
+                f"policy {self.name!r} started no job from {start.where()} to "
+                f"t = {stop:g} s ({(stop - start.now) / 3600:.1f} h) while up to "
+                f"{waiting} job(s) waited and none ran: does its allocate answer "
+                "the workers it means to start?",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 def decision_rows(

@@ -57,12 +57,13 @@ at 250 generations (§7.4: "we set the number of iteration to 250 and [Aryl] sti
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
 from ..defaults import ELASTIC_GPU_SHARE, HETERO_SHARE
 from ..model import Records
+from ..policy import check_policy
 from ..traces.pollux_mapping import pollux_profiles
 from ..typing import AllocationPolicy, ScenarioName, SimulationReclaimPolicy
 from .scenarios import SCENARIOS, scenario, scenario_config
@@ -149,6 +150,8 @@ def paper_runs(
     checkpoint: bool = True,
     pollux_rows: bool = False,
     node_gpus: int = 4,
+    policies: Optional[Mapping[str, Any]] = None,
+    rows: Optional[Sequence[str]] = None,
 ) -> Dict[str, Dict[str, Any]]:
     """The comparison's rows: name -> ``simulate`` keyword arguments, in display order.
 
@@ -171,6 +174,15 @@ def paper_runs(
     node_gpus
         GPUs per node of the cluster the Pollux rows run on (the mapping's compact
         placement): 4, as ``pollux_nodes`` splits a cluster.
+    policies
+        Rows of your own: row name -> a policy object (``aryl.Policy``). Each runs
+        as ``OWN_POLICY_BASE`` ("Aryl Basic": the Basic jobs, loaning, aryl reclaim
+        unless the policy has its own) with only the allocation policy changed
+        (``own_policy_features`` names that one difference), after the paper's
+        rows; without a load series, as "Elastic only, aryl".
+    rows
+        Keep only these rows (names, in this order; a policy row by its name);
+        speed-ups are over the Baseline, or the first row without it.
 
     Returns
     -------
@@ -224,6 +236,12 @@ def paper_runs(
     }
     if load is None:
         runs = {k: v for k, v in runs.items() if k not in LOANING_ROWS}
+    base = runs[OWN_POLICY_BASE if load is not None else "Elastic only, aryl"]
+    for name, policy in (policies or {}).items():
+        check_policy(policy)
+        if name in runs or name in POLLUX_ROWS:
+            raise ValueError(f"policies: row {name!r} is already a row of the paper's")
+        runs[name] = {**base, "policy": policy}
     if pollux_rows:
         mapped = pollux_profiles(sets["basic"], seed=seed, node_gpus=node_gpus)
         goodput = dict(jobs=mapped, reclaim="aryl", inference_load=None, seed=seed)
@@ -231,7 +249,34 @@ def paper_runs(
         runs["Aryl+TunedJobs"] = dict(
             goodput, policy="aryl", config={**common, **no_loan, "agent": "pollux"}
         )
-    return runs
+    return runs if rows is None else chosen_rows(runs, rows)
+
+
+def chosen_rows(
+    runs: Mapping[str, Dict[str, Any]], rows: Sequence[str]
+) -> Dict[str, Dict[str, Any]]:
+    """``runs`` restricted to ``rows``, in that order; an unknown name is an error."""
+    if isinstance(rows, str) or not rows:
+        raise ValueError(f"rows must be a non-empty list of row names, got {rows!r}")
+    unknown = [r for r in rows if r not in runs]
+    if unknown:
+        raise ValueError(
+            f"unknown row(s) {unknown}; the rows here are: {', '.join(runs)}"
+        )
+    return {r: runs[r] for r in rows}
+
+
+#: The paper's row a policy of your own replaces the allocation policy of
+#: (``paper_runs(policies=...)``).
+OWN_POLICY_BASE = "Aryl Basic"
+
+
+def own_policy_features(names: Sequence[str]) -> Tuple[Tuple[str, str, str], ...]:
+    """``contributions``' features of the policy rows ``names``: each against
+    ``OWN_POLICY_BASE``, which differs from it in the allocation policy alone."""
+    return tuple(
+        (f"{name} (vs aryl's allocation)", name, OWN_POLICY_BASE) for name in names
+    )
 
 
 def pollux_nodes(cluster: Any, node_gpus: int = 4) -> Any:

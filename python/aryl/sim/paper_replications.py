@@ -26,7 +26,7 @@ import pandas as pd
 from ..defaults import ANY_TYPE_SHARE
 from ..typing import SweepEngine
 from .comparison import Comparison
-from .paper import LOANING_ROWS
+from .paper import LOANING_ROWS, OWN_POLICY_BASE, chosen_rows
 from .replications import (
     DEFAULT_WARMUP,
     Seeds,
@@ -128,6 +128,7 @@ def paper_plan(
     any_type_share: float = ANY_TYPE_SHARE,
     rows: Optional[Sequence[str]] = None,
     pollux_rows: bool = False,
+    policies: Optional[Mapping[str, Any]] = None,
 ) -> PaperPlan:
     """The runs ``replicate_paper`` makes with these arguments (its parameters), not run.
 
@@ -136,7 +137,8 @@ def paper_plan(
     """
     chosen = seed_list(seeds, seed)
     traces, measured = _traces(frame, load, windows, warmup)
-    names = _rows(rows, pollux_rows, load is not None)
+    available = _available(policies)
+    names = _rows(rows, pollux_rows, load is not None, available)
     common = {
         **dict(config or {}),
         "training_servers": int(training_servers),
@@ -148,26 +150,42 @@ def paper_plan(
         for s in chosen:
             for window, trace in enumerate(traces):
                 runs.append((name, s, window))
-                points.append({**common, **_POINTS[name], "seed": s, "trace": trace})
+                points.append({**common, **available[name], "seed": s, "trace": trace})
     return PaperPlan(names, runs, points, traces, measured)
 
 
 _POINTS = {**PAPER_POINTS, **POLLUX_POINTS}
 
 
-def _rows(rows: Optional[Sequence[str]], pollux_rows: bool, loaning: bool) -> List[str]:
-    """The rows to run: those given (checked), else every paper row that applies."""
+def _available(policies: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Every row that can run: the paper's, the Pollux rows and each policy of your
+    own as ``OWN_POLICY_BASE`` with its allocation policy replaced."""
+    points = dict(_POINTS)
+    for name, policy in (policies or {}).items():
+        if name in points:
+            raise ValueError(f"policies: row {name!r} is already a row of the paper's")
+        points[name] = {**PAPER_POINTS[OWN_POLICY_BASE], "policy": policy}
+    return points
+
+
+def _rows(
+    rows: Optional[Sequence[str]],
+    pollux_rows: bool,
+    loaning: bool,
+    available: Mapping[str, Any],
+) -> List[str]:
+    """The rows to run: those given (checked), else every paper row that applies and
+    the rows of your own."""
     if rows is None:
         names = [n for n in PAPER_POINTS if loaning or n not in LOANING_ROWS]
-        return names + (list(POLLUX_POINTS) if pollux_rows else [])
+        pollux = list(POLLUX_POINTS) if pollux_rows else []
+        return names + pollux + [n for n in available if n not in _POINTS]
     if isinstance(rows, str) or not rows:
         raise ValueError(f"rows: give a non-empty list of row names, got {rows!r}")
     names = list(rows)
-    unknown = [n for n in names if n not in _POINTS]
-    if unknown:
-        raise ValueError(f"unknown row(s) {unknown}; expected some of {list(_POINTS)}")
     if len(set(names)) != len(names):
         raise ValueError(f"rows: each row once, got {names}")
+    chosen_rows(available, names)  # names the unknown ones
     lending = [n for n in names if n in LOANING_ROWS]
     if lending and not loaning:
         raise ValueError(f"rows {lending} lend servers: they need a load series")
@@ -194,6 +212,7 @@ def replicate_paper(
     address: Optional[str] = None,
     cache: Union[bool, str, Path] = True,
     progress: Optional[SweepReport] = None,
+    policies: Optional[Mapping[str, Any]] = None,
 ) -> Comparison:
     """The paper's rows, once per seed (and window), through ``sweep``; with intervals.
 
@@ -230,6 +249,10 @@ def replicate_paper(
     progress
         Called with (runs done, of which found in the cache, runs in all) before
         anything runs and after each run.
+    policies
+        Rows of your own, as for ``paper_runs``: row name ->
+        a policy object or a ``module:Class`` / ``path.py:Class`` spec (which worker
+        processes import by name; cached under the policy's code and settings).
 
     Returns
     -------
@@ -249,6 +272,7 @@ def replicate_paper(
         any_type_share=any_type_share,
         rows=rows,
         pollux_rows=pollux_rows,
+        policies=policies,
     )
     reference = reference or plan.names[0]
     if reference not in plan.names:

@@ -31,6 +31,7 @@ seeds are.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +57,7 @@ from numpy.typing import ArrayLike
 from .. import validation
 from ..jobtable import JobTable
 from ..model import Records
+from ..policy import run_copy
 from .comparison import Comparison
 from .confidence import (
     LEVEL,
@@ -281,7 +283,10 @@ def compare_replicated(
         raise ValueError(f"reference row {reference!r} is not a row: {names}")
 
     def run(task: _Task) -> Result:
-        result = simulate(cluster=cluster, label=task.row, **task.kwargs)
+        kwargs = dict(task.kwargs)
+        if "policy" in kwargs:
+            kwargs["policy"] = run_copy(kwargs["policy"])
+        result = simulate(cluster=cluster, label=task.row, **kwargs)
         if task.measured is None:
             return result
         return replace(result, jobs=result.jobs[task.measured].reset_index(drop=True))
@@ -478,8 +483,13 @@ CONTRIBUTIONS = (
 )
 
 
-def contributions(comparison: Comparison, level: float = LEVEL) -> pd.DataFrame:
-    """What each feature buys (``CONTRIBUTIONS``), from a replicated comparison.
+def contributions(
+    comparison: Comparison,
+    level: float = LEVEL,
+    features: Sequence[Tuple[str, str, str]] = CONTRIBUTIONS,
+) -> pd.DataFrame:
+    """What each feature buys (``features``: ``CONTRIBUTIONS``, plus for rows of
+    your own ``paper.own_policy_features``), from a replicated comparison.
 
     One row per feature whose two rows both ran: ``with`` and ``without`` (the rows),
     ``JCT gain`` and ``queue gain`` (the paired ratio without / with of the mean JCT
@@ -488,7 +498,7 @@ def contributions(comparison: Comparison, level: float = LEVEL) -> pd.DataFrame:
     """
     samples = _samples(comparison)
     rows = []
-    for feature, with_row, without_row in CONTRIBUTIONS:
+    for feature, with_row, without_row in features:
         if not {with_row, without_row} <= set(samples["run"]):
             continue
         row: Dict[str, Any] = {

@@ -58,16 +58,17 @@ def trace_jobs(
 
 def scenario_settings(
     name: ScenarioName,
-    policy: Optional[str] = None,
+    policy: Any = None,
     config: Optional[Mapping[str, Any]] = None,
-) -> Tuple[str, Dict[str, Any]]:
+) -> Tuple[Any, Dict[str, Any]]:
     """(policy, ``Config`` fields) of a run of scenario ``name``.
 
-    The policy is ``policy``, else the scenario's (``scenario_config``); the fields are
+    The policy is ``policy`` (a name or a policy object), else the scenario's
+    (``scenario_config``); the fields are
     the scenario's preset overridden by ``config``.
     """
     preset = scenario_config(name)
-    chosen = policy or preset["policy"]
+    chosen = preset["policy"] if policy is None or policy == "" else policy
     preset.pop("policy", None)
     return chosen, {**preset, **dict(config or {})}
 
@@ -78,7 +79,7 @@ def run_arguments(
     *,
     scenario_name: ScenarioName,
     seed: int = 0,
-    policy: Optional[str] = None,
+    policy: Any = None,
     reclaim: str = "aryl",
     config: Optional[Mapping[str, Any]] = None,
     elastic_gpu_share: float = ELASTIC_GPU_SHARE,

@@ -228,7 +228,11 @@ def simulate(
         config.headroom,
     )
     del core  # the engine keeps its own copy of the jobs; at 500k jobs this is ~100 MB
-    hooks = None if own is None else CoreHooks(own, servers, table.to_frame(), config)
+    hooks = (
+        None
+        if own is None
+        else CoreHooks(own, servers, table.to_frame(), config, served)
+    )
     raw = _core.simulate(
         server_table,
         columns,
@@ -239,6 +243,8 @@ def simulate(
         progress,
         hooks=hooks,
     )
+    if hooks is not None:
+        hooks.idle.warn(float(raw["end_time"]))
     name = kernel if own is None else policy_name(own)
     # A policy's own reclaim hook chose the servers returned.
     own_reclaim = own is not None and has_hook(own, "reclaim")
@@ -268,7 +274,7 @@ def simulate(
         load_extended=extended,
         throughput=throughput is not None,
     )
-    return _warn_unfinished(result, config, stopped)
+    return _warn_unfinished(result, config, stopped, own is not None)
 
 
 def _watched(
@@ -310,13 +316,15 @@ def _wants_time(progress: Callable[..., Any]) -> bool:
     return not binds(0.0) and binds(0.0, 0.0)
 
 
-def _warn_unfinished(result: Result, config: Config, stopped: List[bool]) -> Result:
+def _warn_unfinished(
+    result: Result, config: Config, stopped: List[bool], own: bool = False
+) -> Result:
     """Warn when jobs are left unfinished although neither a horizon nor the progress
     callback stopped the run.
 
     The engine stops when nothing can change: a job whose only fit was a window of low
-    inference load that closed while it waited stays queued for ever. That is allowed,
-    but never silent.
+    inference load that closed while it waited stays queued for ever, and so does one
+    a policy of your own (``own``) never starts. That is allowed, but never silent.
     """
     jobs = result.jobs
     unfinished = jobs["finish_time"].isna()
@@ -327,9 +335,14 @@ def _warn_unfinished(result: Result, config: Config, stopped: List[bool]) -> Res
         shown = ", ".join(repr(i) for i in left[:5]) + (
             ", ..." if len(left) > 5 else ""
         )
+        why = (
+            "the policy left them queued when nothing more was to happen"
+            if own
+            else "they could not start once the capacity they needed was gone (e.g. "
+            "lent inference servers reclaimed)"
+        )
         warnings.warn(
-            f"{len(left)} job(s) never finished ({shown}): they could not start once "
-            "the capacity they needed was gone (e.g. lent inference servers reclaimed)",
+            f"{len(left)} job(s) never finished ({shown}): {why}",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -36,6 +36,7 @@ import itertools
 import json
 import math
 import os
+import pickle
 import sys
 import time
 import warnings
@@ -67,6 +68,14 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
+from ..policy import (
+    check_policy,
+    has_hook,
+    load_policy,
+    policy_identity,
+    policy_name,
+    run_copy,
+)
 from ..typing import GoodputPolicy, SweepEngine
 from .config import Cluster, Config
 from .metrics import SUMMARY_KEYS
@@ -109,7 +118,9 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "hetero_share": (HETERO_SHARE, "share of all jobs made hetero (advanced)"),
     "policy": (
         None,
-        "allocation policy (None: the scenario's; fifo for baseline, else aryl)",
+        "allocation policy (None: the scenario's; fifo for baseline, else aryl), "
+        "or a policy of your own: an aryl.Policy object, or 'module:Class' / "
+        "'path.py:Class' (imported by each worker)",
     ),
     "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
     "seed": (0, "seed of every random choice (GPU types, scenario, random reclaim)"),
@@ -199,8 +210,11 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     p["goodput_jobs"] = bool(p["goodput_jobs"])
     p["policy"], preset = scenario_settings(p["scenario"], p["policy"])
     # The simulator's own checks, so a sweep and simulate say the same.
-    goodput = POLICIES + get_args(GoodputPolicy) if p["goodput_jobs"] else POLICIES
-    validation.text(p["policy"], "policy", goodput)
+    if is_policy_name(p["policy"]):
+        goodput = POLICIES + get_args(GoodputPolicy) if p["goodput_jobs"] else POLICIES
+        validation.text(p["policy"], "policy", goodput)
+    else:
+        own_policy(p["policy"])
     validation.text(p["reclaim"], "reclaim policy", SIMULATION_RECLAIM_POLICIES)
     for name in ("training_servers", "inference_servers", "seed"):
         if (
@@ -251,6 +265,8 @@ def _fingerprint(resolved: Mapping[str, Any], trace_fingerprint: str) -> str:
     the version string, so a changed aryl never serves the old code's results.
     """
     run = {k: v for k, v in resolved.items() if k != "trace"}
+    if not is_policy_name(run["policy"]):  # its code and settings, not its address
+        run["policy"] = policy_identity(own_policy(run["policy"]))
     text = json.dumps(
         {"trace": trace_fingerprint, "run": run, "code": code_fingerprint()},
         sort_keys=True,
@@ -298,14 +314,20 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
     p = resolve(point)
     jobs, load = trace
     label = (
-        ", ".join(f"{k}={v}" for k, v in point.items() if k != "trace") or "sweep run"
+        ", ".join(f"{k}={_shown(v)}" for k, v in point.items() if k != "trace")
+        or "sweep run"
     )
+    # A policy object is copied per run (as a process or Ray worker unpickles
+    # its own), so runs on threads never share a policy's state.
+    policy = p["policy"]
+    if not is_policy_name(policy):
+        policy = run_copy(own_policy(policy))
     run = run_arguments(
         trace_jobs(jobs, p["first_jobs"], p["any_type_share"], p["seed"]),
         load,
         scenario_name=p["scenario"],
         seed=p["seed"],
-        policy=p["policy"],
+        policy=policy,
         reclaim=p["reclaim"],
         config=p["config"],
         elastic_gpu_share=p["elastic_gpu_share"],
@@ -331,8 +353,80 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
 
 
 def _jsonable_point(point: Mapping[str, Any]) -> Dict[str, Any]:
-    jsonable: Dict[str, Any] = json.loads(json.dumps(dict(point), default=repr))
+    shown = {k: _shown(v) for k, v in point.items()}
+    jsonable: Dict[str, Any] = json.loads(json.dumps(shown, default=repr))
     return jsonable
+
+
+def _shown(value: Any) -> Any:
+    """A parameter's value as tables show it: a policy object by its name."""
+    return (
+        value
+        if is_policy_name(value) or not has_hook(value, "allocate")
+        else (policy_name(value))
+    )
+
+
+def is_policy_name(policy: Any) -> bool:
+    """Whether a sweep's ``policy`` is a built-in's name (or None: the scenario's),
+    not a policy object or a ``module:Class`` spec."""
+    return policy is None or (isinstance(policy, str) and ":" not in policy)
+
+
+def own_policy(policy: Any) -> Any:
+    """A sweep's policy of your own as an object: a ``module:Class`` spec loaded
+    (``aryl.policy.load_policy``), an object checked (``check_policy``)."""
+    if isinstance(policy, str):
+        return load_policy(policy)
+    check_policy(policy)
+    return policy
+
+
+def check_shippable(points: Sequence[Mapping[str, Any]], engine: str) -> None:
+    """A ``ValueError`` when a point's policy object cannot reach ``engine``'s workers.
+
+    Processes unpickle it (its class imported by name), Ray cloudpickles it;
+    threads and serial runs copy it. A ``module:Class`` spec is imported by each
+    worker, so it always ships.
+    """
+    if engine not in ("processes", "ray"):
+        return
+    for point in points:
+        policy = point.get("policy")
+        if is_policy_name(policy) or isinstance(policy, str):
+            continue
+        name, cls = policy_name(policy), type(policy)
+        main = sys.modules.get("__main__")
+        if (
+            engine == "processes"
+            and cls.__module__ == "__main__"
+            and not getattr(main, "__file__", None)
+        ):
+            raise ValueError(
+                f"engine 'processes' ships policy {name!r} to worker processes by "
+                f"pickle, and they cannot import its class {cls.__qualname__}: it is "
+                "defined in an interactive session; define it in a module and pass "
+                "it as an object or as 'module:Class', or use engine='threads'"
+            )
+        try:
+            _pickler(engine)(policy)
+        except Exception as error:
+            raise ValueError(
+                f"engine {engine!r} ships policy {name!r} to its workers by pickle, "
+                f"which fails: {type(error).__name__}: {error}; define its class at "
+                "the top level of a module (and pass it as 'module:Class' if its "
+                "state cannot be pickled), or use engine='threads'"
+            ) from None
+
+
+def _pickler(engine: str) -> Any:
+    if engine == "ray":
+        try:
+            from ray import cloudpickle
+        except ImportError:  # _ray names the missing install
+            return pickle.dumps
+        return cloudpickle.dumps
+    return pickle.dumps
 
 
 # ---- engines -------------------------------------------------------------------------------
@@ -713,6 +807,7 @@ def sweep_points(
             traces["embedded"] = load_default()
         traces = {name: traces[name] for name in names}
         which = _engine(engine, address)
+        check_shippable([p for _, p in todo], which)
         n = int(workers or os.cpu_count() or 1)
         runs = (
             _run_ray(todo, traces, address, n, check)
@@ -842,7 +937,9 @@ def _frame(
     )
     records = []
     for r, row in zip(resolved, rows):
-        values = {k: (r["config"][k] if k in _CONFIG_FIELDS else r[k]) for k in params}
+        values = {
+            k: _shown(r["config"][k] if k in _CONFIG_FIELDS else r[k]) for k in params
+        }
         records.append(
             {
                 **values,

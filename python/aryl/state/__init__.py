@@ -34,8 +34,14 @@ from ..model import (
 )
 from ..typing import AllocationPolicy, ReclaimPolicy
 from ..validation import integer
+from .columns import SERVICE, StateColumns, state_columns
 from .reclaim import ReclaimResult, reclaim_state
-from .schedule import ScheduleResult, advance_state, schedule_state
+from .schedule import (
+    ScheduleResult,
+    advance_state,
+    schedule_state,
+    server_type_codes,
+)
 from .tables import (
     _EMPTY,
     Table,
@@ -88,6 +94,10 @@ class ClusterState(Appliable):
         self.version = 0
         self._cache: Dict[str, Any] = {}
         self._remaining: Dict[Any, float] = {}  # jobs partly done (advance)
+        # each job's service (columns.SERVICE) by id, kept by advance and updates
+        self._service: Dict[str, Dict[Any, float]] = {n: {} for n in SERVICE}
+        self._service_rows: Optional[Table] = None  # the simulator's, by job row
+        self._remaining_rows: Optional[np.ndarray] = None  # the simulator's too
         self._read_only = False  # the simulator's view of a run (simulation_view)
 
     # ----------------------------------------------------------- construction
@@ -162,24 +172,38 @@ class ClusterState(Appliable):
         workers: Table,
         on_loan: np.ndarray,
         remaining: np.ndarray,
+        service: Optional[Table] = None,
+        core: Any = None,
     ) -> ClusterState:
         """A read-only state of this one's servers with loans ``on_loan``, its job rows
         ``jobs`` (in that order), ``workers`` (``job`` indexing ``jobs``) and each of
-        those jobs' ``remaining`` work: what the simulator shows a policy of your own
-        (``aryl.sim.hooks``). Its updates raise ``ValueError``; read it and schedule
-        on it (``schedule``, ``reclaim``) as on any state.
+        those jobs' ``remaining`` work and ``service`` (``columns.SERVICE`` arrays, in
+        the same order; zeros if not given): what the simulator shows a policy of
+        your own (``aryl.sim.hooks``). ``core``: the engine's own compiled copy of
+        that state, if the caller has one (taken as it is: the engine validated
+        it). Its updates raise ``ValueError``; read it and schedule on it
+        (``schedule``, ``reclaim``) as on any state.
         """
         view = ClusterState()
         servers = dict(self._servers)
         servers["on_loan"] = on_loan.astype(bool)
         table = _take(self._jobs, jobs)
-        view._commit(
-            servers, table, workers, self._server_index, _index(table["id"], "job")
-        )
+        job_index = _index(table["id"], "job")
+        if core is None:
+            view._commit(servers, table, workers, self._server_index, job_index)
+        else:
+            view._servers, view._jobs, view._workers = servers, table, workers
+            view._server_index, view._job_index = self._server_index, job_index
+            view._core, view.version = core, 1
+        # what depends on the servers' types alone (schedule's speeds) carries over
+        view._cache["speed_types"] = server_type_codes(self)
         partly = np.flatnonzero(remaining < 1.0)
         view._remaining = dict(
             zip(table["id"][partly].tolist(), remaining[partly].tolist())
         )
+        view._remaining_rows = remaining
+        if service is not None:
+            view._service_rows = dict(service)
         view._read_only = True
         return view
 
@@ -249,6 +273,41 @@ class ClusterState(Appliable):
             )
         ]
 
+    def columns(self) -> StateColumns:
+        """The state as read-only NumPy arrays (``aryl.state.columns.StateColumns``):
+        each job's fields, workers, GPUs held, work left, attained service, time
+        waited and preemptions, the queue in submit order, each server's free GPUs
+        and loan. Built once per state (an update builds it anew): a policy reads
+        these rather than building records each epoch."""
+        if "columns" not in self._cache:
+            self._cache["columns"] = state_columns(
+                self._servers,
+                self._jobs,
+                self._workers,
+                self._remaining_column(),
+                self._service_columns(),
+            )
+        built: StateColumns = self._cache["columns"]
+        return built
+
+    def _remaining_column(self) -> np.ndarray:
+        if self._remaining_rows is not None:
+            return np.asarray(self._remaining_rows, dtype=float)
+        left = self._remaining
+        return np.array([left.get(i, 1.0) for i in self._jobs["id"].tolist()])
+
+    def _service_columns(self) -> Table:
+        if self._service_rows is not None:
+            return self._service_rows
+        ids = self._jobs["id"].tolist()
+        return {
+            name: np.array(
+                [kept.get(i, 0) for i in ids],
+                dtype=np.int64 if name == "preemptions" else float,
+            )
+            for name, kept in self._service.items()
+        }
+
     def frames(self) -> Dict[str, Any]:
         """The state as three pandas DataFrames (``servers``, ``jobs``, ``workers``)."""
         import pandas as pd
@@ -315,6 +374,8 @@ class ClusterState(Appliable):
         )
         for job_id in gone:
             self._remaining.pop(job_id, None)
+            for kept in self._service.values():
+                kept.pop(job_id, None)
 
     def add_servers(self, servers: Any) -> None:
         """Add servers (records, dicts, a DataFrame or columns)."""
@@ -451,6 +512,7 @@ class ClusterState(Appliable):
         self._commit(
             servers_table, self._jobs, workers, self._server_index, self._job_index
         )
+        self._count_preemptions(w["job"])
 
     # -------------------------------------------------------------- helpers
 
@@ -491,9 +553,20 @@ class ClusterState(Appliable):
         return np.asarray(rows, dtype=np.int64)
 
     def _commit_workers(self, workers: Table) -> None:
+        before = self._workers["job"]
         self._commit(
             self._servers, self._jobs, workers, self._server_index, self._job_index
         )
+        self._count_preemptions(before)
+
+    def _count_preemptions(self, before: np.ndarray) -> None:
+        """One more preemption for each job that had workers (worker job rows
+        ``before``) and has none now (the job rows unchanged)."""
+        had = np.bincount(before, minlength=self.n_jobs) > 0
+        has = np.bincount(self._workers["job"], minlength=self.n_jobs) > 0
+        count = self._service["preemptions"]
+        for job_id in self._jobs["id"][had & ~has].tolist():
+            count[job_id] = count.get(job_id, 0) + 1
 
     @staticmethod
     def _core_columns(
@@ -559,10 +632,18 @@ class ClusterState(Appliable):
         gpu_speed: Optional[Mapping[str, float]] = None,
         hetero_efficiency: float = HETERO_EFFICIENCY,
         throughput: Optional[Mapping[Any, Sequence[float]]] = None,
+        queue: Any = None,
+        grow: Any = None,
     ) -> ScheduleResult:
         """One scheduling epoch on this state, as ``aryl.schedule`` (same arguments).
 
         ``remaining`` defaults to what ``advance`` kept (``state.remaining``).
+        The kernel's parts with a caller's own order or filter (a policy of your
+        own, ``docs/policies.md``): ``queue``, the queued jobs to admit, as job
+        rows in the order to admit them (each at its base demand, placed best fit,
+        if it fits; queued jobs not listed stay queued; default: the policy's
+        order); ``grow``, the rows of the jobs that may take extra workers after
+        that (default: every elastic job). Rows as ``columns()`` gives them.
         Returns a ``ScheduleResult``: index arrays into this state's rows, its
         ``decision`` (an ``aryl.Decision``, built on first access) and ``apply()``.
         """
@@ -576,6 +657,8 @@ class ClusterState(Appliable):
             gpu_speed,
             hetero_efficiency,
             throughput,
+            queue,
+            grow,
         )
 
     # ------------------------------------------------------------------ time
@@ -608,6 +691,7 @@ class ClusterState(Appliable):
         """
         self._check_writable()
         after = advance_state(self, seconds, gpu_speed, hetero_efficiency, throughput)
+        self._serve(float(seconds))
         done = [job for job, left in after.items() if left <= 0.0]
         # A finished job's remaining is kept as the least fraction schedule takes.
         self._remaining.update(
@@ -616,6 +700,19 @@ class ClusterState(Appliable):
         # The work left changed: a result scheduled before this is stale.
         self.version += 1
         return done
+
+    def _serve(self, seconds: float) -> None:
+        """Book ``seconds`` of service: GPU-seconds to each job holding workers,
+        waiting time to the others (``columns()``' ``attained`` and ``waited``)."""
+        held = np.bincount(self._workers["job"], minlength=self.n_jobs)
+        gpus = (held * self._jobs["gpus_per_worker"]).tolist()
+        attained, waited = self._service["attained"], self._service["waited"]
+        for job_id, g in zip(self._jobs["id"].tolist(), gpus):
+            if g:
+                attained[job_id] = attained.get(job_id, 0.0) + g * seconds
+            else:
+                waited[job_id] = waited.get(job_id, 0.0) + seconds
+        self._cache.pop("columns", None)
 
     def reclaim(
         self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0

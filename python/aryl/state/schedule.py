@@ -177,6 +177,8 @@ def schedule_state(
     gpu_speed: Optional[Mapping[str, float]],
     hetero_efficiency: float,
     throughput: Optional[Mapping[Any, Sequence[float]]],
+    queue: Any = None,
+    grow: Any = None,
 ) -> ScheduleResult:
     """``ClusterState.schedule`` (and so ``aryl.schedule``): the one argument check,
     the one unplaceable rule and the kernel, on the state's columns."""
@@ -215,6 +217,7 @@ def schedule_state(
         _state_speeds(state, speeds),
         hetero_efficiency,
         _state_curves(state, kept, throughput),
+        *_caller_parts(state, kept, queue, grow),
     )
     future_rows = np.flatnonzero(future)
     return ScheduleResult(
@@ -272,6 +275,58 @@ def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any,
     return out
 
 
+def _caller_parts(
+    state: Any, kept: Optional[np.ndarray], queue: Any, grow: Any
+) -> Tuple[Optional[np.ndarray], np.ndarray]:
+    """The kernel's ``queue`` and ``may_grow`` of a caller's ``queue`` and ``grow``
+    (rows of this state), in the rows the kernel sees (``kept``).
+
+    A queued job the kernel does not see (submitted after ``now``, or one no
+    server could ever hold) is dropped from ``queue``: it stays queued, as it
+    would under the built-in order.
+    """
+    to_kernel = np.arange(state.n_jobs)
+    if kept is not None:
+        to_kernel = np.full(state.n_jobs, -1)
+        to_kernel[kept] = np.arange(len(kept))
+    rows = None
+    if queue is not None:
+        rows = _job_rows(queue, "queue", state.n_jobs)
+        held = np.zeros(state.n_jobs, dtype=bool)
+        held[state._workers["job"]] = True
+        running = rows[held[rows]]
+        if len(running):
+            raise ValueError(
+                f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
+                "lists queued jobs (columns().queue)"
+            )
+        if len(np.unique(rows)) != len(rows):
+            raise ValueError("queue: a job is listed twice")
+        rows = to_kernel[rows]
+        rows = rows[rows >= 0]
+    may_grow = np.zeros(0, dtype=np.int64)
+    if grow is not None:
+        mask = np.zeros(state.n_jobs, dtype=np.int64)
+        mask[_job_rows(grow, "grow", state.n_jobs)] = 1
+        may_grow = mask if kept is None else mask[kept]
+    return rows, may_grow
+
+
+def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
+    """``rows`` (job rows of a state of ``n`` jobs) as an int array, checked."""
+    array = np.asarray(rows)
+    if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+        raise TypeError(
+            f"{what} must be a list or array of job rows (ints: positions in "
+            f"state.job_ids, as columns() gives them), got {rows!r}"
+        )
+    array = array.astype(np.int64)
+    bad = array[(array < 0) | (array >= n)]
+    if len(bad):
+        raise ValueError(f"{what}: job row {int(bad[0])} out of range for {n} jobs")
+    return array
+
+
 def _state_remaining(
     state: Any, kept: Optional[np.ndarray], remaining: Optional[Mapping[Any, float]]
 ) -> Any:
@@ -295,14 +350,19 @@ def _fraction(value: Any, job_id: Any) -> float:
     return fraction
 
 
-def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
-    """Per-server relative speeds, looked up once per GPU type."""
-    types = state._servers["gpu_type"]
+def server_type_codes(state: Any) -> Tuple[np.ndarray, Any]:
+    """(each server's GPU type code, the types): kept in the state's cache."""
     if "speed_types" not in state._cache:
         import pandas as pd
 
-        state._cache["speed_types"] = pd.factorize(types)
-    codes, names = state._cache["speed_types"]
+        state._cache["speed_types"] = pd.factorize(state._servers["gpu_type"])
+    codes: Tuple[np.ndarray, Any] = state._cache["speed_types"]
+    return codes
+
+
+def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
+    """Per-server relative speeds, looked up once per GPU type."""
+    codes, names = server_type_codes(state)
     per_type = tuple(float(speeds.get(t, UNLISTED_GPU_SPEED)) for t in names)
     key = ("speeds", per_type)
     if key not in state._cache:

@@ -2,7 +2,9 @@
 // workers each job gets and where they run.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +46,14 @@ struct ScheduleOptions {
   // entry, = linear scaling). The job's duration is anchored at its reference
   // worker count, so only ratios of the curve matter.
   std::vector<std::vector<double>> throughput;
+  // A caller's own phase 1 (a policy built from the kernel's parts): the queued
+  // jobs to admit, in this order, each at its base demand if it can be placed
+  // (skipped otherwise); queued jobs not listed stay queued. Unset = the
+  // policy's order (shortest first, or arrival order).
+  std::optional<std::vector<int>> queue;
+  // The jobs that may take extra workers in phase 2 (index = job, nonzero = may;
+  // empty = every elastic job).
+  std::vector<std::uint8_t> may_grow;
   // The servers as read before (types, GPUs, pools, loans), for a caller that
   // schedules the same servers epoch after epoch and keeps their loans current
   // in it (the simulator): each epoch then skips reading every server record.

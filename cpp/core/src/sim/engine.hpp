@@ -121,6 +121,8 @@ class Engine {
   void pollux_allocate(double interval);
   // a caller's policy (hooks.cpp): its answers, checked before they are applied
   [[nodiscard]] Epoch epoch() const;
+  [[nodiscard]] JobService service(const std::vector<int>& job_of) const;
+  void hold(int j);  // books job j's service up to now (before its workers change)
   [[nodiscard]] Decision asked_decision(const ClusterState& state,
                                         const std::vector<int>& job_of);
   [[nodiscard]] ReclaimPlan asked_reclaim(const ClusterState& state,
@@ -205,6 +207,11 @@ class Engine {
   std::vector<double> executed_;
   // Pollux: the policy (its population carries over rounds), each job's
   // attained service (GPU-s held) and reallocations after its first start
+  // Each job's service for a caller's policy (JobService): GPU-seconds held and
+  // seconds holding workers up to held_since_ (hold, as its workers change).
+  std::vector<double> held_gpu_s_ = std::vector<double>(jobs_.size(), 0.0);
+  std::vector<double> held_s_ = std::vector<double>(jobs_.size(), 0.0);
+  std::vector<double> held_since_ = std::vector<double>(jobs_.size(), 0.0);
   std::optional<PolluxPolicy> pollux_;
   std::vector<double> attained_;
   std::vector<int> restarts_;

@@ -88,11 +88,39 @@ void check_decision(const Decision& d, const ClusterState& state, const Epoch& e
 
 Epoch Engine::epoch() const { return {accounting_.result().epochs_run, now()}; }
 
+void Engine::hold(int j) {
+  const double t = now();
+  const auto held = static_cast<double>(workers_[at(j)].size());
+  if (held > 0) {
+    const double dt = t - held_since_[at(j)];
+    held_gpu_s_[at(j)] += dt * held * jobs_[at(j)].job.gpus_per_worker;
+    held_s_[at(j)] += dt;
+  }
+  held_since_[at(j)] = t;
+}
+
+JobService Engine::service(const std::vector<int>& job_of) const {
+  JobService out;
+  out.attained.reserve(job_of.size());
+  out.waited.reserve(job_of.size());
+  out.preemptions.reserve(job_of.size());
+  const double t = now();
+  for (const int j : job_of) {
+    const auto held = static_cast<double>(workers_[at(j)].size());
+    const double dt = held > 0 ? t - held_since_[at(j)] : 0.0;
+    const Job& job = jobs_[at(j)].job;
+    out.attained.push_back(held_gpu_s_[at(j)] + dt * held * job.gpus_per_worker);
+    out.waited.push_back(t - job.submit_time - (held_s_[at(j)] + dt));
+    out.preemptions.push_back(accounting_.result().preemptions(at(j)));
+  }
+  return out;
+}
+
 Decision Engine::asked_decision(const ClusterState& state,
                                 const std::vector<int>& job_of) {
   const Epoch e = epoch();
-  Decision d =
-      hooks_.allocate(state, job_of, options_.remaining, options_.throughput, e);
+  Decision d = hooks_.allocate(state, job_of, options_.remaining, options_.throughput,
+                               service(job_of), e);
   check_decision(d, state, e);
   return d;
 }
@@ -100,7 +128,7 @@ Decision Engine::asked_decision(const ClusterState& state,
 ReclaimPlan Engine::asked_reclaim(const ClusterState& state,
                                   const std::vector<int>& job_of, int n) {
   const Epoch e = epoch();
-  const std::vector<int> servers = hooks_.reclaim(state, job_of, n, e);
+  const std::vector<int> servers = hooks_.reclaim(state, job_of, service(job_of), n, e);
   if (static_cast<int>(servers.size()) != n)
     refuse(e, fmt::format("reclaim returns {} servers; the inference load needs {} "
                           "back",

@@ -344,6 +344,7 @@ void Engine::set_rate(int j) {
 }
 
 void Engine::add_worker(int j, int server, bool flexible) {
+  hold(j);
   beyond_min_gpus_ -= beyond_min(j);
   workers_[at(j)].push_back({server, flexible});
   beyond_min_gpus_ += beyond_min(j);
@@ -357,6 +358,7 @@ void Engine::add_worker(int j, int server, bool flexible) {
 }
 
 void Engine::remove_worker(int j, std::size_t k) {
+  hold(j);
   std::vector<Placed>& w = workers_[at(j)];
   const int server = w[k].server;
   base_changed(j);

@@ -175,6 +175,14 @@ struct Epoch {
   double now = 0.0;        // simulated time, s
 };
 
+// What each job of a hook's state has had so far (index = state job): GPU-seconds
+// held (its attained service), seconds waited since its submission (not holding
+// workers) and preemptions.
+struct JobService {
+  std::vector<double> attained, waited;
+  std::vector<std::int64_t> preemptions;
+};
+
 // A caller's policy, asked instead of the engine's own (aryl.sim.simulate with a
 // policy object). Each hook is optional; unset, the engine decides as Config says.
 // Fixed-duration runs only. The `state` a hook sees is the engine's: the usable and
@@ -189,17 +197,18 @@ struct Hooks {
   // job left without workers goes back to the queue (preempted: a checkpointed job
   // keeps its progress and pays the restart overhead when it starts again).
   // `remaining`: each state job's fraction of work left; `throughput`: each state
-  // job's curve (empty when every curve is linear).
+  // job's curve (empty when every curve is linear); `service`: each state job's
+  // service so far.
   std::function<Decision(const ClusterState& state, const std::vector<int>& job_of,
                          const std::vector<double>& remaining,
                          const std::vector<std::vector<double>>& throughput,
-                         const Epoch& epoch)>
+                         const JobService& service, const Epoch& epoch)>
       allocate;
   // When the load needs n lent servers back: n distinct on-loan server indices;
   // the jobs on them are scaled in or preempted as reclaim() would (reclaim_servers).
   std::function<std::vector<int>(const ClusterState& state,
-                                 const std::vector<int>& job_of, int n,
-                                 const Epoch& epoch)>
+                                 const std::vector<int>& job_of,
+                                 const JobService& service, int n, const Epoch& epoch)>
       reclaim;
   // An arriving job (its trace index): false rejects it; it never runs and is
   // reported in Result::rejected.
