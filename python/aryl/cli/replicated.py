@@ -82,6 +82,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
     for result in table.runs.values():
         result.check()
+    if table.reference is not None:
+        sim.sizing.warn_if_too_small(table.results[table.reference])
 
     def ratio(row: Any, column: str) -> str:
         e = Estimate(row[column], row[f"{column} low"], row[f"{column} high"], 0)
