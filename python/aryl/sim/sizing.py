@@ -252,12 +252,13 @@ def _check_reached(
     if abs(reached - target) <= tolerance:
         return
     if best == floor and reached < target:
+        servers = f"{floor} training server{'s' * (floor != 1)}"
         raise ValueError(
             f"size_cluster: no cluster size reaches {target:.0%} Baseline training GPU "
-            f"use: even {floor} training server{'s' * (floor != 1)}, the fewest on "
-            f"which every job fits, keep it only {reached:.1%} busy (the trace's work "
-            "is too little for its span, or a few very long jobs stretch the span); "
-            "choose the training servers yourself or aim lower"
+            f"use: even {servers} (the fewest on which every job fits) stay only "
+            f"{reached:.1%} busy, as the trace's work is too little for its span (or a "
+            "few very long jobs stretch it); choose the count yourself "
+            "(--training-servers N) or aim lower (--utilisation)"
         )
     beside = ", ".join(
         f"{n}: {evaluated[n]:.1%}" for n in sorted(evaluated) if abs(n - best) == 1
