@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _core
 from .defaults import (
-    DEFAULT_GPU_SPEED,
+    DEFAULT_GPU_TYPE,
     KNOWN_GPU_TYPES,
     MAX_ARRIVAL_SCALE,
     MAX_GPU_SPEED,
@@ -141,16 +141,17 @@ def gpu_speeds(value: Any) -> Dict[str, float]:
 def run_gpu_speeds(value: Any, types: Iterable[str]) -> Dict[str, float]:
     """``gpu_speed`` checked against the GPU types of a run (its servers' and jobs').
 
-    A name the run has is taken. A well-known GPU type the run does not have
-    (``KNOWN_GPU_TYPES``, e.g. ``A100``) can take no effect: a ``UserWarning`` names it
-    (not for the default speeds, ``DEFAULT_GPU_SPEED``, left as they are). Any other
-    name is a ``ValueError`` with a "did you mean" (``t4`` for ``T4``): names are
-    case-sensitive, as the types in a trace are.
+    A name the run has is taken, and so are the types of aryl's own pools
+    (``DEFAULT_GPU_TYPE``: V100, T4), which one set of speeds names across runs with
+    and without inference servers. Another well-known GPU type the run does not have
+    (``KNOWN_GPU_TYPES``, e.g. ``A100``) can take no effect: a ``UserWarning`` names it.
+    Any other name is a ``ValueError`` with a "did you mean" (``t4`` for ``T4``): names
+    are case-sensitive, as the types in a trace are.
     """
     speeds = gpu_speeds(value)
     have = sorted({str(t) for t in types if t})
-    for name, speed in speeds.items():
-        if name in have or DEFAULT_GPU_SPEED.get(name) == speed:
+    for name in speeds:
+        if name in have or name in DEFAULT_GPU_TYPE.values():
             continue
         if name not in KNOWN_GPU_TYPES:
             raise ValueError(

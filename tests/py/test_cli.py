@@ -17,18 +17,6 @@ SMALL = ["--training-servers", "4", "--inference-servers", "4"]
 ROOMY = ["--training-servers", "12", "--inference-servers", "4"]
 
 
-@pytest.fixture(scope="module")
-def trace_slice(tmp_path_factory):
-    """The first 300 jobs of the embedded ITP trace and 3 days of its load, as CSV files."""
-    from aryl import traces
-
-    jobs, load = traces.load_default()
-    folder = tmp_path_factory.mktemp("trace")
-    jobs.iloc[:300].to_csv(folder / "jobs.csv", index=False)
-    load[load["time_s"] < 3 * 86400].to_csv(folder / "load.csv", index=False)
-    return folder / "jobs.csv", folder / "load.csv"
-
-
 def test_simulate_writes_tables_and_plots(trace_slice, tmp_path, capsys):
     jobs, load = trace_slice
     out = tmp_path / "out"

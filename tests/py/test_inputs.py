@@ -18,16 +18,6 @@ SMALL = ["--training-servers", "4", "--inference-servers", "4"]
 QUIET = ["--quiet", "--plot-format", "png"]
 
 
-@pytest.fixture(scope="module")
-def trace_slice(tmp_path_factory):
-    """The first 200 jobs of the embedded ITP trace and 3 days of its load, as CSV."""
-    jobs, load = traces.load_default()
-    folder = tmp_path_factory.mktemp("trace")
-    jobs.iloc[:200].to_csv(folder / "jobs.csv", index=False)
-    load[load["time_s"] < 3 * 86400].to_csv(folder / "load.csv", index=False)
-    return folder / "jobs.csv", folder / "load.csv"
-
-
 def _jobs(n=6, gpus=8, duration=3600.0, gap=600.0, gpu_type=None):
     return [
         aryl.Job(f"j{i}", gpus, 1, 1, duration, i * gap, gpu_type=gpu_type)
@@ -95,11 +85,10 @@ def test_a_type_only_jobs_name_is_a_type_of_the_run():
         sim.simulate(jobs, servers, config={"gpu_speed": {"H100": 2.0}})
 
 
-def test_default_speeds_of_absent_types_do_not_warn():
+def test_the_speeds_of_aryls_pools_do_not_warn_without_them():
+    # One set of speeds for runs with and without inference (T4) servers.
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no T4 server, T4 at its default speed
-        sim.simulate(_jobs(), sim.Cluster(1, 0))
-    with pytest.warns(UserWarning, match="'T4'\\] has no effect"):
+        warnings.simplefilter("error")
         sim.simulate(_jobs(), sim.Cluster(1, 0), config={"gpu_speed": {"T4": 1.0}})
 
 
