@@ -29,6 +29,31 @@ PLACEMENTS = get_args(Placement)
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100
 #: (Appendix A).
 DEFAULT_GPU_SPEED: Dict[str, float] = {"V100": 1.0, "T4": 0.25}
+#: GPU types a ``gpu_speed`` may name although a run has none of them (then it only
+#: warns): the data-centre GPUs of the public traces aryl reads and of the peers'
+#: cluster configurations. Any other name must be a type of the run's servers or jobs.
+KNOWN_GPU_TYPES = (
+    "K80",
+    "M40",
+    "M60",
+    "P4",
+    "P40",
+    "P100",
+    "V100",
+    "T4",
+    "A10",
+    "A30",
+    "A40",
+    "A100",
+    "A800",
+    "L4",
+    "L40",
+    "L40S",
+    "H100",
+    "H800",
+    "H200",
+    "B200",
+)
 #: Speed of a GPU type that ``gpu_speed`` does not list.
 UNLISTED_GPU_SPEED = 1.0
 #: Bounds of a relative GPU speed (both included).
@@ -55,6 +80,10 @@ TIRESIAS_THRESHOLD_GPU_S = 16 * 3600.0
 #: Size of the Pollux policy's genetic search per round (the artifact's).
 POLLUX_POPULATION = 100
 POLLUX_GENERATIONS = 100
+
+#: Bounds of ``Config.arrival_scale``, the factor on the arrival rate (both included).
+MIN_ARRIVAL_SCALE = 1e-3
+MAX_ARRIVAL_SCALE = 1e3
 
 #: The paper's production clusters (§7.1): 443 training and 520 inference 8-GPU servers.
 PAPER_TRAINING_SERVERS = 443

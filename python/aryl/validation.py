@@ -20,14 +20,24 @@ Limits (documented in the README, "Limits"):
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
-from typing import Any, Dict, List, Mapping, Sequence, Union, get_args
+import warnings
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Union, get_args
 
 import numpy as np
 
 from . import _core
-from .defaults import MAX_GPU_SPEED, MIN_GPU_SPEED, MIN_HETERO_EFFICIENCY
+from .defaults import (
+    DEFAULT_GPU_TYPE,
+    KNOWN_GPU_TYPES,
+    MAX_ARRIVAL_SCALE,
+    MAX_GPU_SPEED,
+    MIN_ARRIVAL_SCALE,
+    MIN_GPU_SPEED,
+    MIN_HETERO_EFFICIENCY,
+)
 from .typing import JobAgent, Scaling
 
 #: Throughput scalings of jobs without their own curve.
@@ -97,9 +107,28 @@ def text(value: Any, what: str, choices: Sequence[str]) -> str:
         )
     if value not in choices:
         raise ValueError(
-            f"unknown {what} {value!r}; expected one of {', '.join(choices)}"
+            f"unknown {what} {value!r}{did_you_mean(value, choices)}; expected one of "
+            f"{', '.join(choices)}"
         )
     return value
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'T4'?"`` for a mistyped name, else ``""``.
+
+    A choice that differs only in case wins (``scf`` for ``SCF``, ``T4`` for ``t4``),
+    then the one choice that starts with ``name`` (``--training-servers`` for
+    ``--train``), else the closest by ``difflib`` (ratio >= 0.6).
+    """
+    choices = [str(c) for c in choices]
+    same = [c for c in choices if c.lower() == name.lower()]
+    starting = [c for c in choices if c.lower().startswith(name.lower())]
+    close = (
+        same
+        or starting[:1] * (len(starting) == 1)
+        or difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    )
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def gpu_speeds(value: Any) -> Dict[str, float]:
@@ -114,6 +143,36 @@ def gpu_speeds(value: Any) -> Dict[str, float]:
             raise TypeError(f"gpu_speed: GPU type must be a str, got {name!r}")
         out[name] = real(speed, f"gpu_speed[{name!r}]", MIN_GPU_SPEED, MAX_GPU_SPEED)
     return out
+
+
+def run_gpu_speeds(value: Any, types: Iterable[str]) -> Dict[str, float]:
+    """``gpu_speed`` checked against the GPU types of a run (its servers' and jobs').
+
+    A name the run has is taken, and so are the types of aryl's own pools
+    (``DEFAULT_GPU_TYPE``: V100, T4), which one set of speeds names across runs with
+    and without inference servers. Another well-known GPU type the run does not have
+    (``KNOWN_GPU_TYPES``, e.g. ``A100``) can take no effect: a ``UserWarning`` names it.
+    Any other name is a ``ValueError`` with a "did you mean" (``t4`` for ``T4``): names
+    are case-sensitive, as the types in a trace are.
+    """
+    speeds = gpu_speeds(value)
+    have = sorted({str(t) for t in types if t})
+    for name in speeds:
+        if name in have or name in DEFAULT_GPU_TYPE.values():
+            continue
+        if name not in KNOWN_GPU_TYPES:
+            raise ValueError(
+                f"gpu_speed: unknown GPU type {name!r}"
+                f"{did_you_mean(name, have + list(KNOWN_GPU_TYPES))} (this run's GPU "
+                f"types: {', '.join(have) or 'none'})"
+            )
+        warnings.warn(
+            f"gpu_speed[{name!r}] has no effect: no server or job of this run has GPU "
+            f"type {name} (its types: {', '.join(have) or 'none'})",
+            UserWarning,
+            stacklevel=3,
+        )
+    return speeds
 
 
 def hetero_efficiency(value: Any) -> float:
@@ -133,6 +192,7 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     real(config.headroom, "headroom", 0.0)
     hetero_efficiency(config.hetero_efficiency)
     gpu_speeds(config.gpu_speed)
+    real(config.arrival_scale, "arrival_scale", MIN_ARRIVAL_SCALE, MAX_ARRIVAL_SCALE)
     real(config.horizon, "horizon", 0.0, finite=False)
     integer(config.pollux_population, "pollux_population", 2, 1_000_000)
     # 0 generations would leave the Pollux policy inert: no job ever scheduled.

@@ -26,3 +26,15 @@ def paper_example():
     placement = {"a": [1, 2], "b": [3], "c": [4, 4, 4, 4, 5], "d": [5, 6, 6, 6, 6]}
     workers = [aryl.Worker(j, s) for j, where in placement.items() for s in where]
     return servers, jobs, workers
+
+
+@pytest.fixture(scope="module")
+def trace_slice(tmp_path_factory):
+    """The first 300 jobs of the embedded ITP trace and 3 days of its load, as CSV files."""
+    from aryl import traces
+
+    jobs, load = traces.load_default()
+    folder = tmp_path_factory.mktemp("trace")
+    jobs.iloc[:300].to_csv(folder / "jobs.csv", index=False)
+    load[load["time_s"] < 3 * 86400].to_csv(folder / "load.csv", index=False)
+    return folder / "jobs.csv", folder / "load.csv"

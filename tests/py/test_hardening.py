@@ -296,6 +296,8 @@ def test_cli_load_with_a_tiny_step(tmp_path):
             str(tmp_path / "jobs.csv"),
             "--load",
             str(tmp_path / "load.csv"),
+            "--training-servers",
+            "1",
             "--out",
             str(tmp_path / "out"),
         )
@@ -739,9 +741,9 @@ def test_ctrl_c_during_compare_exits_130_without_partial_files(tmp_path):
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "aryl: interrupted"
     assert "Traceback" not in stderr
-    assert (
-        sorted(p.name for p in out.iterdir()) == []
-    )  # nothing half-written, no temp folder
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".aryl-output"
+    ]  # nothing half-written, no temp folder; only the mark that the folder is aryl's
 
 
 def test_engine_schedules_after_a_late_loan():

@@ -756,7 +756,11 @@ SMALL = ["--training-servers", "4", "--inference-servers", "4", "--plot-format",
 
 
 def simulated_jobs(path, trace_format, out, capsys, command="simulate"):
-    """Run ``aryl <command> PATH --trace-format F``; (job ids it wrote, stderr)."""
+    """Run ``aryl <command> PATH --trace-format F``; (job ids it wrote, stderr).
+
+    The output goes to ``out/out``: ``out`` holds the trace (aryl refuses to write
+    into a folder with files it did not write)."""
+    out = out / "out"
     argv = [
         command,
         str(path),
@@ -800,7 +804,7 @@ def test_simulate_helios(helios, tmp_path, capsys):
 
 def test_compare_takes_the_trace_format_too(helios, tmp_path, capsys):
     simulated_jobs(helios(), "helios", tmp_path, capsys, command="compare")
-    assert len(pd.read_csv(tmp_path / "compare.csv")) > 1
+    assert len(pd.read_csv(tmp_path / "out" / "compare.csv")) > 1
 
 
 def test_trace_format_needs_a_file_and_a_readable_one(helios, tmp_path, capsys):

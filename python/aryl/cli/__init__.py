@@ -1,4 +1,5 @@
-"""The ``aryl`` command line: ``aryl simulate``, ``aryl compare``, ``aryl sweep`` and ``aryl demo``.
+"""The ``aryl`` command line: ``aryl simulate``, ``aryl compare``, ``aryl sweep``, ``aryl demo``
+and ``aryl traces export``.
 
 ``main`` parses, runs one command and turns every failure into one line and an exit
 status. The package's modules: ``parser`` (the commands and their options),
@@ -76,7 +77,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parameter) prints one line and returns 2 before any simulation; Ctrl-C prints
     one line and returns 130, leaving no partial output file behind; running out of
     memory prints one line and returns 1. Bare ``aryl`` prints the usage (status 2); a
-    mistyped command or choice is answered with the closest one ("did you mean").
+    mistyped command, choice or option (options are spelt in full) is answered with the
+    closest one ("did you mean").
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:  # bare `aryl`: what it can do, not "COMMAND is required"

@@ -105,6 +105,13 @@ def _writable_folder(what: str) -> Callable[[str], str]:
     return parse
 
 
+def _load_source(text: str) -> str:
+    """An argparse type: ``embedded`` (the embedded load series), or a readable file."""
+    if text.strip().lower() == "embedded":
+        return "embedded"
+    return _readable_file("--load")(text)
+
+
 _PAIR = re.compile(r"^\s*([A-Za-z0-9_.+-]+)\s*=\s*(\S+?)\s*$")
 
 

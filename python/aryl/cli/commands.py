@@ -1,4 +1,5 @@
-"""The commands: ``aryl simulate``, ``aryl compare``, ``aryl sweep``, ``aryl demo``."""
+"""The commands: ``aryl simulate``, ``aryl compare``, ``aryl sweep``, ``aryl demo``,
+``aryl traces export``."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from .output import (
     provenance_columns,
     report,
     run_record,
+    save_runs,
     say_verdict,
     write_provenance,
 )
@@ -88,6 +90,7 @@ def simulate(args: argparse.Namespace) -> int:
             label=f"{args.scenario}-{policy}",
             **run,
         )
+    sim.sizing.warn_if_too_small(result)
     report(
         result,
         console,
@@ -174,6 +177,7 @@ def compare(args: argparse.Namespace) -> int:
                 label=name,
                 **kwargs,
             ).check()
+    sim.sizing.warn_if_too_small(results[sim.BASELINE])
     summaries = {name: r.summary() for name, r in results.items()}
     table = integer_columns(sim.speedups(summaries), summaries)
     say_verdict(console, sim.verdict_lines(summaries=summaries))
@@ -205,12 +209,14 @@ def compare(args: argparse.Namespace) -> int:
         )
 
     written = write_atomically(out, write)
+    first = save_runs(results, out)[0]
     print_note(console, next(iter(results.values())))
     console.say(
         '\nSpeed-ups are over the Baseline row. Rows: README "The rows" and '
         f"aryl.sim.paper_runs. Wrote compare.csv, "
         f"{'pollux_paper.csv, ' if beside is not None else ''}provenance.json and "
-        f"{len(written)} figure files to {out}/",
+        f"{len(written)} figure files to {out}/, each run's result to "
+        f"{first.parent}/ (aryl.sim.load('{first}') reads one back)",
     )
     return 0
 
@@ -260,6 +266,7 @@ def sweep(args: argparse.Namespace) -> int:
     base.update({k: v[0] for k, v in parse_grid(args.set, "--set").items()})
     grid = parse_grid(args.grid, "--grid")
     console = console_of(args)
+    out = output_directory(args.out)
     given, where = sweep_trace(trace_files(args), console)
     if given:  # the trace the command line names
         base["trace"] = list(given)[-1]
@@ -321,8 +328,6 @@ def sweep(args: argparse.Namespace) -> int:
             shown,
         ),
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     record = run_record(vars(args), where)
     table.attrs["aryl"] = json.dumps(record, default=str)
     table.to_parquet(out / "sweep.parquet", index=False)
@@ -396,5 +401,26 @@ def demo(args: argparse.Namespace) -> int:
     console.say(
         "\nFewer preempted jobs is better; collateral GPUs are freed on servers that "
         "are kept.",
+    )
+    return 0
+
+
+def export_traces(args: argparse.Namespace) -> int:
+    """``aryl traces export``: the embedded jobs and load as example CSV files."""
+    from .. import traces
+
+    console = console_of(args)
+    out = output_directory(args.folder)
+    jobs, load = traces.load_default()
+
+    def write(folder: Path) -> None:
+        jobs.to_csv(folder / "jobs.csv", index=False)
+        load.to_csv(folder / "load.csv", index=False)
+
+    write_atomically(out, write)
+    console.say(
+        f"Wrote {len(jobs):,} jobs to {out / 'jobs.csv'} and {len(load):,} load rows "
+        f"to {out / 'load.csv'}; e.g. aryl compare {out / 'jobs.csv'} --load "
+        f"{out / 'load.csv'}",
     )
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -11,13 +12,43 @@ from typing import Callable, TypeVar
 T = TypeVar("T")
 
 
+#: The file that marks a folder as an output folder of aryl's commands: a command
+#: writes into a folder only when it is new, empty or so marked (a folder an older
+#: aryl wrote has its ``provenance.json`` instead).
+MARK = ".aryl-output"
+
+
 def output_directory(path: str) -> Path:
-    """``path`` created (with parents) and checked writable, before any work is done."""
+    """``path`` created (with parents), checked writable and marked as aryl's, before
+    any work is done. An existing folder that holds files aryl did not write is
+    refused (``ValueError``), as ``Result.save`` refuses: a command never mixes its
+    files with, or overwrites, someone else's."""
     out = Path(path)
+    if out.is_dir() and any(out.iterdir()) and not _written_by_aryl(out):
+        raise ValueError(
+            f"{out}: exists and holds files aryl did not write; refusing to write into "
+            "it (give --out a new or empty folder)"
+        )
     out.mkdir(parents=True, exist_ok=True)
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(f"{out}: output directory is not writable")
+    (out / MARK).write_text(
+        "This folder holds the output of an aryl command; aryl may replace its files.\n"
+    )
     return out
+
+
+def _written_by_aryl(folder: Path) -> bool:
+    """``MARK`` is there, or an older aryl's ``provenance.json`` naming its command."""
+    if (folder / MARK).is_file():
+        return True
+    try:
+        record = json.loads((folder / "provenance.json").read_text())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and str(record.get("command", "")).startswith(
+        "aryl "
+    )
 
 
 def write_atomically(out: Path, write: Callable[[Path], T]) -> T:

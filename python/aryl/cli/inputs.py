@@ -47,15 +47,30 @@ def trace_frames(files: TraceFiles, console: Console) -> Tuple[Any, Any, str]:
     if files.jobs is None:
         job_frame, load = traces.load_default()
         where = EMBEDDED
-        if files.load is not None:
+        if files.load not in (None, "embedded"):
             load = traces.read_load(files.load)
     else:
         job_frame = read_jobs(files, console)
-        load = traces.read_load(files.load) if files.load is not None else None
-        where = str(files.jobs) + (
-            f" with load {files.load}" if files.load else " (no --load: no loaning)"
-        )
+        load = read_load(files.load)
+        where = str(files.jobs) + _with_load(files.load)
     return job_frame, load, where
+
+
+def read_load(load: Optional[str]) -> Any:
+    """The load frame ``--load`` names: a file, ``embedded`` (the embedded Alibaba-2018
+    series; ``simulate`` repeats it to cover the trace) or None (no loaning)."""
+    from .. import traces
+
+    if load is None:
+        return None
+    return traces.embedded_load() if load == "embedded" else traces.read_load(load)
+
+
+def _with_load(load: Optional[str]) -> str:
+    """How the inputs name the load: " with load F", or that there is none."""
+    if load == "embedded":
+        return " with the embedded Alibaba-2018 load (CC-BY-4.0)"
+    return f" with load {load}" if load else " (no --load: no loaning)"
 
 
 def read_jobs(files: TraceFiles, console: Console) -> Any:
@@ -125,7 +140,7 @@ def cluster_of(
         jobs,
         utilisation=utilisation,
         inference_servers=None if inference == "auto" else int(inference),
-        config=dict(config),
+        config=sizing_config(config),
     )
     ratio = "at the paper's 520:443 ratio" if inference == "auto" else "as given"
     console.say(
@@ -143,15 +158,26 @@ def config_fields(
     headroom: float,
     lend_hold: Optional[float] = None,
     gpu_speed: Optional[Iterable[Mapping[str, float]]] = None,
+    arrival_scale: Optional[float] = None,
 ) -> Dict[str, Any]:
-    """The ``Config`` fields the options set: ``lend_hold`` only when given (else
-    ``Config``'s default applies), GPU speeds only when some ``--gpu-speed`` is given."""
+    """The ``Config`` fields the options set: ``lend_hold`` and ``arrival_scale`` only
+    when given (else ``Config``'s default applies), GPU speeds only when some
+    ``--gpu-speed`` is given."""
     config: Dict[str, Any] = {"headroom": headroom}
     if lend_hold is not None:
         config["lend_hold"] = lend_hold
     if gpu_speed:
         config["gpu_speed"] = gpu_speeds(gpu_speed)
+    if arrival_scale is not None:
+        config["arrival_scale"] = arrival_scale
     return config
+
+
+def sizing_config(config: Mapping[str, Any]) -> Dict[str, Any]:
+    """``config`` for sizing with ``auto``: arrivals as recorded, so that
+    ``--arrival-scale`` scales the offered load on the cluster sized for the trace
+    (rather than a cluster sized anew for each load)."""
+    return {k: v for k, v in config.items() if k != "arrival_scale"}
 
 
 def gpu_speeds(given: Iterable[Mapping[str, float]]) -> Dict[str, float]:
@@ -169,7 +195,7 @@ def sweep_trace(files: TraceFiles, console: Console) -> Tuple[Dict[str, Any], st
     """
     from .. import traces
 
-    if files.jobs is None and files.load is None:
+    if files.jobs is None and files.load in (None, "embedded"):
         return {}, EMBEDDED
     if files.jobs is None:
         frame, name, where = (
@@ -180,10 +206,12 @@ def sweep_trace(files: TraceFiles, console: Console) -> Tuple[Dict[str, Any], st
     else:
         frame = read_jobs(files, console)
         name, where = Path(files.jobs).name, str(files.jobs)
-    load = traces.read_load(files.load) if files.load is not None else None
-    where += f" with load {files.load}" if files.load else " (no --load: no loaning)"
+    where += _with_load(files.load)
     return {
-        name + (f"+{Path(files.load).name}" if files.load else ""): (frame, load)
+        name + (f"+{Path(files.load).name}" if files.load else ""): (
+            frame,
+            read_load(files.load),
+        )
     }, where
 
 
@@ -229,7 +257,7 @@ def size_auto(
             jobs,
             utilisation=utilisation,
             inference_servers=fixed,
-            config=dict(config),
+            config=sizing_config(config),
         )
         base["training_servers"] = sizing.cluster.training_servers
         if inference:

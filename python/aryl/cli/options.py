@@ -28,8 +28,11 @@ def trace_files(args: argparse.Namespace) -> TraceFiles:
 
 
 def config_of(args: argparse.Namespace) -> Dict[str, Any]:
-    """The ``Config`` fields ``--headroom``, ``--lend-hold`` and ``--gpu-speed`` set."""
-    return config_fields(args.headroom, args.lend_hold, args.gpu_speed)
+    """The ``Config`` fields ``--headroom``, ``--lend-hold``, ``--gpu-speed`` and
+    ``--arrival-scale`` set."""
+    return config_fields(
+        args.headroom, args.lend_hold, args.gpu_speed, args.arrival_scale
+    )
 
 
 def cluster(args: argparse.Namespace, jobs: JobTable) -> Any:

@@ -198,9 +198,11 @@ def report(
 ) -> None:
     """Checks the run, prints its summary and writes jobs.csv, timeline.csv, summary.json and
     provenance.json (and the plots in ``plot_format``; None: none), all at once or not at
-    all. ``record`` is the command's (``run_record``), ``plot_window`` the usage
-    plots' window in seconds."""
+    all, with the result's own files (``aryl.sim.load(out)`` reads it back). ``record``
+    is the command's (``run_record``), ``plot_window`` the usage plots' window in
+    seconds."""
     from .. import plot
+    from ..sim.storage import write_result
 
     result.check()
     summary = result.summary()
@@ -223,6 +225,7 @@ def report(
             + "\n"
         )
         write_provenance(folder, record, {result.label: result})
+        write_result(result, folder)
         if plot_format is None:
             return []
         return plot.save_all(
@@ -238,8 +241,19 @@ def report(
     what = f" and {len(written)} figure files" if plot_format is not None else ""
     console.say(
         "\nWrote jobs.csv, timeline.csv, summary.json, provenance.json"
-        f"{what} to {out}/",
+        f"{what} to {out}/ (aryl.sim.load('{out}') reads the result back)",
     )
+
+
+def save_runs(results: Dict[str, Any], out: Path) -> List[Path]:
+    """Each run's ``Result`` in ``out/runs/<its name as a slug>`` (``Result.save``:
+    ``aryl.sim.load`` reads each back); returns the folders, in order."""
+    import re
+
+    return [
+        result.save(out / "runs" / re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))
+        for name, result in results.items()
+    ]
 
 
 def format_value(key: str, value: Any) -> str:

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
-from typing import (
-    NoReturn,
-)
+from typing import Any, List, NoReturn, Optional, Sequence, Tuple
 
 from .._display import FORMATS
 from ..defaults import (
     ANY_TYPE_SHARE,
     DEFAULT_GPU_SPEED,
     LEND_HOLD_S,
+    MAX_ARRIVAL_SCALE,
+    MIN_ARRIVAL_SCALE,
     PAPER_BASELINE_USE,
 )
-from ..validation import MAX_INT, MAX_SEED, MAX_SEEDS, MAX_WINDOWS
+from ..validation import MAX_INT, MAX_SEED, MAX_SEEDS, MAX_WINDOWS, did_you_mean
 from .arguments import (
     _gpu_speeds,
+    _load_source,
     _number,
     _plot_formats,
     _policy,
@@ -29,7 +29,7 @@ from .arguments import (
     _window,
     _writable_folder,
 )
-from .commands import SWEEP_PARAMETERS, compare, demo, simulate, sweep
+from .commands import SWEEP_PARAMETERS, compare, demo, export_traces, simulate, sweep
 
 EXIT_USAGE = 2
 
@@ -38,7 +38,31 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose every error is one line on stderr and exit status 2."""
+    """An argument parser whose every error is one line on stderr and exit status 2.
+
+    Options are spelt in full (no abbreviations: ``--seed`` is not ``--seeds``), and an
+    unknown option is refused by name with the closest one, before any value is read
+    (else ``--trainig-servers 10`` would report "10: no such file" for JOBS)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Optional[Sequence[str]] = None, namespace: Any = None
+    ) -> Tuple[argparse.Namespace, List[str]]:
+        if self._subparsers is None:  # a command's own options: all known here
+            self._check_options(list(args or []))
+        return super().parse_known_args(args, namespace)
+
+    def _check_options(self, args: List[str]) -> None:
+        for arg in args:
+            if arg == "--":  # what follows is positional
+                return
+            name = arg.split("=", 1)[0]
+            if name.startswith("--") and name not in self._option_string_actions:
+                known = [o for o in self._option_string_actions if o.startswith("--")]
+                self.error(f"unknown option {name}{did_you_mean(name, known)}")
 
     def error(self, message: str) -> NoReturn:
         # "aryl: error: ..." like every other error; a subcommand's name leads the message
@@ -50,13 +74,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _suggestion(message: str) -> str:
-    """ ", did you mean 'simulate'?" for a mistyped choice (a command, a policy, ...)."""
+    """ "; did you mean 'simulate'?" for a mistyped choice (a command, a policy, ...;
+    ``scf`` for ``SCF``)."""
     match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if not match:
         return ""
     choices = re.findall(r"'([^']*)'", match.group(2)) or match.group(2).split(", ")
-    close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return did_you_mean(match.group(1), choices)
 
 
 #: The default GPU speeds as the help text shows them ("V100=1,T4=0.25").
@@ -84,11 +108,22 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
     )
     p.add_argument(
         "--load",
-        metavar="LOAD.csv",
-        type=_readable_file("--load"),
-        help="inference load (time_s, load in [0, 1]); default with the embedded "
-        "trace: "
-        "the embedded Alibaba-2018 series; with your own trace: none (no loaning)",
+        metavar="LOAD.csv|embedded",
+        type=_load_source,
+        help="inference load (time_s, load in [0, 1]), or embedded: the embedded "
+        "Alibaba-2018 series (8 days, repeated to cover the trace, as with the embedded "
+        "jobs); default with the embedded trace: embedded; with your own trace: none "
+        "(no loaning)",
+    )
+    p.add_argument(
+        "--arrival-scale",
+        type=_number(float, "--arrival-scale", MIN_ARRIVAL_SCALE, MAX_ARRIVAL_SCALE),
+        default=None,
+        metavar="F",
+        help="multiply the arrival rate by F: every inter-arrival time is divided by "
+        "F (2: twice the offered load, 0.5: half), for a JCT-against-load curve; "
+        "--training-servers auto sizes the cluster on the trace as recorded (F = 1), "
+        "so F is the offered load relative to the paper's (default 1)",
     )
     p.add_argument(
         "--training-servers",
@@ -457,6 +492,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     _output_arguments(p)
     p.set_defaults(run=demo)
+
+    p = sub.add_parser(
+        "traces",
+        help="write the embedded traces as example files",
+        description="aryl traces export [FOLDER]: write the embedded ITP cluster04 jobs "
+        "(jobs.csv, the common CSV format) and Alibaba-2018 inference load (load.csv) to "
+        "FOLDER, as examples of the files `aryl compare JOBS.csv --load LOAD.csv` takes.",
+    )
+    p.add_argument("action", choices=["export"], help="what to do: export")
+    p.add_argument(
+        "folder",
+        nargs="?",
+        default="aryl-results/traces",
+        metavar="FOLDER",
+        type=_writable_folder("FOLDER"),
+        help="where the files go (default aryl-results/traces)",
+    )
+    _output_arguments(p)
+    p.set_defaults(run=export_traces)
 
     from .live import add_parser as add_live  # aryl live (issue 34)
 

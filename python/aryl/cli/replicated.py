@@ -108,6 +108,8 @@ def compare_replicated(args: argparse.Namespace) -> int:
         )
     for result in table.runs.values():
         result.check()
+    if table.reference is not None:
+        sim.sizing.warn_if_too_small(table.results[table.reference])
     samples = table.samples if table.samples is not None else pd.DataFrame()
     over = replications_over(samples)
     say_verdict(console, sim.verdict_lines(table))

@@ -13,9 +13,11 @@ from ..policy import run_copy
 from .comparison import Comparison
 from .config import Cluster
 from .metrics import SUMMARY_KEYS
+from .paper import BASELINE
 from .replications import DEFAULT_WARMUP, Progress, Runs, Seeds, compare_replicated
 from .result import Result
 from .simulation import simulate
+from .sizing import warn_if_too_small
 
 
 def compare(
@@ -41,6 +43,8 @@ def compare(
 
     Returns a ``Comparison``: that table as a ``DataFrame``, with ``.results``
     (row name -> ``Result``) to plot, save or inspect the runs without re-running.
+    A Baseline row (``aryl.sim.BASELINE``) whose mean queue is longer than the trace
+    spans warns that the cluster is far too small (``sizing.warn_if_too_small``).
 
     With ``seeds`` (how many, from ``seed`` on, or a list) and/or ``windows`` (``K``
     disjoint time slices of the trace) every row runs once per replication, all rows
@@ -90,6 +94,8 @@ def compare(
             name: pool.submit(run, name, kwargs) for name, kwargs in runs.items()
         }
         results = {name: f.result() for name, f in futures.items()}
+    if BASELINE in results:  # the row the speed-ups are over
+        warn_if_too_small(results[BASELINE])
     rows = {name: r.summary() for name, r in results.items()}
     return Comparison.of(
         pd.DataFrame.from_dict(rows, orient="index")[list(SUMMARY_KEYS)], results

@@ -44,7 +44,10 @@ class Config:
     ``reference_workers``; without loaning nothing is lent, but the inference load
     still counts in ``gpu_usage_overall``, as in the paper's Baseline).
     ``prediction_error``: ``(fraction, max_error)`` of jobs whose estimated
-    duration is off by up to ±max_error (seeded). ``horizon``: stop time.
+    duration is off by up to ±max_error (seeded). ``arrival_scale``: the factor on
+    the jobs' arrival rate: every inter-arrival time is divided by it (from the first
+    submission on), so 2 offers twice the load and 0.5 half; the inference load keeps
+    its times. ``horizon``: stop time.
     ``audit``: check the invariants after every event (slow; tests use it).
 
     Goodput-driven (Pollux workload) runs: ``reallocation_overhead`` is the time
@@ -74,6 +77,7 @@ class Config:
     loaning: bool = True
     elasticity: bool = True
     prediction_error: Optional[Tuple[float, float]] = None
+    arrival_scale: float = 1.0
     horizon: float = math.inf
     audit: bool = False
     reallocation_overhead: float = REALLOCATION_OVERHEAD_S

@@ -67,6 +67,7 @@ from aryl.defaults import (
 from aryl.jobtable import JobTable
 from aryl.model import Records
 from aryl.typing import ScenarioName
+from aryl.validation import did_you_mean
 
 SCENARIOS = get_args(ScenarioName)
 
@@ -187,7 +188,8 @@ def scenario(
     """
     if name not in SCENARIOS:
         raise ValueError(
-            f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}"
+            f"unknown scenario {name!r}{did_you_mean(str(name), SCENARIOS)}; expected "
+            f"one of {', '.join(SCENARIOS)}"
         )
     _check_share(elastic_gpu_share, "elastic_gpu_share")
     given = JobTable.of(jobs)
@@ -220,7 +222,8 @@ def scenario_config(name: ScenarioName) -> Dict[str, Any]:
     """
     if name not in SCENARIOS:
         raise ValueError(
-            f"unknown scenario {name!r}; expected one of {', '.join(SCENARIOS)}"
+            f"unknown scenario {name!r}{did_you_mean(str(name), SCENARIOS)}; expected "
+            f"one of {', '.join(SCENARIOS)}"
         )
     return dict(_CONFIG[name])
 

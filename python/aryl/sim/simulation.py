@@ -174,6 +174,11 @@ def simulate(
                 "a policy of your own schedules fixed-duration jobs; a Pollux "
                 "workload runs under policy 'tiresias', 'pollux' or 'aryl'"
             )
+        if config.arrival_scale != 1.0:
+            raise ValueError(
+                "arrival_scale applies to fixed-duration jobs; scale a Pollux "
+                "workload's 'time' column instead"
+            )
         result = _simulate_pollux(
             jobs, cluster, kernel, config, seed, progress, label, history
         )
@@ -199,6 +204,10 @@ def simulate(
     validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
     servers = _servers(cluster)
     table = JobTable.of(jobs)
+    validation.run_gpu_speeds(config.gpu_speed, gpu_types(servers, table))
+    if config.arrival_scale != 1.0:
+        submit = table.column("submit_time")
+        table = table.replace(submit_time=arrival_times(submit, config.arrival_scale))
     if not config.elasticity or las:  # Tiresias runs each job at its trace's size
         w = table.column("reference_workers")
         table = table.replace(min_workers=w, max_workers=w)
@@ -275,6 +284,23 @@ def simulate(
         throughput=throughput is not None,
     )
     return _warn_unfinished(result, config, stopped, own is not None)
+
+
+def arrival_times(submit: Any, scale: float) -> np.ndarray:
+    """Submission times with every inter-arrival time divided by ``scale`` (from the
+    first submission on): ``Config.arrival_scale``'s rule."""
+    times = np.asarray(submit, dtype=float)
+    if not times.size or scale == 1.0:
+        return times
+    first = times.min()
+    out: np.ndarray = first + (times - first) / scale
+    return out
+
+
+def gpu_types(servers: Sequence[Server], jobs: JobTable) -> List[str]:
+    """The GPU types of a run: its servers' and those its jobs require."""
+    required = pd.unique(pd.Series(jobs.column("gpu_type"), dtype=object).dropna())
+    return sorted({s.gpu_type for s in servers} | {str(t) for t in required if t})
 
 
 def _watched(

@@ -27,17 +27,29 @@ The result is thus within one server of the crossing for a monotone ``use`` and 
 count nearest the target otherwise; the answer's ``gpu_usage_training`` says how close it came
 (on the embedded ITP trace, within a percentage point). At most ``max_runs`` simulations
 (default 40) run; beyond that a ``RuntimeError`` says the search did not settle.
+
+**When it cannot.** The answer never misses its target silently. Its use is off by
+more than ``tolerance`` (default 5 percentage points): a ``UserWarning`` gives the use
+reached and the counts beside it. Even the floor ``n0`` (the fewest servers on which
+every job's demand is placeable, never gone below) keeps the Baseline less busy than
+the target minus ``tolerance``: no size reaches it, and a ``ValueError`` says so with
+the use reached (a trace whose work is too little for its span, or whose span is
+stretched by a few very long jobs). ``warn_if_too_small`` warns, after a run, when its
+mean queue is longer than the trace spans: the cluster is then far too small.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
 from ..defaults import (
+    DEFAULT_GPU_SPEED,
+    KNOWN_GPU_TYPES,
     PAPER_BASELINE_USE,
     PAPER_INFERENCE_SERVERS,
     PAPER_TRAINING_SERVERS,
@@ -45,8 +57,9 @@ from ..defaults import (
 from ..jobtable import JobTable
 from ..model import Records
 from .config import Cluster, Config
+from .result import Result
 from .scenarios import _gpu_time, scenario
-from .simulation import simulate
+from .simulation import gpu_types, simulate
 
 
 @dataclass
@@ -103,6 +116,7 @@ def size_cluster(
     config: Union[Config, Mapping[str, Any], None] = None,
     gpus_per_server: int = 8,
     max_runs: int = 40,
+    tolerance: float = 0.05,
 ) -> Sizing:
     """The cluster on which the FIFO Baseline keeps ``utilisation`` of the training GPUs busy.
 
@@ -123,6 +137,10 @@ def size_cluster(
         GPUs per server of both clusters (8).
     max_runs
         Bound on the Baseline simulations; the search needs about ``2 log2(n)`` of them.
+    tolerance
+        How far (absolute) the use reached may be from ``utilisation`` without a
+        warning; when even the floor is further below, a ``ValueError`` (module
+        docstring: "When it cannot").
 
     Returns
     -------
@@ -132,6 +150,8 @@ def size_cluster(
     """
     if not 0.0 < utilisation < 1.0:
         raise ValueError(f"utilisation must be in (0, 1), got {utilisation!r}")
+    if not 0.0 <= tolerance < 1.0:
+        raise ValueError(f"tolerance must be in [0, 1), got {tolerance!r}")
     if not (inference_ratio >= 0.0 and math.isfinite(inference_ratio)):
         raise ValueError(
             f"inference_ratio must be finite and >= 0, got {inference_ratio!r}"
@@ -149,6 +169,14 @@ def size_cluster(
         else config
     )
     settings["loaning"] = False
+    # Speeds of well-known GPU types these runs lack change nothing here; left out,
+    # they do not warn once per run (the comparison's own runs say so).
+    present = gpu_types(Cluster(1, 0, gpus_per_server).servers(), base)
+    settings["gpu_speed"] = {
+        k: v
+        for k, v in dict(settings.get("gpu_speed", DEFAULT_GPU_SPEED)).items()
+        if k in present or k not in KNOWN_GPU_TYPES
+    }
     evaluated: Dict[int, float] = {}
 
     def use(n: int) -> float:
@@ -177,6 +205,7 @@ def size_cluster(
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if use(mid) > utilisation else (lo, mid)
     best = min(evaluated, key=lambda n: (abs(evaluated[n] - utilisation), n))
+    _check_reached(evaluated, best, floor, utilisation, tolerance)
     n_inference = (
         inference_count(best, inference_ratio)
         if inference_servers is None
@@ -208,3 +237,55 @@ def _bracket(
     if use(lo) <= target:
         return lo - 1, lo
     return lo, hi
+
+
+def _check_reached(
+    evaluated: Mapping[int, float],
+    best: int,
+    floor: int,
+    target: float,
+    tolerance: float,
+) -> None:
+    """Refuse when no count reaches ``target``; warn when ``best`` misses it by more
+    than ``tolerance`` (module docstring: "When it cannot")."""
+    reached = evaluated[best]
+    if abs(reached - target) <= tolerance:
+        return
+    if best == floor and reached < target:
+        servers = f"{floor} training server{'s' * (floor != 1)}"
+        raise ValueError(
+            f"size_cluster: no cluster size reaches {target:.0%} Baseline training GPU "
+            f"use: even {servers} (the fewest on which every job fits) stay only "
+            f"{reached:.1%} busy, as the trace's work is too little for its span (or a "
+            "few very long jobs stretch it); choose the count yourself "
+            "(--training-servers N) or aim lower (--utilisation)"
+        )
+    beside = ", ".join(
+        f"{n}: {evaluated[n]:.1%}" for n in sorted(evaluated) if abs(n - best) == 1
+    )
+    warnings.warn(
+        f"size_cluster: {best} training servers keep the Baseline {reached:.1%} busy, "
+        f"{abs(reached - target):.1%} from the {target:.0%} target (the closest count; "
+        f"{beside or 'no neighbour evaluated'})",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def warn_if_too_small(result: Result) -> None:
+    """Warn when ``result``'s mean queue is longer than its trace spans (first to last
+    submission): the cluster is far too small for the trace, and speed-ups over such a
+    run measure queues that never drain rather than the scheduler."""
+    summary = result.summary()
+    submit = result.jobs["submit_time"]
+    span = float(submit.max() - submit.min()) if len(submit) else 0.0
+    queue = float(summary["queuing_mean"])
+    if span > 0 and queue > span:
+        warnings.warn(
+            f"{result.label or 'the run'}: the mean queue ({queue / 86400:,.1f} days) is "
+            f"longer than the trace spans ({span / 86400:,.1f} days): the cluster is far "
+            "too small for this trace, and its comparisons measure a queue that never "
+            "drains",
+            UserWarning,
+            stacklevel=2,
+        )

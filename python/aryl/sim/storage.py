@@ -315,8 +315,15 @@ def read_regular(path: Path) -> str:
 
 def _read_once(folder: Path, build: Build[T]) -> T:
     if not (folder / "result.json").is_file():
+        runs = sorted(p.parent.name for p in (folder / "runs").glob("*/result.json"))
+        where = (
+            f"; it holds the runs of a comparison: load one of {folder / 'runs'}/"
+            f"{{{','.join(runs)}}}"
+            if runs
+            else ""
+        )
         raise FileNotFoundError(
-            f"{folder}: no saved aryl result here (expected result.json)"
+            f"{folder}: no saved aryl result here (expected result.json){where}"
         )
     with _Folder(folder) as files:
         meta = _read_meta(files)

@@ -743,11 +743,13 @@ def _keys(
         raise ValueError(
             f"unknown trace(s) {missing}; give them in traces= (known: {sorted(traces)})"
         )
+    resolved = [resolve(p) for p in points]
+    _check_gpu_names(points, resolved, traces)
     fps = {name: trace_fingerprint(traces[name]) for name in needed if name in traces}
     if embedded:
         fps["embedded"] = _embedded_fingerprint()
     trace_fps = [fps[_trace(p)] for p in points]
-    return [_fingerprint(resolve(p), t) for p, t in zip(points, trace_fps)], trace_fps
+    return [_fingerprint(r, t) for r, t in zip(resolved, trace_fps)], trace_fps
 
 
 def sweep_points(
@@ -846,6 +848,37 @@ def _run_by(engine: str, workers: int) -> Dict[str, Any]:
         "workers": workers,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def _check_gpu_names(
+    points: Sequence[Mapping[str, Any]],
+    resolved: Sequence[Mapping[str, Any]],
+    traces: Mapping[str, Trace],
+) -> None:
+    """Each run's ``gpu_speed`` names checked against its trace's and cluster's GPU
+    types (``validation.run_gpu_speeds``) once, here, before any run: a run on Ray or
+    in a process would raise only when it starts, and its warnings would be lost."""
+    from ..traces import UNKNOWN_GPU_TYPES, load_default
+
+    checked = set()
+    for point, run in zip(points, resolved):
+        speeds, name = run["config"]["gpu_speed"], _trace(point)
+        key = (name, json.dumps(speeds, sort_keys=True))
+        if key in checked:
+            continue
+        checked.add(key)
+        jobs = traces[name][0] if name in traces else load_default()[0]
+        named: Any
+        if isinstance(jobs, pd.DataFrame):
+            named = jobs["gpu_type"] if "gpu_type" in jobs else []
+        else:
+            named = [getattr(j, "gpu_type", None) for j in jobs]
+        required = {str(t) for t in pd.unique(pd.Series(named, dtype=object).dropna())}
+        unknown = {t for t in required if t.strip().lower() in UNKNOWN_GPU_TYPES}
+        cluster = Cluster(run["training_servers"], run["inference_servers"])
+        types = {cluster.training_gpu} if cluster.training_servers else set()
+        types |= {cluster.inference_gpu} if cluster.inference_servers else set()
+        validation.run_gpu_speeds(speeds, types | (required - unknown))
 
 
 def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:

@@ -205,7 +205,7 @@ def schedule_state(
         now = validation.real(now, "now", finite=False)
         future = queued & (jobs["submit_time"] > now)
         queued = queued & ~future
-    speeds = {**DEFAULT_GPU_SPEED, **validation.gpu_speeds(gpu_speed or {})}
+    speeds = _speeds(state, gpu_speed)
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     unplaceable, kept, core = _state_rows(state, policy, queued, future)
     raw = _core.schedule(
@@ -360,6 +360,16 @@ def server_type_codes(state: Any) -> Tuple[np.ndarray, Any]:
     return codes
 
 
+def _speeds(state: Any, gpu_speed: Optional[Mapping[str, float]]) -> Dict[str, float]:
+    """The default speeds with ``gpu_speed`` over them, its names checked against the
+    state's GPU types (``validation.run_gpu_speeds``)."""
+    if "gpu_types" not in state._cache:  # until the state changes
+        types = np.concatenate([state._servers["gpu_type"], state._jobs["gpu_type"]])
+        state._cache["gpu_types"] = sorted({str(t) for t in types if t})
+    given = validation.run_gpu_speeds(gpu_speed or {}, state._cache["gpu_types"])
+    return {**DEFAULT_GPU_SPEED, **given}
+
+
 def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
     """Per-server relative speeds, looked up once per GPU type."""
     codes, names = server_type_codes(state)
@@ -408,7 +418,7 @@ def advance_state(
 
     Returns the new remaining fraction of every job that has workers (0 when done)."""
     seconds = validation.real(seconds, "seconds", 0.0)
-    speeds = {**DEFAULT_GPU_SPEED, **validation.gpu_speeds(gpu_speed or {})}
+    speeds = _speeds(state, gpu_speed)
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     kept = state.remaining
     fractions = _state_remaining(state, None, kept) if kept else np.ones(state.n_jobs)

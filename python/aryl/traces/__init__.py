@@ -18,7 +18,8 @@ schema. ``to_jobs`` turns a job frame into inelastic ``aryl.Job`` records
 (``aryl.sim.scenario`` adds elasticity); ``loanable_servers``, ``rescale_load`` and
 ``extend_load`` work on load frames. ``load_default`` returns the two embedded real
 traces (``aryl/data/README.md``: Microsoft ITP cluster04, MIT; Alibaba
-cluster-trace-v2018 CPU load, CC-BY-4.0) and ``synthetic`` a seeded pair calibrated to
+cluster-trace-v2018 CPU load, CC-BY-4.0), ``embedded_load`` the load alone (to pair
+with any trace) and ``synthetic`` a seeded pair calibrated to
 the paper's §2 and §7.1 statistics.
 
 The Pollux artifact's workloads (``name, time, application, num_replicas, batch_size``)
@@ -79,6 +80,7 @@ from .reading import (
     JOB_COLUMNS,
     LOAD_COLUMNS,
     TraceError,
+    embedded_load,
     load_default,
     read_jobs,
     read_load,
@@ -98,6 +100,7 @@ __all__ = [
     "TraceError",
     "UNKNOWN_GPU_TYPES",
     "WORKLOAD_COLUMNS",
+    "embedded_load",
     "extend_load",
     "load_default",
     "loanable_servers",

@@ -679,9 +679,20 @@ def load_default() -> Tuple[pd.DataFrame, pd.DataFrame]:
     tuple of pandas.DataFrame
         New frames on every call.
     """
-    data = files("aryl") / "data"
-    with (
-        (data / DEFAULT_JOBS).open("rb") as jobs,
-        (data / DEFAULT_LOAD).open("rb") as load,
-    ):
-        return read_jobs(jobs), read_load(load)
+    with (files("aryl") / "data" / DEFAULT_JOBS).open("rb") as jobs:
+        return read_jobs(jobs), embedded_load()
+
+
+def embedded_load() -> pd.DataFrame:
+    """The embedded inference load alone (``load_default``'s second frame), to pair
+    with any trace: ``aryl.sim.simulate`` repeats its 8 days end to end to cover the
+    trace's submissions (``aryl.sim.provenance.extend_to_jobs``), as with the embedded
+    jobs; ``--load embedded`` on the command line.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``time_s, load``; a new frame on every call.
+    """
+    with (files("aryl") / "data" / DEFAULT_LOAD).open("rb") as load:
+        return read_load(load)
