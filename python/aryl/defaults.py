@@ -12,6 +12,7 @@ from typing import Dict, get_args
 
 from .typing import (
     AllocationPolicy,
+    ElasticSelection,
     Placement,
     ReclaimPolicy,
     SimulationReclaimPolicy,
@@ -63,6 +64,15 @@ PAPER_INFERENCE_SERVERS = 520
 ANY_TYPE_SHARE = 0.21
 #: Share of the GPU time in elastic jobs (§2.2).
 ELASTIC_GPU_SHARE = 0.36
+#: Share of all jobs that are elastic under the other reading of Basic (§7.1: "~5% of
+#: all jobs").
+ELASTIC_JOB_SHARE = 0.05
+#: How the Basic scenario picks its elastic jobs: by share of GPU-time (``ELASTIC_GPU_SHARE``)
+#: or by share of jobs (``ELASTIC_JOB_SHARE``); docs/model.md says why the first.
+ELASTIC_SELECTION: ElasticSelection = "gpu_time"
+#: An elastic job trace-run at ``w`` workers may scale to ``ELASTIC_RANGE * w`` (the paper
+#: says "within a given range" and gives none).
+ELASTIC_RANGE = 2.0
 #: Share of jobs whose running-time estimate is wrong, and by how much at most
 #: (the paper's inaccurate-profiler experiment).
 PREDICTION_ERROR_FRACTION = 0.2

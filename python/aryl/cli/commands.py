@@ -24,12 +24,13 @@ from .._display import Table
 from .arguments import parse_grid
 from .files import output_directory, write_atomically
 from .inputs import size_auto, sweep_trace, trace_frames
-from .options import cluster, config_of, console_of, trace_files
+from .options import cluster, config_of, console_of, elastic_options, trace_files
 from .output import (
     Console,
     Progress,
     cell,
     compare_table,
+    elastic_ceiling,
     format_value,
     integer_columns,
     png_metadata,
@@ -56,6 +57,7 @@ def simulate(args: argparse.Namespace) -> int:
         )
     frame, load, where = trace_frames(trace_files(args), console)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    on = cluster(args, jobs)
     run = run_arguments(
         jobs,
         load,
@@ -64,13 +66,13 @@ def simulate(args: argparse.Namespace) -> int:
         policy=args.policy,
         reclaim=args.reclaim,
         config=config_of(args),
+        **elastic_options(args, on),
     )
     policy = run["policy"]
     console.say(
         f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, "
         f"policy {policy}, reclaim {args.reclaim}.",
     )
-    on = cluster(args, jobs)
     last_submit = _last(jobs.column("submit_time"))
     with Progress(1, console.progress_wanted()) as progress:
         result = sim.simulate(
@@ -146,7 +148,12 @@ def compare(args: argparse.Namespace) -> int:
     if args.pollux_rows:
         config["pollux_generations"] = args.pollux_generations
     runs = sim.paper_runs(
-        jobs, load, seed=args.seed, config=config, pollux_rows=args.pollux_rows
+        jobs,
+        load,
+        seed=args.seed,
+        config=config,
+        pollux_rows=args.pollux_rows,
+        **elastic_options(args, on_cluster),
     )
     results = {}
     last_submit = _last(jobs.column("submit_time"))
@@ -162,6 +169,9 @@ def compare(args: argparse.Namespace) -> int:
     summaries = {name: r.summary() for name, r in results.items()}
     table = integer_columns(sim.speedups(summaries), summaries)
     console.show(compare_table(table))
+    if sim.ELASTIC_ROW in runs and console.format == "table":
+        basic = sim.elastic_bound(runs[sim.ELASTIC_ROW]["jobs"])
+        console.say("\n" + elastic_ceiling(basic, summaries))
     beside = sim.pollux_beside_paper(summaries) if args.pollux_rows else None
     if beside is not None and console.format == "table":  # else compare's table alone
         console.say("\nThe Pollux comparison beside the paper's Table 3 (rows 10-12):")

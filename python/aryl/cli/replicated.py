@@ -20,9 +20,10 @@ import pandas as pd
 from .._display import Table
 from .files import output_directory, write_atomically
 from .inputs import trace_frames
-from .options import cluster, config_of, console_of, trace_files
+from .options import cluster, config_of, console_of, elastic_options, trace_files
 from .output import (
     Progress,
+    elastic_ceiling,
     png_metadata,
     print_note,
     provenance_columns,
@@ -73,6 +74,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
             windows=windows,
             warmup=args.warmup,
             config=config_of(args),
+            scenario_options=elastic_options(args),
             any_type_share=share,
             engine=args.engine,
             workers=args.workers,
@@ -114,6 +116,9 @@ def compare_replicated(args: argparse.Namespace) -> int:
     verdicts = sim.check_orderings(table)
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
         console.show(_contributions_table(gains, format_ratio, Estimate))
+        bound = _basic_bound(frame, seeds, share, elastic_options(args, on))
+        means = {str(name): row for name, row in table.table.iterrows()}
+        console.say("\n" + elastic_ceiling(bound, means))
         pairs = "".join(
             f"\n  {g['feature']}: {g['without']} / {g['with']}"
             for _, g in gains.iterrows()
@@ -183,6 +188,25 @@ def _contributions_table(gains: Any, format_ratio: Any, estimate: Any) -> Table:
         ]
         rows.append([g["feature"], *cells, g["reading"]])
     return Table(["what it buys", "JCT gain", "queue gain", "reading"], rows)
+
+
+def _basic_bound(
+    frame: Any, seeds: List[int], share: float, elastic: Dict[str, Any]
+) -> Dict[str, float]:
+    """``aryl.sim.elastic_bound`` of each seed's Basic jobs on the whole trace, averaged
+    over the seeds (as every row of a replication draws its own)."""
+    from ..sim import elastic_bound, scenario
+    from ..sim.runs import trace_jobs
+
+    bounds = [
+        elastic_bound(
+            scenario(
+                trace_jobs(frame, any_type_share=share, seed=s), "basic", s, **elastic
+            )
+        )
+        for s in seeds
+    ]
+    return {key: sum(b[key] for b in bounds) / len(bounds) for key in bounds[0]}
 
 
 def _jsonable(verdicts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:

@@ -23,8 +23,10 @@ from .hooks import Epoch, Policy
 from .metrics import SUMMARY_KEYS
 from .paper import (
     BASELINE,
+    ELASTIC_ROW,
     LOANING_ROWS,
     ORDERINGS,
+    PAPER_ELASTIC_CUT,
     PAPER_POLLUX_SCALING,
     PAPER_TABLE3,
     POLLUX_COMPARISON,
@@ -32,6 +34,7 @@ from .paper import (
     paper_runs,
     pollux_beside_paper,
     pollux_nodes,
+    running_time_cut,
     speedups,
 )
 from .paper_replications import PAPER_POINTS, replicate_paper
@@ -39,9 +42,11 @@ from .provenance import Provenance
 from .replications import check_orderings
 from .result import InvariantError, Result, load
 from .scenarios import (
+    ELASTIC_SELECTIONS,
     SCENARIOS,
     apply_prediction_error,
     describe,
+    elastic_bound,
     scenario,
     scenario_config,
 )
@@ -53,12 +58,15 @@ from .sweep import PARAMETERS, sweep
 __all__ = [
     "BASELINE",
     "Cluster",
+    "ELASTIC_ROW",
+    "ELASTIC_SELECTIONS",
     "Comparison",
     "Config",
     "Epoch",
     "InvariantError",
     "LOANING_ROWS",
     "ORDERINGS",
+    "PAPER_ELASTIC_CUT",
     "PAPER_POINTS",
     "PAPER_POLLUX_SCALING",
     "PAPER_TABLE3",
@@ -76,9 +84,11 @@ __all__ = [
     "check_orderings",
     "compare",
     "describe",
+    "elastic_bound",
     "load",
     "paper_runs",
     "replicate_paper",
+    "running_time_cut",
     "pollux_beside_paper",
     "pollux_nodes",
     "scenario",

@@ -76,6 +76,7 @@ def replicate_paper(
     warmup: float = DEFAULT_WARMUP,
     seed: int = 0,
     config: Optional[Mapping[str, Any]] = None,
+    scenario_options: Optional[Mapping[str, Any]] = None,
     any_type_share: float = ANY_TYPE_SHARE,
     reference: Optional[str] = None,
     engine: SweepEngine = "threads",
@@ -102,6 +103,10 @@ def replicate_paper(
         (``aryl.sim.replications``).
     config
         ``Config`` fields given to every row (a row's own settings win).
+    scenario_options
+        The scenario's sweep parameters given to every row (``elastic_selection``,
+        ``elastic_job_share``, ``elastic_range``, ``elastic_gpu_share``,
+        ``hetero_share``; ``aryl.sim.PARAMETERS``).
     reference
         The row speed-ups are over (default the Baseline).
     engine, workers, address, cache
@@ -128,6 +133,7 @@ def replicate_paper(
         raise ValueError(f"reference row {reference!r} is not a row: {names}")
     common = {
         **dict(config or {}),
+        **dict(scenario_options or {}),
         "training_servers": int(training_servers),
         "inference_servers": int(inference_servers),
         "any_type_share": float(any_type_share),
