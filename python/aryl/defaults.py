@@ -44,6 +44,11 @@ HETERO_EFFICIENCY = 0.7
 MIN_HETERO_EFFICIENCY = 1e-9
 #: Seconds without progress when a checkpointed job restarts (the paper's testbed).
 RESTART_OVERHEAD_S = 63.0
+#: Seconds without progress when a job starts workers otherwise (first start, scale-out,
+#: move). 0 in the paper's rows: its simulator charged only the restart after a
+#: preemption (§7.2, "We add 63-second overhead whenever a job is preempted");
+#: ``aryl live`` calibrates its own (docs/model.md, "Start overhead").
+START_OVERHEAD_S = 0.0
 #: Seconds the load must leave an inference server spare before it is lent.
 LEND_HOLD_S = 3600.0
 #: Seconds between scheduling epochs and between loan/reclaim decisions.
