@@ -208,7 +208,8 @@ def compare(args: argparse.Namespace) -> int:
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
 SWEEP_PARAMETERS = (
     "trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
-    "hetero_share, policy, reclaim, seed, any_type_share"
+    "elastic_selection, elastic_job_share, elastic_range, hetero_share, policy, reclaim, "
+    "seed, any_type_share"
 )
 
 
