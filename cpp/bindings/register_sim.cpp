@@ -39,6 +39,7 @@ sim::Config config_from(const py::dict& c) {
   config.schedule_interval = real("schedule_interval");
   config.loan_interval = real("loan_interval");
   config.restart_overhead = real("restart_overhead");
+  if (c.contains("start_overhead")) config.start_overhead = real("start_overhead");
   if (c.contains("reallocation_overhead"))
     config.reallocation_overhead = real("reallocation_overhead");
   if (c.contains("tiresias_threshold"))

@@ -12,6 +12,7 @@ from typing import Dict, get_args
 
 from .typing import (
     AllocationPolicy,
+    ElasticSelection,
     Placement,
     ReclaimPolicy,
     SimulationReclaimPolicy,
@@ -68,6 +69,11 @@ HETERO_EFFICIENCY = 0.7
 MIN_HETERO_EFFICIENCY = 1e-9
 #: Seconds without progress when a checkpointed job restarts (the paper's testbed).
 RESTART_OVERHEAD_S = 63.0
+#: Seconds without progress when a job starts workers otherwise (first start, scale-out,
+#: move). 0 in the paper's rows: its simulator charged only the restart after a
+#: preemption (§7.2, "We add 63-second overhead whenever a job is preempted");
+#: ``aryl live`` calibrates its own (docs/model.md, "Start overhead").
+START_OVERHEAD_S = 0.0
 #: Seconds the load must leave an inference server spare before it is lent.
 LEND_HOLD_S = 3600.0
 #: Seconds between scheduling epochs and between loan/reclaim decisions.
@@ -92,6 +98,15 @@ PAPER_INFERENCE_SERVERS = 520
 ANY_TYPE_SHARE = 0.21
 #: Share of the GPU time in elastic jobs (§2.2).
 ELASTIC_GPU_SHARE = 0.36
+#: Share of all jobs that are elastic under the other reading of Basic (§7.1: "~5% of
+#: all jobs").
+ELASTIC_JOB_SHARE = 0.05
+#: How the Basic scenario picks its elastic jobs: by share of GPU-time (``ELASTIC_GPU_SHARE``)
+#: or by share of jobs (``ELASTIC_JOB_SHARE``); docs/model.md says why the first.
+ELASTIC_SELECTION: ElasticSelection = "gpu_time"
+#: An elastic job trace-run at ``w`` workers may scale to ``ELASTIC_RANGE * w`` (the paper
+#: says "within a given range" and gives none).
+ELASTIC_RANGE = 2.0
 #: Share of jobs whose running-time estimate is wrong, and by how much at most
 #: (the paper's inaccurate-profiler experiment).
 PREDICTION_ERROR_FRACTION = 0.2

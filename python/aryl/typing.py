@@ -41,6 +41,8 @@ SimulationReclaimPolicy = Literal["aryl", "scf", "random"]
 Scaling = Literal["linear", "imperfect"]
 #: Scenario presets of ``aryl.sim.scenario``.
 ScenarioName = Literal["baseline", "basic", "advanced", "ideal"]
+#: How a scenario picks its elastic jobs (``aryl.sim.scenario``).
+ElasticSelection = Literal["gpu_time", "jobs"]
 #: Server pools.
 Pool = Literal["training", "inference"]
 #: Where ``aryl.sim.sweep`` runs its points.
@@ -48,6 +50,7 @@ SweepEngine = Literal["auto", "ray", "processes", "threads", "serial"]
 
 __all__ = [
     "AllocationPolicy",
+    "ElasticSelection",
     "GoodputPolicy",
     "Id",
     "JobAgent",

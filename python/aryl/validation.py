@@ -189,6 +189,7 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     for name in ("schedule_interval", "loan_interval"):
         real(getattr(config, name), name, MIN_INTERVAL_S)
     real(config.restart_overhead, "restart_overhead", 0.0)
+    real(config.start_overhead, "start_overhead", 0.0)
     real(config.headroom, "headroom", 0.0)
     hetero_efficiency(config.hetero_efficiency)
     gpu_speeds(config.gpu_speed)

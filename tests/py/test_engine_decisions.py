@@ -3,7 +3,9 @@ optimisations (knapsack shortcuts, the free-capacity index, cached queue keys, t
 snapshot rebuilt in place). data/engine_decisions/*.csv hold every job's start and
 finish time (floats as hex) of small runs covering the policies, reclaim policies,
 scenarios and a gpu_speed override, recorded with the pre-change engine (main at
-df63cae) by ``ARYL_RECORD_DECISIONS=1 pytest tests/py/test_engine_decisions.py``.
+df63cae) by ``ARYL_RECORD_DECISIONS=1 pytest tests/py/test_engine_decisions.py``;
+re-recorded when the view an epoch builds got the work running jobs have left now
+(docs/model.md, section 8), which changes decisions.
 """
 
 import csv

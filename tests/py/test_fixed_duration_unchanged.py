@@ -2,7 +2,8 @@
 entered the engine. data/fixed_duration_b36ae72.json holds the inputs (a
 random_trace of test_sim) and the outputs recorded from main at b36ae72, by
 ``python tests/py/test_fixed_duration_unchanged.py > tests/py/data/fixed_duration_b36ae72.json``
-with that build installed."""
+with that build installed; re-recorded (same inputs) when the view an epoch builds got
+the work running jobs have left now (docs/model.md, section 8), which changes decisions."""
 
 import dataclasses
 import json

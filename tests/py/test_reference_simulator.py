@@ -140,6 +140,7 @@ def test_random_traces_with_loaning(policy, seed):
         "lend_hold": 1800.0,
         "headroom": 0.1 * seed,
         "restart_overhead": 63.0 + seed,
+        "start_overhead": (0.0, 25.0, 40.0)[seed],  # starts, scale-outs and moves
         "placement": ("aryl", "bfd")[seed == 2],
         "audit": seed == 0,
     }

@@ -1,6 +1,7 @@
 """Scenario presets (aryl.sim.scenarios): shares, ranges, work, determinism, bad input."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from aryl.sim.scenarios import (
     SCENARIOS,
     apply_prediction_error,
     describe,
+    elastic_bound,
     scenario,
     scenario_config,
 )
@@ -252,6 +254,11 @@ def test_prediction_error_resets_old_estimates():
         (lambda j: scenario(j, "fancy"), "baseline, basic, advanced, ideal"),
         (lambda j: scenario(j, "basic", elastic_gpu_share=1.5), "elastic_gpu_share"),
         (lambda j: scenario(j, "advanced", hetero_share=-0.1), "hetero_share"),
+        (lambda j: scenario(j, "basic", elastic_job_share=2.0), "elastic_job_share"),
+        (lambda j: scenario(j, "basic", elastic_selection="count"), "gpu_time, jobs"),
+        (lambda j: scenario(j, "basic", elastic_range=0.5), "elastic_range"),
+        (lambda j: scenario(j, "basic", elastic_range=math.inf), "elastic_max_gpus"),
+        (lambda j: scenario(j, "basic", elastic_max_gpus=0), "elastic_max_gpus"),
         (lambda j: scenario_config("fancy"), "unknown scenario"),
         (lambda j: apply_prediction_error(j, fraction=1.2), "fraction"),
         (lambda j: apply_prediction_error(j, fraction=-0.1), "fraction"),
@@ -267,3 +274,129 @@ def test_bad_input(jobs, call, message):
 def test_empty():
     assert scenario([], "advanced") == [] and apply_prediction_error([]) == []
     assert describe([])["elastic_share"] == 0.0
+
+
+def small_trace():
+    """Ten jobs whose GPU-times are easy to add up (8-GPU workers, 1 h units).
+
+    Candidates (>= 8 GPUs): j0 8 GPUs x 10 h (80), j1 16 x 2 h (32), j2 8 x 3 h (24),
+    j3 32 x 1 h (32), j4 8 x 1 h (8); five 1-GPU jobs of 4 h (4 each, not candidates).
+    All GPU-time: 80 + 32 + 24 + 32 + 8 + 20 = 196 GPU-hours.
+    """
+    h = 3600.0
+    big = [(8, 1, 10), (8, 2, 2), (8, 1, 3), (8, 4, 1), (8, 1, 1)]
+    jobs = [aryl.Job(f"j{i}", g, w, w, d * h) for i, (g, w, d) in enumerate(big)]
+    jobs += [aryl.Job(f"s{i}", 1, 1, 1, 4 * h) for i in range(5)]
+    return jobs
+
+
+def elastic_ids(jobs):
+    return [j.id for j in jobs if j.elastic]
+
+
+@pytest.mark.parametrize(
+    "share, expected",
+    [
+        (0.1, ["j0"]),  # round(1.0) = 1 job: the largest GPU-time
+        (0.2, ["j0", "j1"]),  # a tie at 32 GPU-hours: input order, j1 before j3
+        (0.3, ["j0", "j1", "j3"]),
+        (0.0, []),
+    ],
+)
+def test_selection_by_jobs_takes_the_largest_gpu_time_first(share, expected):
+    out = scenario(
+        small_trace(), "basic", elastic_selection="jobs", elastic_job_share=share
+    )
+    assert sorted(elastic_ids(out)) == sorted(expected)
+    assert describe(out)["elastic_jobs"] == len(expected)
+
+
+def test_selection_by_jobs_ignores_the_seed_and_warns_when_short():
+    jobs = small_trace()
+    picks = {
+        tuple(elastic_ids(scenario(jobs, "basic", s, elastic_selection="jobs")))
+        for s in range(5)
+    }
+    assert len(picks) == 1
+    with pytest.warns(UserWarning, match="only 5 jobs have >= 8 GPUs"):
+        out = scenario(jobs, "basic", elastic_selection="jobs", elastic_job_share=0.8)
+    assert sorted(elastic_ids(out)) == ["j0", "j1", "j2", "j3", "j4"]
+
+
+def test_the_two_readings_on_the_itp_like_trace(jobs):
+    """5% of the 500 jobs is 25, the largest by GPU-time: no 25 jobs hold more of it. The
+    GPU-time draw (seed 0) happens to stop at 25 jobs too, holding just over 36%."""
+    by_jobs = describe(scenario(jobs, "basic", elastic_selection="jobs"))
+    by_time = describe(scenario(jobs, "basic"))
+    assert by_jobs["elastic_jobs"] == by_time["elastic_jobs"] == 25
+    assert 0.36 <= by_time["elastic_gpu_time_share"] < 0.37
+    assert by_jobs["elastic_gpu_time_share"] == pytest.approx(0.4702, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    "factor, top",
+    [(2, [2, 4, 2, 8, 2]), (4, [4, 8, 4, 16, 4]), (2.5, [2, 5, 2, 10, 2])],
+)
+def test_the_range_factor_sets_max_workers(factor, top):
+    out = scenario(
+        small_trace(),
+        "basic",
+        elastic_selection="jobs",
+        elastic_job_share=0.5,
+        elastic_range=factor,
+    )
+    assert [j.max_workers for j in out[:5]] == top
+    assert [j.min_workers for j in out[:5]] == [1, 2, 1, 4, 1]
+    assert all(not j.elastic for j in out[5:])
+
+
+def test_a_range_bounded_by_the_cluster():
+    """inf with 64 GPUs: every elastic job up to 64 GPUs of its 8-GPU workers."""
+    out = scenario(small_trace(), "ideal", elastic_range=math.inf, elastic_max_gpus=64)
+    assert [j.max_workers for j in out[:5]] == [8] * 5
+    assert [j.max_workers for j in out[5:]] == [64] * 5  # 1-GPU workers
+    capped = scenario(small_trace(), "ideal", elastic_range=4, elastic_max_gpus=16)
+    assert [j.max_workers for j in capped[:5]] == [2, 2, 2, 4, 2]  # never below w
+
+
+def test_elastic_bound_by_hand():
+    """jobs by share 0.2: j0 (10 h at 1 worker, max 2) and j1 (2 h at 2, max 4).
+
+    At their maximum j0 runs 5 h and j1 1 h: 6 h saved over ten jobs whose durations
+    add up to 10 + 2 + 3 + 1 + 1 + 5 x 4 = 37 h. Range 4: 7.5 + 1.5 = 9 h saved."""
+    h = 3600.0
+    jobs = small_trace()
+    two = elastic_bound(
+        scenario(jobs, "basic", elastic_selection="jobs", elastic_job_share=0.2)
+    )
+    assert two["elastic_jobs"] == 2 and two["jobs"] == 10
+    assert two["mean_running_time"] == pytest.approx(37 * h / 10)
+    assert two["reduction"] == pytest.approx(6 * h / 10)
+    assert two["reduction_share"] == pytest.approx(6 / 37)
+    four = elastic_bound(
+        scenario(
+            jobs,
+            "basic",
+            elastic_selection="jobs",
+            elastic_job_share=0.2,
+            elastic_range=4,
+        )
+    )
+    assert four["reduction_share"] == pytest.approx(9 / 37)
+    assert elastic_bound(scenario(jobs, "baseline"))["reduction"] == 0.0
+    assert elastic_bound([])["reduction_share"] == 0.0
+
+
+def test_elastic_bound_holds_in_a_run():
+    """No run of the scenario's jobs cuts mean running time by more than the bound:
+    Elastic only, aryl on a cluster big enough to give every job its maximum at once
+    reaches it exactly (linear curve, no queue)."""
+    jobs = scenario(
+        small_trace(), "basic", elastic_selection="jobs", elastic_job_share=0.2
+    )
+    bound = elastic_bound(jobs)
+    result = aryl.sim.simulate(jobs, aryl.sim.Cluster(20, 0), policy="aryl")
+    run = result.summary()
+    assert run["jct_mean"] - run["queuing_mean"] == pytest.approx(
+        bound["mean_running_time"] - bound["reduction"]
+    )

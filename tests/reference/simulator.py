@@ -1086,6 +1086,7 @@ class Simulator:
             workers.extend((index, s, flexible) for s, flexible in self.workers[j])
 
         for j in self.running_ids:
+            self.advance(j)  # the view sees the work left now
             add(j)
         if with_queue and self.full_queue:
             for _, j in self.queue:
@@ -1157,6 +1158,7 @@ class Simulator:
             touched.append(j)
         for i, s, flexible in start:
             self.add_worker(job_of[i], s, flexible)
+        started = {job_of[i] for i, _, _ in start}
         for j in touched:
             s = self.state[j]
             if self.status[j] == "queued" and self.workers[j]:
@@ -1166,9 +1168,13 @@ class Simulator:
                 s.updated = self.now
                 if math.isnan(self.out.start_time[j]):
                     self.out.start_time[j] = self.now
-                if s.restarted:
-                    s.paused_until = self.now + self.config["restart_overhead"]
+                overhead = "restart_overhead" if s.restarted else "start_overhead"
+                s.paused_until = self.now + self.config.get(overhead, 0.0)
                 s.restarted = False
+            elif j in started and self.config.get("start_overhead", 0.0) > 0.0:
+                s.paused_until = max(
+                    s.paused_until, self.now + self.config["start_overhead"]
+                )
             self.set_rate(j)
 
 

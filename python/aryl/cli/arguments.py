@@ -62,6 +62,14 @@ def _servers_or_auto(what: str, low: int) -> Callable[[str], object]:
     return parse
 
 
+def _elastic_range(text: str) -> float:
+    """``--elastic-range``: a factor >= 1, or ``cluster`` (inf: up to the training
+    servers' GPUs)."""
+    if text.strip().lower() == "cluster":
+        return math.inf
+    return _number(float, "--elastic-range", 1.0)(text)
+
+
 def _readable_file(what: str) -> Callable[[str], str]:
     """An argparse type: a path to an existing, readable file."""
 

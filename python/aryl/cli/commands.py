@@ -26,13 +26,21 @@ from .._display import Table
 from .arguments import parse_grid
 from .files import output_directory, write_atomically
 from .inputs import size_auto, sweep_trace, trace_frames
-from .options import cluster, config_of, console_of, own_rows, trace_files
+from .options import (
+    cluster,
+    config_of,
+    console_of,
+    elastic_options,
+    own_rows,
+    trace_files,
+)
 from .output import (
     LEDGER_NOTE,
     Console,
     Progress,
     cell,
     compare_table,
+    elastic_ceiling,
     format_value,
     integer_columns,
     ledger_table,
@@ -63,6 +71,7 @@ def simulate(args: argparse.Namespace) -> int:
     own = load_policy(args.policy) if args.policy and ":" in args.policy else None
     frame, load, where = trace_frames(trace_files(args), console)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    on = cluster(args, jobs)
     config = config_of(args)
     if args.policy == "tiresias":  # least attained service on the training servers
         config["loaning"] = False
@@ -75,13 +84,13 @@ def simulate(args: argparse.Namespace) -> int:
         policy=own if own is not None else args.policy,
         reclaim=args.reclaim,
         config=config,
+        **elastic_options(args, on),
     )
     policy = run["policy"] if own is None else policy_name(own)
     console.say(
         f"Simulating {len(jobs):,} jobs from {where}: scenario {args.scenario}, "
         f"policy {policy}, reclaim {args.reclaim}.",
     )
-    on = cluster(args, jobs)
     last_submit = _last(jobs.column("submit_time"))
     with Progress(1, console.progress_wanted()) as progress:
         result = sim.simulate(
@@ -165,6 +174,7 @@ def compare(args: argparse.Namespace) -> int:
         pollux_rows=args.pollux_rows,
         policies={name: load_policy(spec) for name, spec in own_rows(args).items()},
         rows=args.rows,
+        **elastic_options(args, on_cluster),
     )
     results = {}
     last_submit = _last(jobs.column("submit_time"))
@@ -186,6 +196,9 @@ def compare(args: argparse.Namespace) -> int:
         console.say()
         console.show(ledger_table(table))
         console.say(f"\n{LEDGER_NOTE}")
+    if sim.ELASTIC_ROW in runs and console.format == "table":
+        basic = sim.elastic_bound(runs[sim.ELASTIC_ROW]["jobs"])
+        console.say("\n" + elastic_ceiling(basic, summaries))
     beside = sim.pollux_beside_paper(summaries) if args.pollux_rows else None
     if beside is not None and console.format == "table":  # else compare's table alone
         console.say("\nThe Pollux comparison beside the paper's Table 3 (rows 10-12):")
@@ -224,7 +237,8 @@ def compare(args: argparse.Namespace) -> int:
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
 SWEEP_PARAMETERS = (
     "trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
-    "hetero_share, policy, reclaim, seed, any_type_share, goodput_jobs"
+    "elastic_selection, elastic_job_share, elastic_range, hetero_share, policy, reclaim, "
+    "seed, any_type_share, goodput_jobs"
 )
 
 

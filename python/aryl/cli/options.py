@@ -7,7 +7,8 @@ hand ``inputs`` and ``output`` plain values through these.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Dict
+import math
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ..policy import load_policy, policy_name
 from .inputs import TraceFiles, cluster_of, config_fields
@@ -60,3 +61,21 @@ def own_rows(args: argparse.Namespace) -> Dict[str, str]:
             )
         rows[name] = spec
     return rows
+
+
+def elastic_options(
+    args: argparse.Namespace, on: Optional[Any] = None
+) -> Dict[str, Any]:
+    """``--elastic-selection`` and ``--elastic-range`` as ``aryl.sim.scenario`` keywords.
+
+    With the cluster ``on``, ``--elastic-range cluster`` (inf) is bounded by its training
+    servers' GPUs (``elastic_max_gpus``); without, the keywords are sweep parameters
+    (``aryl.sim.sweep`` bounds it the same way).
+    """
+    options: Dict[str, Any] = {
+        "elastic_selection": args.elastic_selection,
+        "elastic_range": args.elastic_range,
+    }
+    if on is not None and math.isinf(args.elastic_range):
+        options["elastic_max_gpus"] = on.training_servers * on.gpus_per_server
+    return options

@@ -418,6 +418,28 @@ def say_verdict(console: Console, lines: Sequence[str]) -> None:
     console.say()
 
 
+def elastic_ceiling(bound: Mapping[str, float], summaries: Mapping[str, Any]) -> str:
+    """One line: the most elasticity could cut mean running time on the Basic jobs
+    (``aryl.sim.elastic_bound``), what Elastic only, aryl cut, and the share of the
+    paper's row-11 cut the scenario can reach at most."""
+    from ..sim.paper import ELASTIC_ROW, PAPER_ELASTIC_CUT, running_time_cut
+
+    share = bound["reduction_share"]
+    measured = (
+        f"; {ELASTIC_ROW} cut it by {running_time_cut(summaries):.1%}"
+        if ELASTIC_ROW in summaries
+        else ""
+    )
+    return (
+        f"Elasticity's ceiling: with every elastic job of Basic at its largest from start "
+        f"to end, mean running time would fall by at most {share:.1%} "
+        f"({bound['reduction']:,.0f} of {bound['mean_running_time']:,.0f} s, "
+        f"{bound['elastic_jobs']:,.0f} elastic jobs){measured}. The paper's row 11 cut it "
+        f"by {PAPER_ELASTIC_CUT:.1%}: this scenario can reach at most "
+        f"{share / PAPER_ELASTIC_CUT:.0%} of the paper's elastic gain."
+    )
+
+
 def print_note(console: Console, result: Any) -> None:
     """Say so when the load series was repeated to cover the trace."""
     if result.provenance is not None and result.provenance.load_extended:

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, List, NoReturn, Optional, Sequence, Tuple, get_args
 
 from .._display import FORMATS
 from ..defaults import (
     ANY_TYPE_SHARE,
     DEFAULT_GPU_SPEED,
+    ELASTIC_GPU_SHARE,
+    ELASTIC_JOB_SHARE,
+    ELASTIC_RANGE,
+    ELASTIC_SELECTION,
     LEND_HOLD_S,
     MAX_ARRIVAL_SCALE,
     MIN_ARRIVAL_SCALE,
     PAPER_BASELINE_USE,
 )
+from ..typing import ElasticSelection
 from ..validation import MAX_INT, MAX_SEED, MAX_SEEDS, MAX_WINDOWS, did_you_mean
 from .arguments import (
+    _elastic_range,
     _gpu_speeds,
     _load_source,
     _number,
@@ -239,6 +245,29 @@ def _plot_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _elastic_arguments(p: argparse.ArgumentParser) -> None:
+    """Which jobs the Basic and Advanced scenarios make elastic, and how far they scale
+    (``aryl.sim.scenario``; docs/model.md, "Which jobs are elastic")."""
+    p.add_argument(
+        "--elastic-selection",
+        choices=list(get_args(ElasticSelection)),
+        default=ELASTIC_SELECTION,
+        help="how Basic and Advanced pick their elastic jobs: gpu_time (default: a "
+        f"seeded draw of the large jobs until they hold {ELASTIC_GPU_SHARE * 100:.0f}%% of "
+        "the GPU-time, the paper's Sec. 3) or jobs (the "
+        f"{ELASTIC_JOB_SHARE * 100:.0f}%% of all jobs with the most GPU-time, the paper's "
+        "'~5%% of all jobs', Sec. 7.1)",
+    )
+    p.add_argument(
+        "--elastic-range",
+        type=_elastic_range,
+        default=ELASTIC_RANGE,
+        metavar="F|cluster",
+        help="an elastic job that ran w workers in the trace scales up to floor(F * w) "
+        f"(default {ELASTIC_RANGE:g}); cluster: up to the training servers' GPUs",
+    )
+
+
 def _engine_arguments(p: argparse.ArgumentParser, engine: str, why: str) -> None:
     """Where a command's runs execute and are cached (through ``aryl.sim.sweep``)."""
     p.add_argument(
@@ -295,6 +324,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
+    _elastic_arguments(p)
     p.add_argument(
         "--pollux-rows",
         action="store_true",
@@ -399,6 +429,7 @@ def _parser() -> argparse.ArgumentParser:
         help="which jobs are elastic/hetero (default basic: elastic jobs hold 36%% of the "
         "GPU-time); baseline also turns loaning off",
     )
+    _elastic_arguments(p)
     p.add_argument(
         "--pollux-workload",
         metavar="FILE|N",

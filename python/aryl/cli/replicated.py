@@ -22,10 +22,18 @@ import pandas as pd
 from .._display import Table
 from .files import output_directory, write_atomically
 from .inputs import trace_frames
-from .options import cluster, config_of, console_of, own_rows, trace_files
+from .options import (
+    cluster,
+    config_of,
+    console_of,
+    elastic_options,
+    own_rows,
+    trace_files,
+)
 from .output import (
     LEDGER_NOTE,
     Progress,
+    elastic_ceiling,
     ledger_table,
     png_metadata,
     pollux_table,
@@ -96,6 +104,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
             windows=windows,
             warmup=DEFAULT_WARMUP if args.warmup is None else args.warmup,
             config=config,
+            scenario_options=elastic_options(args),
             any_type_share=share,
             pollux_rows=args.pollux_rows,
             engine=args.engine,
@@ -150,6 +159,9 @@ def compare_replicated(args: argparse.Namespace) -> int:
         console.show(ledger_table(table))
         console.say(f"\n{LEDGER_NOTE} Means over {over}.\n")
         console.show(_contributions_table(gains, format_ratio, Estimate))
+        bound = _basic_bound(frame, seeds, share, elastic_options(args, on))
+        means = {str(name): row for name, row in table.table.iterrows()}
+        console.say("\n" + elastic_ceiling(bound, means))
         pairs = "".join(
             f"\n  {g['feature']}: {g['without']} / {g['with']}"
             for _, g in gains.iterrows()
@@ -281,6 +293,25 @@ def _contributions_table(gains: Any, format_ratio: Any, estimate: Any) -> Table:
         ]
         rows.append([g["feature"], *cells, g["reading"]])
     return Table(["what it buys", "JCT gain", "queue gain", "reading"], rows)
+
+
+def _basic_bound(
+    frame: Any, seeds: List[int], share: float, elastic: Dict[str, Any]
+) -> Dict[str, float]:
+    """``aryl.sim.elastic_bound`` of each seed's Basic jobs on the whole trace, averaged
+    over the seeds (as every row of a replication draws its own)."""
+    from ..sim import elastic_bound, scenario
+    from ..sim.runs import trace_jobs
+
+    bounds = [
+        elastic_bound(
+            scenario(
+                trace_jobs(frame, any_type_share=share, seed=s), "basic", s, **elastic
+            )
+        )
+        for s in seeds
+    ]
+    return {key: sum(b[key] for b in bounds) / len(bounds) for key in bounds[0]}
 
 
 def _jsonable(verdicts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:

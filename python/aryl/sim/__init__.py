@@ -25,9 +25,11 @@ from .hooks import Epoch, Policy
 from .metrics import SUMMARY_KEYS
 from .paper import (
     BASELINE,
+    ELASTIC_ROW,
     LOANING_ROWS,
     ORDERINGS,
     OWN_POLICY_BASE,
+    PAPER_ELASTIC_CUT,
     PAPER_POLLUX_SCALING,
     PAPER_TABLE3,
     POLLUX_COMPARISON,
@@ -36,6 +38,7 @@ from .paper import (
     paper_runs,
     pollux_beside_paper,
     pollux_nodes,
+    running_time_cut,
     speedups,
 )
 from .paper_replications import (
@@ -49,9 +52,11 @@ from .provenance import Provenance
 from .replications import check_orderings
 from .result import InvariantError, Result, load
 from .scenarios import (
+    ELASTIC_SELECTIONS,
     SCENARIOS,
     apply_prediction_error,
     describe,
+    elastic_bound,
     scenario,
     scenario_config,
 )
@@ -64,6 +69,8 @@ from .verdict import verdict_lines
 __all__ = [
     "BASELINE",
     "Cluster",
+    "ELASTIC_ROW",
+    "ELASTIC_SELECTIONS",
     "Comparison",
     "Config",
     "Epoch",
@@ -71,6 +78,7 @@ __all__ = [
     "LOANING_ROWS",
     "ORDERINGS",
     "OWN_POLICY_BASE",
+    "PAPER_ELASTIC_CUT",
     "PAPER_POINTS",
     "POLLUX_POINTS",
     "PaperPlan",
@@ -90,11 +98,13 @@ __all__ = [
     "check_orderings",
     "compare",
     "describe",
+    "elastic_bound",
     "load",
     "own_policy_features",
     "paper_runs",
     "paper_plan",
     "replicate_paper",
+    "running_time_cut",
     "pollux_beside_paper",
     "pollux_nodes",
     "scenario",

@@ -18,6 +18,7 @@ from ..defaults import (
     REALLOCATION_OVERHEAD_S,
     RESTART_OVERHEAD_S,
     SCHEDULE_INTERVAL_S,
+    START_OVERHEAD_S,
     TIRESIAS_THRESHOLD_GPU_S,
 )
 from ..model import Server
@@ -31,6 +32,10 @@ class Config:
     ``schedule_interval`` / ``loan_interval``: seconds between scheduling epochs
     and loan/reclaim decisions. ``restart_overhead``: seconds without progress
     when a checkpointed job restarts (63 s, measured in the paper's testbed).
+    ``start_overhead``: seconds without progress when a fixed-duration job starts
+    workers otherwise — its first start (or a restart without checkpoint), a
+    scale-out or a move; its workers hold their GPUs meanwhile (default 0, as the
+    paper's simulator; ``aryl live`` measures it on a real cluster).
     ``headroom``: the inference cluster keeps ``ceil(load * (1 + headroom) * N)``
     servers and lends the rest. ``lend_hold``: a server is lent only after the
     load has left it spare for this many seconds (default 1 hour), so 5-minute
@@ -85,6 +90,7 @@ class Config:
     pollux_population: int = POLLUX_POPULATION
     pollux_generations: int = POLLUX_GENERATIONS
     agent: Optional[JobAgent] = None
+    start_overhead: float = START_OVERHEAD_S
 
 
 @dataclass

@@ -129,6 +129,7 @@ def paper_plan(
     rows: Optional[Sequence[str]] = None,
     pollux_rows: bool = False,
     policies: Optional[Mapping[str, Any]] = None,
+    scenario_options: Optional[Mapping[str, Any]] = None,
 ) -> PaperPlan:
     """The runs ``replicate_paper`` makes with these arguments (its parameters), not run.
 
@@ -141,6 +142,7 @@ def paper_plan(
     names = _rows(rows, pollux_rows, load is not None, available)
     common = {
         **dict(config or {}),
+        **dict(scenario_options or {}),
         "training_servers": int(training_servers),
         "inference_servers": int(inference_servers),
         "any_type_share": float(any_type_share),
@@ -203,6 +205,7 @@ def replicate_paper(
     warmup: float = DEFAULT_WARMUP,
     seed: int = 0,
     config: Optional[Mapping[str, Any]] = None,
+    scenario_options: Optional[Mapping[str, Any]] = None,
     any_type_share: float = ANY_TYPE_SHARE,
     rows: Optional[Sequence[str]] = None,
     pollux_rows: bool = False,
@@ -238,6 +241,10 @@ def replicate_paper(
         Which rows (names of ``PAPER_POINTS`` and ``POLLUX_POINTS``), in order; by
         default every paper row that applies and, with ``pollux_rows``, the Pollux
         rows (``POLLUX_POINTS``: Pollux and Aryl+TunedJobs).
+    scenario_options
+        The scenario's sweep parameters given to every row (``elastic_selection``,
+        ``elastic_job_share``, ``elastic_range``, ``elastic_gpu_share``,
+        ``hetero_share``; ``aryl.sim.PARAMETERS``).
     reference
         The row speed-ups are over (default the first row).
     engine, workers, address, cache
@@ -273,6 +280,7 @@ def replicate_paper(
         rows=rows,
         pollux_rows=pollux_rows,
         policies=policies,
+        scenario_options=scenario_options,
     )
     reference = reference or plan.names[0]
     if reference not in plan.names:

@@ -21,10 +21,17 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import pandas as pd
 
-from ..defaults import ANY_TYPE_SHARE, ELASTIC_GPU_SHARE, HETERO_SHARE
+from ..defaults import (
+    ANY_TYPE_SHARE,
+    ELASTIC_GPU_SHARE,
+    ELASTIC_JOB_SHARE,
+    ELASTIC_RANGE,
+    ELASTIC_SELECTION,
+    HETERO_SHARE,
+)
 from ..jobtable import JobTable
 from ..traces import to_jobs
-from ..typing import ScenarioName
+from ..typing import ElasticSelection, ScenarioName
 from .scenarios import scenario, scenario_config
 
 
@@ -84,6 +91,10 @@ def run_arguments(
     config: Optional[Mapping[str, Any]] = None,
     elastic_gpu_share: float = ELASTIC_GPU_SHARE,
     hetero_share: float = HETERO_SHARE,
+    elastic_selection: ElasticSelection = ELASTIC_SELECTION,
+    elastic_job_share: float = ELASTIC_JOB_SHARE,
+    elastic_range: float = ELASTIC_RANGE,
+    elastic_max_gpus: Optional[int] = None,
 ) -> Dict[str, Any]:
     """``simulate``'s keyword arguments (all but ``cluster``) for one run.
 
@@ -95,6 +106,8 @@ def run_arguments(
         The inference-load series (``simulate``'s ``inference_load``) or None.
     scenario_name, elastic_gpu_share, hetero_share
         Passed to ``aryl.sim.scenario``, with ``seed``.
+    elastic_selection, elastic_job_share, elastic_range, elastic_max_gpus
+        Passed to ``aryl.sim.scenario`` too: which jobs are elastic and how far they scale.
     seed
         Seeds the scenario's draws and the simulation (random reclaim).
     policy, config
@@ -115,6 +128,10 @@ def run_arguments(
             seed=seed,
             elastic_gpu_share=elastic_gpu_share,
             hetero_share=hetero_share,
+            elastic_selection=elastic_selection,
+            elastic_job_share=elastic_job_share,
+            elastic_range=elastic_range,
+            elastic_max_gpus=elastic_max_gpus,
         ),
         policy=chosen,
         reclaim=reclaim,

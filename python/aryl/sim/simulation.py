@@ -539,6 +539,7 @@ def _core_config(
         "schedule_interval": float(config.schedule_interval),
         "loan_interval": float(config.loan_interval),
         "restart_overhead": float(config.restart_overhead),
+        "start_overhead": float(config.start_overhead),
         "headroom": float(config.headroom),
         "lend_hold": float(config.lend_hold),
         "hetero_efficiency": float(config.hetero_efficiency),

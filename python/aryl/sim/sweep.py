@@ -63,6 +63,9 @@ from .. import validation
 from ..defaults import (
     ANY_TYPE_SHARE,
     ELASTIC_GPU_SHARE,
+    ELASTIC_JOB_SHARE,
+    ELASTIC_RANGE,
+    ELASTIC_SELECTION,
     HETERO_SHARE,
     PLACEMENTS,
     SIMULATION_RECLAIM_POLICIES,
@@ -89,7 +92,7 @@ from .provenance import (
 )
 from .result import Result
 from .runs import run_arguments, scenario_settings, trace_jobs
-from .scenarios import SCENARIOS
+from .scenarios import ELASTIC_SELECTIONS, SCENARIOS
 from .simulation import _config, simulate
 from .storage import (
     ResultFileError,
@@ -114,6 +117,20 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "elastic_gpu_share": (
         ELASTIC_GPU_SHARE,
         "share of GPU-time held by elastic jobs (basic, advanced)",
+    ),
+    "elastic_selection": (
+        ELASTIC_SELECTION,
+        "how basic/advanced pick elastic jobs: gpu_time (elastic_gpu_share of the "
+        "GPU-time) or jobs (elastic_job_share of the jobs, largest first)",
+    ),
+    "elastic_job_share": (
+        ELASTIC_JOB_SHARE,
+        "share of all jobs made elastic with elastic_selection=jobs",
+    ),
+    "elastic_range": (
+        ELASTIC_RANGE,
+        "an elastic job at w workers in the trace scales up to floor(range * w); "
+        "inf: up to the training servers' GPUs",
     ),
     "hetero_share": (HETERO_SHARE, "share of all jobs made hetero (advanced)"),
     "policy": (
@@ -227,8 +244,17 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     Cluster(p["training_servers"], p["inference_servers"])  # its size limit, up front
     if p["first_jobs"] is not None:
         p["first_jobs"] = validation.integer(p["first_jobs"], "first_jobs", 1)
-    for share in ("elastic_gpu_share", "hetero_share", "any_type_share"):
+    for share in (
+        "elastic_gpu_share",
+        "elastic_job_share",
+        "hetero_share",
+        "any_type_share",
+    ):
         p[share] = validation.real(p[share], share, 0.0, 1.0)
+    validation.text(p["elastic_selection"], "elastic_selection", ELASTIC_SELECTIONS)
+    p["elastic_range"] = validation.real(
+        p["elastic_range"], "elastic_range", 1.0, finite=False
+    )
     defaults = Config()
     config = {
         **preset,
@@ -322,6 +348,7 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
     policy = p["policy"]
     if not is_policy_name(policy):
         policy = run_copy(own_policy(policy))
+    cluster = Cluster(p["training_servers"], p["inference_servers"])
     run = run_arguments(
         trace_jobs(jobs, p["first_jobs"], p["any_type_share"], p["seed"]),
         load,
@@ -332,8 +359,15 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
         config=p["config"],
         elastic_gpu_share=p["elastic_gpu_share"],
         hetero_share=p["hetero_share"],
+        elastic_selection=p["elastic_selection"],
+        elastic_job_share=p["elastic_job_share"],
+        elastic_range=p["elastic_range"],
+        elastic_max_gpus=(
+            cluster.training_servers * cluster.gpus_per_server
+            if math.isinf(p["elastic_range"])
+            else None
+        ),
     )
-    cluster = Cluster(p["training_servers"], p["inference_servers"])
     if p["goodput_jobs"]:  # the Pollux rows, as paper_runs builds them
         from ..traces.pollux_mapping import pollux_profiles
         from .paper import pollux_nodes

@@ -213,11 +213,12 @@ void Engine::check_inputs() const {
   }
   if (!(config_.schedule_interval > 0.0) || !(config_.loan_interval > 0.0))
     throw std::invalid_argument("schedule_interval and loan_interval must be > 0");
-  if (!(config_.restart_overhead >= 0.0) || !(config_.headroom >= 0.0) ||
-      !(config_.lend_hold >= 0.0) ||
+  if (!(config_.restart_overhead >= 0.0) || !(config_.start_overhead >= 0.0) ||
+      !(config_.headroom >= 0.0) || !(config_.lend_hold >= 0.0) ||
       !(config_.hetero_efficiency > 0.0 && config_.hetero_efficiency <= 1.0))
     throw std::invalid_argument(
-        "restart_overhead, headroom and lend_hold must be >= 0 and hetero_efficiency "
+        "restart_overhead, start_overhead, headroom and lend_hold must be >= 0 and "
+        "hetero_efficiency "
         "in (0, 1]");
   for (const auto& [type, speed] : config_.gpu_speed)
     if (!(speed > 0.0) || !std::isfinite(speed))
@@ -588,6 +589,10 @@ void Engine::apply(const Decision& d, const ClusterState& state,
   changed.reserve(stops.size() + d.start.size());
   for (const auto& stop : stops) changed.push_back(stop.first);
   for (const Worker& w : d.start) changed.push_back(w.job);
+  std::vector<int> started;  // state jobs that start workers
+  started.reserve(d.start.size());
+  for (const Worker& w : d.start) started.push_back(w.job);
+  std::sort(started.begin(), started.end());
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   std::vector<int> touched;
@@ -619,6 +624,7 @@ void Engine::apply(const Decision& d, const ClusterState& state,
                            ? Change::start
                            : resized(held[k], workers_[at(j)].size()),
                        workers_[at(j)]);
+    const bool starts = std::binary_search(started.begin(), started.end(), changed[k]);
     if (status_of(j) == Status::queued && !workers_[at(j)].empty()) {
       status_[at(j)] = Status::running;
       queue_.erase(fifo_key(j));
@@ -626,8 +632,11 @@ void Engine::apply(const Decision& d, const ClusterState& state,
                           j);
       s.updated = now();
       accounting_.started(j, now());
-      if (s.restarted) s.paused_until = now() + config_.restart_overhead;
+      s.paused_until =
+          now() + (s.restarted ? config_.restart_overhead : config_.start_overhead);
       s.restarted = false;
+    } else if (starts && config_.start_overhead > 0.0) {
+      s.paused_until = std::max(s.paused_until, now() + config_.start_overhead);
     }
     set_rate(j);
   }

@@ -85,7 +85,8 @@ void Engine::copy_run() {
   run_ = {};
 }
 
-// The state the kernels see: usable servers, the running jobs in trace order
+// The state the kernels see: usable servers, the running jobs (progress up to
+// now) in trace order
 // and then `queue`'s queued ones in arrival order; job_of maps state job
 // index -> trace job index.
 // Queue::startable leaves out queued jobs whose base demand exceeds every GPU
@@ -115,7 +116,13 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
     copy_workers(j, static_cast<int>(n_jobs++));
   };
   job_of.reserve(running_ids_.size() + (queue != Queue::none ? queue_.size() : 0));
-  for (const int j : running_ids_) add(j);
+  // Progress is brought up to now lazily (at a job's own changes); the view and
+  // the kernels must see the work each running job has left now, not at its last
+  // change (a job two-thirds done would otherwise look untouched).
+  for (const int j : running_ids_) {
+    if (!goodput_run_) advance(j);  // goodput-driven jobs advance by rounds
+    add(j);
+  }
   copy_run();
   update_base();  // after copy_workers: it reads which jobs changed
   if (queue == Queue::all)

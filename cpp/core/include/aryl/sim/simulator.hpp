@@ -51,6 +51,9 @@ struct Config {
   double schedule_interval = 60.0;  // s between scheduling epochs
   double loan_interval = 300.0;     // s between loan/reclaim decisions
   double restart_overhead = 63.0;   // s without progress after a checkpointed restart
+  // s without progress when a fixed-duration job starts workers otherwise: its
+  // first start, a scale-out or a move (live, containers take this long to join).
+  double start_overhead = 0.0;
   // Goodput-driven jobs: s without progress after every (re)allocation, the
   // first start included (the Pollux artifact's 30 s).
   double reallocation_overhead = 30.0;
