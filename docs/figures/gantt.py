@@ -1,10 +1,11 @@
 """Draws docs/figures/gantt.png, the allocation history shown in docs/model.md.
 
-The embedded trace's Aryl Basic row (``aryl.sim.paper_runs``) on the cluster
+The embedded trace's Aryl Ideal row (``aryl.sim.paper_runs``) on the cluster
 ``aryl compare`` sizes (``aryl.sim.size_cluster``), recorded with ``history=True``;
 the chart shows the hours around the first reclaim that hit a job: the jobs a
 reclaim preempted or scaled in, then the jobs the allocator resized most then, up
-to ``JOBS`` in all.
+to ``JOBS`` in all. (Ideal, because in Aryl Basic no reclaim hits a job: training
+uses 0.06% of the capacity lent there.)
 
 Run: python docs/figures/gantt.py  (tests/py/test_history.py runs ``figure()`` too)
 """
@@ -19,15 +20,18 @@ BEFORE, AFTER = 6 * 3600.0, 4 * 3600.0  # s shown before and after that reclaim
 OUT = Path(__file__).with_name("gantt.png")
 
 
+ROW = "Aryl Ideal"
+
+
 def basic_run() -> Any:
-    """The Aryl Basic row of the embedded trace, with its allocation history."""
+    """The ``ROW`` row of the embedded trace, with its allocation history."""
     from aryl import sim, traces
 
     frame, load = traces.load_default()
     jobs = traces.to_jobs(frame, seed=0)
     cluster = sim.size_cluster(jobs).cluster
-    row = sim.paper_runs(jobs, load)["Aryl Basic"]
-    return sim.simulate(cluster=cluster, label="Aryl Basic", history=True, **row)
+    row = sim.paper_runs(jobs, load)[ROW]
+    return sim.simulate(cluster=cluster, label=ROW, history=True, **row)
 
 
 def chosen(result: Any) -> Tuple[List[Any], Tuple[float, float]]:

@@ -260,17 +260,21 @@ def test_the_docs_gantt_figure_is_drawn_by_its_script():
         sys.path.pop(0)
     fig = gantt.figure()
     labels = fig.axes[0].get_legend_handles_labels()[1]
-    assert "reclaim preemption" in labels
+    assert "reclaim scale-in" in labels
     assert (ROOT / "docs" / "figures" / "gantt.png").is_file()
     # What docs/model.md says of it.
     result = gantt.basic_run()
     cluster = result.provenance.cluster
     assert (cluster["training_servers"], cluster["inference_servers"]) == (85, 100)
     spans = intervals(result.history())
-    at = spans.loc[spans["closed"] == "reclaim_preemption", "end"].min()
-    hit = spans[spans["job"].isin(spans.loc[spans["end"] == at, "job"])]
-    first, then = hit[hit["interval"] == 0], hit[hit["interval"] == 1]
-    assert len(first) == len(then) == 4
-    assert set(first["closed"]) == {"reclaim_preemption"}
-    assert set(first["gpu_type"]) == {"T4"} and set(first["gpus"]) == {1}
-    assert set(then["start"]) == {at} and set(then["gpu_type"]) == {"V100"}
+    assert not (spans["closed"] == "reclaim_preemption").any()
+    reclaimed = spans[spans["closed"] == "reclaim_scale_in"]
+    at = reclaimed["end"].min()
+    first = reclaimed[reclaimed["end"] == at]
+    assert len(first) == 1 and bool(first["on_loan"].iloc[0])
+    assert "T4" in first["gpu_type"].iloc[0] and "V100" in first["gpu_type"].iloc[0]
+    job = spans[spans["job"] == first["job"].iloc[0]]
+    after = job[job["interval"] == first["interval"].iloc[0] + 1].iloc[0]
+    assert after["start"] == at and after["workers"] == first["workers"].iloc[0] - 1
+    assert after["gpu_type"] == "V100" and after["closed"] == "scale_out"
+    assert job[job["interval"] == after["interval"] + 1]["start"].iloc[0] == at
