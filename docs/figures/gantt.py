@@ -5,7 +5,7 @@ The embedded trace's Aryl Ideal row (``aryl.sim.paper_runs``) on the cluster
 the chart shows the hours around the first reclaim that hit a job: the jobs a
 reclaim preempted or scaled in, then the jobs the allocator resized most then, up
 to ``JOBS`` in all. (Ideal, because in Aryl Basic no reclaim hits a job: training
-uses 0.06% of the capacity lent there.)
+uses 6 of the 485,654 GPU-hours lent there.)
 
 Run: python docs/figures/gantt.py  (tests/py/test_history.py runs ``figure()`` too)
 """

@@ -118,6 +118,7 @@ def test_reading_and_format():
     assert reading(Estimate(1.16, 1.12, 1.20, 5)) == "16.0% faster"
     assert reading(Estimate(0.9, 0.85, 0.95, 5)) == "10.0% slower"
     assert reading(Estimate(1.0, 0.999, 1.001, 5)) == "no detectable gain"
+    assert reading(Estimate(0.9999, 0.99985, 0.99995, 5)) == "no gain that matters"
     assert format_ratio(Estimate(1.16, 1.12, 1.2, 5)) == "1.16x [1.12, 1.20]"
     assert format_ratio(Estimate(1.0, 0.9991, 1.0004, 5)) == "1.000x [0.999, 1.000]"
     assert format_ratio(Estimate(1.16, math.nan, math.nan, 1)) == "1.16x"

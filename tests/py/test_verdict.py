@@ -128,7 +128,7 @@ def test_one_run_gives_the_change_and_says_there_is_no_interval():
     }
     lines = verdict_lines(summaries=summaries)
     assert lines[0] == (
-        "Loaning: 0.0% shorter mean JCT in one run, no interval (--seeds 5 gives one) "
+        "Loaning: no change in one run, no interval (--seeds 5 gives one) "
         "(1.00x, one run)"
     )
     assert lines[1].startswith("Elastic scaling: 10.0% shorter mean JCT in one run")
@@ -146,6 +146,13 @@ def test_a_missing_row_is_named_and_elasticity_falls_back_to_the_control():
     )
     assert elastic.startswith("Elastic scaling: 20.0% shorter mean JCT in one run")
     assert elastic.endswith("; Elastic only, aryl over Control: SJF, no loaning)")
+
+
+def test_a_change_too_small_to_matter_is_not_read_as_a_finding():
+    # 1.00001x [1.000005, 1.00002]: the interval excludes 1, the change is ~0.001%
+    text = answer(sim.confidence.Estimate(0.99999, 0.999985, 0.999995, 5))
+    assert text.startswith("no gain that matters") and "longer" not in text
+    assert "longer" in answer(sim.confidence.Estimate(0.99, 0.985, 0.995, 5))
 
 
 def test_a_loss_reads_as_longer_and_the_interval_is_over_the_windows():

@@ -240,11 +240,17 @@ def verdict(difference: Estimate, strict: bool = True) -> Verdict:
     return "not resolved"
 
 
+#: A change smaller than this share (the whole interval inside it) is read as none
+#: that matters, though its interval may exclude 1.0x: "0.0% slower" is no finding.
+NEGLIGIBLE = 0.0005
+
+
 def reading(gain: Estimate) -> str:
     """A plain-language reading of a speed-up ratio (1 = no change).
 
-    ``"no detectable gain"`` when the interval includes 1, else how much faster or
-    slower, e.g. ``"16.0% faster"``.
+    ``"no detectable gain"`` when the interval includes 1, ``"no gain that matters"``
+    when it lies within ``NEGLIGIBLE`` of 1, else how much faster or slower, e.g.
+    ``"16.0% faster"``.
     """
     if math.isnan(gain.value):
         return "undefined (a mean of 0)"
@@ -252,6 +258,8 @@ def reading(gain: Estimate) -> str:
         if math.isnan(gain.low):
             return "one replication: no interval"
         return "no detectable gain"
+    if max(abs(gain.low - 1.0), abs(gain.high - 1.0)) < NEGLIGIBLE:
+        return "no gain that matters"
     if gain.low > 1.0:
         return f"{gain.value - 1.0:.1%} faster"
     return f"{1.0 - gain.value:.1%} slower"

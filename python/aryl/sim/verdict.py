@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, List, Mapping, Optional, Sequence
 
-from .confidence import Estimate, format_ratio
+from .confidence import NEGLIGIBLE, Estimate, format_ratio
 from .replications import paired_ratio, replications_over
 
 #: The questions answered first: (what the line names, the pairs of rows (with the
@@ -80,16 +80,21 @@ def verdict_lines(
 
 def answer(gain: Estimate) -> str:
     """A JCT gain (without / with the feature, 1 = no change) in words: ``"no
-    detectable gain on this trace"`` when its interval includes 1, else how much
+    detectable gain on this trace"`` when its interval includes 1, ``"no gain that
+    matters"`` when it lies within ``NEGLIGIBLE`` of no change, else how much
     shorter or longer the mean JCT is with the feature, with the interval of that
     share; without an interval, the change in one run, saying there is none."""
     v, low, high = gain.value, gain.low, gain.high
     if math.isnan(v):
         return "undefined (a mean JCT of 0)"
     if math.isnan(low):
-        return f"{_change(v)} in one run, no interval (--seeds 5 gives one)"
+        change = _change(v) if abs(1.0 - 1.0 / v) >= NEGLIGIBLE else "no change"
+        return f"{change} in one run, no interval (--seeds 5 gives one)"
     if low <= 1.0 <= high:
         return "no detectable gain on this trace"
+    if max(abs(1.0 - 1.0 / x) for x in (low, high)) < NEGLIGIBLE:
+        # detectable but too small to matter: "0.0% longer" would read as a finding
+        return f"no gain that matters on this trace (within {NEGLIGIBLE:.2%})"
     # the share is monotone in the gain: its bounds are the gain's, in order
     bounds = sorted(abs(1.0 - 1.0 / x) for x in (low, high))
     return f"{_change(v)} [{bounds[0]:.1%}, {bounds[1]:.1%}]"
