@@ -80,15 +80,17 @@ def test_hetero_efficiency_range_is_the_same_everywhere(value):
 
 
 def test_the_same_policy_mistake_through_schedule_simulate_and_sweep():
-    calls = [
+    kernels = [
         lambda: aryl.schedule(JOBS, SERVERS, policy="lottery"),
         lambda: ClusterState.from_records(SERVERS, JOBS).schedule(policy="lottery"),
-        lambda: sim.simulate(JOBS, SERVERS, policy="lottery"),
         lambda: importlib.import_module("aryl.sim.sweep").resolve(
             {"policy": "lottery"}
         ),
     ]
-    assert len({raised(c) for c in calls}) == 1
+    assert len({raised(c) for c in kernels}) == 1
+    # simulate runs Tiresias too (on the training servers): one more choice named
+    kind, message = raised(lambda: sim.simulate(JOBS, SERVERS, policy="lottery"))
+    assert (kind, message) == (ValueError, raised(kernels[0])[1] + ", tiresias")
     calls = [
         lambda: aryl.schedule(JOBS, SERVERS, policy=1),
         lambda: sim.simulate(JOBS, SERVERS, policy=1),

@@ -29,6 +29,8 @@ from .jobs import DONE, JobAgent, TrainingJob
 SERVER_LABEL, POOL_LABEL = "aryl.server", "aryl.pool"
 #: Wall seconds a gang may wait to be placed before the start is refused.
 PLACEMENT_TIMEOUT_S = 60.0
+#: Wall seconds between an agent's progress steps (its job's reports).
+AGENT_TICK_S = 1 / 5
 #: Wall seconds between two checks of the nodes' health (a GCS call).
 NODE_CHECK_S = 1.0
 #: Tries to start a node (Ray gives up on a raylet a busy machine starts slowly).
@@ -270,7 +272,7 @@ class RayBackend:
         compression: float = 1.0,
         provider: Optional[NodeProvider] = None,
         checkpoint_every: float = math.inf,
-        tick: float = 0.2,
+        tick: float = AGENT_TICK_S,
         placement_timeout: float = PLACEMENT_TIMEOUT_S,
     ) -> None:
         """Connects to the Ray cluster already initialised (``ray.init``)."""
