@@ -4,7 +4,6 @@ stops ``aryl`` with one line before anything runs."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import math
 import os
@@ -20,7 +19,7 @@ from typing import (
     Tuple,
 )
 
-from ..validation import MAX_INT
+from ..validation import MAX_INT, did_you_mean
 
 
 def _number(
@@ -209,11 +208,9 @@ def _policy(names: Sequence[str]) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text in names or ":" in text:
             return text
-        close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
         raise argparse.ArgumentTypeError(
             f"expected one of {', '.join(names)} or a policy of your own as "
-            f"module:Class or path.py:Class, got {text!r}"
-            + (f"; did you mean '{close[0]}'?" if close else "")
+            f"module:Class or path.py:Class, got {text!r}{did_you_mean(text, names)}"
         )
 
     return parse
