@@ -91,8 +91,13 @@ def test_a_live_run_is_a_result_with_the_simulators_tables(tmp_path):
     assert list(result.jobs.columns) == list(sim.jobs.columns)
     assert list(result.timeline.columns) == list(sim.timeline.columns)
     assert set(result.totals) == set(sim.totals)
-    for key in sim.summary():
-        assert result.summary()[key] == pytest.approx(sim.summary()[key], rel=1e-9)
+    # not measured apart live (NaN): restarts' GPU time and late returns
+    unmeasured = {"restart_gpu_hours", "inference_short_server_hours"}
+    for key in set(sim.summary()) - unmeasured:
+        assert result.summary()[key] == pytest.approx(
+            sim.summary()[key], rel=1e-9, nan_ok=True
+        )
+    assert all(np.isnan(result.summary()[key]) for key in unmeasured)
     a, b = result.history(), sim.history()
     assert a[["job", "interval", "opened", "closed", "server"]].equals(
         b[["job", "interval", "opened", "closed", "server"]]

@@ -342,6 +342,16 @@ class Record:
             "work_delivered": completed + lost,
             "work_completed": completed,
             "work_lost_total": lost,
+            # the ledger's counters: progress lost as GPU-seconds, as the engine
+            # counts it; restarts and late returns are not measured apart live (a
+            # restarting worker's GPUs are in its interval): NaN, not a made-up 0
+            "work_lost_gpu_seconds": float(
+                (
+                    self.work_lost * np.array([j.gpus_per_worker for j in self.jobs])
+                ).sum()
+            ),
+            "restart_gpu_seconds": math.nan,
+            "inference_short_server_seconds": math.nan,
             **{k: int(v) for k, v in self.totals.items()},
             "violations": [],
         }
