@@ -30,6 +30,7 @@ def small():
     return part.reset_index(drop=True)
 
 
+@pytest.mark.filterwarnings("ignore:.*use 5 or more replications:UserWarning")
 def test_pollux_points_run_what_paper_runs_runs(small, tmp_path):
     """Through the sweep, the Pollux rows give what paper_runs' rows give."""
     config = {"pollux_generations": 3}
@@ -169,6 +170,7 @@ def test_bad_rows_stop_before_any_run(small, tmp_path, kwargs, message):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.filterwarnings("ignore:.*use 5 or more replications:UserWarning")
 def test_the_plan_lists_each_run_and_its_cache_entry(small, tmp_path):
     plan = sim.paper_plan(
         small, None, 2, 0, seeds=2, windows=3, warmup=600.0,
