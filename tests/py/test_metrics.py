@@ -4,7 +4,7 @@ import math
 
 from aryl import sim
 from aryl._display import metric
-from aryl.sim.metrics import METRICS, SUMMARY_KEYS, kind
+from aryl.sim.metrics import METRICS, OPTIONAL_KEYS, SUMMARY_KEYS, kind
 
 
 def small_result():
@@ -24,8 +24,8 @@ def small_result():
 
 def test_the_summary_has_the_catalogue_keys_in_order():
     assert tuple(small_result().summary()) == SUMMARY_KEYS
-    # a policy of your own's runs add the one optional key, last
-    assert (*SUMMARY_KEYS, "jobs_rejected") == tuple(METRICS)
+    # runs with users and a policy of your own's runs add the optional keys, last
+    assert (*SUMMARY_KEYS, *OPTIONAL_KEYS) == tuple(METRICS)
     assert sim.SUMMARY_KEYS is SUMMARY_KEYS
 
 

@@ -11,8 +11,8 @@ what loaning cost and gave: GPU-hours of inference servers on loan, the GPU-hour
 training jobs used on them, the reclaims and the preemptions they caused, the work
 those preemptions lost and the server-hours the inference side waited for a lent server
 (reclaims happen at loan decisions only, every ``loan_interval``).
-``user_slowdown_spread`` is a fairness figure of traces with a ``user`` column
-(``Result.groups``).
+``user_slowdown_spread`` is a fairness figure, in the summary of runs whose trace has a
+``user`` column (``Result.groups``).
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ METRICS: Dict[str, Metric] = {
     "inference_short_server_hours": Metric(
         "inference server-hours reclaimed late", "late server-h", "hours"
     ),
-    # fairness, where the trace names users (NaN otherwise)
+    # fairness: only where the trace names users (NaN with fewer than two users
+    # with a finished job)
     "user_slowdown_spread": Metric(
         "per-user mean slowdown, worst / best user", "user slowdown spread", "factor"
     ),
@@ -89,9 +90,12 @@ METRICS: Dict[str, Metric] = {
     "jobs_rejected": Metric("jobs rejected", "rejected", "count"),
 }
 
-#: The keys of every ``Result.summary()``, in order (a run of a policy of your own
-#: adds ``jobs_rejected``).
-SUMMARY_KEYS: Tuple[str, ...] = tuple(k for k in METRICS if k != "jobs_rejected")
+#: Keys only some summaries have: ``user_slowdown_spread`` (a trace with users) and
+#: ``jobs_rejected`` (a policy of your own).
+OPTIONAL_KEYS = ("user_slowdown_spread", "jobs_rejected")
+#: The keys of every ``Result.summary()``, in order (``OPTIONAL_KEYS`` follow them
+#: where they apply).
+SUMMARY_KEYS: Tuple[str, ...] = tuple(k for k in METRICS if k not in OPTIONAL_KEYS)
 
 #: The loaning ledger's keys, in order (``aryl compare`` prints them as a table).
 LEDGER_KEYS: Tuple[str, ...] = (

@@ -121,7 +121,8 @@ class Result:
         out["jobs_finished"] = int(self.jobs["finish_time"].notna().sum())
         out["jobs_unfinished"] = len(self.jobs) - out["jobs_finished"]
         out.update(self._ledger())
-        out["user_slowdown_spread"] = self._slowdown_spread()
+        if "user" in self.jobs and self.jobs["user"].notna().any():
+            out["user_slowdown_spread"] = self._slowdown_spread()
         if "rejected" in self.jobs:  # a policy of your own that rejects jobs
             out["jobs_rejected"] = int(self.jobs["rejected"].sum())
             out["jobs_unfinished"] -= out["jobs_rejected"]
@@ -182,8 +183,6 @@ class Result:
     def _slowdown_spread(self) -> float:
         """The worst user's mean slowdown over the best's (NaN without two users with a
         finished job)."""
-        if "user" not in self.jobs or self.jobs["user"].isna().all():
-            return math.nan
         means = self.groups("user")["slowdown_mean"].dropna()
         if len(means) < 2:
             return math.nan
