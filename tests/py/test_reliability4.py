@@ -70,6 +70,7 @@ def test_advance_refuses_a_huge_int_by_name(seconds):
 # ---- windows that measure no job (R4-03) ---------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:.*use 5 or more replications:UserWarning")
 def test_an_empty_window_is_left_out_with_a_warning_not_a_nan():
     # two bursts: the middle windows hold no submission
     jobs = [Job(f"a{i}", 8, 1, 1, 300.0, submit_time=10.0 * i) for i in range(6)]
