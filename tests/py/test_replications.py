@@ -89,6 +89,7 @@ def test_intervals_are_the_student_t_ones_of_the_samples(replicated):
     assert reference["speed-up JCT"] == 1.0 == reference["speed-up JCT high"]
 
 
+@pytest.mark.filterwarnings("ignore:.*far too small for this trace:UserWarning")
 def test_one_seed_equals_the_single_comparison(trace):
     frame, load = trace
     jobs = traces.to_jobs(frame, seed=4)
