@@ -407,3 +407,20 @@ def test_fuzzed_result_files_raise_only_the_documented_errors():
 
     for i in range(200):
         saved_result(i.to_bytes(4, "little"))
+
+
+def test_an_optional_key_saved_empty_by_an_older_aryl_still_loads(run, tmp_path):
+    # an aryl that wrote user_slowdown_spread as NaN for every run; now it is left out
+    folder = run.save(tmp_path / "r")
+    edit_json(
+        folder,
+        lambda m: {**m, "summary": {**m["summary"], "user_slowdown_spread": None}},
+    )
+    assert sim.load(folder).summary() == run.summary()
+    # a value there is a claim the tables must give, as for every other key
+    edit_json(
+        folder,
+        lambda m: {**m, "summary": {**m["summary"], "user_slowdown_spread": 2.0}},
+    )
+    with pytest.raises(sim.ResultFileError, match="do not give the summary"):
+        sim.load(folder)

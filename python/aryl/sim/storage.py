@@ -49,6 +49,7 @@ import pandas as pd
 
 from .history import COLUMNS as HISTORY_COLUMNS
 from .history import history_problems
+from .metrics import OPTIONAL_KEYS
 from .provenance import _jsonable
 
 FORMAT = "aryl.sim.Result/1"
@@ -496,9 +497,16 @@ def same_value(a: Any, b: Any) -> bool:
 
 def _same_summary(now: Dict[str, Any], saved: Dict[str, Any]) -> bool:
     # Keys saved by an older aryl are compared; keys added since are not in the file.
+    # An optional key saved empty (NaN or null, by an aryl that always wrote it) is
+    # the same as its absence now.
     return bool(saved) and all(
-        k in now and same_value(now[k], v) for k, v in saved.items()
+        same_value(now[k], v) if k in now else k in OPTIONAL_KEYS and _empty(v)
+        for k, v in saved.items()
     )
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def saved_summary(path: PathLike) -> Dict[str, Any]:
