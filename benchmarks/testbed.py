@@ -108,6 +108,8 @@ def run_row(name: str, frame: Any, load: Any, compression: float) -> Dict[str, A
 
 
 def main() -> None:
+    from aryl.sim.paper import TABLE3_KEYS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--compression", type=float, default=60.0)
     parser.add_argument("--rows", default="aryl,baseline")
@@ -119,14 +121,7 @@ def main() -> None:
     frame = frame.iloc[: args.jobs]
     print(machine())
     print(f"{len(frame)} jobs over {WINDOW_S / 3600:g} h; C = {args.compression:g}")
-    keys = (
-        "queuing_mean",
-        "queuing_median",
-        "queuing_p95",
-        "jct_mean",
-        "jct_median",
-        "jct_p95",
-    )
+    keys = TABLE3_KEYS[:6]  # queuing and JCT: mean, median, p95
     rows: List[List[Any]] = []
     for name in args.rows.split(","):
         out = run_row(name, frame, load, args.compression)

@@ -245,6 +245,11 @@ def verdict(difference: Estimate, strict: bool = True) -> Verdict:
 NEGLIGIBLE = 0.0005
 
 
+def negligible(gain: Estimate) -> bool:
+    """Whether the whole interval of a gain lies within ``NEGLIGIBLE`` of 1.0x."""
+    return max(abs(gain.low - 1.0), abs(gain.high - 1.0)) < NEGLIGIBLE
+
+
 def reading(gain: Estimate) -> str:
     """A plain-language reading of a speed-up ratio (1 = no change).
 
@@ -258,7 +263,7 @@ def reading(gain: Estimate) -> str:
         if math.isnan(gain.low):
             return "one replication: no interval"
         return "no detectable gain"
-    if max(abs(gain.low - 1.0), abs(gain.high - 1.0)) < NEGLIGIBLE:
+    if negligible(gain):
         return "no gain that matters"
     if gain.low > 1.0:
         return f"{gain.value - 1.0:.1%} faster"

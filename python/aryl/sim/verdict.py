@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, List, Mapping, Optional, Sequence
 
-from .confidence import NEGLIGIBLE, Estimate, format_ratio
+from .confidence import NEGLIGIBLE, Estimate, format_ratio, negligible
 from .replications import paired_ratio, replications_over
 
 #: The questions answered first: (what the line names, the pairs of rows (with the
@@ -92,7 +92,7 @@ def answer(gain: Estimate) -> str:
         return f"{change} in one run, no interval (--seeds 5 gives one)"
     if low <= 1.0 <= high:
         return "no detectable gain on this trace"
-    if max(abs(1.0 - 1.0 / x) for x in (low, high)) < NEGLIGIBLE:
+    if negligible(gain):
         # detectable but too small to matter: "0.0% longer" would read as a finding
         return f"no gain that matters on this trace (within {NEGLIGIBLE:.2%})"
     # the share is monotone in the gain: its bounds are the gain's, in order
