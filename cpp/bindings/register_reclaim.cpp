@@ -17,16 +17,19 @@ void register_reclaim(py::module_& m) {
   m.def(
       "reclaim",
       [](const py::object& state_object, const py::object& n, const py::object& policy,
-         const py::object& seed) {
+         const py::object& seed, const std::optional<std::vector<int>>& among) {
         const ClusterState& state = state_arg(state_object);
         const int count = static_cast<int>(int_arg(n, "n", INT_MIN, INT_MAX));
         const ReclaimPolicy p = parse_reclaim_policy(str_arg(policy, "policy"));
         const std::uint64_t s = seed_arg(seed, "seed");
         py::gil_scoped_release release;
-        return reclaim(state, count, p, s);
+        return among ? reclaim(state, count, p, s, *among)
+                     : reclaim(state, count, p, s);
       },
       py::arg("state"), py::arg("n"), py::arg("policy") = "aryl", py::arg("seed") = 0,
-      "Choose n on-loan servers to return (see aryl.reclaim).");
+      py::arg("among") = py::none(),
+      "Choose n on-loan servers to return (see aryl.reclaim); `among`: server indices "
+      "to choose from (default: every on-loan server).");
   m.def(
       "preemption_costs",
       [](const py::object& state) { return preemption_costs(state_arg(state)); },

@@ -236,9 +236,9 @@ def preemption_costs(state: typing.Any) -> list[float]:
     """
     Algorithm 1's preemption cost of each on-loan server, in server order.
     """
-def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0) -> ReclaimPlan:
+def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0, among: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None) -> ReclaimPlan:
     """
-    Choose n on-loan servers to return (see aryl.reclaim).
+    Choose n on-loan servers to return (see aryl.reclaim); `among`: server indices to choose from (default: every on-loan server).
     """
 def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = [], queue: typing.Any = None, may_grow: typing.Any = []) -> Decision:
     """

@@ -6,6 +6,8 @@ runs ``ClusterState.reclaim`` on it (``state/reclaim.py``): one door, one check.
 
 from __future__ import annotations
 
+from typing import Any, Iterable, Optional
+
 from .decisions import ReclaimPlan
 from .model import Records
 from .state import ClusterState
@@ -19,6 +21,7 @@ def reclaim(
     n: int,
     policy: ReclaimPolicy = "aryl",
     seed: int = 0,
+    among: Optional[Iterable[Any]] = None,
 ) -> ReclaimPlan:
     """Choose ``n`` on-loan inference servers to return to the inference cluster.
 
@@ -48,6 +51,12 @@ def reclaim(
         ``aryl._core.exact_subset_limit`` server sets.
     seed
         Seed of the ``"random"`` policy.
+    among
+        Ids of the on-loan servers to choose from (a caller's filter); the others
+        stay on loan and do not count in a job's ``|S_j|``, while whether a job is
+        preempted or scaled in still counts all of its workers. Default: every
+        on-loan server. An unknown, repeated or not-on-loan id is a ``ValueError``,
+        as is ``n`` larger than the servers given.
 
     Raises
     ------
@@ -56,4 +65,4 @@ def reclaim(
         changed and no partial plan is returned.
     """
     state = ClusterState.from_records(servers, jobs, workers)
-    return state.reclaim(n, policy, seed).plan
+    return state.reclaim(n, policy, seed, among).plan

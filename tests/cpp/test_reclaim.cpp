@@ -171,6 +171,29 @@ TEST_CASE("bad requests are refused", "[reclaim]") {
                       Catch::Contains("unknown reclaim policy"));
 }
 
+TEST_CASE("a caller's filter: the choice among the given servers only", "[reclaim]") {
+  const ClusterState s = paper_reclaim_example();
+  // Servers 1 and 2 (indices 0, 1) are the free answer. Without them, Algorithm 1
+  // over servers 3-6 (given in any order) takes 4 (cost 0.5, first of the tie with
+  // 6), then 5 (c is gone: d's 0.5, tied with 6, first): c and d preempted.
+  const ReclaimPlan plan = reclaim(s, 2, ReclaimPolicy::aryl, 0, {5, 3, 2, 4});
+  REQUIRE_THAT(plan.servers, Equals(std::vector<int>{3, 4}));
+  REQUIRE_THAT(plan.preempted, Equals(std::vector<int>{2, 3}));
+  // exact: also two preemptions, with less collateral (b and c: c's 2 GPUs on 5).
+  const ReclaimPlan best = reclaim(s, 2, ReclaimPolicy::exact, 0, {5, 3, 2, 4});
+  REQUIRE_THAT(best.servers, Equals(std::vector<int>{2, 3}));
+  REQUIRE(best.collateral_gpus == 2);
+  REQUIRE_THROWS_WITH(reclaim(s, 3, ReclaimPolicy::aryl, 0, {0, 1}),
+                      Catch::Contains("only 2 of the servers given are on loan"));
+  REQUIRE_THROWS_WITH(reclaim(s, 1, ReclaimPolicy::aryl, 0, {0, 0}),
+                      Catch::Contains("given twice"));
+  REQUIRE_THROWS_WITH(reclaim(s, 1, ReclaimPolicy::aryl, 0, {9}),
+                      Catch::Contains("no server index 9"));
+  // Every on-loan server given: the unfiltered plan.
+  REQUIRE(reclaim(s, 3, ReclaimPolicy::aryl, 0, {0, 1, 2, 3, 4, 5}).servers ==
+          reclaim(s, 3, ReclaimPolicy::aryl).servers);
+}
+
 TEST_CASE("exact refuses instances beyond its limit", "[reclaim]") {
   ClusterState s;
   for (int i = 0; i < 60; ++i) {

@@ -1,3 +1,4 @@
+import itertools
 import random
 
 import pandas as pd
@@ -165,3 +166,99 @@ def test_nothing_to_return():
     plan = aryl.reclaim([aryl.Server(0, "inference", on_loan=True)], [], [], 0)
     assert plan.servers == [] and plan.collateral_damage == 0.0
     assert "ReclaimPlan" in plan._repr_html_()
+
+
+# ---- a caller's filter: among= ----------------------------------------------------------
+
+
+def _among(seed, servers):
+    """A random subset of the on-loan server ids (at least one), in shuffled order."""
+    rng = random.Random(seed)
+    loaned = [s.id for s in servers if s.on_loan]
+    among = rng.sample(loaned, rng.randint(1, len(loaned)))
+    return among
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_among_is_algorithm_1_over_the_servers_given(seed):
+    """The greedy over the given servers only (in the state's order, whatever order
+    they are given in): the reference run with those servers as the candidates,
+    while preemption still counts every worker of a job."""
+    servers, jobs, workers = random_loaned_cluster(seed, loaned=12, jobs=30)
+    state = Built(servers, jobs, workers)
+    among = _among(seed, servers)
+    candidates = sorted(state.server_index[s] for s in among)
+    pairs = [(state.job_index[w.job], state.server_index[w.server]) for w in workers]
+    mins = [j.min_workers for j in jobs]
+    for n in range(len(among) + 1):
+        plan = _core.reclaim(
+            state.core, n, "aryl", 0, [state.server_index[s] for s in among]
+        )
+        assert (list(plan.servers), list(plan.preempted)) == aryl_reclaim(
+            candidates, pairs, mins, n
+        )
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_among_exact_is_the_brute_force_optimum(seed):
+    """`exact` among the given servers preempts as few jobs as the best set of n of
+    them (brute force), and every policy returns n distinct servers of those given."""
+    servers, jobs, workers = random_loaned_cluster(seed, loaned=8, jobs=16)
+    among = _among(seed, servers)
+    n = random.Random(seed + 1).randint(0, len(among))
+    count = {j.id: 0 for j in jobs}
+    for w in workers:
+        count[w.job] += 1
+
+    def preempted(chosen):
+        removed = {j.id: 0 for j in jobs}
+        for w in workers:
+            removed[w.job] += w.server in chosen
+        return sum(
+            count[j.id] - removed[j.id] < j.min_workers for j in jobs if removed[j.id]
+        )
+
+    best = min(preempted(set(c)) for c in itertools.combinations(among, n))
+    for policy in aryl.defaults.RECLAIM_POLICIES:
+        plan = aryl.reclaim(servers, jobs, workers, n, policy, seed=seed, among=among)
+        assert len(set(plan.servers)) == n and set(plan.servers) <= set(among)
+        assert len(plan.preempted) == preempted(set(plan.servers))
+        if policy == "exact":
+            assert len(plan.preempted) == best
+
+
+def test_among_through_the_state_applies(paper_example):
+    """Servers 1 and 2 are the unconstrained answer; kept out, the state's reclaim
+    returns others and applying it takes them off loan, nothing else."""
+    state = aryl.ClusterState.from_records(*paper_example)
+    result = state.reclaim(2, among=[3, 4, 5, 6])
+    assert set(result.plan.servers) <= {3, 4, 5, 6}
+    result.apply(state)
+    assert {s.id for s in state.servers() if not s.on_loan} == set(result.plan.servers)
+
+
+@pytest.mark.parametrize(
+    "among, n, message",
+    [
+        ([1, 9], 1, "unknown server 9"),
+        ([1, 1], 1, "server ids must not repeat"),
+        ("12", 1, "server ids must be a list of ids"),
+        (
+            [1, 2],
+            3,
+            "asked to reclaim 3 servers but only 2 of the servers given are on loan",
+        ),
+    ],
+)
+def test_among_bad_requests(paper_example, among, n, message):
+    with pytest.raises(ValueError, match=message):
+        aryl.reclaim(*paper_example, n, among=among)
+
+
+def test_among_refuses_a_server_not_on_loan():
+    servers = [
+        aryl.Server("t", "training"),
+        aryl.Server("i", "inference", on_loan=True),
+    ]
+    with pytest.raises(ValueError, match="server 't' is not on loan"):
+        aryl.reclaim(servers, [], [], 1, among=["t"])

@@ -33,17 +33,19 @@ struct Effect {
 
 constexpr double cost_tolerance = 1e-9;
 
-// The on-loan servers ("candidates"), the jobs on them, and the bookkeeping of
-// returning them one at a time: scale in what can stay at or above min_workers,
-// preempt (remove everywhere) what cannot. Adjacency is kept in flat (CSR)
-// arrays: a few allocations instead of one per server and per job.
+// The on-loan servers ("candidates"; with `eligible`, only those it marks), the
+// jobs on them, and the bookkeeping of returning them one at a time: scale in what
+// can stay at or above min_workers, preempt (remove everywhere) what cannot.
+// Adjacency is kept in flat (CSR) arrays: a few allocations instead of one per
+// server and per job.
 class LoanedServers {
  public:
-  explicit LoanedServers(const ClusterState& state)
+  explicit LoanedServers(const ClusterState& state,
+                         const std::vector<char>* eligible = nullptr)
       : state_(state), initial_(worker_counts(state)), count_(initial_) {
     std::vector<int> candidate_of(state.servers.size(), -1);
     for (Index s = 0; s < state.servers.size(); ++s) {
-      if (!state.servers[s].on_loan) continue;
+      if (!state.servers[s].on_loan || (eligible && !(*eligible)[s])) continue;
       candidate_of[s] = static_cast<int>(candidates_.size());
       candidates_.push_back(static_cast<int>(s));
     }
@@ -369,13 +371,29 @@ std::vector<double> preemption_costs(const ClusterState& state) {
   return costs;
 }
 
-ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
-                    std::uint64_t seed) {
-  LoanedServers loan(state);
+namespace {
+
+// A caller's server indices, checked: in range, on loan, not given twice.
+void check_on_loan(const ClusterState& state, const std::vector<int>& servers) {
+  std::vector<char> seen(state.servers.size(), 0);
+  for (const int s : servers) {
+    if (s < 0 || at(s) >= state.servers.size())
+      throw std::invalid_argument(fmt::format("no server index {}", s));
+    if (!state.servers[at(s)].on_loan)
+      throw std::invalid_argument(
+          fmt::format("server '{}' is not on loan", state.servers[at(s)].id));
+    if (seen[at(s)]++)
+      throw std::invalid_argument(
+          fmt::format("server '{}' is given twice", state.servers[at(s)].id));
+  }
+}
+
+ReclaimPlan choose(LoanedServers& loan, int n, ReclaimPolicy policy, std::uint64_t seed,
+                   std::string_view among) {
   if (n < 0) throw std::invalid_argument(fmt::format("cannot reclaim {} servers", n));
   if (n > loan.size())
     throw std::invalid_argument(fmt::format(
-        "asked to reclaim {} servers but only {} are on loan", n, loan.size()));
+        "asked to reclaim {} servers but only {} {}", n, loan.size(), among));
   switch (policy) {
     case ReclaimPolicy::aryl:
       select_aryl(loan, n);
@@ -393,24 +411,31 @@ ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
   return loan.finish();
 }
 
+}  // namespace
+
+ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
+                    std::uint64_t seed) {
+  LoanedServers loan(state);
+  return choose(loan, n, policy, seed, "are on loan");
+}
+
+ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
+                    std::uint64_t seed, const std::vector<int>& among) {
+  check_on_loan(state, among);
+  std::vector<char> eligible(state.servers.size(), 0);
+  for (const int s : among) eligible[at(s)] = 1;
+  LoanedServers loan(state, &eligible);
+  return choose(loan, n, policy, seed, "of the servers given are on loan");
+}
+
 ReclaimPlan reclaim_servers(const ClusterState& state,
                             const std::vector<int>& servers) {
+  check_on_loan(state, servers);
   LoanedServers loan(state);
   std::vector<int> candidate_of(state.servers.size(), -1);
   for (int c = 0; c < loan.size(); ++c) candidate_of[at(loan.server(c))] = c;
   std::vector<int> order;
-  for (const int s : servers) {
-    if (s < 0 || at(s) >= state.servers.size())
-      throw std::invalid_argument(fmt::format("no server index {}", s));
-    const int c = candidate_of[at(s)];
-    if (c < 0)
-      throw std::invalid_argument(
-          fmt::format("server '{}' is not on loan", state.servers[at(s)].id));
-    if (std::find(order.begin(), order.end(), c) != order.end())
-      throw std::invalid_argument(
-          fmt::format("server '{}' is returned twice", state.servers[at(s)].id));
-    order.push_back(c);
-  }
+  for (const int s : servers) order.push_back(candidate_of[at(s)]);
   give_back_all(loan, order);
   return loan.finish();
 }

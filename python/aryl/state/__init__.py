@@ -715,14 +715,22 @@ class ClusterState(Appliable):
         self._cache.pop("columns", None)
 
     def reclaim(
-        self, n: int, policy: ReclaimPolicy = "aryl", seed: int = 0
+        self,
+        n: int,
+        policy: ReclaimPolicy = "aryl",
+        seed: int = 0,
+        among: Optional[Iterable[Any]] = None,
     ) -> ReclaimResult:
         """Choose ``n`` on-loan servers to return, as ``aryl.reclaim`` (same arguments).
 
+        ``among``: ids of the on-loan servers to choose from (a policy's own filter,
+        e.g. never the servers of one rack); the others stay on loan. Default: every
+        on-loan server.
+
         Returns a ``ReclaimResult``: index arrays into this state's rows, its
-        ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
+        ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply(state)``.
         """
-        return reclaim_state(self, n, policy, seed)
+        return reclaim_state(self, n, policy, seed, among)
 
 
 def _mismatch(detail: str) -> ValueError:

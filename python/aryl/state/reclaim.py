@@ -126,13 +126,16 @@ class ReclaimResult:
 
 
 def reclaim_state(
-    state: Any, n: int, policy: ReclaimPolicy, seed: int
+    state: Any, n: int, policy: ReclaimPolicy, seed: int, among: Any = None
 ) -> ReclaimResult:
     """``ClusterState.reclaim`` (and so ``aryl.reclaim``): the kernel on the state's
-    compiled copy."""
+    compiled copy, among every on-loan server or the ids ``among`` names."""
     version = state.version  # before the kernel: a later change makes it stale
     validation.text(policy, "reclaim policy", POLICIES)
     n = validation.integer(n, "n", -validation.MAX_INT)
     seed = validation.seed(seed)
-    raw = _core.reclaim(state._core, n, policy, seed)
+    rows = None
+    if among is not None:
+        rows = state._rows(among, state._server_index, "server").tolist()
+    raw = _core.reclaim(state._core, n, policy, seed, rows)
     return ReclaimResult(state, version, policy, raw)

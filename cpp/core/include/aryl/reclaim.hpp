@@ -57,6 +57,14 @@ std::vector<double> preemption_costs(const ClusterState& state);
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
                     std::uint64_t seed = 0);
 
+// The same choice among the given on-loan servers only (a caller's filter, in any
+// order): the others stay on loan and do not count in a job's |S_j|; whether a job
+// is preempted or scaled in still counts all of its workers. A server index out of
+// range, not on loan or given twice is std::invalid_argument naming it, as is n
+// larger than the servers given.
+ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
+                    std::uint64_t seed, const std::vector<int>& among);
+
 // The plan of returning the given on-loan servers in the given order (a caller's
 // choice): what each does to the jobs on it, as the policies above account it.
 // A server index out of range, not on loan or given twice is
