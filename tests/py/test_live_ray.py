@@ -1,7 +1,8 @@
 """aryl.live on a local Ray cluster with declared GPUs (issue 34, tier T2): workers land
 on the servers the decision names and never off the whitelist, a gang starts whole or
 waits, a reclaimed server is confirmed empty before it leaves the whitelist, a run with
-one reclaim finishes every job, and a killed node's job resumes at its checkpoint.
+one reclaim finishes every job, a killed node's job resumes at its checkpoint, and a
+controller killed mid-run is followed by one that adopts its running jobs.
 
 One cluster for the module (a head and the training servers; inference servers join
 when lent), shut down even when a test fails; about a minute of wall time here."""
@@ -9,6 +10,7 @@ when lent), shut down even when a test fails; about a minute of wall time here."
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -181,6 +183,90 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
     loaded = [k for k, (what, _) in enumerate(lines) if what == "load"]
     assert len(loaded) == 1 and lines[loaded[0] - 1][0] == "save"
     assert lines[loaded[0]][1] == lines[loaded[0] - 1][1] != "0.0"
+
+
+CONTROLLER = """
+import os, sys
+import ray
+from aryl import Job
+from aryl.live import Clock, Controller, EmulatedJob
+from aryl.live.ray_backend import RayBackend
+from aryl.sim import Cluster, Config
+
+address, out, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
+
+
+class Noted(EmulatedJob):  # which agent process runs each resize
+    def resize(self, workers, servers):
+        super().resize(workers, servers)
+        with open(os.path.join(out, "notes"), "a") as f:
+            f.write(f"{self.job.id} {os.getpid()} {len(workers)} {self.done}\\n")
+
+
+ray.init(address=address, namespace="aryl", log_to_driver=False)
+jobs = [Job(f"j{i}", 8, 1, 1, 1200.0) for i in range(2)]
+backend = RayBackend(os.path.join(out, "ckpt"), 120.0)
+controller = Controller(
+    jobs, Cluster(2, 0), backend, "aryl", config=Config(restart_overhead=0.0),
+    clock=Clock(120.0), journal=os.path.join(out, "journal.jsonl"), resume=resume,
+    programs={j.id: Noted(j, {"V100": 1.0}) for j in jobs},
+)
+result = controller.run()
+backend.shutdown()
+result.check().save(os.path.join(out, "result"))
+"""
+
+
+def test_a_restarted_controller_adopts_the_jobs_that_run(nodes, tmp_path):
+    """The controller's process is killed (SIGKILL) once both jobs run; a new one with
+    resume=True adopts their agents and workers (detached, named): each job's program
+    stays in one agent process with the progress it made (a fresh agent would start
+    from 0.0: no checkpoint was written), starts once and loses nothing."""
+    from aryl import sim
+
+    script = tmp_path / "controller.py"
+    script.write_text(CONTROLLER)
+    command = [sys.executable, str(script), nodes.address, str(tmp_path)]
+    notes, errors = tmp_path / "notes", tmp_path / "first.err"
+    with (
+        open(errors, "w") as err,
+        subprocess.Popen(command + ["new"], stderr=err) as first,
+    ):
+        try:
+            deadline = time.monotonic() + 120.0
+            while not _running(notes, {"j0", "j1"}):
+                assert first.poll() is None, errors.read_text()
+                assert time.monotonic() < deadline, "the jobs never started"
+                time.sleep(0.1)
+            time.sleep(3.0)  # 360 simulated seconds of progress to lose, were they lost
+        finally:
+            first.kill()
+    second = subprocess.run(
+        command + ["resume"], capture_output=True, text=True, timeout=300
+    )
+    assert second.returncode == 0, second.stderr
+    result = sim.load(tmp_path / "result")
+    jobs = result.jobs.set_index("id")
+    assert jobs["finish_time"].notna().all()
+    assert (jobs["preemptions"] == 0).all() and (jobs["work_lost"] == 0).all()
+    lines = [line.split() for line in notes.read_text().splitlines()]
+    for job in ("j0", "j1"):
+        resizes = [(pid, float(done)) for j, pid, _, done in lines if j == job]
+        assert len({pid for pid, _ in resizes}) == 1, lines
+        assert resizes[0][1] == 0.0 and resizes[-1][1] > 0.0, lines
+    events = [
+        json.loads(x) for x in (tmp_path / "journal.jsonl").read_text().splitlines()
+    ]
+    starts = [e["job"] for e in events if e["event"] == "workers" and e["workers"]]
+    assert sorted(starts) == ["j0", "j1"]
+
+
+def _running(notes, jobs):
+    """Whether every job in ``jobs`` has had a resize with workers."""
+    if not notes.exists():
+        return False
+    lines = [line.split() for line in notes.read_text().splitlines()]
+    return jobs <= {j for j, _, n, _ in lines if n != "0"}
 
 
 def _program(job):

@@ -7,6 +7,7 @@ backend diffs it against what runs. The protocol is small on purpose, so that a
 Kubernetes backend can follow the Ray one (``docs/live.md``):
 
 ============================  ==========================================================
+``resume()``                   a restarted controller: keep what an earlier one started
 ``register(servers)``          check that every server is there (a node, labelled)
 ``submit(job, program)``       create the job's agent (``JobAgent``) around ``program``
 ``set_workers(job, workers)``  start / stop workers so the job holds exactly ``workers``;
@@ -55,6 +56,9 @@ class Report:
 
 class Backend(Protocol):
     """The operations a controller uses (the module lists what each must do)."""
+
+    def resume(self) -> None:
+        """A restarted controller follows: keep the agents and workers that run."""
 
     def register(self, servers: Sequence[Server]) -> None:
         """Check every server is there."""
@@ -123,6 +127,9 @@ class FakeBackend:
         self._last = 0.0
 
     # ------------------------------------------------------------- protocol
+
+    def resume(self) -> None:
+        """Nothing to find: this backend's agents live in the object itself."""
 
     def register(self, servers: Sequence[Server]) -> None:
         """Know the servers."""

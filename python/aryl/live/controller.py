@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import time
 from typing import (
     Any,
     Dict,
@@ -191,6 +192,7 @@ class Controller:
             if resume and journal is not None and os.path.exists(journal)
             else Record(self.jobs, self.servers, self.config.scaling)
         )
+        self._resuming = resume and os.path.exists(journal or "")
         self._journal = Journal(journal)
         self.restarts: Dict[Any, int] = {}
         self._dirty = False
@@ -204,6 +206,8 @@ class Controller:
             ),
             key=lambda j: (j.submit_time, self._job_index[j.id]),
         )
+        if resume:
+            self.backend.resume()
         self.backend.register(self.servers)
         if resume:
             self._resume()
@@ -218,7 +222,7 @@ class Controller:
         then ends as if the controller had crashed; a ``resume=True`` controller
         goes on from it).
         """
-        start = self.record.now
+        start = self._resumed_at()
         self.clock.start(start)
         interval, loan_every = self.config.schedule_interval, self.config.loan_interval
         next_epoch = _next_multiple(start, interval, inclusive=start == 0.0)
@@ -705,6 +709,16 @@ class Controller:
                 ],
             )
         self._dirty = True
+
+    def _resumed_at(self) -> float:
+        """Where the clock starts: the record's time, plus, for a controller that
+        restarts on a wall clock, the time it was down (the jobs ran on meanwhile:
+        the journal's last write is the record's time)."""
+        if self.clock.virtual or not self._resuming or self.journal_path is None:
+            return self.record.now
+        self._resuming = False
+        down = max(0.0, time.time() - os.path.getmtime(self.journal_path))
+        return self.record.now + down * self.clock.compression
 
     # ---------------------------------------------------------- ending
 

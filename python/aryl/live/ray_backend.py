@@ -11,6 +11,12 @@ reason and a deadline: Ray-internal, see ``docs/live.md``); a drained raylet exi
 once idle, which is the confirmation. Lending starts a node through a
 ``NodeProvider``: ``LocalCluster`` (``ray.cluster_utils.Cluster``, one machine) or
 none (an external system starts labelled nodes; the backend waits for them).
+
+Agents, workers and gangs are named and detached (``aryl-job-<id>``,
+``aryl-worker-<n>``, ``aryl-gang-<id>`` in the connection's namespace), so they outlive
+the controller's process: a restarted controller (``resume=True``) adopts them and its
+jobs run on without a restart; a new run clears what an earlier one left. One
+controller per Ray namespace.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ NODE_CHECK_S = 1.0
 START_ATTEMPTS = 3
 #: Wall seconds a lent node may take to join.
 JOIN_TIMEOUT_S = 60.0
+#: Names of the backend's actors and placement groups (detached, namespaced).
+AGENT_NAME, WORKER_NAME, GANG_NAME = "aryl-job-{}", "aryl-worker-{}", "aryl-gang-{}"
 
 
 def _ray(module: str = "") -> Any:
@@ -240,6 +248,15 @@ def _worker_class() -> Any:
     class GpuWorker:
         """One worker: holds its GPUs on its server (a real job runs its shard here)."""
 
+        def __init__(self, identity: Tuple[Any, Any, Optional[int], bool]) -> None:
+            # plain values: unpickling an aryl.Worker would import aryl in every
+            # worker process, seconds of start-up on a busy node
+            self.worker = identity
+
+        def identity(self) -> Tuple[Any, Any, Optional[int], bool]:
+            """(job, server, gpus, flexible): a restarted controller adopts it by this."""
+            return self.worker
+
         def where(self) -> Tuple[str, List[Any]]:
             context = ray.get_runtime_context()
             return context.get_node_id(), [str(g) for g in ray.get_gpu_ids()]
@@ -301,14 +318,41 @@ class RayBackend:
         self._dead: set[Any] = set()
         self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
         self._checked = 0.0  # wall time nodes were last checked
+        self._adopting = False  # resume(): keep what an earlier controller started
+        self._started = 0  # workers started: their names
+        if not ray.get_runtime_context().namespace:
+            raise RuntimeError(
+                "connect with a namespace (ray.init(..., namespace='aryl')): the "
+                "backend's actors are named there, so a restarted controller finds them"
+            )
 
     # -------------------------------------------------------------- nodes
 
     def _nodes(self) -> Dict[str, Tuple[str, bool]]:
         return labelled_nodes()
 
+    def resume(self) -> None:
+        """A restarted controller: adopt the agents, workers and gangs an earlier one
+        started (call before ``register``); ``submit``/``set_workers`` then keep them."""
+        self._adopting = True
+        ray = _ray()
+        for name, actor in _named(WORKER_NAME.format("")):
+            try:
+                worker = Worker(*ray.get(actor.identity.remote(), timeout=30.0))
+            except Exception:  # died with its node meanwhile: the job's poll sees it
+                continue
+            self.running.setdefault(worker.job, []).append((worker, actor))
+            self._started = max(self._started, int(name.rsplit("-", 1)[1]) + 1)
+        for job in self.running:
+            group = _placement_group(GANG_NAME.format(job))
+            if group is not None:
+                self.groups[job] = group
+
     def register(self, servers: Sequence[Server]) -> None:
-        """Check every training server has a live node with its GPUs."""
+        """Check every training server has a live node with its GPUs (a new run
+        first clears the actors an earlier controller left, see ``resume``)."""
+        if not self._adopting:
+            _clear_leftovers()
         self.servers.update({s.id: s for s in servers})
         nodes = self._nodes()
         missing = [
@@ -391,11 +435,19 @@ class RayBackend:
     # --------------------------------------------------------------- jobs
 
     def submit(self, job: Job, program: TrainingJob) -> None:
-        """Create the job's agent actor on the controller's node (kept if it exists)."""
+        """Create the job's agent actor on the controller's node (kept if it exists;
+        adopted from an earlier controller after ``resume``)."""
         if job.id in self.agents:
             return
+        name = AGENT_NAME.format(job.id)
+        if self._adopting:
+            adopted = _actor(name)
+            if adopted is not None:
+                self.agents[job.id] = adopted
+                return
         self.agents[job.id] = self._agent.options(
-            name=f"aryl-job-{job.id}",
+            name=name,
+            lifetime="detached",
             scheduling_strategy=self._home,
         ).remote(
             job,
@@ -450,9 +502,14 @@ class RayBackend:
         ray = _ray()
         groups = _ray("util.placement_group")
         strategies = _ray("util.scheduling_strategies")
+        stale = _placement_group(GANG_NAME.format(job))
+        if stale is not None:  # a gang of this job an earlier controller left
+            groups.remove_placement_group(stale)
         group = groups.placement_group(
             [{"GPU": w.gpus} for w in workers],
             bundle_label_selector=[{SERVER_LABEL: str(w.server)} for w in workers],
+            name=GANG_NAME.format(job),
+            lifetime="detached",
         )
         ready, _ = ray.wait([group.ready()], timeout=self.placement_timeout)
         if not ready:
@@ -461,11 +518,11 @@ class RayBackend:
         self.groups[job] = group
         actors = [
             self._worker.options(
-                num_gpus=w.gpus,
+                **self._worker_options(w),
                 scheduling_strategy=strategies.PlacementGroupSchedulingStrategy(
                     group, k
                 ),
-            ).remote()
+            ).remote(_identity(w))
             for k, w in enumerate(workers)
         ]
         ray.get([a.where.remote() for a in actors])
@@ -477,14 +534,23 @@ class RayBackend:
         ray = _ray()
         actors = [
             self._worker.options(
-                num_gpus=w.gpus, label_selector={SERVER_LABEL: str(w.server)}
-            ).remote()
+                **self._worker_options(w), label_selector={SERVER_LABEL: str(w.server)}
+            ).remote(_identity(w))
             for w in workers
         ]
         ray.get([a.where.remote() for a in actors], timeout=self.placement_timeout)
         if workers:
             self.log.append(("join", job, tuple(w.server for w in workers)))
         return list(zip(workers, actors))
+
+    def _worker_options(self, worker: Worker) -> Dict[str, Any]:
+        """A new worker actor's name, lifetime and GPUs."""
+        self._started += 1
+        return {
+            "name": WORKER_NAME.format(self._started - 1),
+            "lifetime": "detached",
+            "num_gpus": worker.gpus,
+        }
 
     def where(self, job: Any) -> List[Tuple[Any, List[str]]]:
         """``(node id, GPU ids)`` of each of the job's workers (tests)."""
@@ -574,3 +640,48 @@ def _alive(ray: Any, actor: Any) -> bool:
     except Exception:  # ActorDiedError, ActorUnavailableError, timeouts
         return False
     return True
+
+
+def _identity(worker: Worker) -> Tuple[Any, Any, Optional[int], bool]:
+    """A worker as the plain values its actor keeps."""
+    return (worker.job, worker.server, worker.gpus, worker.flexible)
+
+
+def _named(prefix: str) -> List[Tuple[str, Any]]:
+    """(name, handle) of the live named actors of the namespace whose name starts
+    with ``prefix``."""
+    names = [n for n in _ray("util").list_named_actors() if n.startswith(prefix)]
+    found = [(n, _actor(n)) for n in sorted(names)]
+    return [(n, a) for n, a in found if a is not None]
+
+
+def _actor(name: str) -> Any:
+    """The named actor of the namespace, or None."""
+    try:
+        return _ray().get_actor(name)
+    except ValueError:
+        return None
+
+
+def _placement_group(name: str) -> Any:
+    """The named placement group of the namespace, or None."""
+    try:
+        return _ray("util").get_placement_group(name)
+    except ValueError:
+        return None
+
+
+def _clear_leftovers() -> None:
+    """Kill the agents and workers and remove the gangs an earlier controller of this
+    namespace left: a new run starts on an empty cluster."""
+    ray = _ray()
+    util = _ray("util")
+    for prefix in (AGENT_NAME.format(""), WORKER_NAME.format("")):
+        for _, actor in _named(prefix):
+            ray.kill(actor)
+    for info in util.placement_group_table().values():
+        name = info.get("name") or ""
+        if name.startswith(GANG_NAME.format("")) and info.get("state") != "REMOVED":
+            group = _placement_group(name)
+            if group is not None:
+                _ray("util.placement_group").remove_placement_group(group)
