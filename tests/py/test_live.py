@@ -329,3 +329,30 @@ def test_aryl_live_refuses_bad_options_before_starting(tmp_path, capsys, argv, m
         main(["live", str(jobs), *argv])
     assert stop.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--local-cluster", "2+2", "--resume"], "a --local-cluster ends with"),
+        (["--address", "127.0.0.1:1", "--resume"], "no journal to continue"),
+    ],
+)
+def test_aryl_live_resume_needs_a_cluster_that_runs_on_and_a_journal(
+    tmp_path, capsys, argv, message
+):
+    from aryl.cli import main
+
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text("job_id,submit_time_s,num_gpus,duration_s,gpu_type\nj0,0,8,60,\n")
+    assert main(["live", str(jobs), "--out", str(tmp_path / "out"), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_new_run_never_appends_to_an_earlier_journal(tmp_path):
+    live(tmp_path)[0].run(until=1000.0)
+    with pytest.raises(ValueError, match="journal of an earlier run; resume=True"):
+        live(tmp_path)
+    assert (
+        live(tmp_path, resume=True)[0].run().check().jobs["finish_time"].notna().all()
+    )

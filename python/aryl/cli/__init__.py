@@ -32,7 +32,8 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError(f"--trace-format {trace_format} needs a JOBS file")
     if getattr(args, "no_cache", False) and args.cache is not None:
         raise ValueError("--cache and --no-cache: give one of them")
-    if getattr(args, "address", None) and args.engine not in ("auto", "ray"):
+    engine = getattr(args, "engine", "ray")  # `aryl live` has no engine: Ray's
+    if getattr(args, "address", None) and engine not in ("auto", "ray"):
         raise ValueError(
             f"--address is a Ray cluster's: it needs --engine ray (or auto), not "
             f"--engine {args.engine}"

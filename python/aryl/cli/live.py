@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import tempfile
+import shutil
 from typing import Any, Dict, List, Sequence, Tuple
 
 from .._display import Table
@@ -42,7 +42,19 @@ def live(args: argparse.Namespace) -> int:
     from ..sim.runs import trace_jobs
 
     console = console_of(args)
+    if args.resume and args.local_cluster:
+        raise ValueError(
+            "--resume continues a run on the cluster at --address; a --local-cluster "
+            "ends with the command that started it, so nothing of it runs on"
+        )
     out = output_directory(args.out)
+    journal, checkpoints = out / "journal.jsonl", out / "checkpoints"
+    if args.resume and not journal.is_file():
+        raise ValueError(f"--resume: no journal to continue at {journal}")
+    if not args.resume:  # a new run: aryl's own files of an earlier one go
+        journal.unlink(missing_ok=True)
+        shutil.rmtree(checkpoints, ignore_errors=True)
+    checkpoints.mkdir(exist_ok=True)
     frame = traces.read_jobs(args.jobs)
     jobs = trace_jobs(frame, first_jobs=args.first_jobs, seed=args.seed)
     load = traces.read_load(args.load) if args.load is not None else None
@@ -60,9 +72,8 @@ def live(args: argparse.Namespace) -> int:
         )
         + f", policy {args.policy}."
     )
-    checkpoints = tempfile.mkdtemp(prefix="aryl-live-")
     with _cluster(args, cluster.servers()) as provider:
-        backend = RayBackend(checkpoints, args.compression, provider)
+        backend = RayBackend(str(checkpoints), args.compression, provider)
         try:
             controller = Controller(
                 jobs,
@@ -73,8 +84,9 @@ def live(args: argparse.Namespace) -> int:
                 load,
                 config,
                 Clock(args.compression),
-                out / "journal.jsonl",
+                journal,
                 seed=args.seed,
+                resume=args.resume,
             )
             result = controller.run()
         finally:
@@ -210,7 +222,8 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         "(drain, checkpoint and stop, confirm, return) and schedules under --policy. "
         "Then simulate the same trace on the same servers, print both summaries and "
         "the differences, and write OUT/live, OUT/simulated (aryl.sim.load reads "
-        "them) and OUT/journal.jsonl (docs/live.md).",
+        "them), OUT/journal.jsonl and the jobs' checkpoints in OUT/checkpoints "
+        "(docs/live.md).",
     )
     p.add_argument(
         "jobs",
@@ -283,6 +296,14 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
     )
     p.add_argument(
         "--seed", type=number(int, "--seed", 0, 2**32 - 1), default=0, help="seed"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run whose journal is OUT/journal.jsonl on the cluster at "
+        "--address (after the command was stopped or its machine restarted): the "
+        "jobs that run there are adopted, none starts twice (docs/live.md); give the "
+        "same JOBS.csv and options. Without it, a new run replaces OUT's journal",
     )
     p.add_argument(
         "--out",

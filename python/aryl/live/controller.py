@@ -168,6 +168,11 @@ class Controller:
         _check_programs(programs, {j.id for j in self.jobs})
         if resume and journal is None:
             raise ValueError("resume=True needs the journal to resume from")
+        if not resume and journal is not None and _nonempty(journal):
+            raise ValueError(
+                f"{journal}: holds the journal of an earlier run; resume=True continues "
+                "it, or give a new path (a new run never appends to an old journal)"
+            )
         speed = {
             s.gpu_type: float(self.config.gpu_speed.get(s.gpu_type, UNLISTED_GPU_SPEED))
             for s in self.servers
@@ -748,6 +753,11 @@ def _check_programs(programs: Mapping[Any, Any], ids: set[Any]) -> None:
                 f"programs[{job!r}]: a job needs resize, step, save and load methods, "
                 f"got {type(program).__name__}"
             )
+
+
+def _nonempty(path: Union[str, os.PathLike[str]]) -> bool:
+    """Whether ``path`` is a file with something in it."""
+    return os.path.isfile(path) and os.path.getsize(path) > 0
 
 
 def _next_multiple(t: float, step: float, inclusive: bool) -> float:
