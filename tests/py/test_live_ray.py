@@ -92,7 +92,17 @@ def test_a_gang_starts_whole_or_waits(backend):
     assert ray.available_resources().get("GPU", 0) >= 16  # nothing held
     fits = Job("fits", 8, 2, 2, 600.0)
     backend.submit(fits, _program(fits))
-    backend.set_workers("fits", [Worker("fits", s, 8) for s in ("t0", "t1")])
+    # one epoch's starts go together: the gang that fits starts, the other is named
+    with pytest.raises(
+        RuntimeError, match=r"\['big'\]: their gangs could not be placed"
+    ):
+        backend.set_workers_many(
+            {
+                "big": [Worker("big", s, 8) for s in ("t0", "t1", "t1")],
+                "fits": [Worker("fits", s, 8) for s in ("t0", "t1")],
+            }
+        )
+    assert "big" not in backend.running
     assert len(backend.where("fits")) == 2
     backend.set_workers("fits", [])
 

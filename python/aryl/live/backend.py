@@ -14,6 +14,9 @@ Kubernetes backend can follow the Ray one (``docs/live.md``):
                                a job that had none starts its base workers as one gang
                                and restores its checkpoint; one left with none saves
                                and stops
+``set_workers_many(changes)``  the same for several jobs at once (job -> workers): the
+                               controller's one call per decision, so starts can wait
+                               together
 ``poll(now)``                  progress, completions and failures since the last poll
 ``drain(servers)``             no new worker may start there; running ones go on
 ``busy(server)``               aryl workers still running there (the confirmation)
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Protocol, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Protocol, Sequence, Set, Tuple
 
 from ..model import Job, Server, Worker
 from .jobs import DONE, JobAgent, TrainingJob
@@ -68,6 +71,9 @@ class Backend(Protocol):
 
     def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
         """Make job ``job`` hold exactly ``workers``."""
+
+    def set_workers_many(self, changes: Mapping[Any, Sequence[Worker]]) -> None:
+        """``set_workers`` for several jobs at once (one epoch's decision)."""
 
     def poll(self, now: float) -> Report:
         """What happened up to simulated time ``now``."""
@@ -143,6 +149,11 @@ class FakeBackend:
         self.agents[job.id] = JobAgent(
             job.id, program, self.checkpoints, self.checkpoint_every, job.checkpoint
         )
+
+    def set_workers_many(self, changes: Mapping[Any, Sequence[Worker]]) -> None:
+        """``set_workers`` job by job (nothing here waits)."""
+        for job, workers in changes.items():
+            self.set_workers(job, workers)
 
     def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
         """Start and stop workers so that ``job`` holds ``workers``."""

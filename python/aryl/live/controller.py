@@ -449,6 +449,7 @@ class Controller:
             )
         except ValueError as error:
             raise ValueError(f"{epoch.where()}: the decision: {error}") from None
+        changes: Dict[Any, Sequence[Worker]] = {}
         for j in touched:
             before = len(self.record.workers.get(j, []))
             after = len(new[j])
@@ -465,18 +466,22 @@ class Controller:
                     if after < before
                     else "move"
                 )
-            self._workers(
-                j,
-                new[j],
-                why,
-                epoch.now,
-                self._done(j),
+            changes[j] = self._workers(
+                j, new[j], why, epoch.now, self._done(j), act=False
             )
+        self.backend.set_workers_many(changes)  # the epoch's starts wait together
 
     def _workers(
-        self, job: Any, workers: Sequence[Worker], why: str, t: float, done: float
-    ) -> None:
-        """Journal a job's new workers, then make the backend run them."""
+        self,
+        job: Any,
+        workers: Sequence[Worker],
+        why: str,
+        t: float,
+        done: float,
+        act: bool = True,
+    ) -> List[Worker]:
+        """Journal a job's new workers, then make the backend run them (``act``;
+        else the caller does, with others). Returns them as the backend takes them."""
         self._emit(
             {
                 "event": "workers",
@@ -487,10 +492,10 @@ class Controller:
                 "done": float(done),
             }
         )
-        if why != "finish":
-            self.backend.set_workers(
-                job, [_gpus(w, self.jobs[self._job_index[job]]) for w in workers]
-            )
+        sized = [_gpus(w, self.jobs[self._job_index[job]]) for w in workers]
+        if act and why != "finish":
+            self.backend.set_workers(job, sized)
+        return sized
 
     def _sample(self, now: float) -> None:
         training, loaned = self.record.used_gpus()
@@ -704,15 +709,15 @@ class Controller:
         Decision(self.name, starts, []).apply(self.state)
         for job in arrived:
             self.backend.submit(job, self.programs[job.id])
-        for j in self.record.running():
-            job = self.jobs[self._job_index[j]]
-            self.backend.set_workers(
-                j,
-                [
-                    Worker(j, s, job.gpus_per_worker, f)
+        self.backend.set_workers_many(
+            {
+                j: [
+                    _gpus(Worker(j, s, None, f), self.jobs[self._job_index[j]])
                     for s, f in self.record.workers[j]
-                ],
-            )
+                ]
+                for j in self.record.running()
+            }
+        )
         self._dirty = True
 
     def _resumed_at(self) -> float:

@@ -25,7 +25,7 @@ import importlib
 import math
 import threading
 import time
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from ..model import Job, Server, Worker
 from .backend import Report, _without
@@ -41,6 +41,9 @@ AGENT_TICK_S = 1 / 5
 NODE_CHECK_S = 1.0
 #: Tries to start a node (Ray gives up on a raylet a busy machine starts slowly).
 START_ATTEMPTS = 3
+#: Wall seconds new worker actors may take to start (a process each; slow on a busy
+#: machine) before a start is given up as a fault.
+START_TIMEOUT_S = 120.0
 #: Wall seconds a lent node may take to join.
 JOIN_TIMEOUT_S = 60.0
 #: Names of the backend's actors and placement groups (detached, namespaced).
@@ -460,11 +463,73 @@ class RayBackend:
 
     def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
         """Start and stop actors so that ``job`` holds ``workers``."""
+        self.set_workers_many({job: workers})
+
+    def set_workers_many(self, changes: Mapping[Any, Sequence[Worker]]) -> None:
+        """Start and stop actors so that each job holds its workers: every stop
+        first, then the new actors of every job at once, so that one epoch's starts
+        wait for Ray together rather than one job after another (each wait counts
+        ``compression``-fold). A gang that cannot be placed holds nothing; the jobs
+        whose gangs could not be placed are named in one ``RuntimeError`` after the
+        others have started."""
         ray = _ray()
+        plans = {job: self._diff(job, workers) for job, workers in changes.items()}
+        emptied = [job for job, workers in changes.items() if not workers]
+        ray.get([self.agents[j].resize.remote([], self.servers) for j in emptied])
+        for job, (_, leaving, _) in plans.items():  # leaving; the emptied save first
+            for w, actor in leaving:
+                ray.kill(actor)
+                self._stopping.append((w, actor))
+                self.log.append(("stop", job, w.server))
+        for job in emptied:
+            self.running.pop(job, None)
+            self._remove_group(job)
+        starting = {j: p for j, p in plans.items() if changes[j]}
+        gangs = {j: self._reserve(j, p[2]) for j, p in starting.items() if not p[0]}
+        unplaced = self._wait_placed(gangs)
+        started = {
+            job: (
+                self._gang(job, joining, gangs[job])
+                if not keep
+                else self._singles(job, joining)
+            )
+            for job, (keep, _, joining) in starting.items()
+            if job not in unplaced
+        }
+        ray.get(  # every new actor up (a pinned single waits for its GPUs)
+            [a.where.remote() for new in started.values() for _, a in new],
+            timeout=START_TIMEOUT_S,
+        )
+        for job, new in started.items():
+            self.log.append(
+                (
+                    "gang" if not starting[job][0] else "join",
+                    job,
+                    tuple(w.server for w, _ in new),
+                )
+            )
+            self.running[job] = starting[job][0] + new
+        ray.get(
+            [
+                self.agents[j].resize.remote(
+                    [w for w, _ in self.running[j]], self.servers
+                )
+                for j in started
+            ]
+        )
+        if unplaced:
+            raise RuntimeError(
+                f"job(s) {sorted(map(str, unplaced))}: their gangs could not be placed"
+            )
+
+    def _diff(
+        self, job: Any, workers: Sequence[Worker]
+    ) -> Tuple[List[Tuple[Worker, Any]], List[Tuple[Worker, Any]], List[Worker]]:
+        """(kept actors, leaving actors, joining workers) for ``job`` to hold
+        ``workers``."""
         placed = list(self.running.get(job, []))
-        wanted = list(workers)
         keep: List[Tuple[Worker, Any]] = []
-        for w in wanted:
+        for w in workers:
             match = next(
                 (
                     p
@@ -476,72 +541,74 @@ class RayBackend:
             if match is not None:
                 placed.remove(match)
                 keep.append(match)
-        joining = _without(wanted, [k[0] for k in keep])
-        if not wanted:
-            ray.get(self.agents[job].resize.remote([], self.servers))  # saves first
-        for w, actor in placed:  # leaving
-            ray.kill(actor)
-            self._stopping.append((w, actor))
-            self.log.append(("stop", job, w.server))
-        if not wanted:
-            self.running.pop(job, None)
-            group = self.groups.pop(job, None)
-            if group is not None:
-                _ray("util.placement_group").remove_placement_group(group)
-            return
-        started = self._gang(job, joining) if not keep else self._singles(job, joining)
-        self.running[job] = keep + started
-        ray.get(
-            self.agents[job].resize.remote(
-                [w for w, _ in self.running[job]], self.servers
-            )
-        )
+        return keep, placed, _without(list(workers), [k[0] for k in keep])
 
-    def _gang(self, job: Any, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
-        """The job's workers as one placement group: all placed, or none."""
-        ray = _ray()
+    def _reserve(self, job: Any, workers: List[Worker]) -> Any:
+        """The job's gang reserved as one placement group (not waited for)."""
         groups = _ray("util.placement_group")
-        strategies = _ray("util.scheduling_strategies")
+        self._remove_group(job)
         stale = _placement_group(GANG_NAME.format(job))
         if stale is not None:  # a gang of this job an earlier controller left
             groups.remove_placement_group(stale)
-        group = groups.placement_group(
+        self.groups[job] = groups.placement_group(
             [{"GPU": w.gpus} for w in workers],
             bundle_label_selector=[{SERVER_LABEL: str(w.server)} for w in workers],
             name=GANG_NAME.format(job),
             lifetime="detached",
         )
-        ready, _ = ray.wait([group.ready()], timeout=self.placement_timeout)
-        if not ready:
-            groups.remove_placement_group(group)
-            raise RuntimeError(f"job {job!r}: its gang could not be placed")
-        self.groups[job] = group
-        actors = [
-            self._worker.options(
-                **self._worker_options(w),
-                scheduling_strategy=strategies.PlacementGroupSchedulingStrategy(
-                    group, k
-                ),
-            ).remote(_identity(w))
+        return self.groups[job]
+
+    def _wait_placed(self, gangs: Mapping[Any, Any]) -> List[Any]:
+        """Wait until every gang is placed or the timeout; the jobs whose gangs were
+        not (their groups removed: all or nothing)."""
+        if not gangs:
+            return []
+        ray = _ray()
+        waits = {group.ready(): job for job, group in gangs.items()}
+        ready, _ = ray.wait(
+            list(waits), num_returns=len(waits), timeout=self.placement_timeout
+        )
+        placed = {waits[r] for r in ready}
+        unplaced = [job for job in gangs if job not in placed]
+        for job in unplaced:
+            self._remove_group(job)
+        return unplaced
+
+    def _remove_group(self, job: Any) -> None:
+        group = self.groups.pop(job, None)
+        if group is not None:
+            _ray("util.placement_group").remove_placement_group(group)
+
+    def _gang(
+        self, job: Any, workers: List[Worker], group: Any
+    ) -> List[Tuple[Worker, Any]]:
+        """The actors of a placed gang, one per bundle."""
+        strategies = _ray("util.scheduling_strategies")
+        return [
+            (
+                w,
+                self._worker.options(
+                    **self._worker_options(w),
+                    scheduling_strategy=strategies.PlacementGroupSchedulingStrategy(
+                        group, k
+                    ),
+                ).remote(_identity(w)),
+            )
             for k, w in enumerate(workers)
         ]
-        ray.get([a.where.remote() for a in actors])
-        self.log.append(("gang", job, tuple(w.server for w in workers)))
-        return list(zip(workers, actors))
 
     def _singles(self, job: Any, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
         """Workers joining a running job, one actor each, pinned by label."""
-        ray = _ray()
-        actors = [
-            self._worker.options(
-                **self._worker_options(w), label_selector={SERVER_LABEL: str(w.server)}
-            ).remote(_identity(w))
+        return [
+            (
+                w,
+                self._worker.options(
+                    **self._worker_options(w),
+                    label_selector={SERVER_LABEL: str(w.server)},
+                ).remote(_identity(w)),
+            )
             for w in workers
         ]
-        ray.get([a.where.remote() for a in actors], timeout=self.placement_timeout)
-        if workers:
-            self.log.append(("join", job, tuple(w.server for w in workers)))
-        return list(zip(workers, actors))
 
     def _worker_options(self, worker: Worker) -> Dict[str, Any]:
         """A new worker actor's name, lifetime and GPUs."""
@@ -598,9 +665,7 @@ class RayBackend:
         ray = _ray()
         for _, actor in self.running.pop(job, []):
             ray.kill(actor)
-        group = self.groups.pop(job, None)
-        if group is not None:
-            _ray("util.placement_group").remove_placement_group(group)
+        self._remove_group(job)
 
     def restart(self, job: Any) -> float:
         """Restart the job in place from its checkpoint."""
