@@ -321,6 +321,9 @@ class RayBackend:
         self._dead: set[Any] = set()
         self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
         self._checked = 0.0  # wall time nodes were last checked
+        # (what, count, wall seconds) of each wait for Ray: "start" (the new workers of
+        # one decision up and their agents resized), "lend" (nodes joined)
+        self.waits: List[Tuple[str, int, float]] = []
         self._adopting = False  # resume(): keep what an earlier controller started
         self._started = 0  # workers started: their names
         if not ray.get_runtime_context().namespace:
@@ -372,6 +375,7 @@ class RayBackend:
 
     def lend(self, servers: Sequence[Any]) -> None:
         """Start the servers' nodes (provider) and wait until they have joined."""
+        began = time.monotonic()
         for s in servers:
             if self.provider is not None:
                 self.provider.add(self.servers[s])
@@ -379,6 +383,7 @@ class RayBackend:
         wait_joined(servers)
         for s in servers:
             self.drained.pop(s, None)
+        self.waits.append(("lend", len(servers), time.monotonic() - began))
 
     def drain(self, servers: Sequence[Any]) -> None:
         """Drain the servers' nodes: running workers go on, new ones cannot start."""
@@ -473,6 +478,7 @@ class RayBackend:
         whose gangs could not be placed are named in one ``RuntimeError`` after the
         others have started."""
         ray = _ray()
+        began = time.monotonic()
         plans = {job: self._diff(job, workers) for job, workers in changes.items()}
         emptied = [job for job, workers in changes.items() if not workers]
         ray.get([self.agents[j].resize.remote([], self.servers) for j in emptied])
@@ -517,6 +523,8 @@ class RayBackend:
                 for j in started
             ]
         )
+        if started:
+            self.waits.append(("start", len(started), time.monotonic() - began))
         if unplaced:
             raise RuntimeError(
                 f"job(s) {sorted(map(str, unplaced))}: their gangs could not be placed"
