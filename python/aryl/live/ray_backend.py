@@ -4,15 +4,15 @@ A server is a Ray node started with ``--num-gpus G --labels
 aryl.server=ID,aryl.pool=POOL``. A job's base workers start as one placement group,
 one ``{"GPU": g}`` bundle per worker pinned by ``bundle_label_selector``: all or
 nothing; a flexible worker is a single actor with ``label_selector``, so each can
-leave alone. Each job has a ``JobAgent`` actor (named ``aryl-job-<id>``, on the
-controller's node, no CPU) that runs the job's program in a thread at the clock's
-compression. Reclaim drains a node through the GCS (``drain_node`` with a preemption
+leave alone. Each job has a ``JobAgent``; all of them live in one ``AgentHost`` actor
+on the controller's node (no CPU; one process, not one per job), whose thread steps
+their programs at the clock's compression. Reclaim drains a node through the GCS (``drain_node`` with a preemption
 reason and a deadline: Ray-internal, see ``docs/live.md``); a drained raylet exits
 once idle, which is the confirmation. Lending starts a node through a
 ``NodeProvider``: ``LocalCluster`` (``ray.cluster_utils.Cluster``, one machine) or
 none (an external system starts labelled nodes; the backend waits for them).
 
-Agents, workers and gangs are named and detached (``aryl-job-<id>``,
+The agent host, workers and gangs are named and detached (``aryl-agents``,
 ``aryl-worker-<n>``, ``aryl-gang-<id>`` in the connection's namespace), so they outlive
 the controller's process: a restarted controller (``resume=True``) adopts them and its
 jobs run on without a restart; a new run clears what an earlier one left. One
@@ -47,7 +47,7 @@ START_TIMEOUT_S = 120.0
 #: Wall seconds a lent node may take to join.
 JOIN_TIMEOUT_S = 60.0
 #: Names of the backend's actors and placement groups (detached, namespaced).
-AGENT_NAME, WORKER_NAME, GANG_NAME = "aryl-job-{}", "aryl-worker-{}", "aryl-gang-{}"
+HOST_NAME, WORKER_NAME, GANG_NAME = "aryl-agents", "aryl-worker-{}", "aryl-gang-{}"
 
 
 def _ray(module: str = "") -> Any:
@@ -182,66 +182,91 @@ def wait_joined(servers: Sequence[Any], timeout: float = JOIN_TIMEOUT_S) -> None
         time.sleep(0.1)
 
 
-def _agent_class() -> Any:
+class _Stepped:
+    """A job's ``JobAgent`` stepped on wall time at the clock's compression."""
+
+    def __init__(self, agent: JobAgent, compression: float) -> None:
+        self.agent = agent
+        self.compression = compression
+        self.finished_wall: Optional[float] = None
+        self.last = time.time()
+
+    def advance(self) -> None:
+        now = time.time()
+        seconds = (now - self.last) * self.compression
+        self.last = now
+        if not self.agent.workers or self.finished_wall is not None:
+            return
+        left_of = getattr(self.agent.program, "seconds_left", None)
+        left = float(left_of()) if callable(left_of) else math.inf
+        if left <= seconds:
+            self.agent.step(left)
+            self.finished_wall = now - (seconds - left) / self.compression
+        elif self.agent.step(seconds) >= DONE:
+            self.finished_wall = now
+
+
+def _host_class() -> Any:
     ray = _ray()
 
     @ray.remote(num_cpus=0, max_concurrency=4)
-    class Agent:
-        """A job's ``JobAgent`` in an actor: it steps the program in a thread."""
+    class AgentHost:
+        """Every job's ``JobAgent`` in one process on the controller's node (one
+        process, not one per job: on a busy node each process takes seconds to
+        start, and a compressed clock counts them C-fold); a thread steps them all."""
 
         def __init__(
-            self,
-            job: Job,
-            program: TrainingJob,
-            checkpoints: str,
-            every: float,
-            compression: float,
-            tick: float,
+            self, checkpoints: str, every: float, compression: float, tick: float
         ) -> None:
-            self.agent = JobAgent(job.id, program, checkpoints, every, job.checkpoint)
-            self.compression = compression
+            self.checkpoints, self.every = checkpoints, every
+            self.compression, self.tick = compression, tick
+            self.agents: Dict[Any, _Stepped] = {}
             self.lock = threading.Lock()
-            self.finished_wall: Optional[float] = None
-            self.last = time.time()
-            self.tick = tick
             threading.Thread(target=self._loop, daemon=True).start()
 
         def _loop(self) -> None:
-            while self.finished_wall is None:
+            while True:
                 time.sleep(self.tick)
                 with self.lock:
-                    self._advance()
+                    for agent in self.agents.values():
+                        agent.advance()
 
-        def _advance(self) -> None:
-            now = time.time()
-            seconds = (now - self.last) * self.compression
-            self.last = now
-            if not self.agent.workers or self.finished_wall is not None:
-                return
-            left_of = getattr(self.agent.program, "seconds_left", None)
-            left = float(left_of()) if callable(left_of) else math.inf
-            if left <= seconds:
-                self.agent.step(left)
-                self.finished_wall = now - (seconds - left) / self.compression
-            elif self.agent.step(seconds) >= DONE:
-                self.finished_wall = now
+        def _agent(self, job: Any) -> _Stepped:
+            agent = self.agents[job]
+            agent.advance()
+            return agent
 
-        def resize(self, workers: List[Worker], servers: Dict[Any, Server]) -> None:
+        def add(self, job: Job, program: TrainingJob) -> None:
             with self.lock:
-                self._advance()
-                self.agent.resize(workers, servers)
+                if job.id not in self.agents:
+                    agent = JobAgent(
+                        job.id, program, self.checkpoints, self.every, job.checkpoint
+                    )
+                    self.agents[job.id] = _Stepped(agent, self.compression)
 
-        def lose(self) -> float:
+        def jobs(self) -> List[Any]:
+            return list(self.agents)
+
+        def resize(self, job: Any, workers: List[Worker], servers: Any) -> None:
             with self.lock:
-                self._advance()
-                return self.agent.lose()
+                self._agent(job).agent.resize(workers, servers)
 
-        def report(self) -> Tuple[float, Optional[float]]:
+        def lose(self, job: Any) -> float:
             with self.lock:
-                self._advance()
-                return self.agent.done, self.finished_wall
+                return float(self._agent(job).agent.lose())
 
-    return Agent
+        def report(self, jobs: List[Any]) -> List[Tuple[float, Optional[float]]]:
+            with self.lock:
+                return [
+                    (self._agent(j).agent.done, self.agents[j].finished_wall)
+                    for j in jobs
+                ]
+
+        def remove(self, job: Any) -> None:
+            with self.lock:
+                self.agents.pop(job, None)
+
+    return AgentHost
 
 
 def _worker_class() -> Any:
@@ -307,7 +332,7 @@ class RayBackend:
         self.tick = tick
         self.placement_timeout = placement_timeout
         self.servers: Dict[Any, Server] = {}
-        self.agents: Dict[Any, Any] = {}
+        self.agents: set[Any] = set()  # jobs with an agent in the host
         # job -> [(worker, actor)], and the job's placement group, if any
         self.running: Dict[Any, List[Tuple[Worker, Any]]] = {}
         self.groups: Dict[Any, Any] = {}
@@ -316,7 +341,7 @@ class RayBackend:
         self._home = strategies.NodeAffinitySchedulingStrategy(
             ray.get_runtime_context().get_node_id(), soft=False
         )
-        self._agent = _agent_class()
+        self._host_handle: Any = None  # the AgentHost, made or adopted on first use
         self._worker = _worker_class()
         self._dead: set[Any] = set()
         self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
@@ -342,6 +367,7 @@ class RayBackend:
         started (call before ``register``); ``submit``/``set_workers`` then keep them."""
         self._adopting = True
         ray = _ray()
+        self.agents = set(ray.get(self._host().jobs.remote()))
         for name, actor in _named(WORKER_NAME.format("")):
             try:
                 worker = Worker(*ray.get(actor.identity.remote(), timeout=30.0))
@@ -429,7 +455,7 @@ class RayBackend:
             ray.kill(actor)
             self._stopping.remove((w, actor))
             if w.job not in self.running:
-                lost[w.job] = ray.get(self.agents[w.job].lose.remote())
+                lost[w.job] = ray.get(self._host().lose.remote(w.job))
         self.log.append(("kill", server))
         return lost
 
@@ -443,28 +469,29 @@ class RayBackend:
     # --------------------------------------------------------------- jobs
 
     def submit(self, job: Job, program: TrainingJob) -> None:
-        """Create the job's agent actor on the controller's node (kept if it exists;
-        adopted from an earlier controller after ``resume``)."""
+        """Add the job's agent to the agent host (kept if it is there: adopted from an
+        earlier controller after ``resume``)."""
         if job.id in self.agents:
             return
-        name = AGENT_NAME.format(job.id)
-        if self._adopting:
-            adopted = _actor(name)
-            if adopted is not None:
-                self.agents[job.id] = adopted
-                return
-        self.agents[job.id] = self._agent.options(
-            name=name,
-            lifetime="detached",
-            scheduling_strategy=self._home,
-        ).remote(
-            job,
-            program,
-            self.checkpoints,
-            self.checkpoint_every,
-            self.compression,
-            self.tick,
-        )
+        _ray().get(self._host().add.remote(job, program))
+        self.agents.add(job.id)
+
+    def _host(self) -> Any:
+        """The agent host: adopted after ``resume``, else made on the controller's
+        node (named and detached, as the workers are)."""
+        if self._host_handle is None and self._adopting:
+            self._host_handle = _actor(HOST_NAME)
+        if self._host_handle is None:
+            self._host_handle = (
+                _host_class()
+                .options(
+                    name=HOST_NAME, lifetime="detached", scheduling_strategy=self._home
+                )
+                .remote(
+                    self.checkpoints, self.checkpoint_every, self.compression, self.tick
+                )
+            )
+        return self._host_handle
 
     def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
         """Start and stop actors so that ``job`` holds ``workers``."""
@@ -481,7 +508,8 @@ class RayBackend:
         began = time.monotonic()
         plans = {job: self._diff(job, workers) for job, workers in changes.items()}
         emptied = [job for job, workers in changes.items() if not workers]
-        ray.get([self.agents[j].resize.remote([], self.servers) for j in emptied])
+        host = self._host()
+        ray.get([host.resize.remote(j, [], self.servers) for j in emptied])
         for job, (_, leaving, _) in plans.items():  # leaving; the emptied save first
             for w, actor in leaving:
                 ray.kill(actor)
@@ -517,9 +545,7 @@ class RayBackend:
             self.running[job] = starting[job][0] + new
         ray.get(
             [
-                self.agents[j].resize.remote(
-                    [w for w, _ in self.running[j]], self.servers
-                )
+                host.resize.remote(j, [w for w, _ in self.running[j]], self.servers)
                 for j in started
             ]
         )
@@ -640,7 +666,7 @@ class RayBackend:
         ray = _ray()
         report = Report()
         jobs = list(self.running)
-        answers = ray.get([self.agents[j].report.remote() for j in jobs])
+        answers = ray.get(self._host().report.remote(jobs)) if jobs else []
         wall = time.time()
         for job, (done, finished) in zip(jobs, answers):
             report.done[job] = done
@@ -665,7 +691,7 @@ class RayBackend:
                 ]:
                     if job in report.finished:
                         continue
-                    report.lost[job] = ray.get(self.agents[job].lose.remote())
+                    report.lost[job] = ray.get(self._host().lose.remote(job))
                     self._drop(job)
         return report
 
@@ -678,19 +704,18 @@ class RayBackend:
     def restart(self, job: Any) -> float:
         """Restart the job in place from its checkpoint."""
         ray = _ray()
-        lost = float(ray.get(self.agents[job].lose.remote()))
+        lost = float(ray.get(self._host().lose.remote(job)))
         workers = [w for w, _ in self.running[job]]
-        ray.get(self.agents[job].resize.remote(workers, self.servers))
+        ray.get(self._host().resize.remote(job, workers, self.servers))
         self.log.append(("restart", job))
         return lost
 
     def forget(self, job: Any) -> None:
         """Stop a finished job's workers and agent."""
-        ray = _ray()
         self._drop(job)
-        agent = self.agents.pop(job, None)
-        if agent is not None:
-            ray.kill(agent)
+        if job in self.agents:
+            self.agents.discard(job)
+            _ray().get(self._host().remove.remote(job))
 
     def next_event(self, now: float) -> float:
         """Unknown ahead of time on a real cluster."""
@@ -700,9 +725,9 @@ class RayBackend:
         """Kill every actor and placement group this backend started."""
         for job in list(self.running):
             self._drop(job)
-        ray = _ray()
-        for agent in self.agents.values():
-            ray.kill(agent)
+        if self._host_handle is not None:
+            _ray().kill(self._host_handle)
+            self._host_handle = None
         self.agents.clear()
 
 
@@ -749,7 +774,7 @@ def _clear_leftovers() -> None:
     namespace left: a new run starts on an empty cluster."""
     ray = _ray()
     util = _ray("util")
-    for prefix in (AGENT_NAME.format(""), WORKER_NAME.format("")):
+    for prefix in (HOST_NAME, WORKER_NAME.format("")):
         for _, actor in _named(prefix):
             ray.kill(actor)
     for info in util.placement_group_table().values():
