@@ -334,14 +334,18 @@ def _index(ids: np.ndarray, what: str) -> Dict[Any, int]:
 def _empty(what: str) -> Table:
     """An empty table of ``what`` (a state with no jobs, say)."""
     if what == "worker":
-        return {
-            "job": np.zeros(0, np.int64),
-            "server": np.zeros(0, np.int64),
-            "flexible": np.zeros(0, bool),
-        }
+        return dict(_EMPTY_WORKERS)
     names = [f.name for f in dataclasses.fields(_CLASS[what]) if f.name != "gpu_type"]
     columns = {name: np.zeros(0) for name in names}
     return (_job_table if what == "job" else _server_table)(columns, 0)
+
+
+#: No workers (a table never changed in place).
+_EMPTY_WORKERS: Table = {
+    "job": np.zeros(0, np.int64),
+    "server": np.zeros(0, np.int64),
+    "flexible": np.zeros(0, bool),
+}
 
 
 def _concat(a: Table, b: Table) -> Table:
