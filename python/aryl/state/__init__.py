@@ -15,7 +15,17 @@ naming the record) and is atomic: when it fails, the state is unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
@@ -31,6 +41,7 @@ from ..model import (
     Server,
     Worker,
     as_records,
+    trusted_records,
 )
 from ..typing import AllocationPolicy, ReclaimPolicy
 from ..validation import integer
@@ -288,41 +299,49 @@ class ClusterState(Appliable):
         return ids
 
     def servers(self) -> List[Server]:
-        """The servers as ``aryl.Server`` records (built on each call)."""
-        t = self._servers
-        return [
-            Server(i, POOLS[p], g, ty, bool(o))
-            for i, p, g, ty, o in zip(
-                t["id"].tolist(),
-                t["pool"].tolist(),
-                t["gpus"].tolist(),
-                t["gpu_type"].tolist(),
-                t["on_loan"].tolist(),
-            )
-        ]
+        """The servers as ``aryl.Server`` records (a new list on each call)."""
+        if self._origin is not None:  # the trace's records, one per server and loan
+            trace = self._origin[0]
+            pairs = trace._cached("server pairs", lambda: _server_pairs(trace._servers))
+            return [p[o] for p, o in zip(pairs, self._servers["on_loan"].tolist())]
+        return list(self._cached("servers", lambda: _server_records(self._servers)))
 
     def jobs(self) -> List[Job]:
-        """The jobs as ``aryl.Job`` records (built on each call)."""
-        t = self._jobs
-        columns = {n: t[n].tolist() for n in FIELDS}
-        return [Job(**dict(zip(FIELDS, row))) for row in zip(*columns.values())]
+        """The jobs as ``aryl.Job`` records (a new list on each call)."""
+        if self._origin is not None:  # the trace's records of its rows
+            trace, rows = self._origin
+            records = trace._cached("jobs", lambda: _job_records(trace._jobs))
+            return [records[r] for r in rows.tolist()]
+        return list(self._cached("jobs", lambda: _job_records(self._jobs)))
 
     def workers(self) -> List[Worker]:
-        """The workers as ``aryl.Worker`` records, ``gpus`` filled in."""
-        return self._worker_records(np.arange(self.n_workers))
+        """The workers as ``aryl.Worker`` records, ``gpus`` filled in (a new list on
+        each call)."""
+        return list(
+            self._cached(
+                "worker records",
+                lambda: self._worker_records(np.arange(self.n_workers)),
+            )
+        )
 
     def _worker_records(self, rows: np.ndarray) -> List[Worker]:
         w = self._workers
         jobs, servers = w["job"][rows], w["server"][rows]
-        return [
-            Worker(j, s, g, bool(f))
-            for j, s, g, f in zip(
+        return trusted_records(
+            Worker,
+            [
                 self._jobs["id"][jobs].tolist(),
                 self._servers["id"][servers].tolist(),
                 self._jobs["gpus_per_worker"][jobs].tolist(),
                 w["flexible"][rows].tolist(),
-            )
-        ]
+            ],
+        )
+
+    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()``, kept in the cache (cleared by every change) under ``key``."""
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
 
     def columns(self) -> StateColumns:
         """The state as read-only NumPy arrays (``aryl.state.columns.StateColumns``):
@@ -774,6 +793,35 @@ class ClusterState(Appliable):
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply()``.
         """
         return reclaim_state(self, n, policy, seed)
+
+
+def _server_records(table: Table) -> List[Server]:
+    """A server table's rows as ``aryl.Server`` records."""
+    return trusted_records(
+        Server,
+        [
+            table["id"].tolist(),
+            [POOLS[p] for p in table["pool"].tolist()],
+            table["gpus"].tolist(),
+            table["gpu_type"].tolist(),
+            table["on_loan"].tolist(),
+        ],
+    )
+
+
+def _server_pairs(table: Table) -> List[Tuple[Server, Server]]:
+    """Each server's record not on loan and on loan (a simulation view's servers)."""
+    n = len(table["id"])
+    unlent, lent = (
+        _server_records({**table, "on_loan": np.full(n, on_loan)})
+        for on_loan in (False, True)
+    )
+    return list(zip(unlent, lent))
+
+
+def _job_records(table: Table) -> List[Job]:
+    """A job table's rows as ``aryl.Job`` records."""
+    return trusted_records(Job, [table[n].tolist() for n in FIELDS])
 
 
 def _mismatch(detail: str) -> ValueError:

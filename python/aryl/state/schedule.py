@@ -16,7 +16,7 @@ from ..defaults import (
     UNLISTED_GPU_SPEED,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
-from ..model import Worker
+from ..model import Worker, trusted_records
 from ..typing import AllocationPolicy, SchedulePolicy
 from .tables import _EMPTY_WORKERS, TYPE_NAMES
 
@@ -114,26 +114,26 @@ class ScheduleResult:
     def _build_decision(self) -> Decision:
         ids = self._jobs["id"]
         gpus = self._jobs["gpus_per_worker"][self.start_job].tolist()
-        start = [
-            Worker(j, s, g, f)
-            for j, s, g, f in zip(
+        start = trusted_records(
+            Worker,
+            [
                 ids[self.start_job].tolist(),
                 self._servers["id"][self.start_server].tolist(),
                 gpus,
                 self.start_flexible.tolist(),
-            )
-        ]
+            ],
+        )
         w = self._workers
         rows = self.stop
-        stop = [
-            Worker(j, s, g, f)
-            for j, s, g, f in zip(
+        stop = trusted_records(
+            Worker,
+            [
                 ids[w["job"][rows]].tolist(),
                 self._servers["id"][w["server"][rows]].tolist(),
                 self._jobs["gpus_per_worker"][w["job"][rows]].tolist(),
                 w["flexible"][rows].tolist(),
-            )
-        ]
+            ],
+        )
         kept = np.arange(len(ids)) if self._kept is None else self._kept
         allocation = dict(zip(ids[kept].tolist(), self.allocation[kept].tolist()))
         allocation.update(
