@@ -175,6 +175,36 @@ def epoch() -> str:
     )
 
 
+def records_speed() -> str:
+    """The records API (``aryl.schedule`` on lists of records: build the state, then
+    schedule) against the kernel and the plain-Python reference on the same epoch,
+    in CPU time (``time.process_time``: the machine is shared)."""
+    servers = [aryl.Server(f"t{i}", "training") for i in range(400)]
+    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(100)]
+    jobs = queued_jobs()
+    state = aryl.ClusterState.from_records(servers, jobs, [])
+    kernel, api = paired_cpu_seconds(
+        partial(_core.schedule, state._core),
+        partial(aryl.schedule, jobs, servers),
+        repeat=10,
+    )
+    build = cpu_seconds(
+        lambda: aryl.ClusterState.from_records(servers, jobs, []), repeat=10
+    )
+    records = state.servers(), state.jobs()
+    python = cpu_seconds(lambda: reference_schedule(*records, []), repeat=3)
+    rows = [
+        ("C++ kernel (prebuilt state)", fmt_time(kernel), "1×"),
+        ("ClusterState.from_records", fmt_time(build), f"{build / kernel:.2f}×"),
+        ("aryl.schedule (records API)", fmt_time(api), f"{api / kernel:.2f}×"),
+        ("plain Python reference", fmt_time(python), f"{python / kernel:,.0f}×"),
+    ]
+    return (
+        f"{len(jobs)} queued jobs, {len(servers)} servers; plain Python / records "
+        f"API = {python / api:.0f}×\n\n" + table(["", "CPU time", "vs kernel"], rows)
+    )
+
+
 def live_epoch() -> str:
     """A live loop's epoch on a cluster with running jobs: remaining work kept by
     ``ClusterState.advance`` against rebuilt in Python each epoch (by the same rule:

@@ -89,6 +89,7 @@ class CoreHooks:
         ``load``: the inference load the run serves, ``(times, loads)``."""
         self._load_time = np.asarray(load[0], dtype=float)
         self._load = np.asarray(load[1], dtype=float)
+        self._recent: Dict[Tuple[int, int], Tuple[Any, ...]] = {}  # _load_at's last
         self._policy = policy
         servers_frame = pd.DataFrame([dataclasses.asdict(s) for s in servers])
         self._trace = ClusterState.from_frames(servers_frame, jobs)
@@ -161,13 +162,19 @@ class CoreHooks:
         if not len(self._load):
             return None, ()
         since = np.searchsorted(self._load_time, now - RECENT_LOAD_S, side="right")
-        upto = np.searchsorted(self._load_time, now, side="right")
-        first = max(int(since) - 1, 0)
-        current = float(self._load[max(int(upto) - 1, 0)])
-        recent = tuple(
-            zip(self._load_time[first:upto].tolist(), self._load[first:upto].tolist())
-        )
-        return current, recent
+        end = int(np.searchsorted(self._load_time, now, side="right"))
+        first, upto = max(int(since) - 1, 0), end
+        if (first, upto) not in self._recent:  # the same points for many epochs
+            self._recent = {
+                (first, upto): tuple(
+                    zip(
+                        self._load_time[first:upto].tolist(),
+                        self._load[first:upto].tolist(),
+                    )
+                )
+            }
+        current = float(self._load[max(upto - 1, 0)])
+        return current, self._recent[(first, upto)]
 
     def _allocate(
         self,
@@ -353,6 +360,8 @@ def _listed(workers: Any, what: str) -> Any:
 def _check_rows(rows: Any, count: int, what: str, where: str) -> None:
     """A ``ValueError`` naming the epoch unless every row is in ``[0, count)``."""
     values = np.asarray(rows)
+    if not values.size or (values.min() >= 0 and values.max() < count):
+        return
     bad = values[(values < 0) | (values >= count)]
     if bad.size:
         raise ValueError(

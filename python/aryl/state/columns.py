@@ -96,17 +96,17 @@ class StateColumns:
         ``_jobs``, ``_workers``), each job's ``remaining`` fraction and ``service``
         (``SERVICE``), taken as they are now (tables are never changed in place)."""
         given = {"remaining": remaining, **{n: service[n] for n in SERVICE}}
-        object.__setattr__(self, "_tables", (servers, jobs, workers))
-        for name, array in given.items():
-            self.__dict__[name] = _read_only(array)
+        object.__setattr__(self, "_tables", (servers, jobs, workers, given))
 
     def __getattr__(self, name: str) -> np.ndarray:
         """Make column ``name`` (called only when it is not made yet)."""
         build = _BUILDERS.get(name)
-        if build is None:
+        if build is None and name not in _GIVEN:
             raise AttributeError(f"StateColumns has no column {name!r}")
-        servers, jobs, workers = self.__dict__["_tables"]
-        column = _read_only(build(self, servers, jobs, workers))
+        servers, jobs, workers, given = self.__dict__["_tables"]
+        column = _read_only(
+            given[name] if build is None else build(self, servers, jobs, workers)
+        )
         self.__dict__[name] = column
         return column
 
@@ -119,7 +119,7 @@ class StateColumns:
         return sorted({*super().__dir__(), *self.__annotations__})
 
     def __repr__(self) -> str:
-        servers, jobs, _ = self.__dict__["_tables"]
+        servers, jobs, _, _ = self.__dict__["_tables"]
         return f"StateColumns({len(jobs['id'])} jobs, {len(servers['id'])} servers)"
 
 
@@ -157,6 +157,9 @@ def _queue(c: StateColumns, servers: Any, jobs: Any, workers: Any) -> np.ndarray
     queued = np.flatnonzero(c.workers == 0)
     return queued[np.argsort(jobs["submit_time"][queued], kind="stable")]
 
+
+#: The columns a state gives as they are (taken when the columns are made).
+_GIVEN = ("remaining", *SERVICE)
 
 #: How each column is made from the state's tables (and the columns made before).
 _BUILDERS: Dict[str, Builder] = {

@@ -348,9 +348,10 @@ def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
             f"{what} must be a list or array of job rows (ints: positions in "
             f"state.job_ids, as columns() gives them), got {rows!r}"
         )
-    array = array.astype(np.int64)
-    bad = array[(array < 0) | (array >= n)]
-    if len(bad):
+    if array.dtype != np.int64:
+        array = array.astype(np.int64)
+    if array.size and (array.min() < 0 or array.max() >= n):
+        bad = array[(array < 0) | (array >= n)]
         raise ValueError(f"{what}: job row {int(bad[0])} out of range for {n} jobs")
     return array
 
