@@ -21,7 +21,14 @@ from reference.schedule import schedule as reference_schedule
 
 import aryl
 import knapsack as knapsack_benchmark
-from _common import cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds, table
+from _common import (
+    cpu_seconds,
+    fmt_time,
+    median_seconds,
+    paired_cpu_seconds,
+    records_api_table,
+    table,
+)
 from aryl import _core
 from aryl.cli.demo import ITP_GPU_MIX
 
@@ -193,15 +200,10 @@ def records_speed() -> str:
     )
     records = state.servers(), state.jobs()
     python = cpu_seconds(lambda: reference_schedule(*records, []), repeat=3)
-    rows = [
-        ("C++ kernel (prebuilt state)", fmt_time(kernel), "1×"),
-        ("ClusterState.from_records", fmt_time(build), f"{build / kernel:.2f}×"),
-        ("aryl.schedule (records API)", fmt_time(api), f"{api / kernel:.2f}×"),
-        ("plain Python reference", fmt_time(python), f"{python / kernel:,.0f}×"),
-    ]
     return (
         f"{len(jobs)} queued jobs, {len(servers)} servers; plain Python / records "
-        f"API = {python / api:.0f}×\n\n" + table(["", "CPU time", "vs kernel"], rows)
+        f"API = {python / api:.0f}×\n\n"
+        + records_api_table("aryl.schedule", kernel, build, api, python)
     )
 
 
