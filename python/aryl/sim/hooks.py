@@ -293,6 +293,9 @@ def decision_rows(
                 f"{where}: allocate answered the schedule of another state; "
                 "schedule the state it was given"
             )
+        fresh = answer._kernel_rows()
+        if fresh is not None:  # the kernel's own rows for this state: in range
+            return fresh
         rows = (answer.start_job, answer.start_server, answer.start_flexible)
         for values, count, what in zip(
             (*rows[:2], answer.stop),

@@ -148,6 +148,18 @@ class ScheduleResult:
             unplaceable=dict(self.unplaceable),
         )
 
+    def _kernel_rows(
+        self,
+    ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """``(start_job, start_server, start_flexible, stop)`` straight from the
+        kernel when none of them has been read (so none can have been edited in
+        place): rows of the state it was computed on. None once any was read."""
+        if not _ROWS.isdisjoint(self.__dict__):
+            return None
+        raw = self._raw
+        job = raw.start_job if self._kept is None else self._kept[raw.start_job]
+        return job, raw.start_server, raw.start_flexible, raw.stop_array
+
     def apply(self, state: Any) -> None:
         """Apply the decision to ``state``: the state it was computed on, unchanged.
 
@@ -171,6 +183,10 @@ class ScheduleResult:
             f"ScheduleResult(policy={self.policy!r}, {len(self.start_job)} workers to "
             f"start, {len(self.stop)} to stop, {len(self.pending)} jobs pending)"
         )
+
+
+#: The row arrays of a ``ScheduleResult`` that a caller may read (and edit).
+_ROWS = frozenset({"start_job", "start_server", "start_flexible", "stop"})
 
 
 def schedule_state(
@@ -333,7 +349,9 @@ def _caller_parts(
             rows = to_kernel[rows]
             rows = rows[rows >= 0]
     may_grow = _NO_ROWS
-    if grow is not None:
+    if isinstance(grow, (list, tuple)) and not grow:  # no job grows
+        may_grow = np.zeros(state.n_jobs if kept is None else len(kept), np.int64)
+    elif grow is not None:
         mask = np.zeros(state.n_jobs, dtype=np.int64)
         mask[_job_rows(grow, "grow", state.n_jobs)] = 1
         may_grow = mask if kept is None else mask[kept]
