@@ -83,3 +83,18 @@ def fmt_time(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.2f} s"
+
+
+def records_api_table(
+    call: str, kernel: float, build: float, api: float, python: float
+) -> str:
+    """The records API (``call``: build the ``ClusterState`` from records, then run the
+    kernel) against the kernel on a prebuilt state and the plain-Python reference:
+    CPU seconds, as a table with each against the kernel."""
+    rows = [
+        ("C++ kernel (prebuilt state)", fmt_time(kernel), "1×"),
+        ("ClusterState.from_records", fmt_time(build), f"{build / kernel:.1f}×"),
+        (f"{call} (records API)", fmt_time(api), f"{api / kernel:.1f}×"),
+        ("plain Python reference", fmt_time(python), f"{python / kernel:,.0f}×"),
+    ]
+    return table(["", "CPU time", "vs kernel"], rows)

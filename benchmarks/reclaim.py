@@ -30,6 +30,7 @@ from _common import (
     machine,
     median_seconds,
     paired_cpu_seconds,
+    records_api_table,
     table,
 )
 from aryl import _core
@@ -196,16 +197,10 @@ def records_speed(n: int = 100) -> str:
         lambda: aryl.ClusterState.from_records(servers, jobs, workers), repeat=30
     )
     python = cpu_seconds(partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=3)
-    rows = [
-        ("C++ kernel (prebuilt state)", fmt_time(kernel), "1×"),
-        ("ClusterState.from_records", fmt_time(build), f"{build / kernel:.1f}×"),
-        ("aryl.reclaim (records API)", fmt_time(api), f"{api / kernel:.1f}×"),
-        ("plain Python reference", fmt_time(python), f"{python / kernel:,.0f}×"),
-    ]
     return (
         f"reclaim {n} of {len(on_loan)} on-loan servers, {len(jobs)} jobs, "
         f"{len(workers)} workers; plain Python / records API = {python / api:.0f}×\n\n"
-        + table(["", "CPU time", "vs kernel"], rows)
+        + records_api_table("aryl.reclaim", kernel, build, api, python)
     )
 
 

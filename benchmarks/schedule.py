@@ -21,7 +21,14 @@ from reference.schedule import schedule as reference_schedule
 
 import aryl
 import knapsack as knapsack_benchmark
-from _common import cpu_seconds, fmt_time, median_seconds, paired_cpu_seconds, table
+from _common import (
+    cpu_seconds,
+    fmt_time,
+    median_seconds,
+    paired_cpu_seconds,
+    records_api_table,
+    table,
+)
 from aryl import _core
 from aryl.cli.demo import ITP_GPU_MIX
 
@@ -172,6 +179,31 @@ def epoch() -> str:
         + table(
             ["policy", "kernel", "jobs started", "workers", "workers started"], rows
         )
+    )
+
+
+def records_speed() -> str:
+    """The records API (``aryl.schedule`` on lists of records: build the state, then
+    schedule) against the kernel and the plain-Python reference on the same epoch,
+    in CPU time (``time.process_time``: the machine is shared)."""
+    servers = [aryl.Server(f"t{i}", "training") for i in range(400)]
+    servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(100)]
+    jobs = queued_jobs()
+    state = aryl.ClusterState.from_records(servers, jobs, [])
+    kernel, api = paired_cpu_seconds(
+        partial(_core.schedule, state._core),
+        partial(aryl.schedule, jobs, servers),
+        repeat=10,
+    )
+    build = cpu_seconds(
+        lambda: aryl.ClusterState.from_records(servers, jobs, []), repeat=10
+    )
+    records = state.servers(), state.jobs()
+    python = cpu_seconds(lambda: reference_schedule(*records, []), repeat=3)
+    return (
+        f"{len(jobs)} queued jobs, {len(servers)} servers; plain Python / records "
+        f"API = {python / api:.0f}×\n\n"
+        + records_api_table("aryl.schedule", kernel, build, api, python)
     )
 
 

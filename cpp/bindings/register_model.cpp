@@ -3,6 +3,8 @@
 #include <climits>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "aryl/model.hpp"
 
 namespace aryl::bindings {
@@ -87,9 +89,88 @@ std::vector<Worker> workers_from(const py::dict& t) {
   return out;
 }
 
+// The values of attribute `name` of every record, as a new list.
+py::list attribute_values(const py::list& records, const py::str& name) {
+  const auto n = static_cast<Py_ssize_t>(records.size());
+  py::list values(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* value = PyObject_GetAttr(PyList_GET_ITEM(records.ptr(), i), name.ptr());
+    if (value == nullptr) throw py::error_already_set();
+    PyList_SET_ITEM(values.ptr(), i, value);  // steals the reference
+  }
+  return values;
+}
+
+// `values` as an array of `kind` ('i': int64, 'f': float64, 'b': bool) when every
+// value is exactly of that kind (an int within 64 bits; a float or an int; a
+// bool), else None: the caller then checks them one by one and names the bad one.
+py::object typed_array(const py::list& values, char kind) {
+  const auto n = static_cast<Py_ssize_t>(values.size());
+  const auto get = [&](Py_ssize_t i) { return PyList_GET_ITEM(values.ptr(), i); };
+  if (kind == 'i') {
+    py::array_t<std::int64_t> out(n);
+    auto* data = out.mutable_data();
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      int overflow = 0;
+      if (!PyLong_CheckExact(get(i))) return py::none();
+      data[i] = PyLong_AsLongLongAndOverflow(get(i), &overflow);
+      if (overflow != 0) return py::none();
+    }
+    return std::move(out);
+  }
+  if (kind == 'f') {
+    py::array_t<double> out(n);
+    auto* data = out.mutable_data();
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* v = get(i);
+      if (PyFloat_CheckExact(v)) {
+        data[i] = PyFloat_AS_DOUBLE(v);
+      } else if (PyLong_CheckExact(v)) {
+        data[i] = PyLong_AsDouble(v);
+        if (data[i] == -1.0 && PyErr_Occurred()) {
+          PyErr_Clear();
+          return py::none();
+        }
+      } else {
+        return py::none();
+      }
+    }
+    return std::move(out);
+  }
+  if (kind == 'b') {
+    py::array_t<bool> out(n);
+    auto* data = out.mutable_data();
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (get(i) != Py_True && get(i) != Py_False) return py::none();
+      data[i] = get(i) == Py_True;
+    }
+    return std::move(out);
+  }
+  throw py::value_error(fmt::format("record_columns: unknown kind '{}'", kind));
+}
+
 }  // namespace
 
 void register_model(py::module_& m) {
+  m.def(
+      "record_columns",
+      [](const py::list& records, const std::vector<std::string>& names,
+         const std::string& kinds) {
+        if (kinds.size() != names.size())
+          throw py::value_error("record_columns: one kind per name");
+        py::list out;
+        for (std::size_t k = 0; k < names.size(); ++k) {
+          py::list values = attribute_values(records, py::str(names[k]));
+          py::object typed =
+              kinds[k] == 'O' ? py::none() : typed_array(values, kinds[k]);
+          out.append(py::make_tuple(values, typed));
+        }
+        return out;
+      },
+      py::arg("records"), py::arg("names"), py::arg("kinds"),
+      "Fields `names` of a list of records in one pass each: per field, (the list "
+      "of its values, their array of kind 'i' int64, 'f' float64 or 'b' bool, or "
+      "None when a value is not exactly of that kind or the kind is 'O').");
   // The size limits every record check uses (aryl/model.hpp), for Python to check
   // counts before it builds records.
   m.attr("max_server_gpus") = max_server_gpus;

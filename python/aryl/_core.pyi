@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'history_changes', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'history_changes', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'record_columns', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
 class ClusterState:
     """
     Servers, jobs and worker placement, as the kernels see them.
@@ -239,6 +239,10 @@ def preemption_costs(state: typing.Any) -> list[float]:
 def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0, among: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None) -> ReclaimPlan:
     """
     Choose n on-loan servers to return (see aryl.reclaim); `among`: server indices to choose from (default: every on-loan server).
+    """
+def record_columns(records: list, names: collections.abc.Sequence[str], kinds: str) -> list:
+    """
+    Fields `names` of a list of records in one pass each: per field, (the list of its values, their array of kind 'i' int64, 'f' float64 or 'b' bool, or None when a value is not exactly of that kind or the kind is 'O').
     """
 def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = [], queue: typing.Any = None, may_grow: typing.Any = []) -> Decision:
     """

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import aryl
-from aryl import ClusterState
+from aryl import ClusterState, _core
 from instances import random_cluster, random_loaned_cluster
 
 SCHEDULE_POLICIES = aryl.defaults.SCHEDULE_POLICIES
@@ -606,3 +606,29 @@ def test_results_expose_indices_and_build_friendly_objects_lazily():
     assert plan.plan.servers == ["i"] and plan.plan.preempted == ["B"]
     assert list(plan.servers) == [1] and list(plan.preempted) == [1]
     assert "ReclaimResult" in repr(plan)
+
+
+# ---------------------------------------------------------------- records in bulk
+
+
+def test_records_are_read_in_one_pass_and_odd_values_take_the_checked_path():
+    jobs = [aryl.Job("a", 4, 1, 2, 60.0), aryl.Job("b", 8, 1, 1, 30)]
+    read = _core.record_columns(
+        jobs, ["id", "gpus_per_worker", "duration", "hetero"], "Oifb"
+    )
+    assert [values for values, _ in read] == [
+        ["a", "b"],
+        [4, 8],
+        [60.0, 30.0],
+        [False, False],
+    ]
+    assert read[0][1] is None  # ids stay values
+    assert read[1][1].dtype == np.int64 and read[1][1].tolist() == [4, 8]
+    assert read[2][1].dtype == np.float64 and read[3][1].dtype == bool
+    # a value that is not exactly of the field's kind: no array, the caller checks
+    odd = [aryl.Job("c", 4, 1, 2**70, 60.0)]  # beyond 64 bits
+    assert _core.record_columns(odd, ["max_workers"], "i")[0][1] is None
+    with pytest.raises(ValueError, match=r"job 'c': max_workers must be in"):
+        ClusterState.from_records([aryl.Server("t")], odd)
+    with pytest.raises(ValueError, match="unknown kind 'x'"):
+        _core.record_columns(jobs, ["id"], "x")

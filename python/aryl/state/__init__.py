@@ -15,7 +15,17 @@ naming the record) and is atomic: when it fails, the state is unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
@@ -31,14 +41,17 @@ from ..model import (
     Server,
     Worker,
     as_records,
+    trusted_records,
 )
 from ..typing import AllocationPolicy, ReclaimPolicy
 from ..validation import integer
-from .columns import SERVICE, StateColumns, state_columns
+from .columns import SERVICE, StateColumns
 from .reclaim import ReclaimResult, reclaim_state
 from .schedule import (
     ScheduleResult,
     advance_state,
+    gpu_types,
+    placeable_unlent,
     schedule_state,
     server_type_codes,
 )
@@ -89,11 +102,15 @@ class ClusterState(Appliable):
         self._servers, self._jobs = _EMPTY["server"], _EMPTY["job"]
         self._workers = _EMPTY["worker"]
         self._server_index: Dict[Any, int] = {}
-        self._job_index: Dict[Any, int] = {}
+        # built when first read in a simulation view (_job_index)
+        self._job_index_: Optional[Dict[Any, int]] = {}
         self._core = _EMPTY["core"]
         self.version = 0
         self._cache: Dict[str, Any] = {}
-        self._remaining: Dict[Any, float] = {}  # jobs partly done (advance)
+        # jobs partly done (advance); a simulation view's is built when first read
+        self._remaining_: Optional[Dict[Any, float]] = {}
+        # a simulation view's (trace state, trace rows of its jobs): see _origin_fits
+        self._origin: Optional[Tuple[ClusterState, np.ndarray]] = None
         # each job's service (columns.SERVICE) by id, kept by advance and updates
         self._service: Dict[str, Dict[Any, float]] = {n: {} for n in SERVICE}
         self._service_rows: Optional[Table] = None  # the simulator's, by job row
@@ -188,24 +205,69 @@ class ClusterState(Appliable):
         servers = dict(self._servers)
         servers["on_loan"] = on_loan.astype(bool)
         table = _take(self._jobs, jobs)
-        job_index = _index(table["id"], "job")
+        view._servers, view._jobs, view._workers = servers, table, workers
+        view._server_index, view._job_index_ = self._server_index, None
         if core is None:
-            view._commit(servers, table, workers, self._server_index, job_index)
+            view._core = _core.ClusterState(
+                *self._core_columns(servers, table, workers)
+            )
         else:
-            view._servers, view._jobs, view._workers = servers, table, workers
-            view._server_index, view._job_index = self._server_index, job_index
-            view._core, view.version = core, 1
-        # what depends on the servers' types alone (schedule's speeds) carries over
-        view._cache["speed_types"] = server_type_codes(self)
-        partly = np.flatnonzero(remaining < 1.0)
-        view._remaining = dict(
-            zip(table["id"][partly].tolist(), remaining[partly].tolist())
-        )
-        view._remaining_rows = remaining
+            view._core = core
+        view.version = 1
+        # what depends on the servers and the trace alone carries over (shared)
+        view._cache.update(self._run_cache())
+        view._remaining_, view._remaining_rows = None, remaining
         if service is not None:
             view._service_rows = dict(service)
+        view._origin = (self, jobs)
         view._read_only = True
         return view
+
+    def _run_cache(self) -> Dict[str, Any]:
+        """The cache entries a simulation view of this state shares with it: the
+        servers' GPU types, every type of the run (its servers' and all its jobs',
+        as ``gpu_speed`` is checked against a run's types) and the speeds worked
+        out from them (``state/schedule.py``)."""
+        if "run" not in self._cache:
+            self._cache["run"] = {
+                "speed_types": server_type_codes(self),
+                "gpu_types": gpu_types(self),
+                "by_servers": {},
+            }
+        shared: Dict[str, Any] = self._cache["run"]
+        return shared
+
+    def _origin_fits(self, policy: str) -> Optional[np.ndarray]:
+        """For a simulation view: whether each of its jobs can be placed under
+        ``policy`` whatever is on loan (its base demand fits the training servers
+        alone), worked out once on the trace; None for other states."""
+        if self._origin is None:
+            return None
+        trace, rows = self._origin
+        key = f"fits unlent {policy}"
+        if key not in trace._cache:
+            trace._cache[key] = placeable_unlent(trace, policy)
+        fits: np.ndarray = trace._cache[key][rows]
+        return fits
+
+    @property
+    def _job_index(self) -> Dict[Any, int]:
+        """Job id -> row (a simulation view builds it when first read)."""
+        if self._job_index_ is None:
+            self._job_index_ = _index(self._jobs["id"], "job")
+        return self._job_index_
+
+    @property
+    def _remaining(self) -> Dict[Any, float]:
+        """Job id -> fraction left, partly done jobs only (a simulation view builds
+        it from its column when first read)."""
+        if self._remaining_ is None:
+            left = np.asarray(self._remaining_rows)
+            partly = np.flatnonzero(left < 1.0)
+            self._remaining_ = dict(
+                zip(self._jobs["id"][partly].tolist(), left[partly].tolist())
+            )
+        return self._remaining_
 
     # ----------------------------------------------------------------- views
 
@@ -237,41 +299,49 @@ class ClusterState(Appliable):
         return ids
 
     def servers(self) -> List[Server]:
-        """The servers as ``aryl.Server`` records (built on each call)."""
-        t = self._servers
-        return [
-            Server(i, POOLS[p], g, ty, bool(o))
-            for i, p, g, ty, o in zip(
-                t["id"].tolist(),
-                t["pool"].tolist(),
-                t["gpus"].tolist(),
-                t["gpu_type"].tolist(),
-                t["on_loan"].tolist(),
-            )
-        ]
+        """The servers as ``aryl.Server`` records (a new list on each call)."""
+        if self._origin is not None:  # the trace's records, one per server and loan
+            trace = self._origin[0]
+            pairs = trace._cached("server pairs", lambda: _server_pairs(trace._servers))
+            return [p[o] for p, o in zip(pairs, self._servers["on_loan"].tolist())]
+        return list(self._cached("servers", lambda: _server_records(self._servers)))
 
     def jobs(self) -> List[Job]:
-        """The jobs as ``aryl.Job`` records (built on each call)."""
-        t = self._jobs
-        columns = {n: t[n].tolist() for n in FIELDS}
-        return [Job(**dict(zip(FIELDS, row))) for row in zip(*columns.values())]
+        """The jobs as ``aryl.Job`` records (a new list on each call)."""
+        if self._origin is not None:  # the trace's records of its rows
+            trace, rows = self._origin
+            records = trace._cached("jobs", lambda: _job_records(trace._jobs))
+            return [records[r] for r in rows.tolist()]
+        return list(self._cached("jobs", lambda: _job_records(self._jobs)))
 
     def workers(self) -> List[Worker]:
-        """The workers as ``aryl.Worker`` records, ``gpus`` filled in."""
-        return self._worker_records(np.arange(self.n_workers))
+        """The workers as ``aryl.Worker`` records, ``gpus`` filled in (a new list on
+        each call)."""
+        return list(
+            self._cached(
+                "worker records",
+                lambda: self._worker_records(np.arange(self.n_workers)),
+            )
+        )
 
     def _worker_records(self, rows: np.ndarray) -> List[Worker]:
         w = self._workers
         jobs, servers = w["job"][rows], w["server"][rows]
-        return [
-            Worker(j, s, g, bool(f))
-            for j, s, g, f in zip(
+        return trusted_records(
+            Worker,
+            [
                 self._jobs["id"][jobs].tolist(),
                 self._servers["id"][servers].tolist(),
                 self._jobs["gpus_per_worker"][jobs].tolist(),
                 w["flexible"][rows].tolist(),
-            )
-        ]
+            ],
+        )
+
+    def _cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """``build()``, kept in the cache (cleared by every change) under ``key``."""
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
 
     def columns(self) -> StateColumns:
         """The state as read-only NumPy arrays (``aryl.state.columns.StateColumns``):
@@ -280,7 +350,7 @@ class ClusterState(Appliable):
         and loan. Built once per state (an update builds it anew): a policy reads
         these rather than building records each epoch."""
         if "columns" not in self._cache:
-            self._cache["columns"] = state_columns(
+            self._cache["columns"] = StateColumns(
                 self._servers,
                 self._jobs,
                 self._workers,
@@ -605,7 +675,7 @@ class ClusterState(Appliable):
         self._check_writable()
         core = _core.ClusterState(*self._core_columns(servers, jobs, workers))
         self._servers, self._jobs, self._workers = servers, jobs, workers
-        self._server_index, self._job_index = server_index, job_index
+        self._server_index, self._job_index_ = server_index, job_index
         self._core = core
         self.version += 1
         self._cache = {}
@@ -653,7 +723,7 @@ class ClusterState(Appliable):
             now,
             placement,
             backfill,
-            remaining if remaining is not None else (self.remaining or None),
+            remaining,
             gpu_speed,
             hetero_efficiency,
             throughput,
@@ -731,6 +801,35 @@ class ClusterState(Appliable):
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply(state)``.
         """
         return reclaim_state(self, n, policy, seed, among)
+
+
+def _server_records(table: Table) -> List[Server]:
+    """A server table's rows as ``aryl.Server`` records."""
+    return trusted_records(
+        Server,
+        [
+            table["id"].tolist(),
+            [POOLS[p] for p in table["pool"].tolist()],
+            table["gpus"].tolist(),
+            table["gpu_type"].tolist(),
+            table["on_loan"].tolist(),
+        ],
+    )
+
+
+def _server_pairs(table: Table) -> List[Tuple[Server, Server]]:
+    """Each server's record not on loan and on loan (a simulation view's servers)."""
+    n = len(table["id"])
+    unlent, lent = (
+        _server_records({**table, "on_loan": np.full(n, on_loan)})
+        for on_loan in (False, True)
+    )
+    return list(zip(unlent, lent))
+
+
+def _job_records(table: Table) -> List[Job]:
+    """A job table's rows as ``aryl.Job`` records."""
+    return trusted_records(Job, [table[n].tolist() for n in FIELDS])
 
 
 def _mismatch(detail: str) -> ValueError:

@@ -9,8 +9,7 @@ instead of building a record per job and server each epoch.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Dict, Mapping
+from typing import Any, Callable, Dict, List, Mapping
 
 import numpy as np
 
@@ -20,7 +19,20 @@ from ..model import POOLS
 SERVICE = ("attained", "waited", "preemptions")
 
 
-@dataclasses.dataclass(frozen=True)
+#: The job fields a ``StateColumns`` shows as they are (its other columns are derived).
+JOB_FIELDS = (
+    "submit_time",
+    "gpus_per_worker",
+    "min_workers",
+    "max_workers",
+    "reference_workers",
+    "estimated_duration",
+    "gpu_type",
+    "hetero",
+    "checkpoint",
+)
+
+
 class StateColumns:
     """A state's jobs and servers as read-only NumPy arrays (``ClusterState.columns``).
 
@@ -39,6 +51,10 @@ class StateColumns:
     inference on loan: where training workers may run) and ``free_gpus`` (GPUs not
     held by workers on usable servers; 0 on the others). ``loaned``: the rows of
     the servers on loan.
+
+    Each column is made on first access and kept (a policy that reads a few of
+    them, every epoch, pays for those only); the object cannot be changed, nor can
+    its arrays (they are views of the state's own, not copies).
     """
 
     job_id: np.ndarray
@@ -68,59 +84,101 @@ class StateColumns:
     free_gpus: np.ndarray
     loaned: np.ndarray
 
+    def __init__(
+        self,
+        servers: Mapping[str, np.ndarray],
+        jobs: Mapping[str, np.ndarray],
+        workers: Mapping[str, np.ndarray],
+        remaining: np.ndarray,
+        service: Mapping[str, np.ndarray],
+    ) -> None:
+        """The columns of a state's tables (``ClusterState``'s ``_servers``,
+        ``_jobs``, ``_workers``), each job's ``remaining`` fraction and ``service``
+        (``SERVICE``), taken as they are now (tables are never changed in place)."""
+        given = {"remaining": remaining, **{n: service[n] for n in SERVICE}}
+        object.__setattr__(self, "_tables", (servers, jobs, workers, given))
 
-def state_columns(
-    servers: Mapping[str, np.ndarray],
-    jobs: Mapping[str, np.ndarray],
-    workers: Mapping[str, np.ndarray],
-    remaining: np.ndarray,
-    service: Mapping[str, np.ndarray],
-) -> StateColumns:
-    """The columns of a state's tables (``ClusterState``'s ``_servers``, ``_jobs``,
-    ``_workers``), each job's ``remaining`` fraction and ``service`` (``SERVICE``)."""
-    n_jobs, n_servers = len(jobs["id"]), len(servers["id"])
-    held = np.bincount(workers["job"], minlength=n_jobs)
-    per_worker = jobs["gpus_per_worker"]
+    def __getattr__(self, name: str) -> np.ndarray:
+        """Make column ``name`` (called only when it is not made yet)."""
+        build = _BUILDERS.get(name)
+        if build is None and name not in _GIVEN:
+            raise AttributeError(f"StateColumns has no column {name!r}")
+        servers, jobs, workers, given = self.__dict__["_tables"]
+        column = _read_only(
+            given[name] if build is None else build(self, servers, jobs, workers)
+        )
+        self.__dict__[name] = column
+        return column
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Refused: the columns are read-only."""
+        raise AttributeError(f"StateColumns is read-only: cannot set {name!r}")
+
+    def __dir__(self) -> List[str]:
+        """The columns (made or not) beside the methods."""
+        return sorted({*super().__dir__(), *self.__annotations__})
+
+    def __repr__(self) -> str:
+        servers, jobs, _, _ = self.__dict__["_tables"]
+        return f"StateColumns({len(jobs['id'])} jobs, {len(servers['id'])} servers)"
+
+
+#: The pool names by code (``ClusterState`` keeps pools as codes into ``POOLS``).
+_POOLS = np.asarray(POOLS, dtype=object)
+
+
+def _read_only(array: Any) -> np.ndarray:
+    """A read-only view of ``array`` (the array itself is not copied)."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
+Builder = Callable[
+    [StateColumns, Mapping[str, np.ndarray], Mapping[str, np.ndarray], Any],
+    np.ndarray,
+]
+
+
+def _job_field(name: str) -> Builder:
+    return lambda c, servers, jobs, workers: jobs[name]
+
+
+def _free_gpus(c: StateColumns, servers: Any, jobs: Any, workers: Any) -> np.ndarray:
     used = np.bincount(
-        workers["server"], weights=per_worker[workers["job"]], minlength=n_servers
+        workers["server"],
+        weights=jobs["gpus_per_worker"][workers["job"]],
+        minlength=len(servers["id"]),
     ).astype(np.int64)
-    pools = np.asarray(POOLS, dtype=object)[servers["pool"]]
-    usable = (pools == "training") | servers["on_loan"]
-    queued = np.flatnonzero(held == 0)
-    order = np.argsort(jobs["submit_time"][queued], kind="stable")
-    columns: Dict[str, Any] = {
-        "job_id": jobs["id"],
-        **{
-            name: jobs[name]
-            for name in (
-                "submit_time",
-                "gpus_per_worker",
-                "min_workers",
-                "max_workers",
-                "reference_workers",
-                "estimated_duration",
-                "gpu_type",
-                "hetero",
-                "checkpoint",
-            )
-        },
-        "workers": held,
-        "gpus": held * per_worker,
-        "running": held > 0,
-        "remaining": remaining,
-        **{name: service[name] for name in SERVICE},
-        "queue": queued[order],
-        "server_id": servers["id"],
-        "pool": pools,
-        "server_gpus": servers["gpus"],
-        "server_gpu_type": servers["gpu_type"],
-        "on_loan": servers["on_loan"],
-        "usable": usable,
-        "free_gpus": np.where(usable, servers["gpus"] - used, 0),
-        "loaned": np.flatnonzero(servers["on_loan"]),
-    }
-    for name, array in columns.items():
-        view = np.asarray(array).view()  # the state's own arrays, not copied
-        view.flags.writeable = False
-        columns[name] = view
-    return StateColumns(**columns)
+    return np.where(c.usable, servers["gpus"] - used, 0)
+
+
+def _queue(c: StateColumns, servers: Any, jobs: Any, workers: Any) -> np.ndarray:
+    queued = np.flatnonzero(c.workers == 0)
+    return queued[np.argsort(jobs["submit_time"][queued], kind="stable")]
+
+
+#: The columns a state gives as they are (taken when the columns are made).
+_GIVEN = ("remaining", *SERVICE)
+
+#: How each column is made from the state's tables (and the columns made before).
+_BUILDERS: Dict[str, Builder] = {
+    "job_id": lambda c, servers, jobs, workers: jobs["id"],
+    **{name: _job_field(name) for name in JOB_FIELDS},
+    "workers": lambda c, servers, jobs, workers: np.bincount(
+        workers["job"], minlength=len(jobs["id"])
+    ),
+    "gpus": lambda c, servers, jobs, workers: c.workers * jobs["gpus_per_worker"],
+    "running": lambda c, servers, jobs, workers: c.workers > 0,
+    "queue": _queue,
+    "server_id": lambda c, servers, jobs, workers: servers["id"],
+    "pool": lambda c, servers, jobs, workers: _POOLS[servers["pool"]],
+    "server_gpus": lambda c, servers, jobs, workers: servers["gpus"],
+    "server_gpu_type": lambda c, servers, jobs, workers: servers["gpu_type"],
+    "on_loan": lambda c, servers, jobs, workers: servers["on_loan"],
+    "usable": lambda c, servers, jobs, workers: (
+        (servers["pool"] == 0) | servers["on_loan"]
+    ),
+    "free_gpus": _free_gpus,
+    "loaned": lambda c, servers, jobs, workers: np.flatnonzero(servers["on_loan"]),
+}

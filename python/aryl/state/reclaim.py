@@ -9,7 +9,7 @@ import numpy as np
 from .. import _core, validation
 from ..decisions import ReclaimPlan
 from ..defaults import RECLAIM_POLICIES as POLICIES
-from ..model import Worker
+from ..model import Worker, trusted_records
 from ..typing import ReclaimPolicy
 
 
@@ -99,15 +99,15 @@ class ReclaimResult:
         preempted[self.preempted] = True
         rows = np.flatnonzero(returned[w["server"]] | preempted[w["job"]])
         jobs, servers = w["job"][rows], w["server"][rows]
-        return [
-            Worker(j, s, g, bool(f))
-            for j, s, g, f in zip(
+        return trusted_records(
+            Worker,
+            [
                 self._job_ids[jobs].tolist(),
                 self._server_ids[servers].tolist(),
                 self._gpus[jobs].tolist(),
                 w["flexible"][rows].tolist(),
-            )
-        ]
+            ],
+        )
 
     def apply(self, state: Any) -> None:
         """Apply the plan to ``state``: the state it was computed on, unchanged."""

@@ -9,10 +9,16 @@ import numpy as np
 
 from .. import _core, validation
 from ..decisions import Decision
-from ..defaults import DEFAULT_GPU_SPEED, PLACEMENTS, UNLISTED_GPU_SPEED
+from ..defaults import (
+    DEFAULT_GPU_SPEED,
+    DEFAULT_GPU_TYPE,
+    PLACEMENTS,
+    UNLISTED_GPU_SPEED,
+)
 from ..defaults import SCHEDULE_POLICIES as POLICIES
-from ..model import Worker
+from ..model import Worker, trusted_records
 from ..typing import AllocationPolicy, SchedulePolicy
+from .tables import _EMPTY_WORKERS, TYPE_NAMES
 
 
 class ScheduleResult:
@@ -108,26 +114,26 @@ class ScheduleResult:
     def _build_decision(self) -> Decision:
         ids = self._jobs["id"]
         gpus = self._jobs["gpus_per_worker"][self.start_job].tolist()
-        start = [
-            Worker(j, s, g, f)
-            for j, s, g, f in zip(
+        start = trusted_records(
+            Worker,
+            [
                 ids[self.start_job].tolist(),
                 self._servers["id"][self.start_server].tolist(),
                 gpus,
                 self.start_flexible.tolist(),
-            )
-        ]
+            ],
+        )
         w = self._workers
         rows = self.stop
-        stop = [
-            Worker(j, s, g, f)
-            for j, s, g, f in zip(
+        stop = trusted_records(
+            Worker,
+            [
                 ids[w["job"][rows]].tolist(),
                 self._servers["id"][w["server"][rows]].tolist(),
                 self._jobs["gpus_per_worker"][w["job"][rows]].tolist(),
                 w["flexible"][rows].tolist(),
-            )
-        ]
+            ],
+        )
         kept = np.arange(len(ids)) if self._kept is None else self._kept
         allocation = dict(zip(ids[kept].tolist(), self.allocation[kept].tolist()))
         allocation.update(
@@ -141,6 +147,18 @@ class ScheduleResult:
             pending=ids[self.pending].tolist(),
             unplaceable=dict(self.unplaceable),
         )
+
+    def _kernel_rows(
+        self,
+    ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """``(start_job, start_server, start_flexible, stop)`` straight from the
+        kernel when none of them has been read (so none can have been edited in
+        place): rows of the state it was computed on. None once any was read."""
+        if not _ROWS.isdisjoint(self.__dict__):
+            return None
+        raw = self._raw
+        job = raw.start_job if self._kept is None else self._kept[raw.start_job]
+        return job, raw.start_server, raw.start_flexible, raw.stop_array
 
     def apply(self, state: Any) -> None:
         """Apply the decision to ``state``: the state it was computed on, unchanged.
@@ -165,6 +183,10 @@ class ScheduleResult:
             f"ScheduleResult(policy={self.policy!r}, {len(self.start_job)} workers to "
             f"start, {len(self.stop)} to stop, {len(self.pending)} jobs pending)"
         )
+
+
+#: The row arrays of a ``ScheduleResult`` that a caller may read (and edit).
+_ROWS = frozenset({"start_job", "start_server", "start_flexible", "stop"})
 
 
 def schedule_state(
@@ -200,12 +222,12 @@ def schedule_state(
         queued.flags.writeable = False
         state._cache["queued"] = queued
     queued = state._cache["queued"]
-    future = np.zeros(state.n_jobs, dtype=bool)
+    future = None  # no job is still to come
     if now is not None:
         now = validation.real(now, "now", finite=False)
         future = queued & (jobs["submit_time"] > now)
         queued = queued & ~future
-    speeds = _speeds(state, gpu_speed)
+    speeds = _server_speeds(state, gpu_speed)
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     unplaceable, kept, core = _state_rows(state, policy, queued, future)
     raw = _core.schedule(
@@ -214,19 +236,24 @@ def schedule_state(
         placement,
         backfill,
         _state_remaining(state, kept, remaining),
-        _state_speeds(state, speeds),
+        speeds,
         hetero_efficiency,
         _state_curves(state, kept, throughput),
         *_caller_parts(state, kept, queue, grow),
     )
-    future_rows = np.flatnonzero(future)
+    future_rows = _NO_ROWS if future is None else np.flatnonzero(future)
     return ScheduleResult(
         state, version, policy, raw, kept, future_rows, dict(unplaceable)
     )
 
 
+#: No rows (read-only: shared).
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_ROWS.flags.writeable = False
+
+
 def _state_rows(
-    state: Any, policy: str, queued: np.ndarray, future: np.ndarray
+    state: Any, policy: str, queued: np.ndarray, future: Optional[np.ndarray]
 ) -> Tuple[Dict[Any, str], Optional[np.ndarray], Any]:
     """The unplaceable jobs, the rows the kernel sees (None: all) and its state.
 
@@ -235,10 +262,10 @@ def _state_rows(
     unchanged state then costs the kernel alone, which now takes about a
     millisecond for 2,000 queued jobs.
     """
-    key = ("rows", policy, np.packbits(future).tobytes())
+    key = ("rows", policy, None if future is None else np.packbits(future).tobytes())
     if key not in state._cache:
         unplaceable = _state_unplaceable(state, policy, queued)
-        left_out = future.copy()
+        left_out = np.zeros(state.n_jobs, bool) if future is None else future.copy()
         if unplaceable:
             left_out[[state._job_index[j] for j in unplaceable]] = True
         kept, core = None, state._core
@@ -254,6 +281,9 @@ def _state_rows(
 def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any, str]:
     """The queued rows that can never start: a worker wider than every server, or a
     base demand beyond the room the core counts (``validation.unplaceable``'s rule)."""
+    fits = state._origin_fits(policy)
+    if fits is not None and fits[queued].all():
+        return {}  # a simulation view whose queued jobs fit without loans
     jobs = state._jobs
     d = jobs["gpus_per_worker"]
     largest = int(state._servers["gpus"].max()) if state.n_servers else 0
@@ -275,6 +305,22 @@ def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any,
     return out
 
 
+def placeable_unlent(state: Any, policy: str) -> np.ndarray:
+    """Whether each job's base demand under ``policy`` fits ``state``'s servers with
+    nothing on loan (then it fits whatever is lent: a loan only adds room), a
+    worker no wider than the widest server."""
+    servers = dict(state._servers)
+    servers["on_loan"] = np.zeros(state.n_servers, dtype=bool)
+    core = _core.ClusterState(
+        *state._core_columns(servers, state._jobs, _EMPTY_WORKERS)
+    )
+    demands = np.asarray(_core.base_demands(core, policy), dtype=np.int64)
+    rooms = np.asarray(_core.job_rooms(core), dtype=np.int64)
+    largest = int(state._servers["gpus"].max()) if state.n_servers else 0
+    fits: np.ndarray = (state._jobs["gpus_per_worker"] <= largest) & (demands <= rooms)
+    return fits
+
+
 def _caller_parts(
     state: Any, kept: Optional[np.ndarray], queue: Any, grow: Any
 ) -> Tuple[Optional[np.ndarray], np.ndarray]:
@@ -285,27 +331,27 @@ def _caller_parts(
     server could ever hold) is dropped from ``queue``: it stays queued, as it
     would under the built-in order.
     """
-    to_kernel = np.arange(state.n_jobs)
-    if kept is not None:
-        to_kernel = np.full(state.n_jobs, -1)
-        to_kernel[kept] = np.arange(len(kept))
     rows = None
     if queue is not None:
         rows = _job_rows(queue, "queue", state.n_jobs)
-        held = np.zeros(state.n_jobs, dtype=bool)
-        held[state._workers["job"]] = True
-        running = rows[held[rows]]
+        running = rows[~state._cache["queued"][rows]]  # queued: set by schedule_state
         if len(running):
             raise ValueError(
                 f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
                 "lists queued jobs (columns().queue)"
             )
-        if len(np.unique(rows)) != len(rows):
+        ordered = np.sort(rows)
+        if (ordered[1:] == ordered[:-1]).any():
             raise ValueError("queue: a job is listed twice")
-        rows = to_kernel[rows]
-        rows = rows[rows >= 0]
-    may_grow = np.zeros(0, dtype=np.int64)
-    if grow is not None:
+        if kept is not None:
+            to_kernel = np.full(state.n_jobs, -1)
+            to_kernel[kept] = np.arange(len(kept))
+            rows = to_kernel[rows]
+            rows = rows[rows >= 0]
+    may_grow = _NO_ROWS
+    if isinstance(grow, (list, tuple)) and not grow:  # no job grows
+        may_grow = np.zeros(state.n_jobs if kept is None else len(kept), np.int64)
+    elif grow is not None:
         mask = np.zeros(state.n_jobs, dtype=np.int64)
         mask[_job_rows(grow, "grow", state.n_jobs)] = 1
         may_grow = mask if kept is None else mask[kept]
@@ -320,9 +366,10 @@ def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
             f"{what} must be a list or array of job rows (ints: positions in "
             f"state.job_ids, as columns() gives them), got {rows!r}"
         )
-    array = array.astype(np.int64)
-    bad = array[(array < 0) | (array >= n)]
-    if len(bad):
+    if array.dtype != np.int64:
+        array = array.astype(np.int64)
+    if array.size and (array.min() < 0 or array.max() >= n):
+        bad = array[(array < 0) | (array >= n)]
         raise ValueError(f"{what}: job row {int(bad[0])} out of range for {n} jobs")
     return array
 
@@ -330,6 +377,14 @@ def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
 def _state_remaining(
     state: Any, kept: Optional[np.ndarray], remaining: Optional[Mapping[Any, float]]
 ) -> Any:
+    """Each kept job's fraction of work left: ``remaining`` (by id, checked), or
+    when it is None the state's own (``advance``'s, or the simulator's column as
+    it is: the engine keeps it in (0, 1], and the kernel checks it again)."""
+    if remaining is None:
+        rows = state._remaining_rows
+        if rows is not None:
+            return rows if kept is None else rows[kept]
+        remaining = state._remaining
     if not remaining:
         return []
     fractions = np.ones(state.n_jobs)
@@ -360,25 +415,58 @@ def server_type_codes(state: Any) -> Tuple[np.ndarray, Any]:
     return codes
 
 
+def _server_speeds(state: Any, gpu_speed: Optional[Mapping[str, float]]) -> np.ndarray:
+    """Each server's relative speed under ``gpu_speed`` (checked by ``_speeds``).
+
+    Kept with what depends on the servers alone (a run's views share it), by the
+    speeds given, when checking them could not warn: an epoch that passes the
+    run's speeds again is a look-up."""
+    kept = state._cache.setdefault("by_servers", {})
+    try:
+        key = ("given", tuple((gpu_speed or {}).items()))
+        hash(key)
+    except (AttributeError, TypeError):  # not a mapping, or unhashable: _speeds says
+        key = None
+    if key is not None and key in kept:
+        known: np.ndarray = kept[key]
+        return known
+    speeds = _speeds(state, gpu_speed)
+    out = _state_speeds(state, speeds)
+    quiet = {*state._cache["gpu_types"], *DEFAULT_GPU_TYPE.values()}
+    if key is not None and quiet.issuperset(gpu_speed or {}):
+        kept[key] = out
+    return out
+
+
 def _speeds(state: Any, gpu_speed: Optional[Mapping[str, float]]) -> Dict[str, float]:
     """The default speeds with ``gpu_speed`` over them, its names checked against the
     state's GPU types (``validation.run_gpu_speeds``)."""
     if "gpu_types" not in state._cache:  # until the state changes
-        types = np.concatenate([state._servers["gpu_type"], state._jobs["gpu_type"]])
-        state._cache["gpu_types"] = sorted({str(t) for t in types if t})
+        state._cache["gpu_types"] = gpu_types(state)
     given = validation.run_gpu_speeds(gpu_speed or {}, state._cache["gpu_types"])
     return {**DEFAULT_GPU_SPEED, **given}
+
+
+def gpu_types(state: Any) -> List[str]:
+    """The GPU types of ``state``'s servers and jobs, sorted (jobs' by their codes:
+    one look-up per distinct type)."""
+    codes = np.unique(state._jobs["type_code"])
+    job_types = [TYPE_NAMES[c] for c in codes.tolist()]
+    server_types = server_type_codes(state)[1].tolist()
+    return sorted({t for t in job_types + server_types if t})
 
 
 def _state_speeds(state: Any, speeds: Mapping[str, float]) -> np.ndarray:
     """Per-server relative speeds, looked up once per GPU type."""
     codes, names = server_type_codes(state)
     per_type = tuple(float(speeds.get(t, UNLISTED_GPU_SPEED)) for t in names)
-    key = ("speeds", per_type)
-    if key not in state._cache:
+    # kept with what depends on the servers alone: shared by a run's views
+    kept = state._cache.setdefault("by_servers", {})
+    key = ("per type", per_type)
+    if key not in kept:
         table = np.asarray(per_type, dtype=np.float64)
-        state._cache[key] = table[codes] if len(codes) else np.zeros(0)
-    out: np.ndarray = state._cache[key]
+        kept[key] = table[codes] if len(codes) else np.zeros(0)
+    out: np.ndarray = kept[key]
     return out
 
 
@@ -418,7 +506,7 @@ def advance_state(
 
     Returns the new remaining fraction of every job that has workers (0 when done)."""
     seconds = validation.real(seconds, "seconds", 0.0)
-    speeds = _speeds(state, gpu_speed)
+    speeds = _server_speeds(state, gpu_speed)
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     kept = state.remaining
     fractions = _state_remaining(state, None, kept) if kept else np.ones(state.n_jobs)
@@ -427,7 +515,7 @@ def advance_state(
             state._core,
             fractions,
             seconds,
-            _state_speeds(state, speeds),
+            speeds,
             hetero_efficiency,
             _state_curves(state, None, throughput),
         )

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import operator
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 import numpy as np
 
+from .. import _core
 from ..columns import (
     ANY_TYPE,
     flag_column,
@@ -48,6 +48,8 @@ _DTYPES = {
     for what, names in kinds.items()
     for name in names
 }
+#: Each numeric or flag field's kind as ``_core.record_columns`` reads it.
+_KINDS = {key: np.dtype(dtype).kind for key, dtype in _DTYPES.items()}
 Table = Dict[str, np.ndarray]
 
 
@@ -114,21 +116,13 @@ def _records_columns(records: Records, what: str) -> Dict[str, Any]:
     cls = _CLASS[what]
     items: List[Any] = as_records(records, cls, what)
     fields = dataclasses.fields(cls)
-    # one C-level pass over the records, then one column per field (transposed)
-    rows = list(map(operator.attrgetter(*(f.name for f in fields)), items))
-    by_field = zip(*rows) if rows else ([] for _ in fields)
+    kinds = "".join(_KINDS.get((what, f.name), "O") for f in fields)
+    read = _core.record_columns(items, [f.name for f in fields], kinds)  # one C pass
     columns: Dict[str, Any] = {}
-    for f, column in zip(fields, by_field):
-        values = list(column)
+    for f, (values, typed) in zip(fields, read):
         if f.default is None and values.count(None) == len(values):
             continue  # an optional field nobody gave (Worker.gpus): its default
-        dtype = _DTYPES.get((what, f.name))
-        try:
-            columns[f.name] = np.array(values, dtype=dtype) if dtype else None
-        except (OverflowError, TypeError, ValueError):
-            columns[f.name] = None
-        if columns[f.name] is None:
-            columns[f.name] = _objects(values)
+        columns[f.name] = typed if typed is not None else _objects(values)
     return columns
 
 
@@ -334,14 +328,18 @@ def _index(ids: np.ndarray, what: str) -> Dict[Any, int]:
 def _empty(what: str) -> Table:
     """An empty table of ``what`` (a state with no jobs, say)."""
     if what == "worker":
-        return {
-            "job": np.zeros(0, np.int64),
-            "server": np.zeros(0, np.int64),
-            "flexible": np.zeros(0, bool),
-        }
+        return dict(_EMPTY_WORKERS)
     names = [f.name for f in dataclasses.fields(_CLASS[what]) if f.name != "gpu_type"]
     columns = {name: np.zeros(0) for name in names}
     return (_job_table if what == "job" else _server_table)(columns, 0)
+
+
+#: No workers (a table never changed in place).
+_EMPTY_WORKERS: Table = {
+    "job": np.zeros(0, np.int64),
+    "server": np.zeros(0, np.int64),
+    "flexible": np.zeros(0, bool),
+}
 
 
 def _concat(a: Table, b: Table) -> Table:
