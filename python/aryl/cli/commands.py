@@ -344,7 +344,9 @@ def sweep(args: argparse.Namespace) -> int:
     )
     record = run_record(vars(args), where)
     table.attrs["aryl"] = json.dumps(record, default=str)
-    table.to_parquet(out / "sweep.parquet", index=False)
+    write_atomically(
+        out, lambda folder: table.to_parquet(folder / "sweep.parquet", index=False)
+    )
     cached = int(table["cached"].sum())
     console.say(
         f"\n{len(table)} runs ({cached} from the cache) in {seconds:.1f} s. Wrote "

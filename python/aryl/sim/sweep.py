@@ -220,11 +220,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         for name, (default, _) in PARAMETERS.items()
     }
     validation.text(p["scenario"], "scenario", SCENARIOS)
-    if not isinstance(p["goodput_jobs"], (bool, np.bool_)):
-        raise ValueError(
-            f"goodput_jobs must be True or False, got {p['goodput_jobs']!r}"
-        )
-    p["goodput_jobs"] = bool(p["goodput_jobs"])
+    p["goodput_jobs"] = validation.flag(p["goodput_jobs"], "goodput_jobs")
     p["policy"], preset = scenario_settings(p["scenario"], p["policy"])
     # The simulator's own checks, so a sweep and simulate say the same.
     if is_policy_name(p["policy"]):
@@ -716,7 +712,9 @@ def sweep(
     workers
         Runs at once on a local engine (default: the CPU count).
     cache
-        ``True``: ``default_cache_dir()``; a folder; or ``False`` for none.
+        ``True``: ``default_cache_dir()``; a folder; or ``False`` for none. A
+        read-only cache is read; when a run is not in it, the sweep raises
+        ``PermissionError`` before anything runs.
     progress
         Show a progress bar on stderr (default: in a terminal or a notebook).
     check
@@ -835,6 +833,8 @@ def sweep_points(
         report, bar = None, SweepProgress(len(points), found, enabled)
     if report is not None:
         report(found, found, len(points))
+    if todo and folder is not None:
+        _check_writable(folder, len(todo), len(points))
     if todo:
         names = {_trace(p) for _, p in todo}
         if "embedded" in names and "embedded" not in traces:
@@ -869,6 +869,20 @@ def sweep_points(
     for i, row in enumerate(rows):
         row["saved"] = None if folder is None else str(folder / keys[i])  # type: ignore[index]
     return _frame(given, resolved, rows, list(varied))
+
+
+def _check_writable(folder: Path, missing: int, total: int) -> None:
+    """A ``PermissionError`` before anything runs when runs must be saved in a cache
+    that cannot be written (a read-only cache that holds every run is only read)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder is made when the first run is saved
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(
+            f"{folder}: the sweep cache is not writable, and {missing} of {total} "
+            "runs are not in it; give a writable cache folder (or run without one: "
+            "cache=False, --no-cache)"
+        )
 
 
 def _run_by(engine: str, workers: int) -> Dict[str, Any]:
