@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import sys
 import time
 from pathlib import Path
 from typing import (
@@ -253,13 +251,9 @@ SWEEP_COLUMNS = [
 ]
 
 
-def _stop_ray() -> None:
-    """After Ctrl-C: shut a Ray this process started down before exiting, deaf to more
-    Ctrl-C meanwhile (a signal while Ray was still starting could crash the exit)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ray = sys.modules.get("ray")
-    if ray is not None and ray.is_initialized():
-        ray.shutdown()
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C in a command that has more to say than "interrupted" (the sweep: where
+    its finished runs are); ``main`` prints the message as the one line."""
 
 
 def sweep(args: argparse.Namespace) -> int:
@@ -295,13 +289,13 @@ def sweep(args: argparse.Namespace) -> int:
         console=console,
     )
     runs = len(grid_points(base, grid))
-    console.say(
-        f"Sweeping {runs} runs on {where} ({args.engine} engine"
-        f"{', Ray at ' + args.address if args.address else ''}).",
-    )
     start = time.perf_counter()
     cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
-    try:
+    try:  # from the line that says the sweep starts: Ctrl-C then says where it stopped
+        console.say(
+            f"Sweeping {runs} runs on {where} ({args.engine} engine"
+            f"{', Ray at ' + args.address if args.address else ''}).",
+        )
         table = sim.sweep(
             base,
             grid,
@@ -313,14 +307,12 @@ def sweep(args: argparse.Namespace) -> int:
             progress=False if args.quiet else None,
         )
     except KeyboardInterrupt:
-        _stop_ray()
         where_cached = (
             f"; the finished runs are cached in {cache}: run it again to resume"
             if cache
             else ""
         )
-        print(f"\naryl: sweep interrupted{where_cached}", file=sys.stderr)
-        return 130
+        raise Interrupted(f"sweep interrupted{where_cached}") from None
     seconds = time.perf_counter() - start
     varied = list(grid) or ["label"]
     rows = [
