@@ -523,3 +523,28 @@ def test_a_file_too_large_in_a_sweep_names_the_cache_entry(tmp_path):
         rf"aryl: error: \[Errno 27\] .*File too large \(writing {out}/cache/\w+\)",
         line,
     ), line
+
+
+# ---- 0 / 0 is undefined, not 0 ---------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:.*use 5 or more replications:UserWarning")
+def test_a_share_of_nothing_is_undefined_in_the_confidence_table():
+    from aryl.cli.output import TABLE_COLUMNS, compare_table, ledger_table
+
+    # A Baseline and a copy of it: nothing lent, nothing reclaimed, in every seed.
+    jobs = [Job(f"j{i}", 1, 1, 1, 600.0, submit_time=100.0 * i) for i in range(20)]
+    runs = {"Baseline (FIFO)": {"policy": "fifo"}, "copy": {"policy": "fifo"}}
+    table = sim.compare(jobs, sim.Cluster(2, 0), runs, seeds=2)
+    for share in ("collateral_damage", "flexible_reclaim_share", "lent_used_share"):
+        for column in (share, f"{share}_low", f"{share}_high"):
+            assert table[column].isna().all(), column  # kept NaN in the data
+    assert (table["preemption_ratio_high"] == 0.0).all()  # a ratio of jobs: defined
+    ledger = ledger_table(table).shown
+    assert ledger[1][3] == "—" and ledger[1][1] == "0.0 h"  # lent used; lent GPU-h
+    once = sim.compare(jobs, sim.Cluster(2, 0), runs)  # one run: summaries give 0.0
+    assert once["lent_used_share"].tolist() == [0.0, 0.0]
+    assert ledger_table(once).shown[1][3] == "—"
+    summary = {**{k: 1.0 for k, _ in TABLE_COLUMNS}, "queuing_mean": 0.0}
+    shown = compare_table(sim.speedups({"a": summary})).shown[0]
+    assert shown[-1] == "—"  # a queue speed-up over a mean of 0 was printed "nanx"

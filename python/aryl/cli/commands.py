@@ -39,7 +39,6 @@ from .output import (
     cell,
     compare_table,
     elastic_ceiling,
-    format_value,
     integer_columns,
     ledger_table,
     png_metadata,
@@ -50,6 +49,7 @@ from .output import (
     run_record,
     save_runs,
     say_verdict,
+    summary_cell,
     write_provenance,
 )
 
@@ -323,7 +323,7 @@ def sweep(args: argparse.Namespace) -> int:
     ]
     shown = [
         [cell(row[k]) for k in varied]
-        + [format_value(k, row[k]) for k in SWEEP_COLUMNS]
+        + [summary_cell(k, row) for k in SWEEP_COLUMNS]
         + ["yes" if row["cached"] else "no"]
         for _, row in table.iterrows()
     ]
