@@ -190,7 +190,11 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
         real(getattr(config, name), name, MIN_INTERVAL_S)
     real(config.restart_overhead, "restart_overhead", 0.0)
     real(config.start_overhead, "start_overhead", 0.0)
+    real(config.reallocation_overhead, "reallocation_overhead", 0.0)
     real(config.headroom, "headroom", 0.0)
+    # inf: never lend / never demote
+    real(config.lend_hold, "lend_hold", 0.0, finite=False)
+    real(config.tiresias_threshold, "tiresias_threshold", 0.0, finite=False)
     hetero_efficiency(config.hetero_efficiency)
     gpu_speeds(config.gpu_speed)
     real(config.arrival_scale, "arrival_scale", MIN_ARRIVAL_SCALE, MAX_ARRIVAL_SCALE)

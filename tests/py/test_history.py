@@ -247,6 +247,36 @@ def test_gantt_takes_a_sequence_of_ids(reclaimed):
         plot.gantt(reclaimed[0], jobs="syn-000001")
 
 
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [  # the audit's R4-13: Python's or matplotlib's own messages before
+        ({"window": "ab"}, "window must be a .start, end. pair of seconds"),
+        ({"window": 5}, "window must be a .start, end. pair of seconds"),
+        ({"window": (t for t in (0.0, 10.0))}, "window must be a .start, end. pair"),
+        ({"window": (0.0, "1h")}, "window must be a .start, end. pair"),
+        ({"window": (True, 10.0)}, "window must be a .start, end. pair"),
+        ({"jobs": 5}, "jobs must be a sequence of job ids, got 5"),
+        ({"ax": "polar"}, r"ax must be a Cartesian .* got PolarAxes .*'polar'"),
+        ({"ax": "3d"}, r"ax must be a Cartesian .* got Axes3D .*'3d'"),
+    ],
+)
+def test_gantt_names_a_bad_argument_before_drawing(reclaimed, kwargs, message):
+    fig = Figure()
+    if "ax" in kwargs:
+        kwargs = {"ax": fig.add_subplot(projection=kwargs["ax"])}
+    with pytest.raises(TypeError, match=f"gantt: {message}"):
+        plot.gantt(reclaimed[0], **kwargs)
+    assert not any(ax.has_data() for ax in fig.axes)  # nothing drawn
+
+
+def test_every_plot_refuses_axes_that_are_not_cartesian(reclaimed):
+    polar = Figure().add_subplot(projection="polar")
+    with pytest.raises(TypeError, match="usage: ax must be a Cartesian"):
+        plot.usage(reclaimed[1], ax=[polar, Figure().add_subplot()])
+    with pytest.raises(TypeError, match="cdf: ax must be a Cartesian"):
+        plot.cdf({"run": reclaimed[1]}, ax=polar)
+
+
 def test_gantt_needs_a_history(reclaimed):
     with pytest.raises(ValueError, match="history=True"):
         plot.gantt(reclaimed[1])

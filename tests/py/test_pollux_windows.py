@@ -155,17 +155,21 @@ def test_pooled_counts_every_job_once_with_a_batch_means_interval():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "error", "message"),
     [
-        ({"rows": ["nope"]}, r"unknown row\(s\) \['nope'\]"),
-        ({"rows": "Pollux"}, "non-empty list"),
-        ({"rows": ["Pollux", "Pollux"]}, "each row once"),
-        ({"rows": ["Aryl Basic"]}, "need a load series"),
-        ({"config": {"goodput_jobs": "yes"}}, "goodput_jobs must be True or False"),
+        ({"rows": ["nope"]}, ValueError, r"unknown row\(s\) \['nope'\]"),
+        ({"rows": "Pollux"}, ValueError, "non-empty list"),
+        ({"rows": ["Pollux", "Pollux"]}, ValueError, "each row once"),
+        ({"rows": ["Aryl Basic"]}, ValueError, "need a load series"),
+        (
+            {"config": {"goodput_jobs": "yes"}},
+            TypeError,  # as every non-bool flag
+            "goodput_jobs must be True or False",
+        ),
     ],
 )
-def test_bad_rows_stop_before_any_run(small, tmp_path, kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_rows_stop_before_any_run(small, tmp_path, kwargs, error, message):
+    with pytest.raises(error, match=message):
         sim.replicate_paper(small, None, 2, 0, seeds=1, cache=tmp_path, **kwargs)
     assert not any(tmp_path.iterdir())
 

@@ -361,3 +361,190 @@ def test_a_write_error_without_a_file_name_names_the_folder(tmp_path):
     ):
         write_atomically(tmp_path, full_disk)
     assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+# ---- reliability3's leftovers: Config values refused before any run, alike by door ---
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("lend_hold", -1.0, "lend_hold must be a number >= 0"),
+        ("reallocation_overhead", -5.0, "reallocation_overhead must be a finite"),
+        ("tiresias_threshold", float("nan"), "tiresias_threshold must be a number"),
+    ],
+)
+def test_a_sweep_refuses_a_bad_config_value_before_any_run(
+    tmp_path, field, value, message
+):
+    # A good first point and a bad second one: the first ran (and was cached) before.
+    base = {"first_jobs": 20, "training_servers": 2, "inference_servers": 0}
+    with pytest.raises(ValueError, match=message):
+        sim.sweep(
+            base, {field: [0.0, value]}, engine="serial", cache=tmp_path, progress=False
+        )
+    assert list(tmp_path.iterdir()) == []  # nothing ran, nothing cached
+
+
+FLAG = "loaning must be True or False, got 'yes'"
+
+
+def test_a_non_bool_flag_is_one_type_and_message_through_every_door(tmp_path, capsys):
+    from aryl.cli import main
+
+    jobs = [Job("a", 1, 1, 1, 60.0)]
+    doors = {
+        "Config": lambda: sim.Config(loaning="yes"),
+        "simulate": lambda: sim.simulate(
+            jobs, sim.Cluster(1, 0), config={"loaning": "yes"}
+        ),
+        "sweep": lambda: sim.sweep(
+            {"first_jobs": 5, "loaning": "yes"}, engine="serial", cache=False
+        ),
+    }
+    for door, call in doors.items():
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == FLAG, door
+    argv = ["sweep", "--first-jobs", "5", "--set", "loaning=yes", "-q"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"aryl: error: {FLAG}\n"
+    with pytest.raises(TypeError, match="^goodput_jobs must be True or False, got 1$"):
+        sim.sweep({"first_jobs": 5, "goodput_jobs": 1}, engine="serial", cache=False)
+
+
+# ---- R4-15: a read-only cache is read; a full disk names the file --------------------
+
+SWEEP = ["sweep", "--training-servers", "2", "--inference-servers", "0"]
+SWEEP += ["--engine", "serial", "-q", "--first-jobs"]
+
+
+def read_only(monkeypatch, folder):
+    """``folder`` as a read-only cache: ``os.access`` says so (as root, the tests'
+    usual user here, a chmod would not; test_a_chmod_read_only_cache_is_read
+    checks the real thing as another user)."""
+    access, inside = os.access, str(folder)
+
+    def no_writes(path, mode, *args, **kwargs):
+        if mode & os.W_OK and os.path.abspath(path).startswith(inside):
+            return False
+        return access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", no_writes)
+
+
+def test_a_read_only_cache_holding_every_run_is_read(tmp_path, monkeypatch, capsys):
+    from aryl.cli import main
+
+    cache = tmp_path / "cache"
+    grid = ["--grid", "seed=0,1"]
+    first = [*SWEEP, "20", *grid, "--cache", str(cache)]
+    assert main([*first, "--out", str(tmp_path / "a")]) == 0
+    entries = sorted(cache.iterdir())
+    read_only(monkeypatch, cache)
+    out = tmp_path / "b"
+    assert main([*first, "--out", str(out)]) == 0
+    assert (out / "sweep.parquet").is_file() and sorted(cache.iterdir()) == entries
+    capsys.readouterr()
+    # one run more: it would have to be written, so the sweep stops before running
+    more = ["--grid", "seed=0,1,2"]
+    assert main([*SWEEP, "20", *more, "--cache", str(cache), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"aryl: error: {cache}: the sweep cache is not writable, and 1 of 3 runs are "
+        "not in it; give a writable cache folder (or run without one: cache=False, "
+        "--no-cache)\n"
+    )
+    assert sorted(cache.iterdir()) == entries
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes anywhere"
+)
+def test_a_chmod_read_only_cache_is_read(tmp_path):
+    cache = tmp_path / "cache"
+    base, grid = {"first_jobs": 20, "training_servers": 2}, {"seed": [0]}
+    first = sim.sweep(base, grid, engine="serial", cache=cache, progress=False)
+    folders = [cache, *cache.iterdir()]
+    for folder in folders:
+        folder.chmod(0o555)
+    try:
+        again = sim.sweep(base, grid, engine="serial", cache=cache, progress=False)
+        assert again["cached"].all()
+        assert again["jct_mean"].tolist() == first["jct_mean"].tolist()
+        with pytest.raises(PermissionError, match="not writable, and 1 of 2 runs"):
+            sim.sweep(base, {"seed": [0, 1]}, engine="serial", cache=cache)
+    finally:
+        for folder in folders:
+            folder.chmod(0o755)
+
+
+def under_file_size_limit(code, limit):
+    """Run ``code`` in a Python whose files may not grow past ``limit`` bytes (what a
+    full disk also gives: a write error that names no file)."""
+    script = f"import resource\nresource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+    return subprocess.run(
+        [sys.executable, "-c", script + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_file_too_large_names_the_result_being_saved(tmp_path):
+    target = tmp_path / "run"
+    done = under_file_size_limit(
+        f"""
+        import aryl, aryl.sim as sim
+        jobs = [aryl.Job(f"j{{i}}", 1, 1, 1, 60.0 * (i + 1)) for i in range(2000)]
+        try:
+            sim.simulate(jobs, sim.Cluster(4, 0)).save({str(target)!r})
+        except OSError as exc:
+            print(exc)
+        """,
+        8192,
+    )
+    said = done.stdout.strip()  # pyarrow's words around the errno's
+    assert "File too large" in said and said.endswith(f"(writing {target})"), said
+    assert not target.exists() and os.listdir(tmp_path) == []  # no temp folder left
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_file_too_large_in_a_sweep_names_the_cache_entry(tmp_path):
+    out = tmp_path / "out"
+    argv = ["sweep", "--training-servers", "16", "--engine", "serial", "-q"]
+    argv += ["--first-jobs", "300", "--out", str(out)]
+    done = under_file_size_limit(
+        f"import sys\nfrom aryl.cli import main\nsys.exit(main({argv!r}))", 8192
+    )
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert re.fullmatch(
+        rf"aryl: error: \[Errno 27\] .*File too large \(writing {out}/cache/\w+\)",
+        line,
+    ), line
+
+
+# ---- 0 / 0 is undefined, not 0 ---------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:.*use 5 or more replications:UserWarning")
+def test_a_share_of_nothing_is_undefined_in_the_confidence_table():
+    from aryl.cli.output import TABLE_COLUMNS, compare_table, ledger_table
+
+    # A Baseline and a copy of it: nothing lent, nothing reclaimed, in every seed.
+    jobs = [Job(f"j{i}", 1, 1, 1, 600.0, submit_time=100.0 * i) for i in range(20)]
+    runs = {"Baseline (FIFO)": {"policy": "fifo"}, "copy": {"policy": "fifo"}}
+    table = sim.compare(jobs, sim.Cluster(2, 0), runs, seeds=2)
+    for share in ("collateral_damage", "flexible_reclaim_share", "lent_used_share"):
+        for column in (share, f"{share}_low", f"{share}_high"):
+            assert table[column].isna().all(), column  # kept NaN in the data
+    assert (table["preemption_ratio_high"] == 0.0).all()  # a ratio of jobs: defined
+    ledger = ledger_table(table).shown
+    assert ledger[1][3] == "—" and ledger[1][1] == "0.0 h"  # lent used; lent GPU-h
+    once = sim.compare(jobs, sim.Cluster(2, 0), runs)  # one run: summaries give 0.0
+    assert once["lent_used_share"].tolist() == [0.0, 0.0]
+    assert ledger_table(once).shown[1][3] == "—"
+    summary = {**{k: 1.0 for k, _ in TABLE_COLUMNS}, "queuing_mean": 0.0}
+    shown = compare_table(sim.speedups({"a": summary})).shown[0]
+    assert shown[-1] == "—"  # a queue speed-up over a mean of 0 was printed "nanx"

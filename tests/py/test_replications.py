@@ -10,6 +10,7 @@ import pytest
 from aryl import sim, traces
 from aryl.sim import replications
 from aryl.sim.confidence import mean_interval, ratio_interval
+from aryl.sim.metrics import undefined_share
 
 # Few seeds keep these tests short; test_verdict checks the warning they give.
 pytestmark = pytest.mark.filterwarnings(
@@ -100,10 +101,15 @@ def test_one_seed_equals_the_single_comparison(trace):
     assert list(single.columns) == list(sim.SUMMARY_KEYS)  # unchanged without seeds
     assert single.samples is None and single.runs == {}
     for key in sim.SUMMARY_KEYS:
-        assert once[key].tolist() == pytest.approx(
-            single[key].astype(float).tolist(), nan_ok=True
-        )
+        # a share of nothing (the Baseline lends nothing) is 0.0 in a summary, NaN
+        # in the replicated table (metrics.SHARE_OF)
+        expected = [
+            math.nan if undefined_share(key, row) else float(row[key])
+            for _, row in single.iterrows()
+        ]
+        assert once[key].tolist() == pytest.approx(expected, nan_ok=True)
         assert once[f"{key}_low"].isna().all()  # one replication: no interval
+    assert math.isnan(once.loc[sim.BASELINE, "lent_used_share"])
     speed = sim.speedups({n: r.summary() for n, r in single.results.items()})
     assert once["speed-up JCT"].tolist() == pytest.approx(
         speed["speed-up JCT"].tolist()

@@ -1,6 +1,7 @@
 """Sweeps: grid expansion, equality with sequential runs, the cache, Ray, `aryl sweep`."""
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -383,7 +384,8 @@ def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(monkeypatch, tmp_path, ca
             return self.up
 
         def shutdown(self):
-            self.deaf = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)  # another Ctrl-C meanwhile: ignored
+            self.deaf = True  # (it would have raised KeyboardInterrupt above)
             self.up = False
 
     fake = FakeRay()
@@ -400,6 +402,17 @@ def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(monkeypatch, tmp_path, ca
         signal.signal(signal.SIGINT, previous)
     assert code == 130 and not fake.up and fake.deaf
     assert "sweep interrupted" in capsys.readouterr().err
+
+
+def test_an_interrupted_sweep_ends_its_progress_line(monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys.modules["aryl.sim.sweep"], "run_point", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sim.sweep({"first_jobs": 5}, engine="serial", cache=False, progress=True)
+    bar = capsys.readouterr().err
+    assert bar.startswith("\rsweep    0/1 runs") and bar.endswith("\n"), repr(bar)
 
 
 def test_a_script_without_a_main_guard_sweeps_without_ray(tmp_path):

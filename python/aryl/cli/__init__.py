@@ -14,11 +14,15 @@ demo``).
 from __future__ import annotations
 
 import argparse
+import gc
+import signal
 import sys
+import threading
 import warnings
 from typing import Any, Optional, Sequence
 
 from .arguments import parse_grid
+from .commands import Interrupted
 from .parser import EXIT_INTERRUPTED, EXIT_USAGE, _parser
 
 __all__ = ["main"]
@@ -93,21 +97,82 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    try:
-        _check(args)
-        return int(args.run(args))
-    except (ValueError, TypeError, OSError) as exc:  # TraceError is a ValueError
-        print(f"aryl: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("aryl: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except MemoryError as exc:
-        print(
-            f"aryl: error: out of memory{f' ({exc})' if str(exc) else ''}",
-            file=sys.stderr,
-        )
-        return 1
+    with _Sigint() as sigint:
+        try:
+            _check(args)
+            return int(args.run(args))
+        except KeyboardInterrupt as exc:
+            sigint.deaf = True
+            said = str(exc) if isinstance(exc, Interrupted) else "interrupted"
+        except (ValueError, TypeError, OSError) as exc:  # TraceError is a ValueError
+            if not sigint.seen:
+                print(f"aryl: error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            said = "interrupted"
+        except MemoryError as exc:
+            print(
+                f"aryl: error: out of memory{f' ({exc})' if str(exc) else ''}",
+                file=sys.stderr,
+            )
+            return 1
+        except Exception:
+            if not sigint.seen:
+                raise
+            said = "interrupted"  # an error Ctrl-C caused (in Ray, say): still Ctrl-C
+        sigint.deaf = True
+        # Here, out of the handler, the interrupted frames (and any Ray object they
+        # held) are gone, so Ray can be shut down cleanly. What a Ray start cut
+        # short leaves to the garbage collector (its processes' handles: "still
+        # running", as Ray stops them itself) is not the user's to read.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            _stop_ray()
+            gc.collect()
+    print(f"aryl: {said}", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+class _Sigint:
+    """Ctrl-C raises ``KeyboardInterrupt`` as usual, and is remembered (``seen``), so
+    that an error it caused on its way out (a Ray task or call cut short) still ends
+    the command as interrupted. Once the command is ending so (``deaf``), more Ctrl-C
+    is ignored, to the exit: shutting Ray down half-way could crash it. Otherwise the
+    previous handler is put back on exit."""
+
+    def __init__(self) -> None:
+        self.seen = self.deaf = self.installed = False
+        self.previous: Any = None
+
+    def __enter__(self) -> _Sigint:
+        if threading.current_thread() is threading.main_thread():  # else: cannot
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+            self.installed = True
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.deaf:
+            return
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.installed:  # previous None: a handler not set from Python (default)
+            handler = signal.SIG_IGN if self.deaf else self.previous or signal.SIG_DFL
+            signal.signal(signal.SIGINT, handler)
+
+
+def _stop_ray() -> None:
+    """After Ctrl-C: stop a Ray this process started, also one whose start was cut
+    short (``ray.is_initialized()`` False, its processes running): left to Ray's exit
+    handler, a half-started Ray could crash the exit (a segfault) and leave its
+    processes behind."""
+    ray = sys.modules.get("ray")
+    if ray is None or not hasattr(ray, "shutdown"):  # none, or cut short importing
+        return
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    if ray.is_initialized() or getattr(worker, "_global_node", None) is not None:
+        gc.collect()  # object references in cycles go while Ray can still drop them
+        ray.shutdown()
 
 
 if __name__ == "__main__":

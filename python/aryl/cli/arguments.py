@@ -112,6 +112,20 @@ def _writable_folder(what: str) -> Callable[[str], str]:
     return parse
 
 
+def _cache_folder(text: str) -> str:
+    """An argparse type for ``--cache``: an existing folder that can be read (a
+    read-only one holding every run is read; the sweep refuses it only when a run
+    must be written), or a new one that can be created."""
+    path = Path(text)
+    if text.strip() and path.is_dir():
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(
+                f"{text}: not readable (permission denied)"
+            )
+        return text
+    return _writable_folder("--cache")(text)
+
+
 def _load_source(text: str) -> str:
     """An argparse type: ``embedded`` (the embedded load series), or a readable file."""
     if text.strip().lower() == "embedded":

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import sys
 import time
 from pathlib import Path
 from typing import (
@@ -41,7 +39,6 @@ from .output import (
     cell,
     compare_table,
     elastic_ceiling,
-    format_value,
     integer_columns,
     ledger_table,
     png_metadata,
@@ -52,6 +49,7 @@ from .output import (
     run_record,
     save_runs,
     say_verdict,
+    summary_cell,
     write_provenance,
 )
 
@@ -253,13 +251,9 @@ SWEEP_COLUMNS = [
 ]
 
 
-def _stop_ray() -> None:
-    """After Ctrl-C: shut a Ray this process started down before exiting, deaf to more
-    Ctrl-C meanwhile (a signal while Ray was still starting could crash the exit)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ray = sys.modules.get("ray")
-    if ray is not None and ray.is_initialized():
-        ray.shutdown()
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C in a command that has more to say than "interrupted" (the sweep: where
+    its finished runs are); ``main`` prints the message as the one line."""
 
 
 def sweep(args: argparse.Namespace) -> int:
@@ -295,13 +289,13 @@ def sweep(args: argparse.Namespace) -> int:
         console=console,
     )
     runs = len(grid_points(base, grid))
-    console.say(
-        f"Sweeping {runs} runs on {where} ({args.engine} engine"
-        f"{', Ray at ' + args.address if args.address else ''}).",
-    )
     start = time.perf_counter()
     cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
-    try:
+    try:  # from the line that says the sweep starts: Ctrl-C then says where it stopped
+        console.say(
+            f"Sweeping {runs} runs on {where} ({args.engine} engine"
+            f"{', Ray at ' + args.address if args.address else ''}).",
+        )
         table = sim.sweep(
             base,
             grid,
@@ -313,14 +307,12 @@ def sweep(args: argparse.Namespace) -> int:
             progress=False if args.quiet else None,
         )
     except KeyboardInterrupt:
-        _stop_ray()
         where_cached = (
             f"; the finished runs are cached in {cache}: run it again to resume"
             if cache
             else ""
         )
-        print(f"\naryl: sweep interrupted{where_cached}", file=sys.stderr)
-        return 130
+        raise Interrupted(f"sweep interrupted{where_cached}") from None
     seconds = time.perf_counter() - start
     varied = list(grid) or ["label"]
     rows = [
@@ -331,7 +323,7 @@ def sweep(args: argparse.Namespace) -> int:
     ]
     shown = [
         [cell(row[k]) for k in varied]
-        + [format_value(k, row[k]) for k in SWEEP_COLUMNS]
+        + [summary_cell(k, row) for k in SWEEP_COLUMNS]
         + ["yes" if row["cached"] else "no"]
         for _, row in table.iterrows()
     ]
@@ -344,7 +336,9 @@ def sweep(args: argparse.Namespace) -> int:
     )
     record = run_record(vars(args), where)
     table.attrs["aryl"] = json.dumps(record, default=str)
-    table.to_parquet(out / "sweep.parquet", index=False)
+    write_atomically(
+        out, lambda folder: table.to_parquet(folder / "sweep.parquet", index=False)
+    )
     cached = int(table["cached"].sum())
     console.say(
         f"\n{len(table)} runs ({cached} from the cache) in {seconds:.1f} s. Wrote "

@@ -56,18 +56,14 @@ def write_atomically(out: Path, write: Callable[[Path], T]) -> T:
     file it wrote into ``out`` with an atomic rename. An interruption (Ctrl-C) or an
     error leaves each result file either complete or absent, never partial; the
     hidden folder is removed either way."""
+    from ..sim.storage import naming_the_file
+
     folder = Path(tempfile.mkdtemp(prefix=".aryl-partial-", dir=out))
     try:
-        written = write(folder)
+        with naming_the_file(f"the results into {out}"):
+            written = write(folder)
         for name in sorted(os.listdir(folder)):
             os.replace(folder / name, out / name)
         return written
-    except OSError as exc:
-        if exc.filename is not None:
-            raise
-        # a full disk or a file-size limit, raised by a writer that names no file
-        raise OSError(
-            exc.errno, f"{exc.strerror or exc} (writing the results into {out})"
-        ) from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -211,7 +211,7 @@ def report(
         Table(
             ["metric", "value"],
             [(k, v) for k, v in summary.items()],
-            [(k, format_value(k, v)) for k, v in summary.items()],
+            [(k, summary_cell(k, summary)) for k in summary],
         ),
     )
     run = result.provenance.to_dict() if result.provenance is not None else None
@@ -256,6 +256,14 @@ def save_runs(results: Dict[str, Any], out: Path) -> List[Path]:
     ]
 
 
+def summary_cell(key: str, row: Any) -> str:
+    """``row[key]`` (a summary, or a table row of one) as ``format_value`` shows it;
+    "—" for a share that is 0 / 0 in it (``aryl.sim.metrics.SHARE_OF``)."""
+    from ..sim.metrics import undefined_share
+
+    return "—" if undefined_share(key, row) else format_value(key, row[key])
+
+
 def format_value(key: str, value: Any) -> str:
     """A summary value for a table: counts with separators, ratios as %, times in s,
     hours and factors as ``aryl._display.metric`` shows them."""
@@ -283,7 +291,10 @@ def compare_table(table: Any) -> Table:
         + ["JCT speed-up", "queue speed-up"]
     )
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
-    shown = [[row[0]] + [f.format(v) for f, v in zip(formats, row[1:])] for row in rows]
+    shown = [
+        [row[0]] + ["—" if v != v else f.format(v) for f, v in zip(formats, row[1:])]
+        for row in rows
+    ]  # v != v: NaN, a speed-up over a mean of 0
     return Table(header, rows, shown)
 
 
@@ -296,8 +307,8 @@ def ledger_table(table: Any) -> Table:
     header = ["loaning ledger"] + [METRICS[k].header for k in LEDGER_KEYS]
     rows = [[name, *(row[k] for k in LEDGER_KEYS)] for name, row in table.iterrows()]
     shown = [
-        [name, *(format_value(k, v) for k, v in zip(LEDGER_KEYS, values))]
-        for name, *values in rows
+        [name, *(summary_cell(k, row) for k in LEDGER_KEYS)]
+        for name, row in table.iterrows()
     ]
     return Table(header, rows, shown)
 

@@ -22,6 +22,7 @@ from ..defaults import (
 from ..typing import ElasticSelection
 from ..validation import MAX_INT, MAX_SEED, MAX_SEEDS, MAX_WINDOWS, did_you_mean
 from .arguments import (
+    _cache_folder,
     _elastic_range,
     _gpu_speeds,
     _load_source,
@@ -291,8 +292,9 @@ def _engine_arguments(p: argparse.ArgumentParser, engine: str, why: str) -> None
     p.add_argument(
         "--cache",
         metavar="DIR",
-        type=_writable_folder("--cache"),
-        help="cache folder (default OUT/cache)",
+        type=_cache_folder,
+        help="cache folder (default OUT/cache); a read-only one is read, and "
+        "refused only when a run is not in it",
     )
     p.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the cache"

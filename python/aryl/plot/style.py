@@ -144,7 +144,8 @@ def canvas(
     Raises
     ------
     TypeError
-        ``ax`` is not an ``Axes`` (or a sequence of them).
+        ``ax`` is not an ``Axes`` (or a sequence of them), or is not Cartesian
+        (polar, 3D).
     ValueError
         ``figsize`` with ``ax``; the wrong number of axes; axes of several figures.
     """
@@ -160,10 +161,13 @@ def canvas(
     if panels == 0:
         if not isinstance(ax, Axes):
             raise TypeError(f"{what}: ax must be a matplotlib Axes, got {ax!r}")
+        _check_cartesian(ax, what)
         return _root(ax), [ax], False
     given = list(np.asarray(ax, dtype=object).ravel())  # a list, or plt.subplots'
     if not all(isinstance(a, Axes) for a in given):
         raise TypeError(f"{what}: ax must be a sequence of matplotlib Axes, got {ax!r}")
+    for axes in given:
+        _check_cartesian(axes, what)
     if len(given) != panels:
         raise ValueError(
             f"{what} draws {panels} panels: ax must be {panels} Axes, got {len(given)}"
@@ -171,6 +175,16 @@ def canvas(
     if len({id(_root(a)) for a in given}) > 1:
         raise ValueError(f"{what}: the axes in ax must belong to one figure")
     return _root(given[0]), given, False
+
+
+def _check_cartesian(ax: Axes, what: str) -> None:
+    """A ``TypeError`` for polar, 3D or map axes: every figure here is drawn on x-y
+    axes, and matplotlib would fail half-way through drawing on others."""
+    if ax.name != "rectilinear":
+        raise TypeError(
+            f"{what}: ax must be a Cartesian (x-y) matplotlib Axes, got "
+            f"{type(ax).__name__} (projection {ax.name!r})"
+        )
 
 
 def bar_panels(

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import math
+from numbers import Real
 from typing import (
     TYPE_CHECKING,
     Any,
     Dict,
+    Iterable,
     List,
     Mapping,
     Optional,
@@ -512,17 +514,22 @@ def gantt(
         intervals) labelled with its GPUs when wide enough, and a marker where a
         reclaim preempted the job (vermillion X), scaled it in (vermillion
         triangle) or the allocator preempted it (black x).
+
+    Raises
+    ------
+    TypeError
+        ``window`` that is not a pair of numbers, ``jobs`` that is not a sequence,
+        ``ax`` that is not one Cartesian ``Axes`` (polar and 3D axes are refused).
+    ValueError
+        An unknown ``color``, a ``window`` not finite or empty, ``jobs`` naming an
+        unknown job or one twice (or too many), ``figsize`` with ``ax``, a run
+        without history.
     """
     from ..sim.history import intervals
 
     if color not in GANTT_COLORS:
         raise ValueError(f"color must be one of {GANTT_COLORS}, got {color!r}")
-    if window is not None and not (
-        len(window) == 2 and all(map(math.isfinite, window)) and window[0] < window[1]
-    ):
-        raise ValueError(
-            f"window must be finite (start, end) with start < end, got {window!r}"
-        )
+    window = _gantt_window(window)
     table = result.history()
     frame = result.jobs
     if jobs is None:
@@ -623,9 +630,36 @@ def _gantt_marks(ax: Axes, spans: Any, y: np.ndarray, scale: float) -> None:
             )
 
 
+def _gantt_window(window: Any) -> Optional[Tuple[float, float]]:
+    """``gantt``'s ``window`` checked: ``None``, or a (start, end) pair of finite
+    numbers of seconds with start < end."""
+    if window is None:
+        return None
+    pair = (
+        list(window)
+        if isinstance(window, (Sequence, np.ndarray))
+        and not isinstance(window, (str, bytes))
+        else None
+    )
+    if (
+        pair is None
+        or len(pair) != 2
+        or not all(isinstance(t, Real) and not isinstance(t, bool) for t in pair)
+    ):
+        raise TypeError(
+            f"gantt: window must be a (start, end) pair of seconds, got {window!r}"
+        )
+    start, end = float(pair[0]), float(pair[1])
+    if not (math.isfinite(start) and math.isfinite(end) and start < end):
+        raise ValueError(
+            f"gantt: window must be finite (start, end) with start < end, got {window!r}"
+        )
+    return start, end
+
+
 def _gantt_jobs(jobs: Sequence[object], known: Set[object]) -> List[object]:
     """``gantt``'s ``jobs`` checked: a sequence of this run's ids, each once."""
-    if isinstance(jobs, (str, bytes)):
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Iterable):
         raise TypeError(f"gantt: jobs must be a sequence of job ids, got {jobs!r}")
     shown = list(jobs)
     if not 0 < len(shown) <= GANTT_MAX_JOBS:

@@ -13,6 +13,7 @@ from ..defaults import (
     LEND_HOLD_S,
     LOAN_INTERVAL_S,
     PAPER_TRAINING_SERVERS,
+    PLACEMENTS,
     POLLUX_GENERATIONS,
     POLLUX_POPULATION,
     REALLOCATION_OVERHEAD_S,
@@ -54,6 +55,9 @@ class Config:
     submission on), so 2 offers twice the load and 0.5 half; the inference load keeps
     its times. ``horizon``: stop time.
     ``audit``: check the invariants after every event (slow; tests use it).
+    A bad value is refused when the ``Config`` is made, as ``simulate`` and
+    ``sweep`` refuse it: a ``TypeError`` for a wrong type (``loaning='yes'``), a
+    ``ValueError`` out of range (``lend_hold=-1``), naming the field.
 
     Goodput-driven (Pollux workload) runs: ``reallocation_overhead`` is the time
     without progress after every (re)allocation, first start included (30 s, the
@@ -91,6 +95,12 @@ class Config:
     pollux_generations: int = POLLUX_GENERATIONS
     agent: Optional[JobAgent] = None
     start_overhead: float = START_OVERHEAD_S
+
+    def __post_init__(self) -> None:
+        # Every field checked here, as simulate and sweep check them: a bad value is
+        # the same error (type and message) through every door, and is found before
+        # any run (a field changed later is checked again when a run starts).
+        validation.check_config(self, PLACEMENTS)
 
 
 @dataclass

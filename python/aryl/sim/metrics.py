@@ -18,7 +18,7 @@ those preemptions lost and the server-hours the inference side waited for a lent
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Literal, Tuple
+from typing import Any, Dict, Literal, Mapping, Tuple
 
 MetricKind = Literal["time", "ratio", "count", "hours", "factor"]
 
@@ -109,6 +109,25 @@ LEDGER_KEYS: Tuple[str, ...] = (
     "restart_gpu_hours",
     "inference_short_server_hours",
 )
+
+#: The shares that are 0 / 0 in a run without what they are a share of: share key ->
+#: the summary count that is 0 there (no reclaim: no collateral damage to measure;
+#: nothing lent: no share of it used). ``Result.summary()`` gives 0.0 there, so that
+#: summaries compare equal; undefined is not 0, so a replicated comparison's mean
+#: and interval leave those runs out (NaN when no run has one) and tables show "—".
+SHARE_OF: Dict[str, str] = {
+    "collateral_damage": "reclaims",
+    "flexible_reclaim_share": "servers_reclaimed",
+    "lent_used_share": "lent_gpu_hours",
+}
+
+
+def undefined_share(key: str, row: Mapping[str, Any]) -> bool:
+    """Whether ``row``'s (a summary's, or a table row's) share ``key`` is 0 / 0:
+    ``SHARE_OF[key]`` is 0 (or NaN) in it."""
+    of = SHARE_OF.get(key)
+    return of is not None and of in row and not float(row[of]) > 0
+
 
 #: Suffixes of keys derived from a metric (``aryl.sim.compare``'s interval bounds).
 _DERIVED = ("_low", "_high")

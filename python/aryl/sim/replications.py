@@ -70,7 +70,7 @@ from .confidence import (
     t_quantile,
     verdict,
 )
-from .metrics import SUMMARY_KEYS
+from .metrics import SHARE_OF, SUMMARY_KEYS
 from .paper import BASELINE, ORDERINGS, TABLE3_KEYS
 from .provenance import extend_to_jobs
 from .result import Result, job_times
@@ -344,7 +344,7 @@ def assemble(
         mine = _ordered(samples, name)
         row: Dict[str, float] = {}
         for key in SUMMARY_KEYS:
-            e = mean_interval(mine[key].to_numpy(dtype=float), level, _groups(mine))
+            e = _defined_mean(mine, key, level)
             row.update({key: e.value, f"{key}_low": e.low, f"{key}_high": e.high})
         for column, key in SPEEDUPS:
             e = paired_ratio(samples, reference, name, key, level)
@@ -363,6 +363,17 @@ def assemble(
     out.runs = dict(results)
     out.reference = reference
     return out
+
+
+def _defined_mean(mine: pd.DataFrame, key: str, level: float) -> Estimate:
+    """``key``'s mean and interval over one row's replications (``mine``), over those
+    where it is defined: a share (``metrics.SHARE_OF``) is 0 / 0 in a run without what
+    it is a share of, and such runs are left out; NaN when none is left."""
+    if key in SHARE_OF:
+        mine = mine[mine[SHARE_OF[key]].to_numpy(dtype=float) > 0]
+        if mine.empty:
+            return Estimate(math.nan, math.nan, math.nan, 0)
+    return mean_interval(mine[key].to_numpy(dtype=float), level, _groups(mine))
 
 
 def replications_over(samples: pd.DataFrame) -> str:

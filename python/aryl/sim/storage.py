@@ -30,6 +30,7 @@ FIFO, a device or a folder in a file's place is refused, never waited on.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -43,7 +44,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Iterator, Optional, TypeVar, Union
 
 import pandas as pd
 
@@ -132,18 +133,36 @@ def write_folder(
     """Fill a temporary sibling of ``path`` with ``fill(tmp)``, then swap it into place.
 
     The refusal rules of ``save`` apply (checked before ``fill`` runs, and again on what
-    the swap took out, so a folder that appeared meanwhile is given back).
+    the swap took out, so a folder that appeared meanwhile is given back). A full
+    disk or a file-size limit is an ``OSError`` naming ``path``.
     """
     target = _target(path)
     _check_replaceable(target, overwrite)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        fill(tmp)
+        with naming_the_file(str(target)):
+            fill(tmp)
         _publish(tmp, target, overwrite)
     finally:
         _remove(tmp)
     return target
+
+
+@contextlib.contextmanager
+def naming_the_file(where: str) -> Iterator[None]:
+    """Re-raise an ``OSError`` that names no file (a full disk or a file-size limit,
+    as a write or pyarrow reports them) with ``where`` in its message, so the user
+    knows what could not be written."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        why = exc.strerror or str(exc) or type(exc).__name__
+        if exc.errno is None:
+            raise OSError(f"{why} (writing {where})") from None
+        raise OSError(exc.errno, f"{why} (writing {where})") from None
 
 
 def _target(path: PathLike) -> Path:

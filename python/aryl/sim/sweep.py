@@ -30,6 +30,7 @@ and ``"serial"`` for small sweeps and debugging.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -37,7 +38,9 @@ import json
 import math
 import os
 import pickle
+import signal
 import sys
+import threading
 import time
 import warnings
 from concurrent.futures import Future
@@ -220,11 +223,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         for name, (default, _) in PARAMETERS.items()
     }
     validation.text(p["scenario"], "scenario", SCENARIOS)
-    if not isinstance(p["goodput_jobs"], (bool, np.bool_)):
-        raise ValueError(
-            f"goodput_jobs must be True or False, got {p['goodput_jobs']!r}"
-        )
-    p["goodput_jobs"] = bool(p["goodput_jobs"])
+    p["goodput_jobs"] = validation.flag(p["goodput_jobs"], "goodput_jobs")
     p["policy"], preset = scenario_settings(p["scenario"], p["policy"])
     # The simulator's own checks, so a sweep and simulate say the same.
     if is_policy_name(p["policy"]):
@@ -539,10 +538,13 @@ def _ray(address: Optional[str], workers: int) -> Any:
         ) from exc
     if not ray.is_initialized():
         try:
-            if address:
-                ray.init(address=address, log_to_driver=False)
-            else:
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            with _ctrl_c_held():
+                if address:
+                    ray.init(address=address, log_to_driver=False)
+                else:
+                    ray.init(
+                        num_cpus=workers, include_dashboard=False, log_to_driver=False
+                    )
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # Ray's own types; one line, not its traceback
@@ -553,6 +555,36 @@ def _ray(address: Optional[str], workers: int) -> Any:
                 "'processes' runs the sweep without Ray)"
             ) from None
     return ray
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold Ctrl-C while Ray starts, and raise it once Ray has started (or failed to).
+
+    Ray cut short half-way through ``ray.init`` is left half-started: its exit handler
+    can then crash the process (a segfault) and leave its processes running. A second
+    Ctrl-C is not held: it interrupts at once. Only the main thread handles signals.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: List[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:
+            raise KeyboardInterrupt
+        held.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous or signal.SIG_DFL)
+        if held:  # as the handler before would have
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
 
 
 def _run_ray(
@@ -581,7 +613,13 @@ def _run_ray(
                 yield pending.pop(ref), result, seconds, cpu
     except BaseException:
         for ref in pending:
-            ray.cancel(ref)
+            try:
+                ray.cancel(ref)
+            except Exception:  # best effort: Ray may be going down (Ctrl-C) already
+                pass
+        # Drop the references now: freed after a ray.shutdown, Ray complains of them.
+        pending.clear()
+        refs.clear()
         raise
 
 
@@ -632,6 +670,12 @@ class SweepProgress:
         if self.first is None:
             self.first = time.perf_counter()
         self.show()
+
+    def stop(self) -> None:
+        """The sweep stopped early: end the bar's line, so what follows starts on its own."""
+        if self.enabled and self.total and self.done < self.total:
+            self.stream.write("\n")
+            self.stream.flush()
 
     def eta(self) -> Optional[float]:
         """Seconds left, None before the first run finished.
@@ -716,7 +760,9 @@ def sweep(
     workers
         Runs at once on a local engine (default: the CPU count).
     cache
-        ``True``: ``default_cache_dir()``; a folder; or ``False`` for none.
+        ``True``: ``default_cache_dir()``; a folder; or ``False`` for none. A
+        read-only cache is read; when a run is not in it, the sweep raises
+        ``PermissionError`` before anything runs.
     progress
         Show a progress bar on stderr (default: in a terminal or a notebook).
     check
@@ -835,40 +881,61 @@ def sweep_points(
         report, bar = None, SweepProgress(len(points), found, enabled)
     if report is not None:
         report(found, found, len(points))
-    if todo:
-        names = {_trace(p) for _, p in todo}
-        if "embedded" in names and "embedded" not in traces:
-            from ..traces import load_default
+    if todo and folder is not None:
+        _check_writable(folder, len(todo), len(points))
+    try:
+        if todo:
+            names = {_trace(p) for _, p in todo}
+            if "embedded" in names and "embedded" not in traces:
+                from ..traces import load_default
 
-            traces["embedded"] = load_default()
-        traces = {name: traces[name] for name in names}
-        which = _engine(engine, address)
-        check_shippable([p for _, p in todo], which)
-        n = int(workers or os.cpu_count() or 1)
-        runs = (
-            _run_ray(todo, traces, address, n, check)
-            if which == "ray"
-            else _run_local(todo, traces, which, n, check)
-        )
-        shared = which == "threads" and n > 1  # one process's CPU for several runs
-        for done, (i, result, seconds, cpu) in enumerate(runs, found + 1):
-            fresh = {
-                **_row(result, keys[i], trace_fps[i]),
-                "cached": False,
-                "seconds": seconds,
-                "cpu_seconds": math.nan if shared else cpu,
-                "run_by": _run_by(which, n),
-            }
-            rows[i] = fresh
-            if folder is not None:
-                _store(folder / keys[i], result, fresh)
-            if report is not None:
-                report(done, found, len(points))
-            else:
-                bar.step()  # type: ignore[union-attr]  # set when report is None
+                traces["embedded"] = load_default()
+            traces = {name: traces[name] for name in names}
+            which = _engine(engine, address)
+            check_shippable([p for _, p in todo], which)
+            n = int(workers or os.cpu_count() or 1)
+            runs = (
+                _run_ray(todo, traces, address, n, check)
+                if which == "ray"
+                else _run_local(todo, traces, which, n, check)
+            )
+            shared = which == "threads" and n > 1  # one process's CPU for several runs
+            for done, (i, result, seconds, cpu) in enumerate(runs, found + 1):
+                fresh = {
+                    **_row(result, keys[i], trace_fps[i]),
+                    "cached": False,
+                    "seconds": seconds,
+                    "cpu_seconds": math.nan if shared else cpu,
+                    "run_by": _run_by(which, n),
+                }
+                rows[i] = fresh
+                if folder is not None:
+                    _store(folder / keys[i], result, fresh)
+                if report is not None:
+                    report(done, found, len(points))
+                else:
+                    bar.step()  # type: ignore[union-attr]  # set when report is None
+    except BaseException:  # Ctrl-C, a run's error: end the bar's line first
+        if bar is not None:
+            bar.stop()
+        raise
     for i, row in enumerate(rows):
         row["saved"] = None if folder is None else str(folder / keys[i])  # type: ignore[index]
     return _frame(given, resolved, rows, list(varied))
+
+
+def _check_writable(folder: Path, missing: int, total: int) -> None:
+    """A ``PermissionError`` before anything runs when runs must be saved in a cache
+    that cannot be written (a read-only cache that holds every run is only read)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder is made when the first run is saved
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(
+            f"{folder}: the sweep cache is not writable, and {missing} of {total} "
+            "runs are not in it; give a writable cache folder (or run without one: "
+            "cache=False, --no-cache)"
+        )
 
 
 def _run_by(engine: str, workers: int) -> Dict[str, Any]:
