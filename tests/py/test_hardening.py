@@ -722,13 +722,16 @@ def test_memory_does_not_grow_over_repeated_calls():
 def test_ctrl_c_during_compare_exits_130_without_partial_files(tmp_path):
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "-m", "aryl", "compare", "--out", str(out)],
+        # five seeds, uncached: 70 runs on the whole embedded trace, so the signal lands
+        # while they are under way even where one run takes a fraction of a second
+        # (14 runs once finished between the flushed line and the signal under load)
+        [sys.executable, "-m", "aryl", "compare", "--out", str(out)]
+        + ["--seeds", "5", "--no-cache"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    # "Cluster: ..." is flushed once the cluster is sized, just before the 14 runs on
-    # the whole embedded trace (minutes): the signal lands while they are under way.
+    # "Cluster: ..." is flushed once the cluster is sized, just before the runs.
     lines = iter(process.stdout.readline, "")
     assert any(line.startswith("Cluster:") for line in lines)
     assert process.poll() is None, "the compare ended before it was signalled"
