@@ -379,6 +379,8 @@ class RayBackend:
             group = _placement_group(GANG_NAME.format(job))
             if group is not None:
                 self.groups[job] = group
+        # a gang of a job that no longer runs (the controller died removing it) goes
+        _remove_gangs(keep={GANG_NAME.format(job) for job in self.groups})
 
     def register(self, servers: Sequence[Server]) -> None:
         """Check every training server has a live node with its GPUs (a new run
@@ -523,9 +525,7 @@ class RayBackend:
         unplaced = self._wait_placed(gangs)
         started = {
             job: (
-                self._gang(job, joining, gangs[job])
-                if not keep
-                else self._singles(job, joining)
+                self._gang(joining, gangs[job]) if not keep else self._singles(joining)
             )
             for job, (keep, _, joining) in starting.items()
             if job not in unplaced
@@ -581,9 +581,6 @@ class RayBackend:
         """The job's gang reserved as one placement group (not waited for)."""
         groups = _ray("util.placement_group")
         self._remove_group(job)
-        stale = _placement_group(GANG_NAME.format(job))
-        if stale is not None:  # a gang of this job an earlier controller left
-            groups.remove_placement_group(stale)
         self.groups[job] = groups.placement_group(
             [{"GPU": w.gpus} for w in workers],
             bundle_label_selector=[{SERVER_LABEL: str(w.server)} for w in workers],
@@ -613,9 +610,7 @@ class RayBackend:
         if group is not None:
             _ray("util.placement_group").remove_placement_group(group)
 
-    def _gang(
-        self, job: Any, workers: List[Worker], group: Any
-    ) -> List[Tuple[Worker, Any]]:
+    def _gang(self, workers: List[Worker], group: Any) -> List[Tuple[Worker, Any]]:
         """The actors of a placed gang, one per bundle."""
         strategies = _ray("util.scheduling_strategies")
         return [
@@ -631,7 +626,7 @@ class RayBackend:
             for k, w in enumerate(workers)
         ]
 
-    def _singles(self, job: Any, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
+    def _singles(self, workers: List[Worker]) -> List[Tuple[Worker, Any]]:
         """Workers joining a running job, one actor each, pinned by label."""
         return [
             (
@@ -773,13 +768,21 @@ def _clear_leftovers() -> None:
     """Kill the agents and workers and remove the gangs an earlier controller of this
     namespace left: a new run starts on an empty cluster."""
     ray = _ray()
-    util = _ray("util")
     for prefix in (HOST_NAME, WORKER_NAME.format("")):
         for _, actor in _named(prefix):
             ray.kill(actor)
-    for info in util.placement_group_table().values():
+    _remove_gangs(keep=set())
+
+
+def _remove_gangs(keep: set[str]) -> None:
+    """Remove the namespace's live gangs (named placement groups) not in ``keep``."""
+    for info in _ray("util").placement_group_table().values():
         name = info.get("name") or ""
-        if name.startswith(GANG_NAME.format("")) and info.get("state") != "REMOVED":
+        if (
+            name.startswith(GANG_NAME.format(""))
+            and name not in keep
+            and info.get("state") != "REMOVED"
+        ):
             group = _placement_group(name)
             if group is not None:
                 _ray("util.placement_group").remove_placement_group(group)
