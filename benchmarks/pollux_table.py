@@ -18,7 +18,7 @@ plan's runs (row, seed, window, entry) and ``measured.parquet`` each window's me
 jobs, so the table is read from the files alone, whatever the code is then.
 
 ``table``: the table from those files (each row's measured jobs pooled over the windows
-that finished, with batch-means intervals; the paired view on the windows every row
+that finished, with window-bootstrap intervals; the paired view on the windows every row
 finished; the Pollux / Aryl+TunedJobs ratios beside the paper's; the windowing cost,
 K = 1 against K, for the rows run both ways; what it cost). ``--write`` puts it in
 ``benchmarks/README.md`` between its markers (``tests/py/test_pollux_windows.py`` checks
@@ -220,7 +220,7 @@ def tables(folder: Path = RESULTS) -> str:
         f"Windows: **{main_k}** (warm-up {settings['warmup']:,.0f} s), seed "
         f"{int(settings['seed'])}, Pollux at **{int(settings['generations'])}** "
         "generations. Each row's measured jobs pooled over the windows it finished; "
-        "[low, high]: 95% batch-means interval over those windows.\n"
+        "[low, high]: 95% window-bootstrap interval (the windows resampled).\n"
     ]
     planned = pd.read_csv(folder / "manifest.csv")
     planned = set(planned[planned["windows"] == main_k]["row"])

@@ -67,7 +67,6 @@ from .confidence import (
     mean_interval,
     ratio_interval,
     reading,
-    t_quantile,
     verdict,
 )
 from .metrics import SHARE_OF, SUMMARY_KEYS
@@ -451,34 +450,77 @@ def paired_difference(
 POOLED_KEYS = TABLE3_KEYS[:6]
 
 
+#: Resamples of the windows behind ``pooled``'s intervals, and their fixed seed (the
+#: same files give the same table).
+BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED = 2000, 0
+
+
 def pooled(windows: Sequence[Result], level: float = LEVEL) -> Dict[str, Estimate]:
     """The job times of one row's windows pooled: each ``POOLED_KEYS`` statistic over
-    all their measured jobs together, with a batch-means interval.
+    all their measured jobs together, with a window-bootstrap interval.
 
     The value is the statistic of the pooled jobs (every job counts once, as in a
-    whole-trace run); the interval is ``value ± t(K - 1) · s / √K``, ``s`` the standard
-    deviation of the statistic over the ``K`` windows (the batch-means standard error;
-    ``docs/confidence.md``), NaN with one window. ``scaling_ops`` (the total over the
-    windows' jobs) and ``jobs`` (how many) come with ``n`` = the windows pooled.
+    whole-trace run). The interval is a percentile bootstrap over the ``K`` windows
+    (``docs/confidence.md``): ``BOOTSTRAP_RESAMPLES`` times, draw ``K`` windows with
+    replacement, pool their jobs, take the statistic; the bounds are that statistic's
+    ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles. Resampling whole windows keeps
+    the jobs that share a window's load together, and a bound is always a value the
+    pooled jobs could give (never a negative time); with few windows it is narrow.
+    NaN with one window. ``scaling_ops`` (the total over the windows' jobs) and ``jobs``
+    (how many) come with ``n`` = the windows pooled.
     """
     if not windows:
         raise ValueError("pooled needs at least one window's result")
     stacked = job_times(pd.concat([r.jobs for r in windows], ignore_index=True))
-    each = [job_times(r.jobs) for r in windows]
     k = len(windows)
+    draws = None
+    if k > 1:
+        picks = np.random.default_rng(BOOTSTRAP_SEED).integers(
+            0, k, size=(BOOTSTRAP_RESAMPLES, k)
+        )
+        draws = np.stack([np.bincount(row, minlength=k) for row in picks])
     out: Dict[str, Estimate] = {}
     for key in POOLED_KEYS:
         value = stacked[key]
-        half = math.nan
-        if k > 1:
-            spread = float(np.std([e[key] for e in each], ddof=1))
-            half = t_quantile(0.5 + level / 2, k - 1) * spread / math.sqrt(k)
-        out[key] = Estimate(value, value - half, value + half, k)
+        low = high = math.nan
+        if draws is not None:
+            column = "queuing_time" if key.startswith("queuing") else "jct"
+            values = [r.jobs[column].dropna().to_numpy(dtype=float) for r in windows]
+            again = _resampled(values, key.rsplit("_", 1)[1], draws)
+            low, high = np.nanpercentile(again, [50 - 50 * level, 50 + 50 * level])
+        out[key] = Estimate(value, float(low), float(high), k)
     total = float(sum(r.jobs["scaling_ops"].sum() for r in windows))
     out["scaling_ops"] = Estimate(total, math.nan, math.nan, k)
     out["jobs"] = Estimate(
         float(sum(len(r.jobs) for r in windows)), math.nan, math.nan, k
     )
+    return out
+
+
+def _resampled(values: List[np.ndarray], stat: str, draws: np.ndarray) -> np.ndarray:
+    """``stat`` (``mean``, ``median``, ``p95``) of the pooled jobs for each row of
+    ``draws`` (how many times each window is drawn), as ``np.mean`` / ``np.percentile``
+    would give on the drawn windows' values concatenated; NaN where none are drawn."""
+    counts = np.array([len(v) for v in values], dtype=float)
+    if stat == "mean":
+        sums = np.array([v.sum() for v in values])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (draws @ sums) / (draws @ counts)
+    q = {"median": 50.0, "p95": 95.0}[stat] / 100.0
+    every = np.concatenate(values)
+    order = np.argsort(every, kind="stable")
+    ordered = every[order]
+    window = np.repeat(np.arange(len(values)), counts.astype(int))[order]
+    out = np.full(len(draws), math.nan)
+    for b, times in enumerate(draws):
+        upto = np.cumsum(times[window])  # the drawn multiset's ranks, in value order
+        if upto[-1] == 0:
+            continue
+        at = q * (upto[-1] - 1)  # numpy's linear rule on the multiset
+        lo, hi = ordered[
+            np.searchsorted(upto, [math.floor(at), math.ceil(at)], "right")
+        ]
+        out[b] = lo + (hi - lo) * (at - math.floor(at))
     return out
 
 
