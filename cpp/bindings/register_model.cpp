@@ -2,6 +2,8 @@
 
 #include <climits>
 #include <functional>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -89,64 +91,127 @@ std::vector<Worker> workers_from(const py::dict& t) {
   return out;
 }
 
-// The values of attribute `name` of every record, as a new list.
-py::list attribute_values(const py::list& records, const py::str& name) {
-  const auto n = static_cast<Py_ssize_t>(records.size());
-  py::list values(n);
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* value = PyObject_GetAttr(PyList_GET_ITEM(records.ptr(), i), name.ptr());
-    if (value == nullptr) throw py::error_already_set();
-    PyList_SET_ITEM(values.ptr(), i, value);  // steals the reference
+// Fields `names` of every record, record-major (cell i * k + f: a new reference).
+// A record's instance dict is read once and its fields looked up there (a dataclass
+// keeps them there), which is several times faster than one attribute lookup each;
+// a record without a dict, or without the field in it, falls back to getattr.
+class Cells {
+ public:
+  Cells(const py::list& records, const std::vector<py::str>& names)
+      : n_(static_cast<Py_ssize_t>(records.size())), k_(names.size()) {
+    cells_.reserve(static_cast<std::size_t>(n_) * k_);
+    for (Py_ssize_t i = 0; i < n_; ++i) {
+      PyObject* record = PyList_GET_ITEM(records.ptr(), i);
+      PyObject* dict = PyObject_GenericGetDict(record, nullptr);
+      if (dict == nullptr) PyErr_Clear();
+      for (const auto& name : names) {
+        PyObject* value = dict ? PyDict_GetItemWithError(dict, name.ptr()) : nullptr;
+        if (value != nullptr) {
+          Py_INCREF(value);
+        } else {
+          if (PyErr_Occurred()) {
+            Py_XDECREF(dict);
+            throw py::error_already_set();
+          }
+          value = PyObject_GetAttr(record, name.ptr());
+          if (value == nullptr) {
+            Py_XDECREF(dict);
+            throw py::error_already_set();
+          }
+        }
+        cells_.push_back(value);
+      }
+      Py_XDECREF(dict);
+    }
   }
-  return values;
+  Cells(const Cells&) = delete;
+  Cells& operator=(const Cells&) = delete;
+  ~Cells() {
+    for (PyObject* value : cells_) Py_DECREF(value);
+  }
+  Py_ssize_t size() const { return n_; }
+  PyObject* at(Py_ssize_t i, std::size_t field) const {
+    return cells_[static_cast<std::size_t>(i) * k_ + field];
+  }
+
+ private:
+  Py_ssize_t n_;
+  std::size_t k_;
+  std::vector<PyObject*> cells_;
+};
+
+// Field `f` of every record as a 1-d object array; `all_none` says whether every
+// value is None.
+py::array object_column(const Cells& cells, std::size_t f, bool& all_none) {
+  // numpy.empty, kept for the process (never freed: it outlives the interpreter's end)
+  static const auto* empty = new py::object(py::module_::import("numpy").attr("empty"));
+  py::array out = (*empty)(cells.size(), "O");  // every element None
+  auto** data = static_cast<PyObject**>(out.mutable_data());
+  all_none = true;
+  for (Py_ssize_t i = 0; i < cells.size(); ++i) {
+    PyObject* value = cells.at(i, f);
+    all_none = all_none && value == Py_None;
+    Py_INCREF(value);
+    Py_XDECREF(data[i]);
+    data[i] = value;
+  }
+  return out;
 }
 
-// `values` as an array of `kind` ('i': int64, 'f': float64, 'b': bool) when every
-// value is exactly of that kind (an int within 64 bits; a float or an int; a
-// bool), else None: the caller then checks them one by one and names the bad one.
-py::object typed_array(const py::list& values, char kind) {
-  const auto n = static_cast<Py_ssize_t>(values.size());
-  const auto get = [&](Py_ssize_t i) { return PyList_GET_ITEM(values.ptr(), i); };
+// One value exactly of `kind` ('i': an int within 64 bits, 'f': a float or an int,
+// 'b': a bool) written to `out`; false when it is not.
+template <typename T>
+bool typed_value(PyObject* v, char kind, T& out) {
   if (kind == 'i') {
-    py::array_t<std::int64_t> out(n);
-    auto* data = out.mutable_data();
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      int overflow = 0;
-      if (!PyLong_CheckExact(get(i))) return py::none();
-      data[i] = PyLong_AsLongLongAndOverflow(get(i), &overflow);
-      if (overflow != 0) return py::none();
-    }
-    return std::move(out);
+    if (!PyLong_CheckExact(v)) return false;
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    out = static_cast<T>(x);
+    return overflow == 0;
   }
   if (kind == 'f') {
-    py::array_t<double> out(n);
-    auto* data = out.mutable_data();
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      PyObject* v = get(i);
-      if (PyFloat_CheckExact(v)) {
-        data[i] = PyFloat_AS_DOUBLE(v);
-      } else if (PyLong_CheckExact(v)) {
-        data[i] = PyLong_AsDouble(v);
-        if (data[i] == -1.0 && PyErr_Occurred()) {
-          PyErr_Clear();
-          return py::none();
-        }
-      } else {
-        return py::none();
-      }
+    if (PyFloat_CheckExact(v)) {
+      out = static_cast<T>(PyFloat_AS_DOUBLE(v));
+      return true;
     }
-    return std::move(out);
-  }
-  if (kind == 'b') {
-    py::array_t<bool> out(n);
-    auto* data = out.mutable_data();
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      if (get(i) != Py_True && get(i) != Py_False) return py::none();
-      data[i] = get(i) == Py_True;
+    if (!PyLong_CheckExact(v)) return false;
+    const double x = PyLong_AsDouble(v);
+    if (x == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
     }
-    return std::move(out);
+    out = static_cast<T>(x);
+    return true;
   }
-  throw py::value_error(fmt::format("record_columns: unknown kind '{}'", kind));
+  if (v != Py_True && v != Py_False) return false;
+  out = static_cast<T>(v == Py_True);
+  return true;
+}
+
+// Field `f` of every record as an array of element type T when every value is
+// exactly of `kind`, else None (the caller then takes the object column).
+template <typename T>
+py::object typed_column(const Cells& cells, std::size_t f, char kind) {
+  py::array_t<T> out(cells.size());
+  auto* data = out.mutable_data();
+  for (Py_ssize_t i = 0; i < cells.size(); ++i)
+    if (!typed_value(cells.at(i, f), kind, data[i])) return py::none();
+  return std::move(out);
+}
+
+py::object typed_column(const Cells& cells, std::size_t f, char kind) {
+  switch (kind) {
+    case 'i':
+      return typed_column<std::int64_t>(cells, f, kind);
+    case 'f':
+      return typed_column<double>(cells, f, kind);
+    case 'b':
+      return typed_column<bool>(cells, f, kind);
+    case 'O':
+      return py::none();
+    default:
+      throw py::value_error(fmt::format("record_columns: unknown kind '{}'", kind));
+  }
 }
 
 }  // namespace
@@ -158,19 +223,26 @@ void register_model(py::module_& m) {
          const std::string& kinds) {
         if (kinds.size() != names.size())
           throw py::value_error("record_columns: one kind per name");
+        for (char kind : kinds)
+          if (std::string_view("ifbO").find(kind) == std::string_view::npos)
+            throw py::value_error(
+                fmt::format("record_columns: unknown kind '{}'", kind));
+        const std::vector<py::str> fields(names.begin(), names.end());
+        const Cells cells(records, fields);
         py::list out;
-        for (std::size_t k = 0; k < names.size(); ++k) {
-          py::list values = attribute_values(records, py::str(names[k]));
-          py::object typed =
-              kinds[k] == 'O' ? py::none() : typed_array(values, kinds[k]);
-          out.append(py::make_tuple(values, typed));
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+          py::object typed = typed_column(cells, f, kinds[f]);
+          bool all_none = false;
+          if (typed.is_none()) typed = object_column(cells, f, all_none);
+          out.append(py::make_tuple(typed, all_none));
         }
         return out;
       },
       py::arg("records"), py::arg("names"), py::arg("kinds"),
-      "Fields `names` of a list of records in one pass each: per field, (the list "
-      "of its values, their array of kind 'i' int64, 'f' float64 or 'b' bool, or "
-      "None when a value is not exactly of that kind or the kind is 'O').");
+      "Fields `names` of a list of records in one pass: per field, (its "
+      "column, whether every value is None). The column is an array of kind "
+      "'i' int64, 'f' float64 or 'b' bool when every value is exactly of that "
+      "kind, else (or for kind 'O') a 1-d object array of the values.");
   // The size limits every record check uses (aryl/model.hpp), for Python to check
   // counts before it builds records.
   m.attr("max_server_gpus") = max_server_gpus;

@@ -614,20 +614,23 @@ def test_results_expose_indices_and_build_friendly_objects_lazily():
 def test_records_are_read_in_one_pass_and_odd_values_take_the_checked_path():
     jobs = [aryl.Job("a", 4, 1, 2, 60.0), aryl.Job("b", 8, 1, 1, 30)]
     read = _core.record_columns(
-        jobs, ["id", "gpus_per_worker", "duration", "hetero"], "Oifb"
+        jobs, ["id", "gpus_per_worker", "duration", "hetero", "user"], "OifbO"
     )
-    assert [values for values, _ in read] == [
+    assert [column.tolist() for column, _ in read] == [
         ["a", "b"],
         [4, 8],
         [60.0, 30.0],
         [False, False],
+        [None, None],
     ]
-    assert read[0][1] is None  # ids stay values
-    assert read[1][1].dtype == np.int64 and read[1][1].tolist() == [4, 8]
-    assert read[2][1].dtype == np.float64 and read[3][1].dtype == bool
-    # a value that is not exactly of the field's kind: no array, the caller checks
+    assert read[0][0].dtype == object  # ids stay values
+    assert read[1][0].dtype == np.int64 and read[2][0].dtype == np.float64
+    assert read[3][0].dtype == bool
+    assert [all_none for _, all_none in read] == [False] * 4 + [True]
+    # a value that is not exactly of the field's kind: its values, the caller checks
     odd = [aryl.Job("c", 4, 1, 2**70, 60.0)]  # beyond 64 bits
-    assert _core.record_columns(odd, ["max_workers"], "i")[0][1] is None
+    (column, _), = _core.record_columns(odd, ["max_workers"], "i")
+    assert column.dtype == object and column.tolist() == [2**70]
     with pytest.raises(ValueError, match=r"job 'c': max_workers must be in"):
         ClusterState.from_records([aryl.Server("t")], odd)
     with pytest.raises(ValueError, match="unknown kind 'x'"):

@@ -118,12 +118,11 @@ def _records_columns(records: Records, what: str) -> Dict[str, Any]:
     fields = dataclasses.fields(cls)
     kinds = "".join(_KINDS.get((what, f.name), "O") for f in fields)
     read = _core.record_columns(items, [f.name for f in fields], kinds)  # one C pass
-    columns: Dict[str, Any] = {}
-    for f, (values, typed) in zip(fields, read):
-        if f.default is None and values.count(None) == len(values):
-            continue  # an optional field nobody gave (Worker.gpus): its default
-        columns[f.name] = typed if typed is not None else _objects(values)
-    return columns
+    return {
+        f.name: column
+        for f, (column, all_none) in zip(fields, read)
+        if not (f.default is None and all_none)  # optional, nobody gave it: default
+    }
 
 
 def _label(what: str, ids: np.ndarray, row: int) -> str:
@@ -236,7 +235,10 @@ def _keys(ids: np.ndarray, raw: Any = None) -> np.ndarray:
 
 
 def _ids(columns: Dict[str, Any], key: str = "id") -> np.ndarray:
-    return _objects(np.asarray(columns[key]).tolist())
+    ids = columns[key]
+    if isinstance(ids, np.ndarray) and ids.dtype == object and ids.ndim == 1:
+        return ids.copy()
+    return _objects(np.asarray(ids).tolist())
 
 
 def _job_table(columns: Dict[str, Any], n: int) -> Table:
@@ -361,6 +363,10 @@ def _any_columns(data: Any, what: str) -> Dict[str, Any]:
     return _records_columns(data, what)
 
 
+#: The ids argument of a worker column's check (a worker is named by its row).
+_NO_IDS = np.empty(0, dtype=object)
+
+
 def _worker_table(
     columns: Dict[str, Any],
     jobs: Table,
@@ -371,7 +377,6 @@ def _worker_table(
     job_ids = np.asarray(columns["job"]).tolist()
     server_ids = np.asarray(columns["server"]).tolist()
     n = len(job_ids)
-    rows = _objects(range(n))
     job_rows = list(map(job_index.get, job_ids))  # None: an unknown id
     server_rows = list(map(server_index.get, server_ids))
     if None in job_rows or None in server_rows:
@@ -386,7 +391,7 @@ def _worker_table(
     table["flexible"] = (
         np.zeros(n, dtype=bool)
         if flexible is None
-        else _flag_column(np.asarray(flexible), "flexible", "worker", rows)
+        else _flag_column(np.asarray(flexible), "flexible", "worker", _NO_IDS)
     )
     gpus = columns.get("gpus")
     if gpus is not None:
