@@ -629,7 +629,7 @@ def test_records_are_read_in_one_pass_and_odd_values_take_the_checked_path():
     assert [all_none for _, all_none in read] == [False] * 4 + [True]
     # a value that is not exactly of the field's kind: its values, the caller checks
     odd = [aryl.Job("c", 4, 1, 2**70, 60.0)]  # beyond 64 bits
-    (column, _), = _core.record_columns(odd, ["max_workers"], "i")
+    ((column, _),) = _core.record_columns(odd, ["max_workers"], "i")
     assert column.dtype == object and column.tolist() == [2**70]
     with pytest.raises(ValueError, match=r"job 'c': max_workers must be in"):
         ClusterState.from_records([aryl.Server("t")], odd)
