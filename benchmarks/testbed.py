@@ -12,12 +12,14 @@ the embedded Alibaba load over the same window. Each row (Aryl: Basic scenario, 
 and elasticity; Baseline: FIFO, no loaning, no elasticity) runs live at compression C
 with emulated jobs, then in the simulator on the same jobs, servers and load; both use
 ``restart_overhead = 0`` (live, restarts cost what they really cost, C-fold). Then the
-simulator again with ``start_overhead`` set to what live measured (the median wall time
-one decision's starts waited for Ray, C-fold: ``RayBackend.waits``), which says how much
-of the difference the start latency explains.
+simulator again with ``start_overhead`` set to what live measured (the mean wall time a
+job's start waited for Ray, C-fold: ``RayBackend.waits``), which says how much of the
+difference the start latency explains; ``testbed_diff.py`` then compares the runs job by
+job and replays each job's own measured latency.
 
 Run: nice -n 10 python benchmarks/testbed.py [--compression C] [--rows aryl,baseline]
-[--jobs N] (N: only the window's first N jobs, a smoke run)
+[--jobs N] [--out DIR] (N: only the window's first N jobs, a smoke run; DIR: keep
+each row's live journal and results, for benchmarks/testbed_diff.py)
 (default C = 60: each row's ~10 simulated hours take ~10 wall minutes)
 """
 
@@ -25,10 +27,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import statistics
 import tempfile
 import time
-from typing import Any, Dict, List, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
 
 from _common import machine, table
 
@@ -77,20 +81,39 @@ def testbed_trace() -> Tuple[Any, Any]:
     )
 
 
-def run_row(name: str, frame: Any, load: Any, compression: float) -> Dict[str, Any]:
-    """The row live and simulated: their summaries and the wall time."""
+def row_arguments(name: str, frame: Any, load: Any) -> Tuple[Dict[str, Any], Any, Any]:
+    """(``simulate``'s arguments, cluster, config) of row ``name`` (``aryl`` or
+    ``baseline``): what the live run and its simulations share."""
+    from aryl import sim
+    from aryl.sim.runs import run_arguments, trace_jobs
+
+    scenario = "baseline" if name == "baseline" else "basic"
+    run = run_arguments(
+        trace_jobs(frame),
+        load,
+        scenario_name=scenario,
+        config={"restart_overhead": 0.0},
+    )
+    return run, sim.Cluster(TRAINING, INFERENCE), sim.Config(**run["config"])
+
+
+def run_row(
+    name: str, frame: Any, load: Any, compression: float, out: Optional[Path] = None
+) -> Dict[str, Any]:
+    """The row live and simulated: their results, the start waits and the wall time.
+
+    ``out``: a folder for the row's live journal (every job's workers over time) and the
+    three results (the simulated ones with their allocation history), to compare the
+    runs job by job (``benchmarks/testbed_diff.py``)."""
     from aryl import sim
     from aryl.live import Clock, Controller
     from aryl.live.ray_backend import LocalCluster, RayBackend
-    from aryl.sim.runs import run_arguments, trace_jobs
 
-    jobs = trace_jobs(frame)
-    scenario = "baseline" if name == "baseline" else "basic"
-    run = run_arguments(
-        jobs, load, scenario_name=scenario, config={"restart_overhead": 0.0}
-    )
-    cluster = sim.Cluster(TRAINING, INFERENCE)
-    config = sim.Config(**run["config"])
+    run, cluster, config = row_arguments(name, frame, load)
+    journal = None
+    if out is not None:
+        (out / name).mkdir(parents=True, exist_ok=False)
+        journal = out / name / "journal.jsonl"
     start = time.monotonic()
     # relaxed health checks: nothing fails here, and a busy machine misses heartbeats
     with LocalCluster(cluster.servers(), health_check_ms=5000) as nodes:
@@ -105,19 +128,28 @@ def run_row(name: str, frame: Any, load: Any, compression: float) -> Dict[str, A
                 run["inference_load"] if config.loaning else None,
                 config,
                 Clock(compression),
+                journal=journal,
             ).run()
         finally:
             backend.shutdown()
     wall = time.monotonic() - start
-    simulated = sim.simulate(cluster=cluster, **{**run, "config": config})
-    starts = [w for kind, _, w in backend.waits if kind == "start"]
+    simulated = sim.simulate(cluster=cluster, history=True, **{**run, "config": config})
+    starts = [(n, w) for kind, n, w in backend.waits if kind == "start"]
     lends = [w for kind, _, w in backend.waits if kind == "lend"]
-    # what live shows, taught to the simulator: each start's wall wait, C-fold
-    overhead = compression * statistics.median(starts) if starts else 0.0
+    overhead = backend.start_overhead()
     calibrated = sim.simulate(
         cluster=cluster,
+        history=True,
         **{**run, "config": dataclasses.replace(config, start_overhead=overhead)},
     )
+    if out is not None:
+        for label, result in (
+            ("live", live),
+            ("simulated", simulated),
+            ("calibrated", calibrated),
+        ):
+            result.save(out / name / label)
+        (out / name / "waits.json").write_text(json.dumps(backend.waits))
     return {
         "live": live,
         "simulated": simulated,
@@ -126,7 +158,7 @@ def run_row(name: str, frame: Any, load: Any, compression: float) -> Dict[str, A
         "starts": starts,
         "lends": lends,
         "wall": wall,
-        "jobs": len(jobs),
+        "jobs": len(run["jobs"]),
     }
 
 
@@ -139,6 +171,11 @@ def main() -> None:
     parser.add_argument(
         "--jobs", type=int, help="only the window's first N jobs (smoke)"
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="a new folder for each row's journal and results (compare them with testbed_diff.py)",
+    )
     args = parser.parse_args()
     frame, load = testbed_trace()
     frame = frame.iloc[: args.jobs]
@@ -147,14 +184,15 @@ def main() -> None:
     keys = TABLE3_KEYS[:6]  # queuing and JCT: mean, median, p95
     rows: List[List[Any]] = []
     for name in args.rows.split(","):
-        out = run_row(name, frame, load, args.compression)
+        out = run_row(name, frame, load, args.compression, args.out)
         a, b = out["live"].summary(), out["simulated"].summary()
         c = out["calibrated"].summary()
         starts, lends = out["starts"], out["lends"]
         print(
-            f"{name}: {len(starts)} start waits, median {_median(starts)} s wall "
-            f"(= {out['overhead']:,.0f} s simulated at C = {args.compression:g}); "
-            f"{len(lends)} lends, median {_median(lends)} s wall"
+            f"{name}: {len(starts)} decisions' start waits, median "
+            f"{_median([w for _, w in starts])} s wall, mean per job started "
+            f"{out['overhead'] / args.compression:.2f} s (= {out['overhead']:,.0f} s simulated at "
+            f"C = {args.compression:g}); {len(lends)} lends, median {_median(lends)} s wall"
         )
         calibrated = f"simulated, start overhead {out['overhead']:,.0f} s"
         for label, s in (("live", a), ("simulated", b), (calibrated, c)):

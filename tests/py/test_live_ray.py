@@ -8,6 +8,7 @@ One cluster for the module (a head and the training servers; inference servers j
 when lent), shut down even when a test fails; about a minute of wall time here."""
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -41,8 +42,14 @@ def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
     command += ["--local-cluster", "2+2", "--compression", str(C), "--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "live vs simulated: mean JCT" in done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "live vs simulated: mean JCT" in said
+    # the simulator again with the start latency measured on this cluster
+    assert re.search(r"with the measured start latency \(\d[\d,]* s a start\)", said)
     from aryl import sim
+
+    taught = sim.load(out / "calibrated")
+    assert taught.provenance.config["start_overhead"] > 0
 
     live = sim.load(out / "live").check()
     assert live.jobs["finish_time"].notna().all()

@@ -495,6 +495,17 @@ class RayBackend:
             )
         return self._host_handle
 
+    def start_overhead(self) -> float:
+        """The mean time a job's start waited for Ray so far, in simulated seconds
+        (``RayBackend.waits``, each of a decision's jobs waiting the whole wait, times
+        the compression); 0.0 before any start. As ``Config.start_overhead`` it teaches
+        the simulator this cluster's start latency: the mean, since the simulator
+        charges it at every start and the waits are skewed (a run's first starts wait
+        for Ray's worker processes to come up)."""
+        starts = [(n, w) for kind, n, w in self.waits if kind == "start"]
+        jobs = sum(n for n, _ in starts)
+        return self.compression * sum(n * w for n, w in starts) / jobs if jobs else 0.0
+
     def set_workers(self, job: Any, workers: Sequence[Worker]) -> None:
         """Start and stop actors so that ``job`` holds ``workers``."""
         self.set_workers_many({job: workers})

@@ -505,7 +505,8 @@ def _resampled(values: List[np.ndarray], stat: str, draws: np.ndarray) -> np.nda
     if stat == "mean":
         sums = np.array([v.sum() for v in values])
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (draws @ sums) / (draws @ counts)
+            means: np.ndarray = (draws @ sums) / (draws @ counts)
+        return means
     q = {"median": 50.0, "p95": 95.0}[stat] / 100.0
     every = np.concatenate(values)
     order = np.argsort(every, kind="stable")
