@@ -40,6 +40,8 @@ def int_column(values: Any) -> Optional[np.ndarray]:
     """Whole, finite numbers as int64; ``None`` if any value is not one."""
     array = _plain(values, int)
     kind = array.dtype.kind
+    if kind == "u" and len(array) and array.max() > np.iinfo(np.int64).max:
+        return None  # beyond int64 (NumPy reads 2**63 alone as uint64): would wrap
     if kind in "iu":
         return array.astype(np.int64)
     whole = (

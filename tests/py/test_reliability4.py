@@ -273,11 +273,18 @@ def test_compare_replications_check_their_arguments_up_front(kwargs, error, mess
         sim.compare(TWO_JOBS, sim.Cluster(1, 0), ONE_ROW, **kwargs)
 
 
-def test_a_huge_int_field_names_the_job_and_is_not_wrapped():
-    jobs = [Job("a", 8, 1, 1, 60.0), Job("big", 8, 1, 2**63, 60.0)]
+@pytest.mark.parametrize(
+    "jobs",
+    [
+        [Job("a", 8, 1, 1, 60.0), Job("big", 8, 1, 2**63, 60.0)],
+        [Job("big", 8, 1, 2**63, 60.0)],  # alone, NumPy reads 2**63 as uint64
+    ],
+)
+def test_a_huge_int_field_names_the_job_and_is_not_wrapped(jobs):
     for build in (
         lambda: sim.simulate(jobs, sim.Cluster(1, 0)),
         lambda: aryl.ClusterState.from_records([Server("s")], jobs),
+        lambda: aryl.schedule(jobs, [Server("s")]),
     ):
         with pytest.raises(
             ValueError, match=r"job 'big': max_workers .*, got 9223372036854775808$"
