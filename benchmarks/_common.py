@@ -46,28 +46,25 @@ def cpu_seconds(
     return median_seconds(fn, repeat, min_total, clock=time.process_time)
 
 
-def paired_cpu_seconds(
-    first: Callable[[], object],
-    second: Callable[[], object],
-    repeat: int = 30,
-    min_total: float = 0.2,
+def alternated_cpu_seconds(
+    *fns: Callable[[], object], repeat: int = 30, min_total: float = 0.2
 ) -> tuple:
-    """Median CPU times of first() and second(), called alternately.
+    """Median CPU times of each of ``fns``, called in turn, round after round.
 
-    Alternating keeps a ratio of the two honest on a machine whose load changes
-    during the run.
+    Alternating keeps their ratios honest on a machine whose load (or clock speed)
+    changes during the run: each round reads every function under the same conditions.
     """
-    first(), second()  # warm-up
-    a: List[float] = []
-    b: List[float] = []
-    while len(a) < repeat or sum(a) + sum(b) < min_total:
-        for fn, times in ((first, a), (second, b)):
+    for fn in fns:  # warm-up
+        fn()
+    times: List[List[float]] = [[] for _ in fns]
+    while len(times[0]) < repeat or sum(map(sum, times)) < min_total:
+        for fn, readings in zip(fns, times):
             start = time.process_time()
             fn()
-            times.append(time.process_time() - start)
-        if len(a) >= 20 * repeat:
+            readings.append(time.process_time() - start)
+        if len(times[0]) >= 20 * repeat:
             break
-    return statistics.median(a), statistics.median(b)
+    return tuple(statistics.median(t) for t in times)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -25,11 +25,11 @@ from reference.reclaim import aryl_reclaim
 
 import aryl
 from _common import (
+    alternated_cpu_seconds,
     cpu_seconds,
     fmt_time,
     machine,
     median_seconds,
-    paired_cpu_seconds,
     records_api_table,
     table,
 )
@@ -90,12 +90,12 @@ def state_speed() -> str:
     )
     rows = []
     for n in (1, 10, 100, 300):
-        kernel, via_state = paired_cpu_seconds(
+        kernel, via_state = alternated_cpu_seconds(
             lambda: _core.reclaim(state._core, n, "aryl"),
             lambda: state.reclaim(n),
             repeat=200,
         )
-        kernel_again, with_plan = paired_cpu_seconds(
+        kernel_again, with_plan = alternated_cpu_seconds(
             lambda: _core.reclaim(state._core, n, "aryl"),
             lambda: state.reclaim(n).plan,
             repeat=200,
@@ -182,21 +182,21 @@ def speed() -> str:
 def records_speed(n: int = 100) -> str:
     """The records API (``aryl.reclaim`` on lists of records: build the state, then
     reclaim) against the kernel and the plain-Python reference, in CPU time
-    (``time.process_time``: the machine is shared), on the 1,000-server cluster."""
+    (``time.process_time``: the machine is shared), on the 1,000-server cluster; the
+    four are read in turn, round after round, so that their ratios share conditions."""
     servers, jobs, workers = big_cluster()
     state = aryl.ClusterState.from_records(servers, jobs, workers)
     on_loan = [i for i, s in enumerate(servers) if s.on_loan]
     pairs = [(state._job_index[w.job], state._server_index[w.server]) for w in workers]
     mins = [j.min_workers for j in jobs]
-    kernel, api = paired_cpu_seconds(
+    kernel, build, api, python = alternated_cpu_seconds(  # each round reads all four
         partial(_core.reclaim, state._core, n, "aryl"),
+        partial(aryl.ClusterState.from_records, servers, jobs, workers),
         partial(aryl.reclaim, servers, jobs, workers, n),
-        repeat=30,
+        partial(aryl_reclaim, on_loan, pairs, mins, n),
+        repeat=9,
+        min_total=0,
     )
-    build = cpu_seconds(
-        lambda: aryl.ClusterState.from_records(servers, jobs, workers), repeat=30
-    )
-    python = cpu_seconds(partial(aryl_reclaim, on_loan, pairs, mins, n), repeat=3)
     return (
         f"reclaim {n} of {len(on_loan)} on-loan servers, {len(jobs)} jobs, "
         f"{len(workers)} workers; plain Python / records API = {python / api:.0f}×\n\n"

@@ -22,10 +22,10 @@ from reference.schedule import schedule as reference_schedule
 import aryl
 import knapsack as knapsack_benchmark
 from _common import (
+    alternated_cpu_seconds,
     cpu_seconds,
     fmt_time,
     median_seconds,
-    paired_cpu_seconds,
     records_api_table,
     table,
 )
@@ -92,12 +92,12 @@ def state_epoch() -> str:
 
     rows = []
     for policy in aryl.defaults.SCHEDULE_POLICIES:
-        kernel, whole = paired_cpu_seconds(
+        kernel, whole = alternated_cpu_seconds(
             lambda: kernel_call(policy),
             lambda: state.schedule(policy=policy),
             repeat=20,
         )
-        kernel_again, friendly = paired_cpu_seconds(
+        kernel_again, friendly = alternated_cpu_seconds(
             lambda: kernel_call(policy),
             lambda: state.schedule(policy=policy).decision,
             repeat=10,
@@ -190,16 +190,15 @@ def records_speed() -> str:
     servers += [aryl.Server(f"l{i}", "inference", on_loan=True) for i in range(100)]
     jobs = queued_jobs()
     state = aryl.ClusterState.from_records(servers, jobs, [])
-    kernel, api = paired_cpu_seconds(
-        partial(_core.schedule, state._core),
-        partial(aryl.schedule, jobs, servers),
-        repeat=10,
-    )
-    build = cpu_seconds(
-        lambda: aryl.ClusterState.from_records(servers, jobs, []), repeat=10
-    )
     records = state.servers(), state.jobs()
-    python = cpu_seconds(lambda: reference_schedule(*records, []), repeat=3)
+    kernel, build, api, python = alternated_cpu_seconds(  # each round reads all four
+        partial(_core.schedule, state._core),
+        partial(aryl.ClusterState.from_records, servers, jobs, []),
+        partial(aryl.schedule, jobs, servers),
+        lambda: reference_schedule(*records, []),
+        repeat=5,
+        min_total=0,
+    )
     return (
         f"{len(jobs)} queued jobs, {len(servers)} servers; plain Python / records "
         f"API = {python / api:.0f}×\n\n"
@@ -237,7 +236,7 @@ def live_epoch() -> str:
         state.advance(60.0)
         return state.schedule()
 
-    python, core = paired_cpu_seconds(rebuilt, kept, repeat=20)
+    python, core = alternated_cpu_seconds(rebuilt, kept, repeat=20)
     running = len({w.job for w in state.workers()})
     return table(
         [f"epoch (500 servers, 2,000 jobs, {running} running)", "time"],
