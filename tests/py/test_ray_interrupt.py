@@ -1,5 +1,6 @@
 """Ctrl-C in the first seconds of a sweep or a comparison on Ray (the audit's N17):
-exit 130 with one line, no traceback, no crash, and no Ray process left behind.
+exit 130 with one line, no traceback, no crash, and no Ray process left behind; SIGTERM
+alike, with 143.
 
 The command runs in its own session, as from a terminal, and the signal goes to its
 whole process group (as Ctrl-C does). It is sent at a moment the command has said it
@@ -70,18 +71,22 @@ def left_behind(session, marker):
     return found
 
 
-def interrupted(tmp_path, argv, mark):
-    """Run ``aryl argv``, send Ctrl-C once ``mark`` is printed; (status, stderr)."""
+def interrupted(tmp_path, argv, mark, signum=signal.SIGINT):
+    """Run ``aryl argv``, signal it once ``mark`` is printed; (status, stderr).
+
+    SIGINT goes to the whole process group, as Ctrl-C does; SIGTERM to the command's
+    process only, as ``kill`` or a job's time limit sends it (Ray's processes are then
+    the command's to stop)."""
     # Ray's session files (its processes name this folder); short, as Ray's socket
     # paths must fit in 107 bytes
     temp = tempfile.mkdtemp(prefix="aryl-ray-")
     try:
-        return _interrupted(tmp_path, argv, mark, temp)
+        return _interrupted(tmp_path, argv, mark, temp, signum)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _interrupted(tmp_path, argv, mark, temp):
+def _interrupted(tmp_path, argv, mark, temp, signum):
     env = {**os.environ, "RAY_TMPDIR": temp, "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(
         [sys.executable, "-c", WRAPPER, *argv, "--out", str(tmp_path / "out")],
@@ -100,7 +105,10 @@ def _interrupted(tmp_path, argv, mark, temp):
             if mark == WHILE_RAY_STARTS:  # and once its first services run
                 while not (process.poll() or left_behind(-1, f"{temp}/")):
                     time.sleep(0.01)
-            os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the whole process group
+            if signum == signal.SIGINT:
+                os.killpg(process.pid, signum)  # Ctrl-C: the whole process group
+            else:
+                os.kill(process.pid, signum)
             _, stderr = process.communicate(timeout=180)
         finally:
             if process.poll() is None:
@@ -117,9 +125,9 @@ def _interrupted(tmp_path, argv, mark, temp):
     return process.returncode, stderr
 
 
-def assert_one_line(status, stderr, line):
+def assert_one_line(status, stderr, line, signum=signal.SIGINT):
     ours = [s for s in stderr.splitlines() if s.startswith("aryl:")]
-    assert status == 130, stderr
+    assert status == 128 + signum, stderr
     assert ours == [line], stderr
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
 
@@ -144,3 +152,21 @@ def test_ctrl_c_while_ray_starts_in_a_compare_exits_130_with_one_line(tmp_path):
     status, stderr = interrupted(tmp_path, COMPARE, WHILE_RAY_STARTS)
     assert_one_line(status, stderr, "aryl: interrupted")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".aryl-output"]
+
+
+@pytest.mark.parametrize(
+    "mark",
+    [WHILE_RAY_STARTS, "MARK runs in flight"],
+    ids=["while-ray-starts", "runs-in-flight"],
+)
+def test_sigterm_in_a_ray_sweep_stops_ray_and_exits_143(tmp_path, mark):
+    """``kill`` (or a job's time limit) on the command alone: Ray stopped all the same."""
+    status, stderr = interrupted(tmp_path, SWEEP, mark, signal.SIGTERM)
+    cache = tmp_path / "out" / "cache"
+    assert_one_line(
+        status,
+        stderr,
+        f"aryl: sweep interrupted; the finished runs are cached in {cache}: run it "
+        "again to resume",
+        signal.SIGTERM,
+    )

@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from .arguments import parse_grid
 from .commands import Interrupted
@@ -80,7 +80,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     A bad option value (a count, a number, a name, a path) stops at parse time with
     one line and ``SystemExit(2)``; other bad input (a file's contents, a sweep
     parameter) prints one line and returns 2 before any simulation; Ctrl-C prints
-    one line and returns 130, leaving no partial output file behind; running out of
+    one line and returns 130, leaving no partial output file behind (SIGTERM alike,
+    returning 143, with no Ray process left behind); running out of
     memory prints one line and returns 1. Bare ``aryl`` prints the usage (status 2); a
     mistyped command, choice or option (options are spelt in full) is answered with the
     closest one ("did you mean").
@@ -129,36 +130,47 @@ def _run(args: argparse.Namespace) -> int:
             _stop_ray()
             gc.collect()
     print(f"aryl: {said}", file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return 128 + sigint.signum if sigint.signum else EXIT_INTERRUPTED
 
 
 class _Sigint:
-    """Ctrl-C raises ``KeyboardInterrupt`` as usual, and is remembered (``seen``), so
-    that an error it caused on its way out (a Ray task or call cut short) still ends
-    the command as interrupted. Once the command is ending so (``deaf``), more Ctrl-C
-    is ignored, to the exit: shutting Ray down half-way could crash it. Otherwise the
-    previous handler is put back on exit."""
+    """Ctrl-C (SIGINT) and SIGTERM raise ``KeyboardInterrupt``, and are remembered
+    (``seen``, ``signum``), so that an error one caused on its way out (a Ray task or
+    call cut short) still ends the command as interrupted, through the same clean-up
+    (a ``--local-cluster`` shut down, Ray stopped: a terminated command leaves no
+    process behind), with status 128 + the signal's number. Once the command is ending
+    so (``deaf``), more of either is ignored, to the exit: shutting Ray down half-way
+    could crash it. Otherwise the previous handlers are put back on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
-        self.seen = self.deaf = self.installed = False
-        self.previous: Any = None
+        self.seen = self.deaf = False
+        self.signum = 0
+        self.previous: Dict[int, Any] = {}
 
     def __enter__(self) -> _Sigint:
         if threading.current_thread() is threading.main_thread():  # else: cannot
-            self.previous = signal.signal(signal.SIGINT, self._handle)
-            self.installed = True
+            for signum in self.SIGNALS:
+                self.previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.deaf:
             return
         self.seen = True
+        self.signum = self.signum or signum
+        # what a Ray start cut short leaves to the garbage collector (its processes'
+        # handles, "still running": Ray stops them itself) is not the user's to read;
+        # main's catch_warnings scopes this to the command
+        warnings.filterwarnings("ignore", category=ResourceWarning)
         raise KeyboardInterrupt
 
     def __exit__(self, *exc: Any) -> None:
-        if self.installed:  # previous None: a handler not set from Python (default)
-            handler = signal.SIG_IGN if self.deaf else self.previous or signal.SIG_DFL
-            signal.signal(signal.SIGINT, handler)
+        for signum, previous in self.previous.items():
+            # previous None: a handler not set from Python (the default)
+            handler = signal.SIG_IGN if self.deaf else previous or signal.SIG_DFL
+            signal.signal(signum, handler)
 
 
 def _stop_ray() -> None:

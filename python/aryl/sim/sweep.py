@@ -559,11 +559,12 @@ def _ray(address: Optional[str], workers: int) -> Any:
 
 @contextlib.contextmanager
 def _ctrl_c_held() -> Iterator[None]:
-    """Hold Ctrl-C while Ray starts, and raise it once Ray has started (or failed to).
+    """Hold Ctrl-C (and SIGTERM) while Ray starts, and deliver it once Ray has
+    started (or failed to).
 
     Ray cut short half-way through ``ray.init`` is left half-started: its exit handler
     can then crash the process (a segfault) and leave its processes running. A second
-    Ctrl-C is not held: it interrupts at once. Only the main thread handles signals.
+    signal is not held: it interrupts at once. Only the main thread handles signals.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -575,15 +576,28 @@ def _ctrl_c_held() -> Iterator[None]:
             raise KeyboardInterrupt
         held.append(signum)
 
-    previous = signal.signal(signal.SIGINT, hold)
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous: Dict[int, Any] = {
+        signum: signal.signal(signum, hold) for signum in signals
+    }
     try:
         yield
+    except SystemExit as stop:
+        # ray.init puts its own SIGTERM handler first thing (documented: it exits
+        # with the signal's number); a SIGTERM then ends init this way: held too
+        if stop.code != signal.SIGTERM:
+            raise
+        held.append(signal.SIGTERM)
     finally:
-        signal.signal(signal.SIGINT, previous or signal.SIG_DFL)
+        for signum in signals:
+            signal.signal(signum, previous[signum] or signal.SIG_DFL)
         if held:  # as the handler before would have
-            if callable(previous):
-                previous(signal.SIGINT, None)
-            elif previous != signal.SIG_IGN:
+            before = previous[held[0]]
+            if callable(before):
+                before(held[0], None)
+            elif before == signal.SIG_DFL and held[0] == signal.SIGTERM:
+                signal.raise_signal(signal.SIGTERM)  # Python's default: ends it
+            elif before != signal.SIG_IGN:
                 raise KeyboardInterrupt
 
 
