@@ -12,6 +12,7 @@ engine calls (the compiled module's contract); users write only the ``Policy``.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import warnings
 from collections import abc
@@ -87,8 +88,9 @@ class CoreHooks:
     ) -> None:
         """``jobs``: the run's jobs as a frame of ``aryl.Job`` fields, in trace order;
         ``load``: the inference load the run serves, ``(times, loads)``."""
-        self._load_time = np.asarray(load[0], dtype=float)
-        self._load = np.asarray(load[1], dtype=float)
+        # lists: bisect on a list beats np.searchsorted on one scalar per epoch
+        self._load_time: List[float] = np.asarray(load[0], dtype=float).tolist()
+        self._load: List[float] = np.asarray(load[1], dtype=float).tolist()
         self._recent: Dict[Tuple[int, int], Tuple[Any, ...]] = {}  # _load_at's last
         self._policy = policy
         servers_frame = pd.DataFrame([dataclasses.asdict(s) for s in servers])
@@ -159,21 +161,18 @@ class CoreHooks:
         """The load in force at ``now`` and the series' points of the last
         ``RECENT_LOAD_S`` (the one in force at its start first), as the engine
         reads the series: each value from its time on, the first one before it."""
-        if not len(self._load):
+        if not self._load:
             return None, ()
-        since = np.searchsorted(self._load_time, now - RECENT_LOAD_S, side="right")
-        end = int(np.searchsorted(self._load_time, now, side="right"))
-        first, upto = max(int(since) - 1, 0), end
+        since = bisect.bisect_right(self._load_time, now - RECENT_LOAD_S)
+        end = bisect.bisect_right(self._load_time, now)
+        first, upto = max(since - 1, 0), end
         if (first, upto) not in self._recent:  # the same points for many epochs
             self._recent = {
                 (first, upto): tuple(
-                    zip(
-                        self._load_time[first:upto].tolist(),
-                        self._load[first:upto].tolist(),
-                    )
+                    zip(self._load_time[first:upto], self._load[first:upto])
                 )
             }
-        current = float(self._load[max(upto - 1, 0)])
+        current = self._load[max(upto - 1, 0)]
         return current, self._recent[(first, upto)]
 
     def _allocate(
@@ -286,11 +285,10 @@ def decision_rows(
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(start job, start server, start flexible, stop)`` rows of an ``allocate``
     answer on ``state`` (the engine checks what the rows do)."""
-    where = epoch.where()
     if isinstance(answer, ScheduleResult):
         if answer._state is not state:
             raise ValueError(
-                f"{where}: allocate answered the schedule of another state; "
+                f"{epoch.where()}: allocate answered the schedule of another state; "
                 "schedule the state it was given"
             )
         fresh = answer._kernel_rows()
@@ -302,12 +300,12 @@ def decision_rows(
             (state.n_jobs, state.n_servers, state.n_workers),
             ("job", "server", "worker"),
         ):
-            _check_rows(values, count, what, where)
+            _check_rows(values, count, what, epoch)
         return (*rows, answer.stop)
     if isinstance(answer, Decision):
-        return _decision_rows(answer, state, where)
+        return _decision_rows(answer, state, epoch.where())
     raise TypeError(
-        f"{where}: allocate must answer state.schedule(...)'s result or an "
+        f"{epoch.where()}: allocate must answer state.schedule(...)'s result or an "
         f"aryl.Decision, got {type(answer).__name__}"
     )
 
@@ -360,7 +358,7 @@ def _listed(workers: Any, what: str) -> Any:
     return workers
 
 
-def _check_rows(rows: Any, count: int, what: str, where: str) -> None:
+def _check_rows(rows: Any, count: int, what: str, epoch: Epoch) -> None:
     """A ``ValueError`` naming the epoch unless every row is in ``[0, count)``."""
     values = np.asarray(rows)
     if not values.size or (values.min() >= 0 and values.max() < count):
@@ -368,7 +366,7 @@ def _check_rows(rows: Any, count: int, what: str, where: str) -> None:
     bad = values[(values < 0) | (values >= count)]
     if bad.size:
         raise ValueError(
-            f"{where}: the policy's answer names {what} row {bad[0]}, but the "
+            f"{epoch.where()}: the policy's answer names {what} row {bad[0]}, but the "
             f"state has {count} {what}s"
         )
 
@@ -380,7 +378,7 @@ def reclaim_rows(answer: Any, state: ClusterState, epoch: Epoch) -> np.ndarray:
             raise ValueError(
                 f"{epoch.where()}: reclaim answered the plan of another state"
             )
-        _check_rows(answer.servers, state.n_servers, "server", epoch.where())
+        _check_rows(answer.servers, state.n_servers, "server", epoch)
         return answer.servers
     ids = answer.servers if isinstance(answer, ReclaimPlan) else answer
     if isinstance(ids, (str, bytes)) or not isinstance(ids, (abc.Sequence, np.ndarray)):

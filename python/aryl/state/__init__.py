@@ -68,6 +68,7 @@ from .tables import (
     _records_columns,
     _server_table,
     _take,
+    _TakenRows,
     _worker_table,
 )
 
@@ -204,7 +205,7 @@ class ClusterState(Appliable):
         view = ClusterState()
         servers = dict(self._servers)
         servers["on_loan"] = on_loan.astype(bool)
-        table = _take(self._jobs, jobs)
+        table = _TakenRows(self._jobs, jobs)  # the columns a policy reads, if any
         view._servers, view._jobs, view._workers = servers, table, workers
         view._server_index, view._job_index_ = self._server_index, None
         if core is None:

@@ -230,17 +230,26 @@ def schedule_state(
     speeds = _server_speeds(state, gpu_speed)
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     unplaceable, kept, core = _state_rows(state, policy, queued, future)
-    raw = _core.schedule(
-        core,
-        policy,
-        placement,
-        backfill,
-        _state_remaining(state, kept, remaining),
-        speeds,
-        hetero_efficiency,
-        _state_curves(state, kept, throughput),
-        *_caller_parts(state, kept, queue, grow),
-    )
+    fractions = _state_remaining(state, kept, remaining)
+    curves = _state_curves(state, kept, throughput)
+    rows, may_grow = _caller_parts(state, kept, queue, grow)
+    try:
+        raw = _core.schedule(
+            core,
+            policy,
+            placement,
+            backfill,
+            fractions,
+            speeds,
+            hetero_efficiency,
+            curves,
+            rows,
+            may_grow,
+        )
+    except ValueError:
+        if queue is not None and kept is None:  # the kernel checked it: name why
+            _queue_rows(state, queue)
+        raise
     future_rows = _NO_ROWS if future is None else np.flatnonzero(future)
     return ScheduleResult(
         state, version, policy, raw, kept, future_rows, dict(unplaceable)
@@ -265,14 +274,15 @@ def _state_rows(
     key = ("rows", policy, None if future is None else np.packbits(future).tobytes())
     if key not in state._cache:
         unplaceable = _state_unplaceable(state, policy, queued)
-        left_out = np.zeros(state.n_jobs, bool) if future is None else future.copy()
-        if unplaceable:
-            left_out[[state._job_index[j] for j in unplaceable]] = True
         kept, core = None, state._core
-        if left_out.any():
-            kept = np.flatnonzero(~left_out)
-            kept.flags.writeable = False  # shared by every result of this state
-            core = state._sub_core(kept)
+        if unplaceable or future is not None:  # else the kernel sees every job
+            left_out = np.zeros(state.n_jobs, bool) if future is None else future.copy()
+            if unplaceable:
+                left_out[[state._job_index[j] for j in unplaceable]] = True
+            if left_out.any():
+                kept = np.flatnonzero(~left_out)
+                kept.flags.writeable = False  # shared by every result of this state
+                core = state._sub_core(kept)
         state._cache[key] = (unplaceable, kept, core)
     rows: Tuple[Dict[Any, str], Optional[np.ndarray], Any] = state._cache[key]
     return rows
@@ -332,22 +342,16 @@ def _caller_parts(
     would under the built-in order.
     """
     rows = None
-    if queue is not None:
-        rows = _job_rows(queue, "queue", state.n_jobs)
-        running = rows[~state._cache["queued"][rows]]  # queued: set by schedule_state
-        if len(running):
-            raise ValueError(
-                f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
-                "lists queued jobs (columns().queue)"
-            )
-        ordered = np.sort(rows)
-        if (ordered[1:] == ordered[:-1]).any():
-            raise ValueError("queue: a job is listed twice")
-        if kept is not None:
-            to_kernel = np.full(state.n_jobs, -1)
-            to_kernel[kept] = np.arange(len(kept))
-            rows = to_kernel[rows]
-            rows = rows[rows >= 0]
+    if queue is not None and kept is None:
+        # the kernel's rows are the state's: the kernel checks them (range, running,
+        # twice), and schedule_state names a refused one by _queue_rows
+        rows = _job_array(queue, "queue")
+    elif queue is not None and kept is not None:
+        rows = _queue_rows(state, queue)
+        to_kernel = np.full(state.n_jobs, -1)
+        to_kernel[kept] = np.arange(len(kept))
+        rows = to_kernel[rows]
+        rows = rows[rows >= 0]
     may_grow = _NO_ROWS
     if isinstance(grow, (list, tuple)) and not grow:  # no job grows
         may_grow = np.zeros(state.n_jobs if kept is None else len(kept), np.int64)
@@ -358,16 +362,36 @@ def _caller_parts(
     return rows, may_grow
 
 
-def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
-    """``rows`` (job rows of a state of ``n`` jobs) as an int array, checked."""
+def _queue_rows(state: Any, queue: Any) -> np.ndarray:
+    """A caller's ``queue`` as job rows of ``state``, each in range, queued and
+    listed once (``ValueError`` naming the first that is not)."""
+    rows = _job_rows(queue, "queue", state.n_jobs)
+    running = rows[~state._cache["queued"][rows]]  # queued: set by schedule_state
+    if len(running):
+        raise ValueError(
+            f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
+            "lists queued jobs (columns().queue)"
+        )
+    ordered = np.sort(rows)
+    if (ordered[1:] == ordered[:-1]).any():
+        raise ValueError("queue: a job is listed twice")
+    return rows
+
+
+def _job_array(rows: Any, what: str) -> np.ndarray:
+    """``rows`` (job rows) as an int array (``TypeError`` for anything else)."""
     array = np.asarray(rows)
     if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
         raise TypeError(
             f"{what} must be a list or array of job rows (ints: positions in "
             f"state.job_ids, as columns() gives them), got {rows!r}"
         )
-    if array.dtype != np.int64:
-        array = array.astype(np.int64)
+    return array if array.dtype == np.int64 else array.astype(np.int64)
+
+
+def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
+    """``rows`` (job rows of a state of ``n`` jobs) as an int array, checked."""
+    array = _job_array(rows, what)
     if array.size and (array.min() < 0 or array.max() >= n):
         bad = array[(array < 0) | (array >= n)]
         raise ValueError(f"{what}: job row {int(bad[0])} out of range for {n} jobs")
