@@ -2,33 +2,50 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace aryl::bindings {
 namespace {
 
+// `n` values of `value(i)` as a NumPy array of T (bool included: one byte each).
+template <typename T, typename F>
+py::array_t<T> array_of(std::size_t n, F&& value) {
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* data = out.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) data[i] = value(i);
+  return out;
+}
+
 // The engine's state as the columns aryl.sim.hooks builds its view from: the
 // trace index of each state job, the workers (state job, server, flexible), each
-// server's loan, and a copy of the state itself (an aryl._core.ClusterState: the
-// view's compiled copy, validated already, so the view need not rebuild one).
+// server's loan, a copy of the state itself (an aryl._core.ClusterState: the
+// view's compiled copy, validated already, so the view need not rebuild one),
+// each job's worker count and the queue (the jobs without workers, in submit
+// order: StateColumns' `workers` and `queue`, so a policy's view need not work
+// them out in Python at every epoch).
 py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_of) {
-  std::vector<std::int64_t> job, server;
-  std::vector<std::uint8_t> flexible, on_loan;
-  job.reserve(state.workers.size());
-  server.reserve(state.workers.size());
-  flexible.reserve(state.workers.size());
-  for (const Worker& w : state.workers) {
-    job.push_back(w.job);
-    server.push_back(w.server);
-    flexible.push_back(w.flexible ? 1 : 0);
-  }
-  on_loan.reserve(state.servers.size());
-  for (const Server& s : state.servers) on_loan.push_back(s.on_loan ? 1 : 0);
-  std::vector<std::int64_t> trace(job_of.begin(), job_of.end());
-  return py::make_tuple(to_numpy(std::move(trace)), to_numpy(std::move(job)),
-                        to_numpy(std::move(server)), to_numpy(std::move(flexible)),
-                        to_numpy(std::move(on_loan)),
-                        py::cast(state, py::return_value_policy::copy));
+  const auto& workers = state.workers;
+  std::vector<std::int64_t> held(state.jobs.size(), 0), queue;
+  for (const Worker& w : workers) ++held[static_cast<std::size_t>(w.job)];
+  for (std::size_t j = 0; j < held.size(); ++j)
+    if (held[j] == 0) queue.push_back(static_cast<std::int64_t>(j));
+  std::stable_sort(queue.begin(), queue.end(), [&](std::int64_t a, std::int64_t b) {
+    return state.jobs[static_cast<std::size_t>(a)].submit_time <
+           state.jobs[static_cast<std::size_t>(b)].submit_time;
+  });
+  return py::make_tuple(
+      array_of<std::int64_t>(job_of.size(), [&](std::size_t i) { return job_of[i]; }),
+      array_of<std::int64_t>(workers.size(),
+                             [&](std::size_t i) { return workers[i].job; }),
+      array_of<std::int64_t>(workers.size(),
+                             [&](std::size_t i) { return workers[i].server; }),
+      array_of<bool>(workers.size(),
+                     [&](std::size_t i) { return workers[i].flexible; }),
+      array_of<bool>(state.servers.size(),
+                     [&](std::size_t i) { return state.servers[i].on_loan; }),
+      py::cast(state, py::return_value_policy::copy), to_numpy(std::move(held)),
+      to_numpy(std::move(queue)));
 }
 
 // Each state job's service (JobService) as aryl.sim.hooks reads it: (attained

@@ -72,7 +72,8 @@ class CoreHooks:
 
     Its ``allocate``, ``reclaim`` and ``admit`` take the engine's columns (see
     ``cpp/bindings/sim_hooks.cpp``): ``state`` is ``(trace rows of the state's
-    jobs, worker job, worker server, worker flexible, server on_loan)``, ``service``
+    jobs, worker job, worker server, worker flexible, server on_loan, the state's
+    compiled copy, each job's worker count, the queue in submit order)``, ``service``
     ``(attained GPU-s, waited s, preemptions)`` of each of those jobs. Each builds
     the read-only view, asks the policy and answers in rows; an answer that names
     something the view does not hold is a ``ValueError`` naming the epoch.
@@ -127,8 +128,8 @@ class CoreHooks:
         remaining: np.ndarray,
         service: Tuple[np.ndarray, np.ndarray, np.ndarray],
     ) -> ClusterState:
-        rows, job, server, flexible, on_loan, core = columns
-        workers = {"job": job, "server": server, "flexible": flexible.astype(bool)}
+        rows, job, server, flexible, on_loan, core, held, queue = columns
+        workers = {"job": job, "server": server, "flexible": flexible}
         attained, waited, preemptions = service
         return self._trace.simulation_view(
             rows,
@@ -137,6 +138,7 @@ class CoreHooks:
             remaining,
             {"attained": attained, "waited": waited, "preemptions": preemptions},
             core,
+            {"workers": held, "queue": queue},
         )
 
     def _epoch(

@@ -33,6 +33,10 @@ JOB_FIELDS = (
 )
 
 
+#: No columns (the default of ``StateColumns``' ``known``).
+_NOTHING: Mapping[str, np.ndarray] = {}
+
+
 class StateColumns:
     """A state's jobs and servers as read-only NumPy arrays (``ClusterState.columns``).
 
@@ -91,23 +95,26 @@ class StateColumns:
         workers: Mapping[str, np.ndarray],
         remaining: np.ndarray,
         service: Mapping[str, np.ndarray],
+        known: Mapping[str, np.ndarray] = _NOTHING,
     ) -> None:
         """The columns of a state's tables (``ClusterState``'s ``_servers``,
         ``_jobs``, ``_workers``), each job's ``remaining`` fraction and ``service``
-        (``SERVICE``), taken as they are now (tables are never changed in place)."""
-        given = {"remaining": remaining, **{n: service[n] for n in SERVICE}}
+        (``SERVICE``), taken as they are now (tables are never changed in place).
+        ``known``: columns the caller has worked out already (``workers`` and
+        ``queue`` of the simulator's view, made by the engine), taken as they are."""
+        given = {"remaining": remaining, **{n: service[n] for n in SERVICE}, **known}
         object.__setattr__(self, "_tables", (servers, jobs, workers, given))
 
     def __getattr__(self, name: str) -> np.ndarray:
         """Make column ``name`` (called only when it is not made yet)."""
-        build = _BUILDERS.get(name)
-        if build is None and name not in _GIVEN:
-            raise AttributeError(f"StateColumns has no column {name!r}")
         servers, jobs, workers, given = self.__dict__["_tables"]
-        column = _read_only(
-            given[name] if build is None else build(self, servers, jobs, workers)
-        )
-        self.__dict__[name] = column
+        if name in given:
+            column = given[name]
+        elif name in _BUILDERS:
+            column = _BUILDERS[name](self, servers, jobs, workers)
+        else:
+            raise AttributeError(f"StateColumns has no column {name!r}")
+        self.__dict__[name] = column = _read_only(column)
         return column
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -157,9 +164,6 @@ def _queue(c: StateColumns, servers: Any, jobs: Any, workers: Any) -> np.ndarray
     queued = np.flatnonzero(c.workers == 0)
     return queued[np.argsort(jobs["submit_time"][queued], kind="stable")]
 
-
-#: The columns a state gives as they are (taken when the columns are made).
-_GIVEN = ("remaining", *SERVICE)
 
 #: How each column is made from the state's tables (and the columns made before).
 _BUILDERS: Dict[str, Builder] = {

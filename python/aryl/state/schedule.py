@@ -217,8 +217,12 @@ def schedule_state(
             raise ValueError(f"remaining: unknown job {job_id!r}")
     jobs = state._jobs
     if "queued" not in state._cache:  # jobs without workers, until the state changes
-        queued = np.ones(state.n_jobs, dtype=bool)
-        queued[state._workers["job"]] = False
+        held = state._known_columns.get("workers")
+        if held is None:
+            queued = np.ones(state.n_jobs, dtype=bool)
+            queued[state._workers["job"]] = False
+        else:  # counted by the simulator
+            queued = held == 0
         queued.flags.writeable = False
         state._cache["queued"] = queued
     queued = state._cache["queued"]
@@ -291,8 +295,7 @@ def _state_rows(
 def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any, str]:
     """The queued rows that can never start: a worker wider than every server, or a
     base demand beyond the room the core counts (``validation.unplaceable``'s rule)."""
-    fits = state._origin_fits(policy)
-    if fits is not None and fits[queued].all():
+    if state._queued_fit_unlent(policy, queued):
         return {}  # a simulation view whose queued jobs fit without loans
     jobs = state._jobs
     d = jobs["gpus_per_worker"]
