@@ -8,6 +8,13 @@
 namespace aryl::bindings {
 namespace {
 
+// `a`, made read-only: a policy's view hands its columns out as they are.
+template <typename T>
+py::array_t<T> read_only(py::array_t<T>&& a) {
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return std::move(a);
+}
+
 // `n` values of `value(i)` as a NumPy array of T (bool included: one byte each).
 template <typename T, typename F>
 py::array_t<T> array_of(std::size_t n, F&& value) {
@@ -44,8 +51,8 @@ py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_o
                      [&](std::size_t i) { return workers[i].flexible; }),
       array_of<bool>(state.servers.size(),
                      [&](std::size_t i) { return state.servers[i].on_loan; }),
-      py::cast(state, py::return_value_policy::copy), to_numpy(std::move(held)),
-      to_numpy(std::move(queue)));
+      py::cast(state, py::return_value_policy::copy),
+      read_only(to_numpy(std::move(held))), read_only(to_numpy(std::move(queue))));
 }
 
 // Each state job's service (JobService) as aryl.sim.hooks reads it: (attained
@@ -53,8 +60,9 @@ py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_o
 py::tuple service_columns(const sim::JobService& service) {
   std::vector<double> attained = service.attained, waited = service.waited;
   std::vector<std::int64_t> preemptions = service.preemptions;
-  return py::make_tuple(to_numpy(std::move(attained)), to_numpy(std::move(waited)),
-                        to_numpy(std::move(preemptions)));
+  return py::make_tuple(read_only(to_numpy(std::move(attained))),
+                        read_only(to_numpy(std::move(waited))),
+                        read_only(to_numpy(std::move(preemptions))));
 }
 
 // A hook's answer of `count` int arrays (a sequence of them).
@@ -70,7 +78,10 @@ std::vector<std::vector<int>> int_arrays(const py::object& answer, std::size_t c
   return out;
 }
 
+// An allocate answer: the kernel's own Decision on the state asked about (rows of
+// that state, taken as they are: the engine checks them all), or its 4 columns.
 Decision decision_from(const py::object& answer) {
+  if (py::isinstance<Decision>(answer)) return answer.cast<Decision>();
   auto arrays = int_arrays(answer, 4, "allocate");
   const auto& [job, server, flexible, stop] =
       std::tie(arrays[0], arrays[1], arrays[2], arrays[3]);
@@ -104,7 +115,7 @@ sim::Hooks hooks_from(const py::object& hooks) {
       py::gil_scoped_acquire gil;
       std::vector<double> left = remaining;
       return decision_from(allocate(state_columns(state, job_of),
-                                    to_numpy(std::move(left)), throughput,
+                                    read_only(to_numpy(std::move(left))), throughput,
                                     service_columns(service), e.index, e.now));
     };
   if (py::object reclaim = hook(hooks, "reclaim"); !reclaim.is_none())

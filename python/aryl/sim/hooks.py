@@ -28,6 +28,7 @@ from typing import (
 import numpy as np
 import pandas as pd
 
+from .. import _core
 from ..decisions import Decision, ReclaimPlan
 from ..model import Job, Server, Worker, as_records
 from ..policy import (
@@ -75,7 +76,8 @@ class CoreHooks:
     jobs, worker job, worker server, worker flexible, server on_loan, the state's
     compiled copy, each job's worker count, the queue in submit order)``, ``service``
     ``(attained GPU-s, waited s, preemptions)`` of each of those jobs. Each builds
-    the read-only view, asks the policy and answers in rows; an answer that names
+    the read-only view, asks the policy and answers in rows (or, for an untouched
+    ``state.schedule`` result, the kernel's own ``_core.Decision``); an answer that names
     something the view does not hold is a ``ValueError`` naming the epoch.
     """
 
@@ -185,12 +187,14 @@ class CoreHooks:
         service: Tuple[np.ndarray, np.ndarray, np.ndarray],
         index: int,
         now: float,
-    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> Any:
         state = self._view(columns, remaining, service)
         epoch = self._epoch(index, now, state, curves)
         answer = self._ask("allocate", epoch, state, epoch)
         rows = decision_rows(answer, state, epoch)
-        self.idle.observe(state, epoch, started=len(rows[0]) > 0)
+        kernel = isinstance(rows, _core.Decision)
+        started = bool(rows.start) if kernel else len(rows[0]) > 0
+        self.idle.observe(state, epoch, started=started)
         return rows
 
     def _reclaim(
@@ -282,11 +286,11 @@ class IdleWatch:
             )
 
 
-def decision_rows(
-    answer: Any, state: ClusterState, epoch: Epoch
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def decision_rows(answer: Any, state: ClusterState, epoch: Epoch) -> Any:
     """``(start job, start server, start flexible, stop)`` rows of an ``allocate``
-    answer on ``state`` (the engine checks what the rows do)."""
+    answer on ``state``, or the kernel's own ``_core.Decision`` when the answer is
+    a ``ScheduleResult`` of the kernel on the whole state, untouched (the engine
+    checks what either does)."""
     if isinstance(answer, ScheduleResult):
         if answer._state is not state:
             raise ValueError(

@@ -135,7 +135,10 @@ _POOLS = np.asarray(POOLS, dtype=object)
 
 
 def _read_only(array: Any) -> np.ndarray:
-    """A read-only view of ``array`` (the array itself is not copied)."""
+    """A read-only view of ``array`` (the array itself is not copied); ``array``
+    itself if it is read-only already (the simulator's columns, a view's own)."""
+    if type(array) is np.ndarray and not array.flags.writeable:
+        return array
     view = np.asarray(array).view()
     view.flags.writeable = False
     return view

@@ -150,14 +150,18 @@ class ScheduleResult:
 
     def _kernel_rows(
         self,
-    ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """``(start_job, start_server, start_flexible, stop)`` straight from the
-        kernel when none of them has been read (so none can have been edited in
-        place): rows of the state it was computed on. None once any was read."""
+    ) -> Any:
+        """The kernel's own answer when none of the row arrays has been read (so
+        none can have been edited in place): its ``_core.Decision`` if the kernel
+        saw every job of the state (its rows are then the state's), else
+        ``(start_job, start_server, start_flexible, stop)`` in the state's rows.
+        None once any was read."""
         if not _ROWS.isdisjoint(self.__dict__):
             return None
         raw = self._raw
-        job = raw.start_job if self._kept is None else self._kept[raw.start_job]
+        if self._kept is None:
+            return raw
+        job = self._kept[raw.start_job]
         return job, raw.start_server, raw.start_flexible, raw.stop_array
 
     def apply(self, state: Any) -> None:

@@ -369,6 +369,7 @@ class _TakenRows(Dict[str, np.ndarray]):
 
     def __missing__(self, name: str) -> np.ndarray:
         column: np.ndarray = self._table[name][self._rows]  # KeyError: unknown
+        column.flags.writeable = False  # the view's own copy, read-only as the view
         self[name] = column
         return column
 
