@@ -208,7 +208,7 @@ class ClusterState(Appliable):
         """
         view = ClusterState()
         servers = dict(self._servers)
-        servers["on_loan"] = on_loan.astype(bool)
+        servers["on_loan"] = np.asarray(on_loan, dtype=bool)
         table = _TakenRows(self._jobs, jobs)  # the columns a policy reads, if any
         view._servers, view._jobs, view._workers = servers, table, workers
         view._server_index, view._job_index_ = self._server_index, None
@@ -287,6 +287,8 @@ class ClusterState(Appliable):
     @property
     def n_jobs(self) -> int:
         """Number of jobs (queued and running)."""
+        if self._origin is not None:  # a simulation view: its rows of the trace
+            return len(self._origin[1])
         return len(self._jobs["id"])
 
     @property
