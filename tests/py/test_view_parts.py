@@ -193,3 +193,51 @@ def test_a_callers_bad_queue_is_named_whether_the_kernel_checks_it_or_not(now):
         state.schedule("aryl", now=now, queue=[2.0])
     started = state.schedule("aryl", now=now, queue=[2], grow=[]).decision.start
     assert [w.job for w in started] == ["small"]
+
+
+def test_the_engines_columns_are_the_ones_python_would_make_and_read_only():
+    """The engine hands the view each job's worker count, the queue (in submit
+    order), the work left and the service; they must be what the state's own tables
+    give, and no policy may write to them."""
+    seen = []
+
+    class Checks:
+        def allocate(self, state, epoch):
+            c = state.columns()
+            workers = np.bincount(state._workers["job"], minlength=state.n_jobs)
+            queued = np.flatnonzero(workers == 0)
+            by_submit = queued[np.argsort(c.submit_time[queued], kind="stable")]
+            seen.append(
+                (
+                    c.workers.tolist() == workers.tolist(),
+                    c.queue.tolist() == by_submit.tolist(),
+                    all(
+                        not getattr(c, name).flags.writeable
+                        for name in (
+                            "workers",
+                            "queue",
+                            "remaining",
+                            "attained",
+                            "waited",
+                            "preemptions",
+                            "submit_time",
+                            "job_id",
+                        )
+                    ),
+                    len(c.queue),
+                )
+            )
+            with pytest.raises(ValueError, match="read-only"):
+                c.queue[:] = 0
+            return state.schedule("aryl", **epoch.schedule_options)
+
+    jobs = [
+        aryl.Job("a", 4, 2, 2, 600.0),
+        aryl.Job("late", 8, 1, 1, 300.0, submit_time=60.0),
+        aryl.Job("early", 8, 1, 1, 300.0, submit_time=30.0),
+        aryl.Job("tie", 8, 1, 1, 300.0, submit_time=30.0),
+    ]
+    servers = [aryl.Server("t0", "training", 8), aryl.Server("t1", "training", 8)]
+    aryl.sim.simulate(jobs, servers, policy=Checks()).check()
+    assert len(seen) >= 3 and any(queue > 1 for *_, queue in seen)
+    assert all(w and q and ro for w, q, ro, _ in seen), seen
