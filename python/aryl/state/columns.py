@@ -58,7 +58,8 @@ class StateColumns:
 
     Each column is made on first access and kept (a policy that reads a few of
     them, every epoch, pays for those only); the object cannot be changed, nor can
-    its arrays (they are views of the state's own, not copies).
+    its arrays (read-only views of the state's own, or the state's own when they are
+    read-only already, as the simulator's are: never copies).
     """
 
     job_id: np.ndarray
