@@ -192,9 +192,8 @@ class CoreHooks:
         epoch = self._epoch(index, now, state, curves)
         answer = self._ask("allocate", epoch, state, epoch)
         rows = decision_rows(answer, state, epoch)
-        kernel = isinstance(rows, _core.Decision)
-        started = bool(rows.start) if kernel else len(rows[0]) > 0
-        self.idle.observe(state, epoch, started=started)
+        # whether it starts anything matters only while nothing runs
+        self.idle.observe(state, epoch, started=bool(state.n_workers) or _starts(rows))
         return rows
 
     def _reclaim(
@@ -220,6 +219,13 @@ class CoreHooks:
                 f"got {answer!r}"
             )
         return bool(answer)
+
+
+def _starts(rows: Any) -> bool:
+    """Whether ``decision_rows``' answer starts any worker."""
+    if isinstance(rows, _core.Decision):
+        return len(rows.start_job) > 0
+    return len(rows[0]) > 0
 
 
 class PolicyError(RuntimeError):
