@@ -211,6 +211,8 @@ std::uint64_t seed_arg(py::handle value, const std::string& what) {
 }
 
 double real_arg(py::handle value, const std::string& what) {
+  // A float is a real number: the common case, without the numbers.Real look-up.
+  if (PyFloat_CheckExact(value.ptr())) return PyFloat_AS_DOUBLE(value.ptr());
   // Leaked on purpose: a static py::object would be released after the interpreter.
   static const py::handle real_type =
       py::object(py::module_::import("numbers").attr("Real")).release();

@@ -2,33 +2,57 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace aryl::bindings {
 namespace {
 
+// `a`, made read-only: a policy's view hands its columns out as they are.
+template <typename T>
+py::array_t<T> read_only(py::array_t<T>&& a) {
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return std::move(a);
+}
+
+// `n` values of `value(i)` as a NumPy array of T (bool included: one byte each).
+template <typename T, typename F>
+py::array_t<T> array_of(std::size_t n, F&& value) {
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* data = out.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) data[i] = value(i);
+  return out;
+}
+
 // The engine's state as the columns aryl.sim.hooks builds its view from: the
 // trace index of each state job, the workers (state job, server, flexible), each
-// server's loan, and a copy of the state itself (an aryl._core.ClusterState: the
-// view's compiled copy, validated already, so the view need not rebuild one).
+// server's loan, a copy of the state itself (an aryl._core.ClusterState: the
+// view's compiled copy, validated already, so the view need not rebuild one),
+// each job's worker count and the queue (the jobs without workers, in submit
+// order: StateColumns' `workers` and `queue`, so a policy's view need not work
+// them out in Python at every epoch).
 py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_of) {
-  std::vector<std::int64_t> job, server;
-  std::vector<std::uint8_t> flexible, on_loan;
-  job.reserve(state.workers.size());
-  server.reserve(state.workers.size());
-  flexible.reserve(state.workers.size());
-  for (const Worker& w : state.workers) {
-    job.push_back(w.job);
-    server.push_back(w.server);
-    flexible.push_back(w.flexible ? 1 : 0);
-  }
-  on_loan.reserve(state.servers.size());
-  for (const Server& s : state.servers) on_loan.push_back(s.on_loan ? 1 : 0);
-  std::vector<std::int64_t> trace(job_of.begin(), job_of.end());
-  return py::make_tuple(to_numpy(std::move(trace)), to_numpy(std::move(job)),
-                        to_numpy(std::move(server)), to_numpy(std::move(flexible)),
-                        to_numpy(std::move(on_loan)),
-                        py::cast(state, py::return_value_policy::copy));
+  const auto& workers = state.workers;
+  std::vector<std::int64_t> held(state.jobs.size(), 0), queue;
+  for (const Worker& w : workers) ++held[static_cast<std::size_t>(w.job)];
+  for (std::size_t j = 0; j < held.size(); ++j)
+    if (held[j] == 0) queue.push_back(static_cast<std::int64_t>(j));
+  std::stable_sort(queue.begin(), queue.end(), [&](std::int64_t a, std::int64_t b) {
+    return state.jobs[static_cast<std::size_t>(a)].submit_time <
+           state.jobs[static_cast<std::size_t>(b)].submit_time;
+  });
+  return py::make_tuple(
+      array_of<std::int64_t>(job_of.size(), [&](std::size_t i) { return job_of[i]; }),
+      array_of<std::int64_t>(workers.size(),
+                             [&](std::size_t i) { return workers[i].job; }),
+      array_of<std::int64_t>(workers.size(),
+                             [&](std::size_t i) { return workers[i].server; }),
+      array_of<bool>(workers.size(),
+                     [&](std::size_t i) { return workers[i].flexible; }),
+      array_of<bool>(state.servers.size(),
+                     [&](std::size_t i) { return state.servers[i].on_loan; }),
+      py::cast(state, py::return_value_policy::copy),
+      read_only(to_numpy(std::move(held))), read_only(to_numpy(std::move(queue))));
 }
 
 // Each state job's service (JobService) as aryl.sim.hooks reads it: (attained
@@ -36,8 +60,9 @@ py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_o
 py::tuple service_columns(const sim::JobService& service) {
   std::vector<double> attained = service.attained, waited = service.waited;
   std::vector<std::int64_t> preemptions = service.preemptions;
-  return py::make_tuple(to_numpy(std::move(attained)), to_numpy(std::move(waited)),
-                        to_numpy(std::move(preemptions)));
+  return py::make_tuple(read_only(to_numpy(std::move(attained))),
+                        read_only(to_numpy(std::move(waited))),
+                        read_only(to_numpy(std::move(preemptions))));
 }
 
 // A hook's answer of `count` int arrays (a sequence of them).
@@ -53,7 +78,10 @@ std::vector<std::vector<int>> int_arrays(const py::object& answer, std::size_t c
   return out;
 }
 
+// An allocate answer: the kernel's own Decision on the state asked about (rows of
+// that state, taken as they are: the engine checks them all), or its 4 columns.
 Decision decision_from(const py::object& answer) {
+  if (py::isinstance<Decision>(answer)) return answer.cast<Decision>();
   auto arrays = int_arrays(answer, 4, "allocate");
   const auto& [job, server, flexible, stop] =
       std::tie(arrays[0], arrays[1], arrays[2], arrays[3]);
@@ -87,7 +115,7 @@ sim::Hooks hooks_from(const py::object& hooks) {
       py::gil_scoped_acquire gil;
       std::vector<double> left = remaining;
       return decision_from(allocate(state_columns(state, job_of),
-                                    to_numpy(std::move(left)), throughput,
+                                    read_only(to_numpy(std::move(left))), throughput,
                                     service_columns(service), e.index, e.now));
     };
   if (py::object reclaim = hook(hooks, "reclaim"); !reclaim.is_none())

@@ -74,6 +74,12 @@ def real(
     finite: bool = True,
 ) -> float:
     """``value`` as a float in ``[low, high]`` (finite unless ``finite=False``; never NaN)."""
+    if (
+        type(value) is float
+        and low <= value <= high
+        and (not finite or value - value == 0)
+    ):
+        return value  # the common case, checked without the numbers.Real look-up
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what} must be a number, got {value!r}")
     try:

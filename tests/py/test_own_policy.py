@@ -123,12 +123,19 @@ def test_a_hook_that_raises_names_the_epoch_and_keeps_its_traceback():
         small_run(BadAdmit())
 
 
-def test_a_policy_that_starts_nothing_while_jobs_wait_is_warned_about():
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda state: Decision("lazy"),
+        lambda state: state.schedule("aryl", queue=[]),  # the kernel's, starting none
+    ],
+)
+def test_a_policy_that_starts_nothing_while_jobs_wait_is_warned_about(answer):
     class Nothing:
         name = "lazy"
 
         def allocate(self, state, epoch):
-            return Decision("lazy")
+            return answer(state)
 
     jobs = [aryl.Job(f"j{k}", 8, 1, 1, 600.0, submit_time=k * 1800.0) for k in range(5)]
     servers = [aryl.Server("t0", "training", 8)]

@@ -147,3 +147,97 @@ def test_gpu_speed_is_checked_on_every_call_though_the_answer_is_kept():
             warnings.simplefilter("always")
             state.schedule("aryl", gpu_speed={"A100": 3.0})
         assert any("has no effect" in str(w.message) for w in caught)
+
+
+def test_a_views_job_table_is_taken_whole_by_whatever_reads_it_whole():
+    trace, _, _ = trace_state()
+    built = view_of(trace, [3, 1], [False] * 4)  # its compiled copy reads every column
+    view = trace.simulation_view(  # as the engine makes it: with its compiled copy
+        np.asarray([3, 1]),
+        built._workers,
+        np.zeros(4, bool),
+        np.ones(2),
+        None,
+        built._core,
+    )
+    assert len(dict.keys(view._jobs)) == 0  # nothing taken yet
+    assert view.n_jobs == 2 and view.columns().job_id.tolist() == [7, "wide"]
+    expected = {name: column[[3, 1]] for name, column in trace._jobs.items()}
+    for whole in (dict(view._jobs), {**view._jobs}, view._jobs.copy()):
+        assert whole.keys() == expected.keys()
+        for name, column in expected.items():
+            assert np.array_equal(whole[name], column), name
+    assert set(view._jobs) == set(expected) and len(view._jobs) == len(expected)
+    assert "submit_time" in view._jobs and "nothing" not in view._jobs
+    assert view._jobs.get("nothing", "none") == "none"
+    with pytest.raises(KeyError):
+        view._jobs["nothing"]  # noqa: B018 - the look-up is the test
+    assert view.frames()["jobs"]["id"].tolist() == [7, "wide"]
+
+
+@pytest.mark.parametrize("now", [None, 15.0])
+def test_a_callers_bad_queue_is_named_whether_the_kernel_checks_it_or_not(now):
+    # now = 15 s: job 7 (20 s) is still to come and the kernel sees the others only
+    state, _, _ = trace_state()
+    state.set_on_loan(["i0", "i1"])  # 'wide' fits: with now=None no job is left out
+    aryl.Decision("aryl", start=[aryl.Worker("run", "t0", 4)]).apply(state)
+    with pytest.raises(ValueError, match="queue: job row 9 out of range for 4 jobs"):
+        state.schedule("aryl", now=now, queue=[9])
+    with pytest.raises(ValueError, match="queue: job row -1 out of range"):
+        state.schedule("aryl", now=now, queue=[-1])
+    with pytest.raises(ValueError, match="queue: job 'run' is running"):
+        state.schedule("aryl", now=now, queue=[2, 0])
+    with pytest.raises(ValueError, match="queue: a job is listed twice"):
+        state.schedule("aryl", now=now, queue=[2, 2])
+    with pytest.raises(TypeError, match="queue must be a list or array of job rows"):
+        state.schedule("aryl", now=now, queue=[2.0])
+    started = state.schedule("aryl", now=now, queue=[2], grow=[]).decision.start
+    assert [w.job for w in started] == ["small"]
+
+
+def test_the_engines_columns_are_the_ones_python_would_make_and_read_only():
+    """The engine hands the view each job's worker count, the queue (in submit
+    order), the work left and the service; they must be what the state's own tables
+    give, and no policy may write to them."""
+    seen = []
+
+    class Checks:
+        def allocate(self, state, epoch):
+            c = state.columns()
+            workers = np.bincount(state._workers["job"], minlength=state.n_jobs)
+            queued = np.flatnonzero(workers == 0)
+            by_submit = queued[np.argsort(c.submit_time[queued], kind="stable")]
+            seen.append(
+                (
+                    c.workers.tolist() == workers.tolist(),
+                    c.queue.tolist() == by_submit.tolist(),
+                    all(
+                        not getattr(c, name).flags.writeable
+                        for name in (
+                            "workers",
+                            "queue",
+                            "remaining",
+                            "attained",
+                            "waited",
+                            "preemptions",
+                            "submit_time",
+                            "job_id",
+                        )
+                    ),
+                    len(c.queue),
+                )
+            )
+            with pytest.raises(ValueError, match="read-only"):
+                c.queue[:] = 0
+            return state.schedule("aryl", **epoch.schedule_options)
+
+    jobs = [
+        aryl.Job("a", 4, 2, 2, 600.0),
+        aryl.Job("late", 8, 1, 1, 300.0, submit_time=60.0),
+        aryl.Job("early", 8, 1, 1, 300.0, submit_time=30.0),
+        aryl.Job("tie", 8, 1, 1, 300.0, submit_time=30.0),
+    ]
+    servers = [aryl.Server("t0", "training", 8), aryl.Server("t1", "training", 8)]
+    aryl.sim.simulate(jobs, servers, policy=Checks()).check()
+    assert len(seen) >= 3 and any(queue > 1 for *_, queue in seen)
+    assert all(w and q and ro for w, q, ro, _ in seen), seen

@@ -12,6 +12,7 @@ engine calls (the compiled module's contract); users write only the ``Policy``.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import warnings
 from collections import abc
@@ -27,6 +28,7 @@ from typing import (
 import numpy as np
 import pandas as pd
 
+from .. import _core
 from ..decisions import Decision, ReclaimPlan
 from ..model import Job, Server, Worker, as_records
 from ..policy import (
@@ -71,9 +73,11 @@ class CoreHooks:
 
     Its ``allocate``, ``reclaim`` and ``admit`` take the engine's columns (see
     ``cpp/bindings/sim_hooks.cpp``): ``state`` is ``(trace rows of the state's
-    jobs, worker job, worker server, worker flexible, server on_loan)``, ``service``
+    jobs, worker job, worker server, worker flexible, server on_loan, the state's
+    compiled copy, each job's worker count, the queue in submit order)``, ``service``
     ``(attained GPU-s, waited s, preemptions)`` of each of those jobs. Each builds
-    the read-only view, asks the policy and answers in rows; an answer that names
+    the read-only view, asks the policy and answers in rows (or, for an untouched
+    ``state.schedule`` result, the kernel's own ``_core.Decision``); an answer that names
     something the view does not hold is a ``ValueError`` naming the epoch.
     """
 
@@ -87,8 +91,9 @@ class CoreHooks:
     ) -> None:
         """``jobs``: the run's jobs as a frame of ``aryl.Job`` fields, in trace order;
         ``load``: the inference load the run serves, ``(times, loads)``."""
-        self._load_time = np.asarray(load[0], dtype=float)
-        self._load = np.asarray(load[1], dtype=float)
+        # lists: bisect on a list beats np.searchsorted on one scalar per epoch
+        self._load_time: List[float] = np.asarray(load[0], dtype=float).tolist()
+        self._load: List[float] = np.asarray(load[1], dtype=float).tolist()
         self._recent: Dict[Tuple[int, int], Tuple[Any, ...]] = {}  # _load_at's last
         self._policy = policy
         servers_frame = pd.DataFrame([dataclasses.asdict(s) for s in servers])
@@ -125,8 +130,8 @@ class CoreHooks:
         remaining: np.ndarray,
         service: Tuple[np.ndarray, np.ndarray, np.ndarray],
     ) -> ClusterState:
-        rows, job, server, flexible, on_loan, core = columns
-        workers = {"job": job, "server": server, "flexible": flexible.astype(bool)}
+        rows, job, server, flexible, on_loan, core, held, queue = columns
+        workers = {"job": job, "server": server, "flexible": flexible}
         attained, waited, preemptions = service
         return self._trace.simulation_view(
             rows,
@@ -135,6 +140,7 @@ class CoreHooks:
             remaining,
             {"attained": attained, "waited": waited, "preemptions": preemptions},
             core,
+            {"workers": held, "queue": queue},
         )
 
     def _epoch(
@@ -159,21 +165,18 @@ class CoreHooks:
         """The load in force at ``now`` and the series' points of the last
         ``RECENT_LOAD_S`` (the one in force at its start first), as the engine
         reads the series: each value from its time on, the first one before it."""
-        if not len(self._load):
+        if not self._load:
             return None, ()
-        since = np.searchsorted(self._load_time, now - RECENT_LOAD_S, side="right")
-        end = int(np.searchsorted(self._load_time, now, side="right"))
-        first, upto = max(int(since) - 1, 0), end
+        since = bisect.bisect_right(self._load_time, now - RECENT_LOAD_S)
+        end = bisect.bisect_right(self._load_time, now)
+        first, upto = max(since - 1, 0), end
         if (first, upto) not in self._recent:  # the same points for many epochs
             self._recent = {
                 (first, upto): tuple(
-                    zip(
-                        self._load_time[first:upto].tolist(),
-                        self._load[first:upto].tolist(),
-                    )
+                    zip(self._load_time[first:upto], self._load[first:upto])
                 )
             }
-        current = float(self._load[max(upto - 1, 0)])
+        current = self._load[max(upto - 1, 0)]
         return current, self._recent[(first, upto)]
 
     def _allocate(
@@ -184,12 +187,13 @@ class CoreHooks:
         service: Tuple[np.ndarray, np.ndarray, np.ndarray],
         index: int,
         now: float,
-    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> Any:
         state = self._view(columns, remaining, service)
         epoch = self._epoch(index, now, state, curves)
         answer = self._ask("allocate", epoch, state, epoch)
         rows = decision_rows(answer, state, epoch)
-        self.idle.observe(state, epoch, started=len(rows[0]) > 0)
+        # whether it starts anything matters only while nothing runs
+        self.idle.observe(state, epoch, started=bool(state.n_workers) or _starts(rows))
         return rows
 
     def _reclaim(
@@ -215,6 +219,13 @@ class CoreHooks:
                 f"got {answer!r}"
             )
         return bool(answer)
+
+
+def _starts(rows: Any) -> bool:
+    """Whether ``decision_rows``' answer starts any worker."""
+    if isinstance(rows, _core.Decision):
+        return len(rows.start_job) > 0
+    return len(rows[0]) > 0
 
 
 class PolicyError(RuntimeError):
@@ -281,16 +292,15 @@ class IdleWatch:
             )
 
 
-def decision_rows(
-    answer: Any, state: ClusterState, epoch: Epoch
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def decision_rows(answer: Any, state: ClusterState, epoch: Epoch) -> Any:
     """``(start job, start server, start flexible, stop)`` rows of an ``allocate``
-    answer on ``state`` (the engine checks what the rows do)."""
-    where = epoch.where()
+    answer on ``state``, or the kernel's own ``_core.Decision`` when the answer is
+    a ``ScheduleResult`` of the kernel on the whole state, untouched (the engine
+    checks what either does)."""
     if isinstance(answer, ScheduleResult):
         if answer._state is not state:
             raise ValueError(
-                f"{where}: allocate answered the schedule of another state; "
+                f"{epoch.where()}: allocate answered the schedule of another state; "
                 "schedule the state it was given"
             )
         fresh = answer._kernel_rows()
@@ -302,12 +312,12 @@ def decision_rows(
             (state.n_jobs, state.n_servers, state.n_workers),
             ("job", "server", "worker"),
         ):
-            _check_rows(values, count, what, where)
+            _check_rows(values, count, what, epoch)
         return (*rows, answer.stop)
     if isinstance(answer, Decision):
-        return _decision_rows(answer, state, where)
+        return _decision_rows(answer, state, epoch.where())
     raise TypeError(
-        f"{where}: allocate must answer state.schedule(...)'s result or an "
+        f"{epoch.where()}: allocate must answer state.schedule(...)'s result or an "
         f"aryl.Decision, got {type(answer).__name__}"
     )
 
@@ -360,7 +370,7 @@ def _listed(workers: Any, what: str) -> Any:
     return workers
 
 
-def _check_rows(rows: Any, count: int, what: str, where: str) -> None:
+def _check_rows(rows: Any, count: int, what: str, epoch: Epoch) -> None:
     """A ``ValueError`` naming the epoch unless every row is in ``[0, count)``."""
     values = np.asarray(rows)
     if not values.size or (values.min() >= 0 and values.max() < count):
@@ -368,7 +378,7 @@ def _check_rows(rows: Any, count: int, what: str, where: str) -> None:
     bad = values[(values < 0) | (values >= count)]
     if bad.size:
         raise ValueError(
-            f"{where}: the policy's answer names {what} row {bad[0]}, but the "
+            f"{epoch.where()}: the policy's answer names {what} row {bad[0]}, but the "
             f"state has {count} {what}s"
         )
 
@@ -380,7 +390,7 @@ def reclaim_rows(answer: Any, state: ClusterState, epoch: Epoch) -> np.ndarray:
             raise ValueError(
                 f"{epoch.where()}: reclaim answered the plan of another state"
             )
-        _check_rows(answer.servers, state.n_servers, "server", epoch.where())
+        _check_rows(answer.servers, state.n_servers, "server", epoch)
         return answer.servers
     ids = answer.servers if isinstance(answer, ReclaimPlan) else answer
     if isinstance(ids, (str, bytes)) or not isinstance(ids, (abc.Sequence, np.ndarray)):

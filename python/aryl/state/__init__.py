@@ -68,6 +68,7 @@ from .tables import (
     _records_columns,
     _server_table,
     _take,
+    _TakenRows,
     _worker_table,
 )
 
@@ -109,13 +110,15 @@ class ClusterState(Appliable):
         self._cache: Dict[str, Any] = {}
         # jobs partly done (advance); a simulation view's is built when first read
         self._remaining_: Optional[Dict[Any, float]] = {}
-        # a simulation view's (trace state, trace rows of its jobs): see _origin_fits
+        # a simulation view's (trace state, trace rows of its jobs): see
+        # _queued_fit_unlent
         self._origin: Optional[Tuple[ClusterState, np.ndarray]] = None
         # each job's service (columns.SERVICE) by id, kept by advance and updates
         self._service: Dict[str, Dict[Any, float]] = {n: {} for n in SERVICE}
         self._service_rows: Optional[Table] = None  # the simulator's, by job row
         self._remaining_rows: Optional[np.ndarray] = None  # the simulator's too
         self._read_only = False  # the simulator's view of a run (simulation_view)
+        self._known_columns: Table = {}  # columns the simulator made (StateColumns)
 
     # ----------------------------------------------------------- construction
 
@@ -191,6 +194,7 @@ class ClusterState(Appliable):
         remaining: np.ndarray,
         service: Optional[Table] = None,
         core: Any = None,
+        known: Optional[Table] = None,
     ) -> ClusterState:
         """A read-only state of this one's servers with loans ``on_loan``, its job rows
         ``jobs`` (in that order), ``workers`` (``job`` indexing ``jobs``) and each of
@@ -198,13 +202,14 @@ class ClusterState(Appliable):
         the same order; zeros if not given): what the simulator shows a policy of
         your own (``aryl.sim.hooks``). ``core``: the engine's own compiled copy of
         that state, if the caller has one (taken as it is: the engine validated
-        it). Its updates raise ``ValueError``; read it and schedule on it
-        (``schedule``, ``reclaim``) as on any state.
+        it); ``known``: ``columns()``' ``workers`` and ``queue`` if the caller has
+        them (likewise). Its updates raise ``ValueError``; read it and schedule on
+        it (``schedule``, ``reclaim``) as on any state.
         """
         view = ClusterState()
         servers = dict(self._servers)
-        servers["on_loan"] = on_loan.astype(bool)
-        table = _take(self._jobs, jobs)
+        servers["on_loan"] = np.asarray(on_loan, dtype=bool)
+        table = _TakenRows(self._jobs, jobs)  # the columns a policy reads, if any
         view._servers, view._jobs, view._workers = servers, table, workers
         view._server_index, view._job_index_ = self._server_index, None
         if core is None:
@@ -219,6 +224,8 @@ class ClusterState(Appliable):
         view._remaining_, view._remaining_rows = None, remaining
         if service is not None:
             view._service_rows = dict(service)
+        if known:
+            view._known_columns = known
         view._origin = (self, jobs)
         view._read_only = True
         return view
@@ -237,18 +244,19 @@ class ClusterState(Appliable):
         shared: Dict[str, Any] = self._cache["run"]
         return shared
 
-    def _origin_fits(self, policy: str) -> Optional[np.ndarray]:
-        """For a simulation view: whether each of its jobs can be placed under
-        ``policy`` whatever is on loan (its base demand fits the training servers
-        alone), worked out once on the trace; None for other states."""
+    def _queued_fit_unlent(self, policy: str, queued: np.ndarray) -> bool:
+        """For a simulation view: whether each of its ``queued`` jobs can be placed
+        under ``policy`` whatever is on loan (its base demand fits the training
+        servers alone), worked out once on the trace; False for other states."""
         if self._origin is None:
-            return None
+            return False
         trace, rows = self._origin
         key = f"fits unlent {policy}"
-        if key not in trace._cache:
-            trace._cache[key] = placeable_unlent(trace, policy)
-        fits: np.ndarray = trace._cache[key][rows]
-        return fits
+        if key not in trace._cache:  # (each job's, every job's)
+            fits = placeable_unlent(trace, policy)
+            trace._cache[key] = (fits, bool(fits.all()))
+        fits, every = trace._cache[key]
+        return every or bool(fits[rows][queued].all())
 
     @property
     def _job_index(self) -> Dict[Any, int]:
@@ -279,6 +287,8 @@ class ClusterState(Appliable):
     @property
     def n_jobs(self) -> int:
         """Number of jobs (queued and running)."""
+        if self._origin is not None:  # a simulation view: its rows of the trace
+            return len(self._origin[1])
         return len(self._jobs["id"])
 
     @property
@@ -356,6 +366,7 @@ class ClusterState(Appliable):
                 self._workers,
                 self._remaining_column(),
                 self._service_columns(),
+                self._known_columns,
             )
         built: StateColumns = self._cache["columns"]
         return built

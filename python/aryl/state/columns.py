@@ -33,6 +33,10 @@ JOB_FIELDS = (
 )
 
 
+#: No columns (the default of ``StateColumns``' ``known``).
+_NOTHING: Mapping[str, np.ndarray] = {}
+
+
 class StateColumns:
     """A state's jobs and servers as read-only NumPy arrays (``ClusterState.columns``).
 
@@ -54,7 +58,8 @@ class StateColumns:
 
     Each column is made on first access and kept (a policy that reads a few of
     them, every epoch, pays for those only); the object cannot be changed, nor can
-    its arrays (they are views of the state's own, not copies).
+    its arrays (read-only views of the state's own, or the state's own when they are
+    read-only already, as the simulator's are: never copies).
     """
 
     job_id: np.ndarray
@@ -91,23 +96,28 @@ class StateColumns:
         workers: Mapping[str, np.ndarray],
         remaining: np.ndarray,
         service: Mapping[str, np.ndarray],
+        known: Mapping[str, np.ndarray] = _NOTHING,
     ) -> None:
         """The columns of a state's tables (``ClusterState``'s ``_servers``,
         ``_jobs``, ``_workers``), each job's ``remaining`` fraction and ``service``
-        (``SERVICE``), taken as they are now (tables are never changed in place)."""
-        given = {"remaining": remaining, **{n: service[n] for n in SERVICE}}
+        (``SERVICE``), taken as they are now (tables are never changed in place).
+        ``known``: columns the caller has worked out already (``workers`` and
+        ``queue`` of the simulator's view, made by the engine), taken as they are."""
+        given = {"remaining": remaining, **{n: service[n] for n in SERVICE}, **known}
         object.__setattr__(self, "_tables", (servers, jobs, workers, given))
 
     def __getattr__(self, name: str) -> np.ndarray:
         """Make column ``name`` (called only when it is not made yet)."""
-        build = _BUILDERS.get(name)
-        if build is None and name not in _GIVEN:
-            raise AttributeError(f"StateColumns has no column {name!r}")
         servers, jobs, workers, given = self.__dict__["_tables"]
-        column = _read_only(
-            given[name] if build is None else build(self, servers, jobs, workers)
-        )
-        self.__dict__[name] = column
+        if name in given:
+            column = given[name]
+        elif name in JOB_FIELDS:  # the most read: without a builder's call
+            column = jobs[name]
+        elif name in _BUILDERS:
+            column = _BUILDERS[name](self, servers, jobs, workers)
+        else:
+            raise AttributeError(f"StateColumns has no column {name!r}")
+        self.__dict__[name] = column = _read_only(column)
         return column
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -128,7 +138,10 @@ _POOLS = np.asarray(POOLS, dtype=object)
 
 
 def _read_only(array: Any) -> np.ndarray:
-    """A read-only view of ``array`` (the array itself is not copied)."""
+    """A read-only view of ``array`` (the array itself is not copied); ``array``
+    itself if it is read-only already (the simulator's columns, a view's own)."""
+    if type(array) is np.ndarray and not array.flags.writeable:
+        return array
     view = np.asarray(array).view()
     view.flags.writeable = False
     return view
@@ -138,10 +151,6 @@ Builder = Callable[
     [StateColumns, Mapping[str, np.ndarray], Mapping[str, np.ndarray], Any],
     np.ndarray,
 ]
-
-
-def _job_field(name: str) -> Builder:
-    return lambda c, servers, jobs, workers: jobs[name]
 
 
 def _free_gpus(c: StateColumns, servers: Any, jobs: Any, workers: Any) -> np.ndarray:
@@ -158,13 +167,9 @@ def _queue(c: StateColumns, servers: Any, jobs: Any, workers: Any) -> np.ndarray
     return queued[np.argsort(jobs["submit_time"][queued], kind="stable")]
 
 
-#: The columns a state gives as they are (taken when the columns are made).
-_GIVEN = ("remaining", *SERVICE)
-
 #: How each column is made from the state's tables (and the columns made before).
 _BUILDERS: Dict[str, Builder] = {
     "job_id": lambda c, servers, jobs, workers: jobs["id"],
-    **{name: _job_field(name) for name in JOB_FIELDS},
     "workers": lambda c, servers, jobs, workers: np.bincount(
         workers["job"], minlength=len(jobs["id"])
     ),

@@ -150,14 +150,18 @@ class ScheduleResult:
 
     def _kernel_rows(
         self,
-    ) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """``(start_job, start_server, start_flexible, stop)`` straight from the
-        kernel when none of them has been read (so none can have been edited in
-        place): rows of the state it was computed on. None once any was read."""
+    ) -> Any:
+        """The kernel's own answer when none of the row arrays has been read (so
+        none can have been edited in place): its ``_core.Decision`` if the kernel
+        saw every job of the state (its rows are then the state's), else
+        ``(start_job, start_server, start_flexible, stop)`` in the state's rows.
+        None once any was read."""
         if not _ROWS.isdisjoint(self.__dict__):
             return None
         raw = self._raw
-        job = raw.start_job if self._kept is None else self._kept[raw.start_job]
+        if self._kept is None:
+            return raw
+        job = self._kept[raw.start_job]
         return job, raw.start_server, raw.start_flexible, raw.stop_array
 
     def apply(self, state: Any) -> None:
@@ -217,8 +221,12 @@ def schedule_state(
             raise ValueError(f"remaining: unknown job {job_id!r}")
     jobs = state._jobs
     if "queued" not in state._cache:  # jobs without workers, until the state changes
-        queued = np.ones(state.n_jobs, dtype=bool)
-        queued[state._workers["job"]] = False
+        held = state._known_columns.get("workers")
+        if held is None:
+            queued = np.ones(state.n_jobs, dtype=bool)
+            queued[state._workers["job"]] = False
+        else:  # counted by the simulator
+            queued = held == 0
         queued.flags.writeable = False
         state._cache["queued"] = queued
     queued = state._cache["queued"]
@@ -230,17 +238,26 @@ def schedule_state(
     speeds = _server_speeds(state, gpu_speed)
     hetero_efficiency = validation.hetero_efficiency(hetero_efficiency)
     unplaceable, kept, core = _state_rows(state, policy, queued, future)
-    raw = _core.schedule(
-        core,
-        policy,
-        placement,
-        backfill,
-        _state_remaining(state, kept, remaining),
-        speeds,
-        hetero_efficiency,
-        _state_curves(state, kept, throughput),
-        *_caller_parts(state, kept, queue, grow),
-    )
+    fractions = _state_remaining(state, kept, remaining)
+    curves = _state_curves(state, kept, throughput)
+    rows, may_grow = _caller_parts(state, kept, queue, grow)
+    try:
+        raw = _core.schedule(
+            core,
+            policy,
+            placement,
+            backfill,
+            fractions,
+            speeds,
+            hetero_efficiency,
+            curves,
+            rows,
+            may_grow,
+        )
+    except ValueError:
+        if queue is not None and kept is None:  # the kernel checked it: name why
+            _queue_rows(state, queue)
+        raise
     future_rows = _NO_ROWS if future is None else np.flatnonzero(future)
     return ScheduleResult(
         state, version, policy, raw, kept, future_rows, dict(unplaceable)
@@ -265,14 +282,15 @@ def _state_rows(
     key = ("rows", policy, None if future is None else np.packbits(future).tobytes())
     if key not in state._cache:
         unplaceable = _state_unplaceable(state, policy, queued)
-        left_out = np.zeros(state.n_jobs, bool) if future is None else future.copy()
-        if unplaceable:
-            left_out[[state._job_index[j] for j in unplaceable]] = True
         kept, core = None, state._core
-        if left_out.any():
-            kept = np.flatnonzero(~left_out)
-            kept.flags.writeable = False  # shared by every result of this state
-            core = state._sub_core(kept)
+        if unplaceable or future is not None:  # else the kernel sees every job
+            left_out = np.zeros(state.n_jobs, bool) if future is None else future.copy()
+            if unplaceable:
+                left_out[[state._job_index[j] for j in unplaceable]] = True
+            if left_out.any():
+                kept = np.flatnonzero(~left_out)
+                kept.flags.writeable = False  # shared by every result of this state
+                core = state._sub_core(kept)
         state._cache[key] = (unplaceable, kept, core)
     rows: Tuple[Dict[Any, str], Optional[np.ndarray], Any] = state._cache[key]
     return rows
@@ -281,8 +299,7 @@ def _state_rows(
 def _state_unplaceable(state: Any, policy: str, queued: np.ndarray) -> Dict[Any, str]:
     """The queued rows that can never start: a worker wider than every server, or a
     base demand beyond the room the core counts (``validation.unplaceable``'s rule)."""
-    fits = state._origin_fits(policy)
-    if fits is not None and fits[queued].all():
+    if state._queued_fit_unlent(policy, queued):
         return {}  # a simulation view whose queued jobs fit without loans
     jobs = state._jobs
     d = jobs["gpus_per_worker"]
@@ -332,22 +349,16 @@ def _caller_parts(
     would under the built-in order.
     """
     rows = None
-    if queue is not None:
-        rows = _job_rows(queue, "queue", state.n_jobs)
-        running = rows[~state._cache["queued"][rows]]  # queued: set by schedule_state
-        if len(running):
-            raise ValueError(
-                f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
-                "lists queued jobs (columns().queue)"
-            )
-        ordered = np.sort(rows)
-        if (ordered[1:] == ordered[:-1]).any():
-            raise ValueError("queue: a job is listed twice")
-        if kept is not None:
-            to_kernel = np.full(state.n_jobs, -1)
-            to_kernel[kept] = np.arange(len(kept))
-            rows = to_kernel[rows]
-            rows = rows[rows >= 0]
+    if queue is not None and kept is None:
+        # the kernel's rows are the state's: the kernel checks them (range, running,
+        # twice), and schedule_state names a refused one by _queue_rows
+        rows = _job_array(queue, "queue")
+    elif queue is not None and kept is not None:
+        rows = _queue_rows(state, queue)
+        to_kernel = np.full(state.n_jobs, -1)
+        to_kernel[kept] = np.arange(len(kept))
+        rows = to_kernel[rows]
+        rows = rows[rows >= 0]
     may_grow = _NO_ROWS
     if isinstance(grow, (list, tuple)) and not grow:  # no job grows
         may_grow = np.zeros(state.n_jobs if kept is None else len(kept), np.int64)
@@ -358,16 +369,36 @@ def _caller_parts(
     return rows, may_grow
 
 
-def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
-    """``rows`` (job rows of a state of ``n`` jobs) as an int array, checked."""
+def _queue_rows(state: Any, queue: Any) -> np.ndarray:
+    """A caller's ``queue`` as job rows of ``state``, each in range, queued and
+    listed once (``ValueError`` naming the first that is not)."""
+    rows = _job_rows(queue, "queue", state.n_jobs)
+    running = rows[~state._cache["queued"][rows]]  # queued: set by schedule_state
+    if len(running):
+        raise ValueError(
+            f"queue: job {state._jobs['id'][running[0]]!r} is running; queue "
+            "lists queued jobs (columns().queue)"
+        )
+    ordered = np.sort(rows)
+    if (ordered[1:] == ordered[:-1]).any():
+        raise ValueError("queue: a job is listed twice")
+    return rows
+
+
+def _job_array(rows: Any, what: str) -> np.ndarray:
+    """``rows`` (job rows) as an int array (``TypeError`` for anything else)."""
     array = np.asarray(rows)
     if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
         raise TypeError(
             f"{what} must be a list or array of job rows (ints: positions in "
             f"state.job_ids, as columns() gives them), got {rows!r}"
         )
-    if array.dtype != np.int64:
-        array = array.astype(np.int64)
+    return array if array.dtype == np.int64 else array.astype(np.int64)
+
+
+def _job_rows(rows: Any, what: str, n: int) -> np.ndarray:
+    """``rows`` (job rows of a state of ``n`` jobs) as an int array, checked."""
+    array = _job_array(rows, what)
     if array.size and (array.min() < 0 or array.max() >= n):
         bad = array[(array < 0) | (array >= n)]
         raise ValueError(f"{what}: job row {int(bad[0])} out of range for {n} jobs")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
 import numpy as np
 
@@ -354,6 +354,60 @@ _EMPTY: Dict[str, Any] = {}
 
 def _take(table: Table, rows: np.ndarray) -> Table:
     return {name: values[rows] for name, values in table.items()}
+
+
+class _TakenRows(Dict[str, np.ndarray]):
+    """``_take(table, rows)`` with each column taken when first read: a simulation
+    view's job table, of which a policy reads a few columns per epoch, if any.
+
+    A ``dict`` (a ``Table``) for every reader: an item not taken yet is taken by
+    ``__missing__``, and whatever lists or copies the whole table takes every
+    column first.
+    """
+
+    def __init__(self, table: Table, rows: np.ndarray) -> None:
+        super().__init__()
+        self._table, self._rows = table, rows
+
+    def __missing__(self, name: str) -> np.ndarray:
+        column: np.ndarray = self._table[name][self._rows]  # KeyError: unknown
+        column.flags.writeable = False  # the view's own copy, read-only as the view
+        self[name] = column
+        return column
+
+    def _whole(self) -> None:
+        for name in self._table:
+            if not dict.__contains__(self, name):
+                self.__missing__(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._table
+
+    def __iter__(self) -> Iterator[str]:
+        self._whole()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def keys(self) -> Any:  # noqa: D102 (dict's)
+        self._whole()
+        return super().keys()
+
+    def values(self) -> Any:  # noqa: D102
+        self._whole()
+        return super().values()
+
+    def items(self) -> Any:  # noqa: D102
+        self._whole()
+        return super().items()
+
+    def get(self, name: str, default: Any = None) -> Any:  # noqa: D102
+        return self[name] if name in self._table else default
+
+    def copy(self) -> Table:  # noqa: D102
+        self._whole()
+        return dict(super().items())
 
 
 def _any_columns(data: Any, what: str) -> Dict[str, Any]:
