@@ -9,6 +9,16 @@ import aryl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """A test that starts Ray is a serial one: scripts/run-tests runs the rest on two
+    workers, then the serial tests alone, where a second Ray or a busy core beside
+    them cannot slow a start past its timeout."""
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.serial)
+
+
 @pytest.fixture
 def paper_example():
     """fig:reclaim_example / table:server_cost: six 8-GPU on-loan servers.

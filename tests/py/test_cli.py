@@ -706,8 +706,11 @@ def test_bare_aryl_prints_the_usage_and_the_commands(capsys):
 
 
 def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
-    trace_slice, tmp_path, capsys
+    trace_slice, tmp_path, capsys, monkeypatch
 ):
+    # tables at the default width; pytest-xdist's workers set COLUMNS=80, where the
+    # tables split (test_compare_fits_an_80_column_terminal checks that layout)
+    monkeypatch.setenv("COLUMNS", "100")
     jobs, load = trace_slice
     out = tmp_path / "seeds"
     argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]

@@ -718,6 +718,7 @@ def test_memory_does_not_grow_over_repeated_calls():
     assert rss_mb() - before < 20, (before, rss_mb())
 
 
+@pytest.mark.serial
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_during_compare_exits_130_without_partial_files(tmp_path):
     out = tmp_path / "out"

@@ -16,6 +16,7 @@ import time
 import pytest
 
 pytest.importorskip("ray")
+pytestmark = pytest.mark.ray
 
 import ray  # noqa: E402
 

@@ -14,7 +14,10 @@ import pytest
 
 pytest.importorskip("ray")
 RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
-pytestmark = pytest.mark.skipif(RAY is None, reason="the ray command is not installed")
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.skipif(RAY is None, reason="the ray command is not installed"),
+]
 GRID = ["--first-jobs", "300", "--training-servers", "4", "--inference-servers", "4"]
 GRID += ["--grid", "seed=0,1,2"]
 

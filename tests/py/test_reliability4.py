@@ -259,7 +259,8 @@ ONE_ROW = {"Baseline (FIFO)": {"policy": "fifo"}}
     [
         ({"seeds": 1.5}, TypeError, "seeds must be an int or a list of ints, got 1.5"),
         ({"seeds": 10**8}, ValueError, r"seeds must be in \[1, 10000\]"),
-        ({"seeds": range(10**8)}, ValueError, "at most 10000 seeds"),
+        ({"seeds": range(10**8)}, ValueError, "at most 10000 seeds, got 100000000$"),
+        ({"seeds": iter(range(10**8))}, ValueError, "at most 10000 seeds, got more$"),
         ({"seeds": 2, "seed": 2**64 - 1}, ValueError, "go past the largest seed"),
         ({"windows": 10**9}, ValueError, r"windows must be in \[1, 1000\]"),
         ({"windows": 1.5}, TypeError, "windows must be an integer"),

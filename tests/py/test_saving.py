@@ -321,6 +321,7 @@ def _reader(folder, rounds, errors):
             errors.put(f"load: {type(exc).__name__}: {exc}")
 
 
+@pytest.mark.serial  # six processes race on one folder
 def test_many_writers_and_readers_on_one_folder_lose_nothing(tmp_path):
     folder = tmp_path / "run"
     small_run(3, "a").save(folder)

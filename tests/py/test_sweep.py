@@ -196,6 +196,7 @@ def test_sweep_over_traces_and_config_fields(trace):
     assert table["saved"].isna().all()
 
 
+@pytest.mark.ray
 def test_a_small_sweep_on_a_local_ray_equals_sequential_runs(
     local_ray, trace, tmp_path
 ):
@@ -212,6 +213,7 @@ def test_a_small_sweep_on_a_local_ray_equals_sequential_runs(
     ].all()
 
 
+@pytest.mark.ray
 def test_a_failing_run_on_ray_raises_its_own_one_line_error(local_ray):
     # A job of 4 servers on a 2-server cluster: refused inside the run, on a worker.
     wide = {"wide": ([aryl.Job("w", 8, 4, 4, 60)], None)}
@@ -375,6 +377,7 @@ def test_without_ray_auto_falls_back_to_threads(trace, monkeypatch):
     )
 
 
+@pytest.mark.serial  # signals its own process
 def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(monkeypatch, tmp_path, capsys):
     # The audit saw a crash (-11) when Ctrl-C came while a local Ray was starting.
     class FakeRay:

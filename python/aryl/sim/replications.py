@@ -31,6 +31,7 @@ seeds are.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import warnings
@@ -46,6 +47,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Sized,
     Tuple,
     Union,
 )
@@ -108,11 +110,11 @@ def seed_list(seeds: Seeds, first: int = 0) -> List[int]:
         return list(range(first, first + count))
     if isinstance(seeds, (bool, str, bytes)) or not isinstance(seeds, Iterable):
         raise TypeError(f"seeds must be an int or a list of ints, got {seeds!r}")
-    given = list(seeds)
+    # one past the limit, never the whole iterable: range(10**8) was listed (39 s, GBs)
+    given = list(itertools.islice(seeds, validation.MAX_SEEDS + 1))
     if len(given) > validation.MAX_SEEDS:
-        raise ValueError(
-            f"seeds: at most {validation.MAX_SEEDS} seeds, got {len(given)}"
-        )
+        got = len(seeds) if isinstance(seeds, Sized) else "more"
+        raise ValueError(f"seeds: at most {validation.MAX_SEEDS} seeds, got {got}")
     for s in given:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
             raise ValueError(f"seeds: every seed is an integer >= 0, got {s!r}")
