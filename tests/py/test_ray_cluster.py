@@ -2,11 +2,14 @@
 started with `ray start`, a sweep connected by address and through Ray's client, equal
 to a local run."""
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +20,9 @@ RAY = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which
 pytestmark = [
     pytest.mark.ray,
     pytest.mark.skipif(RAY is None, reason="the ray command is not installed"),
+    pytest.mark.skipif(
+        not os.path.isdir("/proc"), reason="finds its processes in /proc"
+    ),
 ]
 GRID = ["--first-jobs", "300", "--training-servers", "4", "--inference-servers", "4"]
 GRID += ["--grid", "seed=0,1,2"]
@@ -44,9 +50,36 @@ def cluster(tmp_path_factory):
             )
         yield env, port, client
     finally:
-        subprocess.run(
-            [RAY, "stop", "--force"], env=env, capture_output=True, timeout=120
-        )
+        stop_cluster(temp)
+
+
+def stop_cluster(temp):
+    """Stop this cluster's processes, each of which names its folder ``temp`` (the
+    worker node's too: it keeps its files in the head's session); not `ray stop
+    --force`, which stops every Ray process on the machine (a developer's own Ray,
+    another test run's)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        mine = [pid for pid, line in _commands() if f"{temp}/" in line]
+        for pid in mine:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 15
+        while mine and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = {pid for pid, _ in _commands()}
+            mine = [pid for pid in mine if pid in alive]
+        if not mine:
+            return
+
+
+def _commands():
+    """(pid, command line) of every process."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                yield int(pid), f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone meanwhile
+            continue
 
 
 def sweep(out, *extra, env=None):
