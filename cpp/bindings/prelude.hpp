@@ -117,6 +117,16 @@ py::array_t<T> to_numpy(std::vector<T>&& values) {
   return py::array_t<T>({owned->size()}, {sizeof(T)}, owned->data(), owner);
 }
 
+// `value(i)` for i < n as a 1-d NumPy array of T (one allocation, no Python ints;
+// bool included: one byte each).
+template <typename T, typename F>
+py::array_t<T> column_of(std::size_t n, F&& value) {
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* data = out.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) data[i] = value(i);
+  return out;
+}
+
 void register_model(py::module_& m);
 void register_reclaim(py::module_& m);
 void register_sim(py::module_& m);

@@ -37,15 +37,6 @@ std::vector<std::vector<KnapsackItem>> knapsack_groups(const py::handle& groups)
   return items;
 }
 
-// `value(i)` for i < n as a 1-d NumPy array (one allocation, no Python ints).
-template <typename T, typename F>
-py::array_t<T> column_of(std::size_t n, F&& value) {
-  py::array_t<T> out(static_cast<py::ssize_t>(n));
-  T* data = out.mutable_data();
-  for (std::size_t i = 0; i < n; ++i) data[i] = value(i);
-  return out;
-}
-
 py::array_t<int> int_array(const std::vector<int>& values) {
   return column_of<int>(values.size(), [&](std::size_t i) { return values[i]; });
 }

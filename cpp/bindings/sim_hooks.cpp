@@ -15,15 +15,6 @@ py::array_t<T> read_only(py::array_t<T>&& a) {
   return std::move(a);
 }
 
-// `n` values of `value(i)` as a NumPy array of T (bool included: one byte each).
-template <typename T, typename F>
-py::array_t<T> array_of(std::size_t n, F&& value) {
-  py::array_t<T> out(static_cast<py::ssize_t>(n));
-  T* data = out.mutable_data();
-  for (std::size_t i = 0; i < n; ++i) data[i] = value(i);
-  return out;
-}
-
 // The engine's state as the columns aryl.sim.hooks builds its view from: the
 // trace index of each state job, the workers (state job, server, flexible), each
 // server's loan, a copy of the state itself (an aryl._core.ClusterState: the
@@ -42,15 +33,15 @@ py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_o
            state.jobs[static_cast<std::size_t>(b)].submit_time;
   });
   return py::make_tuple(
-      array_of<std::int64_t>(job_of.size(), [&](std::size_t i) { return job_of[i]; }),
-      array_of<std::int64_t>(workers.size(),
-                             [&](std::size_t i) { return workers[i].job; }),
-      array_of<std::int64_t>(workers.size(),
-                             [&](std::size_t i) { return workers[i].server; }),
-      array_of<bool>(workers.size(),
-                     [&](std::size_t i) { return workers[i].flexible; }),
-      array_of<bool>(state.servers.size(),
-                     [&](std::size_t i) { return state.servers[i].on_loan; }),
+      column_of<std::int64_t>(job_of.size(), [&](std::size_t i) { return job_of[i]; }),
+      column_of<std::int64_t>(workers.size(),
+                              [&](std::size_t i) { return workers[i].job; }),
+      column_of<std::int64_t>(workers.size(),
+                              [&](std::size_t i) { return workers[i].server; }),
+      column_of<bool>(workers.size(),
+                      [&](std::size_t i) { return workers[i].flexible; }),
+      column_of<bool>(state.servers.size(),
+                      [&](std::size_t i) { return state.servers[i].on_loan; }),
       py::cast(state, py::return_value_policy::copy),
       read_only(to_numpy(std::move(held))), read_only(to_numpy(std::move(queue))));
 }

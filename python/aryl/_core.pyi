@@ -242,7 +242,7 @@ def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed:
     """
 def record_columns(records: list, names: collections.abc.Sequence[str], kinds: str) -> list:
     """
-    Fields `names` of a list of records in one pass each: per field, (the list of its values, their array of kind 'i' int64, 'f' float64 or 'b' bool, or None when a value is not exactly of that kind or the kind is 'O').
+    Fields `names` of a list of records in one pass: per field, (its column, whether every value is None). The column is an array of kind 'i' int64, 'f' float64 or 'b' bool when every value is exactly of that kind, else (or for kind 'O') a 1-d object array of the values.
     """
 def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.Any = 'aryl', backfill: typing.Any = False, remaining: typing.Any = [], speed: typing.Any = [], hetero_efficiency: typing.Any = 0.7, throughput: typing.Any = [], queue: typing.Any = None, may_grow: typing.Any = []) -> Decision:
     """

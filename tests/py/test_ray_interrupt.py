@@ -125,6 +125,15 @@ def _interrupted(tmp_path, argv, mark, temp, signum):
     return process.returncode, stderr
 
 
+def sweep_interrupted(tmp_path):
+    """The line an interrupted sweep of ``interrupted`` ends with."""
+    cache = tmp_path / "out" / "cache"
+    return (
+        f"aryl: sweep interrupted; the finished runs are cached in {cache}: run it "
+        "again to resume"
+    )
+
+
 def assert_one_line(status, stderr, line, signum=signal.SIGINT):
     ours = [s for s in stderr.splitlines() if s.startswith("aryl:")]
     assert status == 128 + signum, stderr
@@ -139,13 +148,7 @@ def assert_one_line(status, stderr, line, signum=signal.SIGINT):
 )
 def test_ctrl_c_in_a_ray_sweep_exits_130_with_one_line(tmp_path, mark):
     status, stderr = interrupted(tmp_path, SWEEP, mark)
-    cache = tmp_path / "out" / "cache"
-    assert_one_line(
-        status,
-        stderr,
-        f"aryl: sweep interrupted; the finished runs are cached in {cache}: run it "
-        "again to resume",
-    )
+    assert_one_line(status, stderr, sweep_interrupted(tmp_path))
 
 
 def test_ctrl_c_while_ray_starts_in_a_compare_exits_130_with_one_line(tmp_path):
@@ -162,11 +165,4 @@ def test_ctrl_c_while_ray_starts_in_a_compare_exits_130_with_one_line(tmp_path):
 def test_sigterm_in_a_ray_sweep_stops_ray_and_exits_143(tmp_path, mark):
     """``kill`` (or a job's time limit) on the command alone: Ray stopped all the same."""
     status, stderr = interrupted(tmp_path, SWEEP, mark, signal.SIGTERM)
-    cache = tmp_path / "out" / "cache"
-    assert_one_line(
-        status,
-        stderr,
-        f"aryl: sweep interrupted; the finished runs are cached in {cache}: run it "
-        "again to resume",
-        signal.SIGTERM,
-    )
+    assert_one_line(status, stderr, sweep_interrupted(tmp_path), signal.SIGTERM)
