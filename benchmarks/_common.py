@@ -82,6 +82,28 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
+def records_api_report(
+    call: str,
+    headline: str,
+    kernel: Callable[[], object],
+    build: Callable[[], object],
+    api: Callable[[], object],
+    python: Callable[[], object],
+    repeat: int,
+) -> str:
+    """The records API (``call``) against the kernel and the plain-Python reference:
+    the four read in turn, round after round (``alternated_cpu_seconds``: timed apart,
+    the reference alone moved 2x between processes on a quiet machine), as
+    ``headline``, the speed-up and ``records_api_table``."""
+    times = alternated_cpu_seconds(
+        kernel, build, api, python, repeat=repeat, min_total=0
+    )
+    return (
+        f"{headline}; plain Python / records API = {times[3] / times[2]:.0f}×\n\n"
+        + records_api_table(call, *times)
+    )
+
+
 def records_api_table(
     call: str, kernel: float, build: float, api: float, python: float
 ) -> str:

@@ -30,7 +30,7 @@ from _common import (
     fmt_time,
     machine,
     median_seconds,
-    records_api_table,
+    records_api_report,
     table,
 )
 from aryl import _core
@@ -189,18 +189,15 @@ def records_speed(n: int = 100) -> str:
     on_loan = [i for i, s in enumerate(servers) if s.on_loan]
     pairs = [(state._job_index[w.job], state._server_index[w.server]) for w in workers]
     mins = [j.min_workers for j in jobs]
-    kernel, build, api, python = alternated_cpu_seconds(  # each round reads all four
+    return records_api_report(
+        "aryl.reclaim",
+        f"reclaim {n} of {len(on_loan)} on-loan servers, {len(jobs)} jobs, "
+        f"{len(workers)} workers",
         partial(_core.reclaim, state._core, n, "aryl"),
         partial(aryl.ClusterState.from_records, servers, jobs, workers),
         partial(aryl.reclaim, servers, jobs, workers, n),
         partial(aryl_reclaim, on_loan, pairs, mins, n),
         repeat=9,
-        min_total=0,
-    )
-    return (
-        f"reclaim {n} of {len(on_loan)} on-loan servers, {len(jobs)} jobs, "
-        f"{len(workers)} workers; plain Python / records API = {python / api:.0f}×\n\n"
-        + records_api_table("aryl.reclaim", kernel, build, api, python)
     )
 
 

@@ -26,7 +26,7 @@ from _common import (
     cpu_seconds,
     fmt_time,
     median_seconds,
-    records_api_table,
+    records_api_report,
     table,
 )
 from aryl import _core
@@ -191,18 +191,14 @@ def records_speed() -> str:
     jobs = queued_jobs()
     state = aryl.ClusterState.from_records(servers, jobs, [])
     records = state.servers(), state.jobs()
-    kernel, build, api, python = alternated_cpu_seconds(  # each round reads all four
+    return records_api_report(
+        "aryl.schedule",
+        f"{len(jobs)} queued jobs, {len(servers)} servers",
         partial(_core.schedule, state._core),
         partial(aryl.ClusterState.from_records, servers, jobs, []),
         partial(aryl.schedule, jobs, servers),
         lambda: reference_schedule(*records, []),
         repeat=5,
-        min_total=0,
-    )
-    return (
-        f"{len(jobs)} queued jobs, {len(servers)} servers; plain Python / records "
-        f"API = {python / api:.0f}×\n\n"
-        + records_api_table("aryl.schedule", kernel, build, api, python)
     )
 
 

@@ -106,7 +106,8 @@ def replayed(row: str, both: pd.DataFrame) -> Tuple[float, Any, Any]:
         cluster=cluster,
         **{**run, "config": dataclasses.replace(config, start_overhead=overhead)},
     )
-    # running = duration / rate, so a job's extra running e is e * duration / running work
+    # running = duration / rate, so e more seconds of running are e / running times
+    # the job's work more at the same rate
     extra = dict(
         zip(both["id"], (both["running_live"] - both["running_sim"]).clip(lower=0.0))
     )
@@ -205,10 +206,10 @@ def main() -> None:
                 [
                     [label]
                     + [
-                        f"{r.summary()[k]:,.0f} ({100 * (mine[k] - r.summary()[k]) / r.summary()[k]:+.1f}%)"
+                        f"{s[k]:,.0f} ({100 * (mine[k] - s[k]) / s[k]:+.1f}%)"
                         for k in keys
                     ]
-                    for label, r in runs
+                    for label, s in ((label, r.summary()) for label, r in runs)
                 ],
             )
         )

@@ -92,31 +92,28 @@ def live(args: argparse.Namespace) -> int:
             result = controller.run()
         finally:
             backend.shutdown()
-    simulated = sim.simulate(
-        jobs,
-        controller.servers,
-        args.policy,
-        args.reclaim,
-        load,
-        config,
-        seed=args.seed,
-        history=True,
-    )
+
+    def simulated_with(config: Any) -> Any:
+        return sim.simulate(
+            jobs,
+            controller.servers,
+            args.policy,
+            args.reclaim,
+            load,
+            config,
+            seed=args.seed,
+            history=True,
+        )
+
+    simulated = simulated_with(config)
     result.save(out / "live", overwrite=True)
     simulated.save(out / "simulated", overwrite=True)
     console.show(comparison_table(result, simulated))
     console.say(sim_vs_live_line(result, simulated))
     overhead = backend.start_overhead()
     if overhead > 0.0:  # the simulator again, taught this cluster's start latency
-        calibrated = sim.simulate(
-            jobs,
-            controller.servers,
-            args.policy,
-            args.reclaim,
-            load,
-            dataclasses.replace(config, start_overhead=overhead),
-            seed=args.seed,
-            history=True,
+        calibrated = simulated_with(
+            dataclasses.replace(config, start_overhead=overhead)
         )
         calibrated.save(out / "calibrated", overwrite=True)
         console.say(
