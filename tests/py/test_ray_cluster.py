@@ -36,7 +36,10 @@ def free_port():
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    # the client server's wait for the server it starts per client (30 s) ran out on a
+    # loaded CI machine once; the proxy reads it when `ray start` starts the proxy
     env = {**os.environ, "RAY_AUTH_MODE": "token"}
+    env["RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S"] = "180"
     port, client = free_port(), free_port()
     temp = tmp_path_factory.mktemp("ray")
     head = [RAY, "start", "--head", "--num-cpus", "1", "--port", str(port)]
@@ -48,7 +51,7 @@ def cluster(tmp_path_factory):
             subprocess.run(
                 command, env=env, check=True, capture_output=True, timeout=120
             )
-        yield env, port, client
+        yield env, port, client, temp
     finally:
         stop_cluster(temp)
 
@@ -82,21 +85,33 @@ def _commands():
             continue
 
 
-def sweep(out, *extra, env=None):
+def sweep(out, *extra, env=None, logs=None):
     command = [sys.executable, "-m", "aryl", "sweep", *GRID, "--out", str(out), "-q"]
     done = subprocess.run(
         command + list(extra), env=env, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + (client_server_logs(logs) if logs else "")
     return pd.read_parquet(out / "sweep.parquet")
 
 
+def client_server_logs(temp):
+    """The last lines of the cluster's Ray client server logs: why a client failed."""
+    tails = []
+    for log in sorted(Path(temp).glob("session_2*/logs/ray_client_server*.err")):
+        lines = log.read_text(errors="replace").splitlines()[-15:]
+        tails.append(f"--- {log.name}\n" + "\n".join(lines))
+    return "\n" + "\n".join(tails)
+
+
 def test_a_sweep_on_a_two_node_cluster_equals_a_local_run(cluster, tmp_path):
-    env, port, client = cluster
+    env, port, client, temp = cluster
     local = sweep(tmp_path / "local", "--engine", "processes")
     by_address = sweep(tmp_path / "addr", "--address", f"127.0.0.1:{port}", env=env)
     by_client = sweep(
-        tmp_path / "client", "--address", f"ray://127.0.0.1:{client}", env=env
+        tmp_path / "client",
+        *("--address", f"ray://127.0.0.1:{client}"),
+        env=env,
+        logs=temp,
     )
     # how each run went (time, cache), not what it gave
     timing = ("cached", "seconds", "cpu_seconds", "saved")

@@ -435,3 +435,24 @@ def test_a_script_without_a_main_guard_sweeps_without_ray(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2" and "local threads" in done.stderr
+
+
+def test_a_ray_that_cannot_start_is_named_with_the_servers_last_line(monkeypatch):
+    """Ray's client hands back the server's whole traceback: the error keeps its first
+    line and the last, which says what failed."""
+    ray = pytest.importorskip("ray")
+    from aryl.sim.sweep import _ray
+
+    def init(**_):
+        raise ConnectionAbortedError(
+            "Initialization failure from server:\nTraceback (most recent call last):\n"
+            '  File "proxier.py", line 780\nRuntimeError: Proxy failed to Connect\n'
+        )
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    with pytest.raises(ConnectionError) as caught:
+        _ray("ray://head:10001", 2)
+    message = str(caught.value)
+    assert "Initialization failure from server: ... RuntimeError: Proxy failed" in message
+    assert "\n" not in message and "ray://head:10001" in message

@@ -547,14 +547,23 @@ def _ray(address: Optional[str], workers: int) -> Any:
                     )
         except (KeyboardInterrupt, SystemExit):
             raise
-        except Exception as exc:  # Ray's own types; one line, not its traceback
+        except Exception as exc:  # Ray's own types; its gist, not its traceback
             where = f"the Ray cluster at {address}" if address else "a local Ray"
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise ConnectionError(
-                f"could not start {where}: {type(exc).__name__}: {first} (engine="
-                "'processes' runs the sweep without Ray)"
+                f"could not start {where}: {type(exc).__name__}: {_gist(exc)} "
+                "(engine='processes' runs the sweep without Ray)"
             ) from None
     return ray
+
+
+def _gist(exc: BaseException) -> str:
+    """An exception's message in one line: its first line, and its last where they
+    differ (Ray's client passes the server's whole traceback, whose last line says
+    what failed)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
 
 
 @contextlib.contextmanager
