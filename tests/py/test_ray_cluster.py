@@ -90,7 +90,8 @@ def sweep(out, *extra, env=None, logs=None):
     done = subprocess.run(
         command + list(extra), env=env, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, done.stderr + (client_server_logs(logs) if logs else "")
+    why = done.stderr + (client_server_logs(logs) if logs else "")
+    assert done.returncode == 0, why
     return pd.read_parquet(out / "sweep.parquet")
 
 

@@ -454,5 +454,5 @@ def test_a_ray_that_cannot_start_is_named_with_the_servers_last_line(monkeypatch
     with pytest.raises(ConnectionError) as caught:
         _ray("ray://head:10001", 2)
     message = str(caught.value)
-    assert "Initialization failure from server: ... RuntimeError: Proxy failed" in message
+    assert "failure from server: ... RuntimeError: Proxy failed" in message
     assert "\n" not in message and "ray://head:10001" in message
