@@ -35,9 +35,12 @@ py::array column_array(py::handle raw, const std::string& name,
                        std::optional<std::size_t> length) {
   if (PyUnicode_Check(raw.ptr()) || PyBytes_Check(raw.ptr()))
     type_error(fmt::format("{} must be a sequence of values, got a string", name));
+  // numpy.asarray, kept for the process (never freed: it outlives the interpreter)
+  static const auto* asarray =
+      new py::object(py::module_::import("numpy").attr("asarray"));
   py::array array;
   try {
-    array = py::module_::import("numpy").attr("asarray")(raw);
+    array = (*asarray)(raw);
   } catch (py::error_already_set& error) {
     rethrow_unless_conversion_error(error);
     type_error(fmt::format("{} must be a sequence of values ({})", name, error.what()));
@@ -56,6 +59,10 @@ char kind(const py::array& array) { return array.dtype().kind(); }
 
 template <typename T>
 std::vector<T> as_vector(const py::array& array, const char* dtype) {
+  if (py::isinstance<py::array_t<T, py::array::c_style>>(array)) {  // as it is
+    const T* data = static_cast<const T*>(array.data());
+    return std::vector<T>(data, data + array.size());
+  }
   auto converted =
       py::array_t<T, py::array::c_style>::ensure(array.attr("astype")(dtype));
   if (!converted) throw py::error_already_set();

@@ -92,9 +92,11 @@ std::vector<Worker> workers_from(const py::dict& t) {
 }
 
 // Fields `names` of every record, record-major (cell i * k + f: a new reference).
-// A record's instance dict is read once and its fields looked up there (a dataclass
-// keeps them there), which is several times faster than one attribute lookup each;
-// a record without a dict, or without the field in it, falls back to getattr.
+// A record's instance dict is read once (a dataclass keeps its fields there):
+// walked in order when it holds exactly `names` in that order (a dataclass's
+// __init__ sets its fields so), else its fields looked up there one by one, which
+// are each several times faster than one attribute lookup each; a record without a
+// dict, or without the field in it, falls back to getattr.
 class Cells {
  public:
   Cells(const py::list& records, const std::vector<py::str>& names)
@@ -104,6 +106,10 @@ class Cells {
       PyObject* record = PyList_GET_ITEM(records.ptr(), i);
       PyObject* dict = PyObject_GenericGetDict(record, nullptr);
       if (dict == nullptr) PyErr_Clear();
+      if (dict != nullptr && in_order(dict, names)) {
+        Py_DECREF(dict);
+        continue;
+      }
       for (const auto& name : names) {
         PyObject* value = dict ? PyDict_GetItemWithError(dict, name.ptr()) : nullptr;
         if (value != nullptr) {
@@ -135,6 +141,26 @@ class Cells {
   }
 
  private:
+  // The values of `dict` appended when its keys are exactly `names` (interned, as
+  // attribute names are: compared by pointer), in order; false, appending nothing,
+  // when they are not.
+  bool in_order(PyObject* dict, const std::vector<py::str>& names) {
+    if (PyDict_GET_SIZE(dict) != static_cast<Py_ssize_t>(names.size())) return false;
+    Py_ssize_t position = 0;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    const std::size_t start = cells_.size();
+    for (const auto& name : names) {
+      if (!PyDict_Next(dict, &position, &key, &value) || key != name.ptr()) {
+        cells_.resize(start);  // borrowed so far: nothing to release
+        return false;
+      }
+      cells_.push_back(value);
+    }
+    for (std::size_t c = start; c < cells_.size(); ++c) Py_INCREF(cells_[c]);
+    return true;
+  }
+
   Py_ssize_t n_;
   std::size_t k_;
   std::vector<PyObject*> cells_;
@@ -214,9 +240,39 @@ py::object typed_column(const Cells& cells, std::size_t f, char kind) {
   }
 }
 
+// Each of `ids` (a 1-d object array or a sequence) looked up in `index` (a dict of
+// id -> row), as an int64 array with -1 where an id is not in it or cannot be
+// (unhashable): one C loop instead of a Python call per worker.
+py::array_t<std::int64_t> id_rows(const py::handle& ids, const py::dict& index) {
+  PyObject* items = PySequence_Fast(ids.ptr(), "id_rows: ids must be a sequence");
+  if (items == nullptr) throw py::error_already_set();
+  const py::object owner = py::reinterpret_steal<py::object>(items);
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+  PyObject** values = PySequence_Fast_ITEMS(items);
+  py::array_t<std::int64_t> out(n);
+  auto* rows = out.mutable_data();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* row = PyDict_GetItemWithError(index.ptr(), values[i]);  // borrowed
+    if (row == nullptr) {
+      if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+        PyErr_Clear();  // unhashable: not an id of the index
+      }
+      rows[i] = -1;
+      continue;
+    }
+    rows[i] = PyLong_AsLongLong(row);
+    if (rows[i] == -1 && PyErr_Occurred()) throw py::error_already_set();
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_model(py::module_& m) {
+  m.def("id_rows", &id_rows, py::arg("ids"), py::arg("index"),
+        "Each id's row in `index` (a dict of id -> row) as an int64 array, -1 where "
+        "the id is not in it or cannot be (unhashable).");
   m.def(
       "record_columns",
       [](const py::list& records, const std::vector<std::string>& names,
@@ -227,7 +283,13 @@ void register_model(py::module_& m) {
           if (std::string_view("ifbO").find(kind) == std::string_view::npos)
             throw py::value_error(
                 fmt::format("record_columns: unknown kind '{}'", kind));
-        const std::vector<py::str> fields(names.begin(), names.end());
+        // interned, as the instances' own keys are: each look-up matches by pointer
+        std::vector<py::str> fields;
+        for (const std::string& name : names) {
+          PyObject* interned = PyUnicode_InternFromString(name.c_str());
+          if (interned == nullptr) throw py::error_already_set();
+          fields.push_back(py::reinterpret_steal<py::str>(interned));
+        }
         const Cells cells(records, fields);
         py::list out;
         for (std::size_t f = 0; f < fields.size(); ++f) {

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'history_changes', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'record_columns', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
+__all__: list[str] = ['Application', 'ClusterState', 'Decision', 'GoodputModel', 'PolluxJobModel', 'ReclaimPlan', 'advance_remaining', 'allocation_placement', 'base_demands', 'exact_subset_limit', 'fit_objective', 'fit_perf_params', 'fixed_batch', 'history_changes', 'id_rows', 'job_rooms', 'knapsack', 'max_cluster_gpus', 'max_job_gpus', 'max_server_gpus', 'pollux_optimize', 'predict_step_time', 'preemption_costs', 'reclaim', 'record_columns', 'schedule', 'simulate', 'spare_servers', 'tiresias_default_threshold', 'tiresias_round', 'validate']
 class ClusterState:
     """
     Servers, jobs and worker placement, as the kernels see them.
@@ -215,6 +215,10 @@ def fit_perf_params(num_nodes: typing.Any, num_replicas: typing.Any, atomic_bsz:
 def fixed_batch(init_batch_size: typing.SupportsFloat | typing.SupportsIndex, max_batch_size: typing.SupportsFloat | typing.SupportsIndex, min_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, max_atomic_bsz: typing.SupportsInt | typing.SupportsIndex, num_replicas: typing.SupportsInt | typing.SupportsIndex, batch_size: typing.SupportsFloat | typing.SupportsIndex) -> tuple[int, int]:
     """
     (atomic_bsz, accum_steps) of a fixed global batch on num_replicas replicas.
+    """
+def id_rows(ids: typing.Any, index: dict) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Each id's row in `index` (a dict of id -> row) as an int64 array, -1 where the id is not in it or cannot be (unhashable).
     """
 def job_rooms(state: typing.Any, lendable: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> list[int]:
     """

@@ -13,6 +13,28 @@ TEST_CASE("a valid state passes validation", "[model]") {
   REQUIRE_NOTHROW(validate(paper_reclaim_example()));
 }
 
+TEST_CASE("duplicate ids are found among many, whatever their hashes share",
+          "[model]") {
+  // 5,000 distinct ids then one repeat, at each place: the id set's probing has
+  // to walk past ids whose hashes share slots (its table is 2-4x the ids).
+  for (const std::size_t repeat : {0UL, 1UL, 2'500UL, 4'999UL}) {
+    ClusterState s;
+    s.servers.push_back({"s", Pool::training, 8, "V100", false});
+    for (std::size_t i = 0; i < 5'000; ++i) {
+      Job job;
+      job.id = "job-" + std::to_string(i);
+      s.jobs.push_back(job);
+    }
+    REQUIRE_NOTHROW(validate(s));
+    s.jobs.push_back(s.jobs[repeat]);
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("duplicate job id 'job-" +
+                                                     std::to_string(repeat) + "'"));
+    s.servers.push_back(s.servers[0]);
+    s.jobs.pop_back();
+    REQUIRE_THROWS_WITH(validate(s), Catch::Contains("duplicate server id 's'"));
+  }
+}
+
 TEST_CASE("validation names the offending record", "[model]") {
   ClusterState s = paper_reclaim_example();
   SECTION("over-committed server") {

@@ -635,3 +635,46 @@ def test_records_are_read_in_one_pass_and_odd_values_take_the_checked_path():
         ClusterState.from_records([aryl.Server("t")], odd)
     with pytest.raises(ValueError, match="unknown kind 'x'"):
         _core.record_columns(jobs, ["id"], "x")
+
+
+def test_the_first_worker_with_an_unknown_id_is_named_whatever_its_ids_type():
+    """Workers' ids are looked up in one compiled pass (``_core.id_rows``): the first
+    worker with an unknown job or server is named, its job before its server, for
+    string ids of records and integer ids of a column alike."""
+    servers = [aryl.Server("s", "training"), aryl.Server("t", "training")]
+    jobs = [aryl.Job("a", 1, 1, 1, 60.0), aryl.Job("b", 1, 1, 1, 60.0)]
+    workers = [aryl.Worker("a", "s"), aryl.Worker("b", "u"), aryl.Worker("c", "v")]
+    with pytest.raises(ValueError, match=r"^worker 1: unknown server 'u'$"):
+        aryl.ClusterState.from_records(servers, jobs, workers)
+    workers[1] = aryl.Worker("x", "u")  # both unknown: the job is named
+    with pytest.raises(ValueError, match=r"^worker 1: unknown job 'x'$"):
+        aryl.ClusterState.from_records(servers, jobs, workers)
+    columns = dict(
+        servers={"id": np.array([10, 11])},
+        jobs={
+            "id": np.array([1, 2]),
+            **{f: np.ones(2, int) for f in ("gpus_per_worker", "min_workers")},
+            "max_workers": np.ones(2, int),
+            "duration": np.full(2, 60.0),
+        },
+    )
+    good = {"job": np.array([2, 1]), "server": np.array([11, 10])}
+    state = aryl.ClusterState.from_columns(**columns, workers=good)
+    assert [(w.job, w.server) for w in state.workers()] == [(2, 11), (1, 10)]
+    bad = {"job": np.array([2, 1]), "server": np.array([11, 12])}
+    with pytest.raises(ValueError, match=r"^worker 1: unknown server 12$"):
+        aryl.ClusterState.from_columns(**columns, workers=bad)
+
+
+def test_unhashable_pools_and_worker_ids_are_named_as_bad_values():
+    """A list where a pool or a worker's job belongs (a DataFrame's cell) is a bad
+    value named as such, not Python's ``TypeError: unhashable type``."""
+    servers = pd.DataFrame({"id": ["a", "b"], "pool": ["training", ["x"]]})
+    with pytest.raises(ValueError, match=r"server 'b': pool must be .* got \['x'\]"):
+        aryl.ClusterState.from_frames(servers)
+    jobs = pd.DataFrame(
+        {"id": ["j"], "gpus_per_worker": [1], "min_workers": [1], "max_workers": [1]}
+    ).assign(duration=60.0)
+    workers = pd.DataFrame({"job": [["j"]], "server": ["a"]})
+    with pytest.raises(ValueError, match=r"^worker 0: unknown job \['j'\]$"):
+        aryl.ClusterState.from_frames(servers.iloc[:1], jobs, workers)

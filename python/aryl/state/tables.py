@@ -192,8 +192,11 @@ def _type_column(
 ) -> np.ndarray:
     """GPU types (or the optional names of ``field``: a job's ``user``, ``vc``) as an
     object array of str, None where missing (None, NaN, NA)."""
-    if values is None:
-        return np.full(len(ids), ANY_TYPE, dtype=object)
+    if values is None:  # np.empty's object array holds None: fast, np.full is not
+        out = np.empty(len(ids), dtype=object)
+        if ANY_TYPE is not None:
+            out[:] = ANY_TYPE
+        return out
     out = type_column(values)
     if out is None:  # the first bad value, named as records do
         for i, v in enumerate(np.asarray(values, dtype=object).tolist()):
@@ -262,8 +265,10 @@ def _job_table(columns: Dict[str, Any], n: int) -> Table:
     table["gpu_type"] = types
     table["type_code"] = _type_codes(types)
     for name in GROUP_FIELDS:  # who submitted the job: carried, never used here
-        names = _type_column(columns.get(name), "job", ids, name)
-        names[names == ""] = None
+        given = columns.get(name)
+        names = _type_column(given, "job", ids, name)
+        if given is not None:  # else None throughout already
+            names[names == ""] = None
         table[name] = names
     return table
 
@@ -288,12 +293,14 @@ def _defaults(
 
 def _server_table(columns: Dict[str, Any], n: int) -> Table:
     ids = _ids(columns)
-    pool = columns.get("pool", np.full(n, "training", dtype=object))
-    training = np.asarray(pool == "training", dtype=bool).reshape(n)
-    inference = np.asarray(pool == "inference", dtype=bool).reshape(n)
-    bad = ~(training | inference)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
+    # defaults made only where a column is missing (an object array is slow to fill)
+    pool = columns.get("pool")
+    if pool is None:
+        pool = np.full(n, "training", dtype=object)
+    codes = _core.id_rows(_python_ids(pool), _POOL_CODES)  # -1: neither
+    inference = codes == _POOL_CODES["inference"]
+    if (codes < 0).any():
+        row = int(np.flatnonzero(codes < 0)[0])
         raise ValueError(
             f"server {ids[row]!r}: pool must be 'training' or 'inference', "
             f"got {np.asarray(pool).tolist()[row]!r}"
@@ -303,16 +310,28 @@ def _server_table(columns: Dict[str, Any], n: int) -> Table:
         "key": _keys(ids, columns["id"]),
         "pool": inference.astype(np.int64),
     }
-    gpus = columns.get("gpus", np.full(n, 8))
-    table["gpus"] = _int_column(gpus, "gpus", "server", ids)
-    on_loan = columns.get("on_loan", np.zeros(n, dtype=bool))
-    table["on_loan"] = _flag_column(on_loan, "on_loan", "server", ids)
+    gpus = columns.get("gpus")
+    table["gpus"] = (
+        np.full(n, 8, dtype=np.int64)
+        if gpus is None
+        else _int_column(gpus, "gpus", "server", ids)
+    )
+    on_loan = columns.get("on_loan")
+    table["on_loan"] = (
+        np.zeros(n, dtype=bool)
+        if on_loan is None
+        else _flag_column(on_loan, "on_loan", "server", ids)
+    )
     types = _type_column(columns.get("gpu_type"), "server", ids)
     missing = types == None  # noqa: E711 - elementwise
     defaults = np.asarray([DEFAULT_GPU_TYPE[p] for p in POOLS], dtype=object)
     types[missing] = defaults[table["pool"][missing]]
     table["gpu_type"] = types
     return table
+
+
+#: A pool's name -> its code (a server table's ``pool`` column).
+_POOL_CODES: Dict[str, int] = {pool: code for code, pool in enumerate(POOLS)}
 
 
 def _index(ids: np.ndarray, what: str) -> Dict[Any, int]:
@@ -428,19 +447,17 @@ def _worker_table(
     server_index: Dict[Any, int],
 ) -> Table:
     """Workers by row index, checked as the record API checks them."""
-    job_ids = np.asarray(columns["job"]).tolist()
-    server_ids = np.asarray(columns["server"]).tolist()
-    n = len(job_ids)
-    job_rows = list(map(job_index.get, job_ids))  # None: an unknown id
-    server_rows = list(map(server_index.get, server_ids))
-    if None in job_rows or None in server_rows:
-        for i, (j, s) in enumerate(zip(job_rows, server_rows)):
-            if j is None:
-                raise ValueError(f"worker {i}: unknown job {job_ids[i]!r}")
-            if s is None:
-                raise ValueError(f"worker {i}: unknown server {server_ids[i]!r}")
-    job = np.asarray(job_rows, dtype=np.int64)
-    table: Table = {"job": job, "server": np.asarray(server_rows, dtype=np.int64)}
+    job_ids, server_ids = _python_ids(columns["job"]), _python_ids(columns["server"])
+    job = _core.id_rows(job_ids, job_index)  # -1: an unknown id
+    server = _core.id_rows(server_ids, server_index)
+    n = len(job)
+    unknown = (job < 0) | (server < 0)
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        if job[i] < 0:
+            raise ValueError(f"worker {i}: unknown job {job_ids[i]!r}")
+        raise ValueError(f"worker {i}: unknown server {server_ids[i]!r}")
+    table: Table = {"job": job, "server": server}
     flexible = columns.get("flexible")
     table["flexible"] = (
         np.zeros(n, dtype=bool)
@@ -449,8 +466,17 @@ def _worker_table(
     )
     gpus = columns.get("gpus")
     if gpus is not None:
-        _check_worker_gpus(np.asarray(gpus), jobs["gpus_per_worker"][job], job_ids)
+        _check_worker_gpus(
+            np.asarray(gpus), jobs["gpus_per_worker"][job], list(job_ids)
+        )
     return table
+
+
+def _python_ids(ids: Any) -> Any:
+    """Ids as Python objects, the index's keys (``tolist`` of a typed column: NumPy
+    scalars would not be found fast); an object array as it is."""
+    ids = np.asarray(ids)
+    return ids if ids.dtype == object else ids.tolist()
 
 
 def _check_worker_gpus(
