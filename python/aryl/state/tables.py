@@ -193,10 +193,10 @@ def _type_column(
     """GPU types (or the optional names of ``field``: a job's ``user``, ``vc``) as an
     object array of str, None where missing (None, NaN, NA)."""
     if values is None:  # np.empty's object array holds None: fast, np.full is not
-        out = np.empty(len(ids), dtype=object)
+        missing = np.empty(len(ids), dtype=object)
         if ANY_TYPE is not None:
-            out[:] = ANY_TYPE
-        return out
+            missing[:] = ANY_TYPE
+        return missing
     out = type_column(values)
     if out is None:  # the first bad value, named as records do
         for i, v in enumerate(np.asarray(values, dtype=object).tolist()):
