@@ -246,3 +246,31 @@ def test_the_readme_table_is_the_results_files():
         sys.path.remove(str(ROOT / "benchmarks"))
     assert (table.RESULTS / "manifest.csv").exists()
     assert table.readme_section() == table.tables()
+
+
+def test_the_causes_script_drops_minimums_only_inside_its_runs(small):
+    """benchmarks/pollux_causes.py's variant: inside ``without_minimums`` the trace's
+    jobs map onto Pollux jobs without minimums (the rest as mapped), outside as before;
+    its demand table names each GPU demand's queuing and share."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        causes = importlib.import_module("pollux_causes")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    from aryl.traces import pollux_mapping
+
+    jobs = traces.to_jobs(small, seed=0)
+    before = pollux_mapping.pollux_profiles(jobs, 0, 4)
+    assert before["min_replicas"].notna().any()
+    with causes.without_minimums():
+        free = pollux_mapping.pollux_profiles(jobs, 0, 4)
+    assert free["min_replicas"].isna().all()
+    pd.testing.assert_frame_equal(
+        free.drop(columns="min_replicas"), before.drop(columns="min_replicas")
+    )
+    assert pollux_mapping.pollux_profiles(jobs, 0, 4).equals(before)
+    times = pd.DataFrame({"id": ["a", "b", "c"], "queuing_time": [10.0, 30.0, 60.0]})
+    frame = causes.by_demand(times, {"a": 1, "b": 1, "c": 8})
+    assert frame.loc[1, "mean"] == 20.0 and frame.loc[8, "share"] == 0.6
+    text = causes.demand_table({"row": frame})
+    assert "| 8 | 1 | 60 s | 60% |" in text
