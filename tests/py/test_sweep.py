@@ -1,5 +1,6 @@
 """Sweeps: grid expansion, equality with sequential runs, the cache, Ray, `aryl sweep`."""
 
+import importlib
 import json
 import os
 import shutil
@@ -437,22 +438,46 @@ def test_a_script_without_a_main_guard_sweeps_without_ray(tmp_path):
     assert done.stdout.strip() == "2" and "local threads" in done.stderr
 
 
-def test_a_ray_that_cannot_start_is_named_with_the_servers_last_line(monkeypatch):
-    """Ray's client hands back the server's whole traceback: the error keeps its first
-    line and the last, which says what failed."""
+def test_ray_clients_server_failing_to_start_is_tried_again_then_named(
+    monkeypatch, capsys
+):
+    """Ray's client server now and then fails to start a client's server (it dies at
+    once or is not up in time on a loaded head): each connection through ``ray://``
+    is tried CLIENT_ATTEMPTS times, saying so; then the error keeps the first line of
+    the server's traceback and its last, which says what failed. A refusal (a
+    version mismatch) is not tried again, nor is a direct address."""
     ray = pytest.importorskip("ray")
-    from aryl.sim.sweep import _ray
+    sweep = importlib.import_module("aryl.sim.sweep")  # aryl.sim.sweep: the function
+    server_failed = ConnectionAbortedError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        '  File "proxier.py", line 780\nRuntimeError: Proxy failed to Connect to '
+        "backend! Check the logs\n"
+    )
+    state = {"calls": 0, "fail": 99, "error": server_failed}
 
     def init(**_):
-        raise ConnectionAbortedError(
-            "Initialization failure from server:\nTraceback (most recent call last):\n"
-            '  File "proxier.py", line 780\nRuntimeError: Proxy failed to Connect\n'
-        )
+        state["calls"] += 1
+        if state["calls"] <= state["fail"]:
+            raise state["error"]
 
-    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: state["calls"] > state["fail"])
     monkeypatch.setattr(ray, "init", init)
     with pytest.raises(ConnectionError) as caught:
-        _ray("ray://head:10001", 2)
+        sweep._ray("ray://head:10001", 2)
+    assert state["calls"] == sweep.CLIENT_ATTEMPTS == 3
     message = str(caught.value)
     assert "failure from server: ... RuntimeError: Proxy failed" in message
     assert "\n" not in message and "ray://head:10001" in message
+    assert capsys.readouterr().err.count("trying again") == 2
+
+    state.update(calls=0, fail=2)  # up on the third attempt
+    assert sweep._ray("ray://head:10001", 2) is ray and state["calls"] == 3
+
+    for address, error in [
+        ("ray://head:10001", ConnectionAbortedError("Version mismatch: 2.9 vs 2.60")),
+        ("head:6379", server_failed),
+    ]:
+        state.update(calls=0, fail=99, error=error)
+        with pytest.raises(ConnectionError):
+            sweep._ray(address, 2)
+        assert state["calls"] == 1

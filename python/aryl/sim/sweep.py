@@ -536,7 +536,10 @@ def _ray(address: Optional[str], workers: int) -> Any:
             "sweeping on Ray needs Ray: pip install 'aryl[ray]' (or pass "
             "engine='processes' for a local process pool)"
         ) from exc
-    if not ray.is_initialized():
+    attempts = CLIENT_ATTEMPTS if (address or "").startswith("ray://") else 1
+    for attempt in range(1, attempts + 1):
+        if ray.is_initialized():
+            break
         try:
             with _ctrl_c_held():
                 if address:
@@ -548,12 +551,36 @@ def _ray(address: Optional[str], workers: int) -> Any:
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # Ray's own types; its gist, not its traceback
+            if attempt < attempts and _client_server_failed(exc):
+                print(
+                    f"aryl: Ray's client server at {address} could not start the "
+                    f"server for this client ({_gist(exc)}); trying again "
+                    f"({attempt + 1} of {attempts})",
+                    file=sys.stderr,
+                )
+                continue
             where = f"the Ray cluster at {address}" if address else "a local Ray"
             raise ConnectionError(
                 f"could not start {where}: {type(exc).__name__}: {_gist(exc)} "
                 "(engine='processes' runs the sweep without Ray)"
             ) from None
     return ray
+
+
+#: Connections tried through Ray's client (``ray://``). Its server starts one server
+#: per client, which on a loaded head node now and then dies at once or is not up in
+#: time (Ray's own client tests flake so); each attempt starts another.
+CLIENT_ATTEMPTS = 3
+
+
+def _client_server_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ray's client server failing to start this client's server
+    (worth another attempt), not a refusal (a version mismatch, bad credentials)."""
+    text = str(exc)
+    return isinstance(exc, ConnectionAbortedError) and (
+        "Starting Ray client server failed" in text
+        or "Proxy failed to Connect to backend" in text
+    )
 
 
 def _gist(exc: BaseException) -> str:
