@@ -26,7 +26,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List
 
 import pandas as pd
 
@@ -77,23 +77,24 @@ def by_demand(jobs: pd.DataFrame, gpus: Dict[str, int]) -> pd.DataFrame:
     )
 
 
-def demand(args: argparse.Namespace) -> None:
+def demand_report() -> str:
+    """``demand``'s text: queuing by GPU demand on the windows every row finished."""
     runs = load_runs()
     runs = runs[runs["windows"] == WINDOWS]
     rows = sorted(set(runs["row"]))
     done = [w for w, g in runs.groupby("window") if set(g["row"]) == set(rows)]
     gpus = demands(plan())
-    print(
-        f"Queuing by the jobs' GPU demand, on the windows every row finished "
-        f"({', '.join(str(w + 1) for w in done)} of {WINDOWS}); each row's measured jobs "
-        "pooled: jobs, mean queuing (s), share of the row's total queuing.\n"
-    )
     frames = {}
     for row in rows:
         chosen = runs[(runs["row"] == row) & runs["window"].isin(done)]
         jobs = pd.concat([r.jobs for r in chosen["result"]], ignore_index=True)
         frames[row] = by_demand(jobs, gpus)
-    print(demand_table(frames))
+    return (
+        f"Queuing by the jobs' GPU demand, on the windows every row finished "
+        f"({', '.join(str(w + 1) for w in done)} of {WINDOWS}); each row's measured jobs "
+        "pooled: jobs, mean queuing (s), share of the row's total queuing.\n\n"
+        + demand_table(frames)
+    )
 
 
 def demand_table(frames: Dict[str, pd.DataFrame]) -> str:
@@ -138,14 +139,16 @@ def without_minimums() -> Iterator[None]:
         pollux_mapping.pollux_profiles = original
 
 
-def run_without_minimums(the_plan: Any, window: int) -> Path:
-    """The Pollux row on ``window`` (0-based) without minimums, kept under CAUSES."""
+def run_without_minimums(the_plan: Any, window: int, run: bool = True) -> Path:
+    """The Pollux row on ``window`` (0-based) without minimums, kept under CAUSES (run
+    only if not kept there; ``run=False``: a ``FileNotFoundError`` instead)."""
     from aryl.sim.sweep import run_point
 
     folder = CAUSES / f"no-minimums-window-{window + 1}-of-{WINDOWS}"
     if (folder / "run.json").exists():
-        print(f"window {window + 1}: kept in {folder}, not run again", flush=True)
         return folder
+    if not run:
+        raise FileNotFoundError(f"no run kept in {folder}")
     index = the_plan.runs.index(("Pollux", 0, window))
     point = the_plan.points[index]
     started, cpu = time.perf_counter(), time.process_time()
@@ -166,57 +169,79 @@ def run_without_minimums(the_plan: Any, window: int) -> Path:
     return folder
 
 
-def minimums(args: argparse.Namespace) -> None:
+def minimums_report(windows: List[int], run: bool = True) -> str:
+    """``minimums``' text for ``windows`` (from 1): the row without minimums beside the
+    kept row and Aryl+TunedJobs per window, each Pollux row / Aryl+TunedJobs on the
+    windows pooled, and queuing by GPU demand, pooled."""
     from aryl import sim
 
     the_plan = plan()
-    gpus = demands(the_plan)
     kept = load_runs()
     kept = kept[kept["windows"] == WINDOWS]
     lines, frames = [], {}
-    for shown in args.windows:
+    for shown in windows:
         window = shown - 1
         measured = set(map(str, the_plan.measured[window] or []))
-        free = sim.load(run_without_minimums(the_plan, window)).jobs
-        free = free[free["id"].astype(str).isin(measured)]
-        runs = {"Pollux, no minimums": free}
+        free = sim.load(run_without_minimums(the_plan, window, run)).jobs
+        runs = {"Pollux, no minimums": free[free["id"].astype(str).isin(measured)]}
         for row in ("Pollux", "Aryl+TunedJobs"):
             entry = kept[(kept["row"] == row) & (kept["window"] == window)]
             if len(entry):
                 runs[row] = entry.iloc[0]["result"].jobs
         for name, jobs in runs.items():
-            q, jct = jobs["queuing_time"], jobs["jct"]
-            lines.append(
-                [
-                    str(shown),
-                    name,
-                    f"{len(jobs):,}",
-                    f"{q.mean():,.0f}",
-                    f"{q.median():,.0f}",
-                    f"{q.quantile(0.95):,.0f}",
-                    f"{jct.mean():,.0f}",
-                    f"{jct.median():,.0f}",
-                    f"{jct.quantile(0.95):,.0f}",
-                ]
-            )
+            lines.append([str(shown), name, *statistics(jobs)])
             frames.setdefault(name, []).append(jobs)
-    header = [
-        "window",
-        "row",
-        "jobs",
-        "queuing mean",
-        "median",
-        "p95",
-        "JCT mean",
-        "median",
-        "p95",
+    pooled = {n: pd.concat(f, ignore_index=True) for n, f in frames.items()}
+    gpus = demands(the_plan)
+    return (
+        table(["window", "row", "jobs", *STATISTICS], lines)
+        + "\n\nEach Pollux row / Aryl+TunedJobs, the windows above pooled:\n\n"
+        + ratio_table(pooled)
+        + "\n\nQueuing by GPU demand, the windows above pooled:\n\n"
+        + demand_table({n: by_demand(j, gpus) for n, j in pooled.items()})
+    )
+
+
+#: A row's statistics (seconds; scaling operations summed over its jobs).
+STATISTICS = [
+    "queuing mean",
+    "median",
+    "p95",
+    "JCT mean",
+    "median",
+    "p95",
+    "scaling ops",
+]
+
+
+def values(jobs: pd.DataFrame) -> List[float]:
+    """``STATISTICS`` of these jobs, in order."""
+    q, jct = jobs["queuing_time"], jobs["jct"]
+    return [
+        q.mean(),
+        q.median(),
+        q.quantile(0.95),
+        jct.mean(),
+        jct.median(),
+        jct.quantile(0.95),
+        float(jobs["scaling_ops"].sum()),
     ]
-    print(table(header, lines))
-    print("\nQueuing by GPU demand, the windows above pooled:\n")
-    pooled = {
-        n: by_demand(pd.concat(f, ignore_index=True), gpus) for n, f in frames.items()
-    }
-    print(demand_table(pooled))
+
+
+def statistics(jobs: pd.DataFrame) -> List[str]:
+    """The jobs' count and ``STATISTICS``, as printed."""
+    return [f"{len(jobs):,}", *(f"{v:,.0f}" for v in values(jobs))]
+
+
+def ratio_table(pooled: Dict[str, pd.DataFrame]) -> str:
+    """Each Pollux row's ``STATISTICS`` over Aryl+TunedJobs'."""
+    base = values(pooled["Aryl+TunedJobs"])
+    lines = [
+        [name, *(f"{v / b:.2f}x" for v, b in zip(values(jobs), base))]
+        for name, jobs in pooled.items()
+        if name.startswith("Pollux")
+    ]
+    return table(["Pollux / Aryl+TunedJobs", *STATISTICS], lines)
 
 
 def main() -> None:
@@ -232,7 +257,10 @@ def main() -> None:
         help="windows of the 16, from 1 (default: 1 3)",
     )
     args = parser.parse_args()
-    {"demand": demand, "minimums": minimums}[args.command](args)
+    if args.command == "demand":
+        print(demand_report())
+    else:
+        print(minimums_report(args.windows))
 
 
 if __name__ == "__main__":

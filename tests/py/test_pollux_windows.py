@@ -274,3 +274,15 @@ def test_the_causes_script_drops_minimums_only_inside_its_runs(small):
     assert frame.loc[1, "mean"] == 20.0 and frame.loc[8, "share"] == 0.6
     text = causes.demand_table({"row": frame})
     assert "| 8 | 1 | 60 s | 60% |" in text
+
+
+def test_the_readme_causes_tables_are_the_kept_runs():
+    """benchmarks/README.md's "One cause at a time" output is what pollux_causes.py makes
+    of the runs kept in benchmarks/results/ (nothing run: a missing run fails)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        causes = importlib.import_module("pollux_causes")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    report = causes.minimums_report([1, 3], run=False)
+    assert report in (ROOT / "benchmarks" / "README.md").read_text()
