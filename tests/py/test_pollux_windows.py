@@ -26,6 +26,15 @@ from aryl.sim.result import job_times
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def benchmark(name):
+    """The module ``benchmarks/<name>.py`` (the folder on the path only to import it)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
 @pytest.fixture(scope="module")
 def small():
     """24 jobs of at most 8 GPUs from the ITP trace, re-based to start at 0."""
@@ -239,11 +248,7 @@ def test_the_plan_lists_each_run_and_its_cache_entry(small, tmp_path):
 def test_the_readme_table_is_the_results_files():
     """benchmarks/README.md's Pollux table is what pollux_table.py makes of the files
     kept in benchmarks/results/pollux/."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        table = importlib.import_module("pollux_table")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    table = benchmark("pollux_table")
     assert (table.RESULTS / "manifest.csv").exists()
     assert table.readme_section() == table.tables()
 
@@ -252,11 +257,7 @@ def test_the_causes_script_drops_minimums_only_inside_its_runs(small):
     """benchmarks/pollux_causes.py's variant: inside ``without_minimums`` the trace's
     jobs map onto Pollux jobs without minimums (the rest as mapped), outside as before;
     its demand table names each GPU demand's queuing and share."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        causes = importlib.import_module("pollux_causes")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    causes = benchmark("pollux_causes")
     from aryl.traces import pollux_mapping
 
     jobs = traces.to_jobs(small, seed=0)
@@ -279,10 +280,6 @@ def test_the_causes_script_drops_minimums_only_inside_its_runs(small):
 def test_the_readme_causes_tables_are_the_kept_runs():
     """benchmarks/README.md's "One cause at a time" output is what pollux_causes.py makes
     of the runs kept in benchmarks/results/ (nothing run: a missing run fails)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        causes = importlib.import_module("pollux_causes")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    causes = benchmark("pollux_causes")
     report = causes.minimums_report([1, 3], run=False)
     assert report in (ROOT / "benchmarks" / "README.md").read_text()
