@@ -2,9 +2,7 @@
 
 import importlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -378,34 +376,46 @@ def test_without_ray_auto_falls_back_to_threads(trace, monkeypatch):
     )
 
 
-@pytest.mark.serial  # signals its own process
-def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(monkeypatch, tmp_path, capsys):
+# Run in a process of its own: it signals itself, and beside the pytest process's
+# other threads (a live Ray's, from the tests above) a stray Ctrl-C would end pytest.
+CTRL_C_IN_SHUTDOWN = """
+import os, signal, sys
+import aryl.sim as sim
+from aryl.cli import main
+
+class FakeRay:
+    up, deaf = True, False
+
+    def is_initialized(self):
+        return self.up
+
+    def shutdown(self):
+        signal.raise_signal(signal.SIGINT)  # another Ctrl-C meanwhile: ignored
+        self.deaf = True  # (it would have raised KeyboardInterrupt above)
+        self.up = False
+
+def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+
+fake = sys.modules["ray"] = FakeRay()
+sim.sweep = interrupted
+code = main(["sweep", "--first-jobs", "10", "--out", sys.argv[1], "-q"])
+print(code, fake.up, fake.deaf, signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+"""
+
+
+def test_ctrl_c_in_a_sweep_shuts_ray_down_deaf_to_more(tmp_path):
     # The audit saw a crash (-11) when Ctrl-C came while a local Ray was starting.
-    class FakeRay:
-        up = True
-
-        def is_initialized(self):
-            return self.up
-
-        def shutdown(self):
-            os.kill(os.getpid(), signal.SIGINT)  # another Ctrl-C meanwhile: ignored
-            self.deaf = True  # (it would have raised KeyboardInterrupt above)
-            self.up = False
-
-    fake = FakeRay()
-    monkeypatch.setitem(sys.modules, "ray", fake)
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(sim, "sweep", interrupted)
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        code = main(["sweep", "--first-jobs", "10", "--out", str(tmp_path), "-q"])
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    assert code == 130 and not fake.up and fake.deaf
-    assert "sweep interrupted" in capsys.readouterr().err
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_SHUTDOWN, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    # 130, Ray shut down, the Ctrl-C during it ignored, and so to the exit
+    assert done.stdout.split() == ["130", "False", "True", "True"], done.stderr
+    assert "sweep interrupted" in done.stderr
 
 
 def test_an_interrupted_sweep_ends_its_progress_line(monkeypatch, capsys):
