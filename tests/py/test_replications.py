@@ -1,6 +1,5 @@
 """Replicated comparisons (aryl.sim.replications): seeds, windows, paired intervals."""
 
-import importlib
 import math
 
 import numpy as np
@@ -8,7 +7,7 @@ import pandas as pd
 import pytest
 
 from aryl import sim, traces
-from aryl.sim import replications
+from aryl.sim import replications, sweep_engines
 from aryl.sim.confidence import mean_interval, ratio_interval
 from aryl.sim.metrics import undefined_share
 
@@ -230,12 +229,11 @@ def test_paper_points_run_what_paper_runs_runs(trace, replicated, tmp_path):
 
 
 def test_more_seeds_run_only_the_new_ones(trace, tmp_path, monkeypatch):
-    sweep_module = importlib.import_module("aryl.sim.sweep")
     frame, load = trace
     calls = []
-    real = sweep_module.run_point
+    real = sweep_engines.run_point  # the runs call it there
     monkeypatch.setattr(
-        sweep_module,
+        sweep_engines,
         "run_point",
         lambda point, *a, **k: calls.append(point["seed"]) or real(point, *a, **k),
     )

@@ -5,7 +5,6 @@ sweep; concurrent writers and readers of one folder never see a missing or mixed
 """
 
 import dataclasses
-import importlib
 import json
 import multiprocessing
 import os
@@ -17,9 +16,7 @@ import pytest
 
 import aryl
 from aryl import sim
-from aryl.sim import provenance, storage
-
-sweep_module = importlib.import_module("aryl.sim.sweep")
+from aryl.sim import provenance, storage, sweep_runs
 
 FILES = ["jobs.parquet", "result.json", "timeline.parquet"]
 
@@ -397,7 +394,7 @@ def test_the_cache_key_follows_the_code_not_the_version(tmp_path, monkeypatch):
         f.write("\n# a change that keeps the version string\n")
     after = provenance._code_fingerprint(source, core)
     assert after != before
-    monkeypatch.setattr(sweep_module, "code_fingerprint", lambda: after)
+    monkeypatch.setattr(sweep_runs, "code_fingerprint", lambda: after)
     assert list(run_sweep(tmp_path)["cached"]) == [False, False]
 
 

@@ -1,6 +1,5 @@
 """Sweeps: grid expansion, equality with sequential runs, the cache, Ray, `aryl sweep`."""
 
-import importlib
 import json
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 import aryl
 from aryl import sim, traces
 from aryl.cli import main
+from aryl.sim import sweep_engines
 from aryl.sim.sweep import grid_points, resolve, run_point
 
 SMALL = {"first_jobs": 200, "training_servers": 8, "inference_servers": 8}
@@ -422,7 +422,7 @@ def test_an_interrupted_sweep_ends_its_progress_line(monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sys.modules["aryl.sim.sweep"], "run_point", interrupted)
+    monkeypatch.setattr(sweep_engines, "run_point", interrupted)
     with pytest.raises(KeyboardInterrupt):
         sim.sweep({"first_jobs": 5}, engine="serial", cache=False, progress=True)
     bar = capsys.readouterr().err
@@ -457,7 +457,6 @@ def test_ray_clients_server_failing_to_start_is_tried_again_then_named(
     the server's traceback and its last, which says what failed. A refusal (a
     version mismatch) is not tried again, nor is a direct address."""
     ray = pytest.importorskip("ray")
-    sweep = importlib.import_module("aryl.sim.sweep")  # aryl.sim.sweep: the function
     server_failed = ConnectionAbortedError(
         "Initialization failure from server:\nTraceback (most recent call last):\n"
         '  File "proxier.py", line 780\nRuntimeError: Proxy failed to Connect to '
@@ -473,15 +472,17 @@ def test_ray_clients_server_failing_to_start_is_tried_again_then_named(
     monkeypatch.setattr(ray, "is_initialized", lambda: state["calls"] > state["fail"])
     monkeypatch.setattr(ray, "init", init)
     with pytest.raises(ConnectionError) as caught:
-        sweep._ray("ray://head:10001", 2)
-    assert state["calls"] == sweep.CLIENT_ATTEMPTS == 3
+        sweep_engines.connect_ray("ray://head:10001", 2)
+    assert state["calls"] == sweep_engines.CLIENT_ATTEMPTS == 3
     message = str(caught.value)
     assert "failure from server: ... RuntimeError: Proxy failed" in message
     assert "\n" not in message and "ray://head:10001" in message
     assert capsys.readouterr().err.count("trying again") == 2
 
     state.update(calls=0, fail=2)  # up on the third attempt
-    assert sweep._ray("ray://head:10001", 2) is ray and state["calls"] == 3
+    assert (
+        sweep_engines.connect_ray("ray://head:10001", 2) is ray and state["calls"] == 3
+    )
 
     for address, error in [
         ("ray://head:10001", ConnectionAbortedError("Version mismatch: 2.9 vs 2.60")),
@@ -489,5 +490,5 @@ def test_ray_clients_server_failing_to_start_is_tried_again_then_named(
     ]:
         state.update(calls=0, fail=99, error=error)
         with pytest.raises(ConnectionError):
-            sweep._ray(address, 2)
+            sweep_engines.connect_ray(address, 2)
         assert state["calls"] == 1

@@ -19,7 +19,7 @@ import aryl
 import aryl.typing as aryl_typing
 from aryl import defaults, validation
 from aryl.sim import scenarios, simulation
-from aryl.sim.sweep import ENGINES
+from aryl.sim.sweep_engines import ENGINES
 
 ROOT = Path(__file__).resolve().parents[2]
 
