@@ -14,6 +14,7 @@ import pytest
 
 from aryl import sim, traces
 from aryl.cli import main
+from aryl.sim import sweep_engines
 from aryl.sim.confidence import t_quantile
 from aryl.sim.replications import (
     BOOTSTRAP_RESAMPLES,
@@ -95,8 +96,7 @@ def test_interrupted_pollux_windows_continue_from_the_cache(
 ):
     """The issue's "Done when": interrupt after the first runs, run again: it says what
     it found, runs nothing twice and prints the table of an uninterrupted run."""
-    sweep_module = importlib.import_module("aryl.sim.sweep")
-    real, ran = sweep_module.run_point, []
+    real, ran = sweep_engines.run_point, []  # the runs call it there
 
     def counted(point, *args, **kwargs):
         if stop[0] is not None and len(ran) == stop[0]:
@@ -105,7 +105,7 @@ def test_interrupted_pollux_windows_continue_from_the_cache(
         ran.append(json.dumps(point, sort_keys=True, default=repr))
         return result
 
-    monkeypatch.setattr(sweep_module, "run_point", counted)
+    monkeypatch.setattr(sweep_engines, "run_point", counted)
     cache = tmp_path / "cache"
     stop = [5]
     try:
