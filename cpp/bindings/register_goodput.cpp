@@ -93,12 +93,6 @@ py::dict samples_dict(const std::vector<ProfileSample>& samples) {
   return out;
 }
 
-py::object item(const py::dict& table, const char* table_name, const char* key) {
-  if (!table.contains(key))
-    throw py::value_error(std::string(table_name) + " needs the column '" + key + "'");
-  return table[key];
-}
-
 Application application_from(const std::string& name, const py::dict& placements,
                              const py::dict& scalability, const py::list& validation,
                              int max_epochs, int max_local_bsz) {
@@ -122,7 +116,8 @@ Application application_from(const std::string& name, const py::dict& placements
     if (!py::isinstance<py::dict>(entry))
       throw py::type_error("validation must be a list of dicts of columns");
     const auto table = py::reinterpret_borrow<py::dict>(entry);
-    const py::object batch = item(table, "validation", "batch_size");
+    const auto batch =
+        py::reinterpret_borrow<py::object>(item(table, "validation", "batch_size"));
     v.push_back(
         {py::float_(batch).cast<double>(),
          double_arg(item(table, "validation", "progress"), "validation.progress"),

@@ -222,7 +222,7 @@ py::object typed_column(const Cells& cells, std::size_t f, char kind) {
   auto* data = out.mutable_data();
   for (Py_ssize_t i = 0; i < cells.size(); ++i)
     if (!typed_value(cells.at(i, f), kind, data[i])) return py::none();
-  return std::move(out);
+  return out;
 }
 
 py::object typed_column(const Cells& cells, std::size_t f, char kind) {

@@ -15,10 +15,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const PerfParams params{0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 1.0};
+const PerfParams perf_params{0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 1.0};
 
 GoodputModel model(double sqr, double var) {
-  return {params, {sqr, var}, {100, 4000, 1, 100}};
+  return {perf_params, {sqr, var}, {100, 4000, 1, 100}};
 }
 
 // A random round: jobs with and without models, some holding a valid allocation.

@@ -16,7 +16,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Application toy(double step, double epoch) {
+Application tuned_toy(double step, double epoch) {
   const double half = step / 2;
   PlacementTable p{{"1", "1", "2", "2", "11", "11"},
                    {8, 16, 8, 16, 8, 16},
@@ -51,7 +51,7 @@ Config aryl_rounds(bool tuned = false) {
 }  // namespace
 
 TEST_CASE("goodput progress: work_scale scales every epoch", "[sim][goodput]") {
-  const Application app = toy(1.0, 10.0);
+  const Application app = tuned_toy(1.0, 10.0);
   GoodputJob half(app, 16, false, 0.5);
   CHECK(half.total() == 15.0);
   half.reallocate({1}, 30.0);
@@ -62,7 +62,7 @@ TEST_CASE("goodput progress: work_scale scales every epoch", "[sim][goodput]") {
 
 TEST_CASE("aryl rounds: SJF admits the shorter job first", "[sim][goodput][aryl]") {
   // One GPU; both arrive at 0; B is estimated shorter and runs first.
-  const std::vector<Application> apps{toy(1.0, 10.0)};
+  const std::vector<Application> apps{tuned_toy(1.0, 10.0)};
   std::vector<SimJob> jobs{job("A", 1, 1, 0, 100.0), job("B", 1, 1, 0, 10.0)};
   jobs[1].work_scale = 0.5;  // 15 s of progress
   const Result r = simulate(one_node(1), jobs, {}, aryl_rounds(), {}, apps);
@@ -78,7 +78,7 @@ TEST_CASE("aryl rounds: SJF admits the shorter job first", "[sim][goodput][aryl]
 
 TEST_CASE("aryl rounds: an elastic job grows into free GPUs and shrinks for a newcomer",
           "[sim][goodput][aryl]") {
-  const std::vector<Application> apps{toy(1.0, 100.0)};
+  const std::vector<Application> apps{tuned_toy(1.0, 100.0)};
   const std::vector<SimJob> jobs{job("A", 1, 2, 0, 300.0), job("B", 1, 1, 100, 300.0)};
   const Result r = simulate(one_node(2), jobs, {}, aryl_rounds(), {}, apps);
   CHECK(r.violations.empty());
@@ -92,7 +92,7 @@ TEST_CASE("aryl rounds: an elastic job grows into free GPUs and shrinks for a ne
 
 TEST_CASE("aryl rounds with agents run and keep the invariants",
           "[sim][goodput][aryl]") {
-  const std::vector<Application> apps{toy(1.0, 20.0)};
+  const std::vector<Application> apps{tuned_toy(1.0, 20.0)};
   const std::vector<SimJob> jobs{job("A", 1, 2, 0, 60.0), job("B", 1, 2, 30, 60.0),
                                  job("C", 1, 1, 200, 60.0)};
   const Result r = simulate(one_node(2), jobs, {}, aryl_rounds(true), {}, apps);
@@ -122,7 +122,7 @@ TEST_CASE("tuned view: the kernel's running times are the model's", "[goodput][a
 
 TEST_CASE("an untuned job's curve is its measured rate at the user's batch",
           "[sim][goodput][aryl]") {
-  const Application app = toy(1.0, 10.0);
+  const Application app = tuned_toy(1.0, 10.0);
   GoodputJob g(app, 16, false);
   // 1 replica: local 16, 1 s a step; 2 replicas: local 8, 0.5 s; 3 and 4: local
   // 6 and 4 (below the measured 8: held at 0.5 s) on one node of 4 GPUs.
@@ -132,7 +132,7 @@ TEST_CASE("an untuned job's curve is its measured rate at the user's batch",
 }
 
 TEST_CASE("step times past a placement's measured batches", "[goodput]") {
-  const Application app = toy(1.0, 10.0);
+  const Application app = tuned_toy(1.0, 10.0);
   // Held below the smallest measured local batch, refused above the largest
   // local batch of the application (16).
   CHECK(app.step_time({1}, 4).first == Approx(0.5));
@@ -140,7 +140,7 @@ TEST_CASE("step times past a placement's measured batches", "[goodput]") {
 }
 
 TEST_CASE("tuned jobs need aryl's kernel", "[sim][goodput][aryl]") {
-  const std::vector<Application> apps{toy(1.0, 10.0)};
+  const std::vector<Application> apps{tuned_toy(1.0, 10.0)};
   std::vector<SimJob> jobs{job("A", 1, 1, 0, 10.0)};
   Config c = aryl_rounds(true);
   c.allocator = Allocator::tiresias;

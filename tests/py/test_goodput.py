@@ -206,7 +206,7 @@ def test_boundary_errors_name_the_argument():
         ValueError, match="allocation: need 0 <= num_nodes <= num_replicas"
     ):
         _core.GoodputModel(p, 1, 1, 32, 64, 1, 8).optimize(3, 2)
-    with pytest.raises(ValueError, match="placements needs the column 'sync_time'"):
+    with pytest.raises(ValueError, match="placements: missing 'sync_time'"):
         _core.Application(
             "x", {"placement": ["1"], "local_bsz": [1], "step_time": [1]}, {}, []
         )

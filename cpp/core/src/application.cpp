@@ -9,12 +9,14 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "numbers.hpp"
+
 namespace aryl {
 namespace {
 
 constexpr int max_interpolated_nodes = 16;  // the artifact caps nodes here
 
-bool finite_positive(double x) { return std::isfinite(x) && x > 0.0; }
+using detail::finite_positive;
 
 void check_length(std::size_t expected, std::size_t got, const char* table,
                   const char* column) {

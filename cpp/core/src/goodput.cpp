@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "numbers.hpp"
+
 namespace aryl {
 namespace {
 
@@ -21,7 +23,7 @@ constexpr int gamma_index = 6;
 
 using Vector = Eigen::Matrix<double, n_params, 1>;
 
-bool finite_positive(double x) { return std::isfinite(x) && x > 0.0; }
+using detail::finite_positive;
 
 // Which link dominates a step: inter-node, intra-node, or none (one replica).
 enum class Link { inter, intra, none };

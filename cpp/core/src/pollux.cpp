@@ -241,7 +241,7 @@ struct Genome {
 };
 
 // One round's problem, read-only while tries run.
-struct Problem {
+struct RoundProblem {
   int jobs = 0, nodes = 0, max_nodes = 0;
   std::vector<int> gpus;
   std::vector<int> no_gpus;  // the nodes without GPUs, ascending
@@ -255,9 +255,9 @@ struct Problem {
   std::vector<const PolluxGoodputs*> goodputs;  // per job; null: no model
   std::vector<double> reference;                // per job, goodput of the fair share
 
-  Problem(const std::vector<PolluxJob>& jobs_in, const std::vector<int>& order,
-          const std::vector<int>& node_gpus, const PolluxOptions& options,
-          const std::vector<const PolluxGoodputs*>& tables)
+  RoundProblem(const std::vector<PolluxJob>& jobs_in, const std::vector<int>& order,
+               const std::vector<int>& node_gpus, const PolluxOptions& options,
+               const std::vector<const PolluxGoodputs*>& tables)
       : jobs(static_cast<int>(order.size())),
         nodes(static_cast<int>(node_gpus.size())),
         max_nodes(std::min(options.max_nodes_per_job, nodes)),
@@ -386,7 +386,7 @@ class NodeCounts {
 // The operators of one thread, with their scratch.
 class Breeder {
  public:
-  explicit Breeder(const Problem& p)
+  explicit Breeder(const RoundProblem& p)
       : p_(p), load_(p.nodes), left_(p.nodes), taken_(p.nodes) {}
 
   // Children c and d of a and b: crossover, mutation, repair, score.
@@ -608,7 +608,7 @@ class Breeder {
               [](const Cell& x, const Cell& y) { return x.node < y.node; });
   }
 
-  const Problem& p_;
+  const RoundProblem& p_;
   Genome raw_, grown_;
   Row row_, extra_, merged_;
   NodeCounts load_;   // replicas per node of the child before growth
@@ -784,8 +784,9 @@ double pollux_objective(const std::vector<PolluxJob>& jobs,
   options.restart_delay = restart_delay;
   options.max_nodes_per_job = static_cast<int>(node_gpus.size());
   std::map<std::int64_t, std::shared_ptr<const PolluxGoodputs>> tables;
-  const Problem problem(jobs, order, node_gpus, options,
-                        goodput_tables(jobs, order, options.max_nodes_per_job, tables));
+  const RoundProblem problem(
+      jobs, order, node_gpus, options,
+      goodput_tables(jobs, order, options.max_nodes_per_job, tables));
   return problem.value(genome_of(allocation, order));
 }
 
@@ -814,7 +815,7 @@ struct Individual {
 };
 
 // The genomes of a round, recycled through a free list.
-class Pool {
+class GenomePool {
  public:
   int acquire() {
     if (free_.empty()) {
@@ -886,7 +887,7 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(
     return result;
   }
   const std::vector<int> order = pollux_detail::priority_order(jobs);
-  const Problem problem(
+  const RoundProblem problem(
       jobs, order, node_gpus, options_,
       goodput_tables(jobs, order, std::min(options_.max_nodes_per_job, nodes),
                      goodputs_));
@@ -917,7 +918,7 @@ std::vector<std::vector<int>> PolluxPolicy::optimize(
       seeds.push_back(std::move(s));
     }
   }
-  Pool pool;
+  GenomePool pool;
   std::vector<Individual> population, children;
   std::unordered_set<std::uint64_t> seen;
   // Keeps the scored child in `slot` (in `into`) unless a duplicate.

@@ -401,8 +401,8 @@ class Epoch {
       return (1.0 / time_with(j, k + 1, t) - 1.0 / time_with(j, k, t)) /
              job(j).gpus_per_worker;
     };
-    using Entry = std::pair<double, int>;  // (gain, -job): ties to the lower job index
-    std::priority_queue<Entry> heap;
+    using Gain = std::pair<double, int>;  // (gain, -job): ties to the lower job index
+    std::priority_queue<Gain> heap;
     for (int j : jobs)
       if ((flexible_type_[at(j)] = flexible_type(j)) >= 0) heap.emplace(gain(j), -j);
     keep_flexible(std::vector<int>(state_.jobs.size(), 0));  // re-placed below
