@@ -116,9 +116,12 @@ Finished = Tuple[int, Result, float, float]  # (row number, result, wall s, CPU 
 def run_local(
     todo: List[Todo], traces: Dict[str, Trace], engine: str, workers: int, check: bool
 ) -> Iterator[Finished]:
+    """Run ``todo`` (row number, point) on ``engine`` ("serial", "threads" or
+    "processes") with ``workers`` at once; yield each run as it finishes. Ctrl-C or a
+    run's error cancels the runs not started."""
     if engine == "serial":
         for i, point in todo:
-            yield (i, *_timed(point, traces[point.get("trace", "embedded")], check))
+            yield (i, *_timed(point, traces[trace_name(point)], check))
         return
     import concurrent.futures as cf
     import multiprocessing
@@ -151,6 +154,11 @@ def run_local(
 
 
 def connect_ray(address: Optional[str], workers: int) -> Any:
+    """The ``ray`` module, connected: to the cluster at ``address``, else to a local
+    Ray started with ``workers`` CPUs (kept up for the next sweep), unless Ray is up
+    already. Ctrl-C waits for Ray's start (``_ctrl_c_held``); a ``ray://`` connection
+    whose per-client server failed to start is tried ``CLIENT_ATTEMPTS`` times; a
+    failure is a one-line ``ConnectionError``."""
     try:
         import ray
     except ImportError as exc:
@@ -266,6 +274,9 @@ def run_ray(
     workers: int,
     check: bool,
 ) -> Iterator[Finished]:
+    """Run ``todo`` on Ray (``connect_ray``), one CPU per run, each trace sent once;
+    yield each run as it finishes. A run's own error is raised as itself; Ctrl-C or an
+    error cancels the runs in flight."""
     ray = connect_ray(address, workers)
     remote = ray.remote(num_cpus=1)(_timed)
     refs = {name: ray.put(trace) for name, trace in traces.items()}
@@ -298,6 +309,8 @@ def run_ray(
 
 
 def choose_engine(engine: str, address: Optional[str]) -> str:
+    """The engine a sweep runs on: ``engine`` checked; ``"auto"`` is Ray if installed,
+    else local threads (with a warning; ``address`` then needs Ray)."""
     if engine not in ENGINES:
         raise ValueError(
             f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}"

@@ -351,6 +351,7 @@ def own_policy(policy: Any) -> Any:
 
 
 def trace_name(point: Mapping[str, Any]) -> str:
+    """The name of the trace a run replays (default: the embedded one)."""
     name: str = point.get("trace", PARAMETERS["trace"][0])
     return name
 
