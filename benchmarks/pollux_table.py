@@ -309,7 +309,16 @@ def cost(main: pd.DataFrame) -> str:
     by = pd.DataFrame([e.get("run_by", {}) for e in entries])
     cpu = sum(e["cpu_seconds"] for e in entries)
     wall = sum(e["seconds"] for e in entries)
-    commits = ", ".join(sorted({short(c) for c in by["commit"].dropna()}))
+    # A run names the checkout's HEAD when it began; with `run --commit` that moves to
+    # each results commit, which changes no code (and the runs' cache keys, which cover
+    # the code, are one manifest's): the first commit is the code.
+    order = by.sort_values("finished")["commit"].dropna()
+    first, *later = dict.fromkeys(short(c) for c in order)
+    commits = first + (
+        f" (later runs name the results commits of `run --commit`: {', '.join(later)})"
+        if later
+        else ""
+    )
     machines = "; ".join(sorted(set(by["machine"].dropna())))
     engines = ", ".join(
         sorted({f"{e} x {w}" for e, w in zip(by["engine"], by["workers"])})
