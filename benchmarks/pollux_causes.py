@@ -31,11 +31,13 @@ from typing import Any, Dict, Iterator, List
 import pandas as pd
 
 from _common import machine, table
-from pollux_table import RESULTS, TRAINING_SERVERS, load_runs
+from pollux_table import PLAN_DEFAULTS, RESULTS, TRAINING_SERVERS, load_runs
 
 CAUSES = RESULTS.parent / "pollux-causes"
 #: pollux_table.py run's defaults: the kept table's windows, warm-up and search
-WINDOWS, WARMUP, GENERATIONS = 16, 86400.0, 100
+WINDOWS = int(PLAN_DEFAULTS["windows"])
+WARMUP = PLAN_DEFAULTS["warmup"]
+GENERATIONS = int(PLAN_DEFAULTS["generations"])
 
 
 def plan(windows: int = WINDOWS, generations: int = GENERATIONS) -> Any:
@@ -80,7 +82,6 @@ def by_demand(jobs: pd.DataFrame, gpus: Dict[str, int]) -> pd.DataFrame:
 def demand_report() -> str:
     """``demand``'s text: queuing by GPU demand on the windows every row finished."""
     runs = load_runs()
-    runs = runs[runs["windows"] == WINDOWS]
     rows = sorted(set(runs["row"]))
     done = [w for w, g in runs.groupby("window") if set(g["row"]) == set(rows)]
     gpus = demands(plan())
@@ -177,7 +178,6 @@ def minimums_report(windows: List[int], run: bool = True) -> str:
 
     the_plan = plan()
     kept = load_runs()
-    kept = kept[kept["windows"] == WINDOWS]
     lines, frames = [], {}
     for shown in windows:
         window = shown - 1

@@ -15,7 +15,10 @@ is committed (``git commit -- benchmarks/results/pollux``, with the README's tab
 regenerated) as soon as it finishes, so the run can continue later, elsewhere, from what
 was committed. ``manifest.csv`` lists each
 plan's runs (row, seed, window, entry) and ``measured.parquet`` each window's measured
-jobs, so the table is read from the files alone, whatever the code is then.
+jobs, so the table is read from the files alone, whatever the code is then. A folder may
+hold several plans (``run`` with other ``--windows``, ``--warmup``, ``--generations``,
+``--training-servers`` or ``--days``): each keeps its own runs, and ``table`` with the same
+options shows that plan's.
 
 ``table``: the table from those files (each row's measured jobs pooled over the windows
 that finished, with window-bootstrap intervals; the paired view on the windows every row
@@ -51,7 +54,18 @@ START, END = "<!-- pollux-table:start -->", "<!-- pollux-table:end -->"
 RUN_ORDER = ("Elastic only, aryl", "Aryl+TunedJobs", "Pollux")
 #: The training servers ``aryl compare`` sizes for the embedded trace (as tuned.py).
 TRAINING_SERVERS = 85
-MANIFEST_KEY = ["windows", "generations", "warmup", "row", "seed", "window"]
+#: What makes a plan, ``run``'s options that change its runs, with their defaults (``days``
+#: NaN: the whole trace). A folder may hold several plans; the table shows one.
+PLAN_DEFAULTS: Dict[str, float] = {
+    "windows": 16,
+    "generations": 100,
+    "warmup": 86400.0,
+    "training_servers": TRAINING_SERVERS,
+    "days": math.nan,
+}
+MANIFEST_KEY = [*PLAN_DEFAULTS, "row", "seed", "window"]
+#: The settings that decide a plan's windows, hence its measured jobs.
+MEASURED_KEY = ["windows", "days"]
 
 
 # ---- run ----------------------------------------------------------------------------------
@@ -72,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
     )
     plan = sim.paper_plan(frame, None, args.training_servers, 0, **settings)
     folder = Path(args.results)
-    write_manifest(folder, plan, args)
+    write_manifest(folder, plan, plan_settings(args))
     print(
         f"{len(frame):,} jobs, {args.windows} windows (warm-up {args.warmup:,.0f} s), "
         f"rows {', '.join(plan.names)}, Pollux at {args.generations} generations, "
@@ -106,14 +120,13 @@ def run(args: argparse.Namespace) -> None:
     print("All runs done: python benchmarks/pollux_table.py table")
 
 
-def write_manifest(folder: Path, plan: Any, args: argparse.Namespace) -> None:
+def write_manifest(folder: Path, plan: Any, settings: Dict[str, float]) -> None:
     """Add the plan's runs to ``manifest.csv`` and its windows' measured jobs to
     ``measured.parquet`` (replacing what an earlier plan of the same settings said)."""
     folder.mkdir(parents=True, exist_ok=True)
     entries = plan.entries()
-    entries.insert(0, "windows", args.windows)
-    entries.insert(1, "generations", args.generations)
-    entries.insert(2, "warmup", args.warmup)
+    for position, name in enumerate(PLAN_DEFAULTS):
+        entries.insert(position, name, settings[name])
     path = folder / "manifest.csv"
     if path.exists():
         entries = pd.concat([pd.read_csv(path), entries], ignore_index=True)
@@ -121,18 +134,40 @@ def write_manifest(folder: Path, plan: Any, args: argparse.Namespace) -> None:
     entries.sort_values(MANIFEST_KEY).to_csv(path, index=False)
     measured = pd.DataFrame(
         [
-            {"windows": args.windows, "window": w, "job_id": str(i)}
+            {"window": w, "job_id": str(i)}
             for w, ids in enumerate(plan.measured)
             for i in (ids if ids is not None else plan_jobs(plan))
         ]
     )
+    for position, name in enumerate(MEASURED_KEY):
+        measured.insert(position, name, settings[name])
     path = folder / "measured.parquet"
     if path.exists():
         old = pd.read_parquet(path)
-        measured = pd.concat([old[old["windows"] != args.windows], measured])
-    measured.sort_values(["windows", "window"], kind="stable").to_parquet(
+        mine = of_plan(old, {k: settings[k] for k in MEASURED_KEY}).index
+        measured = pd.concat([old.drop(index=mine), measured])
+    measured.sort_values([*MEASURED_KEY, "window"], kind="stable").to_parquet(
         path, index=False
     )
+
+
+def plan_settings(args: argparse.Namespace) -> Dict[str, float]:
+    """The plan's settings from the command line (no ``--days``: NaN, the whole trace)."""
+    settings = {name: getattr(args, name) for name in PLAN_DEFAULTS}
+    if settings["days"] is None:
+        settings["days"] = math.nan
+    return settings
+
+
+def of_plan(frame: pd.DataFrame, settings: Dict[str, Optional[float]]) -> pd.DataFrame:
+    """The rows of ``frame`` with these settings (a NaN matches NaN; None matches all)."""
+    keep = pd.Series(True, index=frame.index)
+    for name, value in settings.items():
+        if value is None:
+            continue
+        column = frame[name]
+        keep &= column.isna() if math.isnan(value) else column == value
+    return frame[keep]
 
 
 def plan_jobs(plan: Any) -> List[Any]:
@@ -163,29 +198,35 @@ def commit(folder: Path, what: str) -> None:
 # ---- table --------------------------------------------------------------------------------
 
 
-def load_runs(folder: Path = RESULTS) -> pd.DataFrame:
-    """The manifest's runs that finished: one row per run with its ``Result`` (measured
-    jobs only) and its ``row.json`` (CPU, wall, provenance)."""
+def load_runs(folder: Path = RESULTS, **settings: Optional[float]) -> pd.DataFrame:
+    """The finished runs of one plan: the manifest's runs with these settings (the others
+    as ``run``'s defaults; ``warmup=None``: any), one row per run with its ``Result``
+    (measured jobs only) and its ``row.json`` (CPU, wall, provenance)."""
     import json
 
     from aryl import sim
 
-    manifest = pd.read_csv(folder / "manifest.csv")
-    measured = pd.read_parquet(folder / "measured.parquet")
-    ids = {k: set(g["job_id"]) for k, g in measured.groupby(["windows", "window"])}
+    settings = {**PLAN_DEFAULTS, **settings}
+    manifest = of_plan(pd.read_csv(folder / "manifest.csv"), settings)
+    manifest = manifest.drop_duplicates(["row", "seed", "window"])
+    measured = of_plan(
+        pd.read_parquet(folder / "measured.parquet"),
+        {k: settings[k] for k in MEASURED_KEY},
+    )
+    ids = {w: set(g["job_id"]) for w, g in measured.groupby("window")}
     records = []
     for _, entry in manifest.iterrows():
         path = folder / "runs" / entry["fingerprint"]
         if not (path / "row.json").exists():
             continue
         result = sim.load(path)
-        keep = (
-            result.jobs["id"].astype(str).isin(ids[(entry["windows"], entry["window"])])
-        )
+        keep = result.jobs["id"].astype(str).isin(ids[entry["window"]])
         result.jobs = result.jobs[keep.to_numpy()].reset_index(drop=True)
         row = json.loads((path / "row.json").read_text())
         records.append({**entry.to_dict(), "result": result, "entry": row})
-    return pd.DataFrame.from_records(records)
+    return pd.DataFrame.from_records(
+        records, columns=[*manifest.columns, "result", "entry"]
+    )
 
 
 def cell(e: Any, digits: int = 0) -> str:
@@ -205,44 +246,49 @@ def headers() -> List[str]:
     return [METRICS[k].header for k in POOLED_KEYS]
 
 
-def tables(folder: Path = RESULTS) -> str:
-    """The README's section: every table, from the files in ``folder``."""
+def tables(folder: Path = RESULTS, **settings: float) -> str:
+    """The README's section: every table of one plan (these settings, the others as
+    ``run``'s defaults), from the files in ``folder``."""
     from aryl import sim
     from aryl.sim.replications import POOLED_KEYS, pooled
 
-    runs = load_runs(folder)
-    if runs.empty:
-        return "No runs have finished yet.\n"
-    main_k = int(runs["windows"].max())
-    main = runs[runs["windows"] == main_k]
-    settings = main.iloc[0]
+    settings = {**PLAN_DEFAULTS, **settings}
+    main = load_runs(folder, **settings)
+    if main.empty:
+        return "No runs of this plan have finished yet.\n"
+    k = int(settings["windows"])
+    days = (
+        "" if math.isnan(settings["days"]) else f", the first {settings['days']:g} days"
+    )
     out = [
-        f"Windows: **{main_k}** (warm-up {settings['warmup']:,.0f} s), seed "
-        f"{int(settings['seed'])}, Pollux at **{int(settings['generations'])}** "
-        "generations. Each row's measured jobs pooled over the windows it finished; "
+        f"Windows: **{k}** (warm-up {settings['warmup']:,.0f} s), seed "
+        f"{int(main.iloc[0]['seed'])}, Pollux at **{int(settings['generations'])}** "
+        f"generations, {int(settings['training_servers'])} training servers{days}. "
+        "Each row's measured jobs pooled over the windows it finished; "
         "[low, high]: 95% window-bootstrap interval (the windows resampled).\n"
     ]
-    planned = pd.read_csv(folder / "manifest.csv")
-    planned = set(planned[planned["windows"] == main_k]["row"])
+    planned = set(of_plan(pd.read_csv(folder / "manifest.csv"), settings)["row"])
     names = [n for n in sim.POLLUX_COMPARISON if n in set(main["row"])]
     header = ["row", "windows done", "jobs", *headers(), "CPU", "wall"]
     rows = []
     for name in [n for n in sim.POLLUX_COMPARISON if n in planned]:
         mine = main[main["row"] == name]
         if mine.empty:
-            rows.append([name, f"0 of {main_k}"] + ["—"] * (len(header) - 2))
+            rows.append([name, f"0 of {k}"] + ["—"] * (len(header) - 2))
             continue
         e = pooled(list(mine["result"]))
         cpu = sum(r["cpu_seconds"] for r in mine["entry"])
         wall = sum(r["seconds"] for r in mine["entry"])
         rows.append(
-            [name, f"{len(mine)} of {main_k}", f"{e['jobs'].value:,.0f}"]
-            + [cell(e[k]) for k in POOLED_KEYS]
+            [name, f"{len(mine)} of {k}", f"{e['jobs'].value:,.0f}"]
+            + [cell(e[key]) for key in POOLED_KEYS]
             + [f"{cpu:,.0f} s", f"{wall:,.0f} s"]
         )
     out.append(table(header, rows))
-    out.append(paired(main, names, main_k))
-    out.append(windowing_cost(runs, main_k))
+    out.append(paired(main, names, k))
+    # One window has no warm-up to differ by: the whole trace with any --warmup.
+    whole = load_runs(folder, **{**settings, "windows": 1, "warmup": None})
+    out.append(windowing_cost(whole, main, k))
     out.append(cost(main))
     return "\n\n".join(out) + "\n"
 
@@ -274,12 +320,11 @@ def paired(main: pd.DataFrame, names: List[str], k: int) -> str:
     )
 
 
-def windowing_cost(runs: pd.DataFrame, k: int) -> str:
+def windowing_cost(whole: pd.DataFrame, cut: pd.DataFrame, k: int) -> str:
     """K = 1 (the whole trace, one run) against the K windows pooled, per row run both
     ways: the relative difference of each pooled statistic."""
     from aryl.sim.replications import POOLED_KEYS, pooled
 
-    whole, cut = runs[runs["windows"] == 1], runs[runs["windows"] == k]
     rows = []
     for name in whole["row"]:
         mine = cut[cut["row"] == name]
@@ -351,35 +396,48 @@ def readme_section(readme: Path = README) -> str:
 # ---- command line -------------------------------------------------------------------------
 
 
+def plan_options(parser: argparse.ArgumentParser) -> None:
+    """The options that make a plan (``PLAN_DEFAULTS``), for ``run`` and ``table``."""
+    helps = {
+        "windows": ("time windows K", int),
+        "generations": ("Pollux search generations", int),
+        "warmup": ("warm-up seconds before each window", float),
+        "training_servers": ("8-GPU training servers", int),
+        "days": ("only the jobs of the first DAYS (default: all)", float),
+    }
+    for name, (text, kind) in helps.items():
+        default = PLAN_DEFAULTS[name]
+        shown = "" if math.isnan(default) else f" ({kind(default):g})"
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=kind,
+            default=None if math.isnan(default) else kind(default),
+            help=text + shown,
+        )
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
     p = sub.add_parser("run", help="run (or continue) the windowed comparison")
-    p.add_argument("--windows", type=int, default=16, help="time windows K (16)")
-    p.add_argument(
-        "--warmup", type=float, default=86400.0, help="warm-up seconds (1 day)"
-    )
-    p.add_argument(
-        "--generations", type=int, default=100, help="Pollux search generations (100)"
-    )
+    plan_options(p)
     p.add_argument("--rows", nargs="+", default=list(RUN_ORDER), help="rows to run")
-    p.add_argument("--training-servers", type=int, default=TRAINING_SERVERS)
-    p.add_argument("--days", type=float, help="only the jobs of the first days")
     p.add_argument("--engine", default="processes", help="processes, threads or ray")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2, help="runs side by side (2)")
     p.add_argument("--address", help="a Ray cluster (with --engine ray)")
     p.add_argument("--results", default=str(RESULTS), help="the results folder")
     p.add_argument(
         "--commit", action="store_true", help="git-commit every run as it finishes"
     )
-    p = sub.add_parser("table", help="the table from the results files")
-    p.add_argument("--results", default=str(RESULTS))
+    p = sub.add_parser("table", help="one plan's table from the results files")
+    plan_options(p)
+    p.add_argument("--results", default=str(RESULTS), help="the results folder")
     p.add_argument("--write", action="store_true", help="into benchmarks/README.md")
     args = parser.parse_args(argv)
     if args.what == "run":
         run(args)
         return
-    text = tables(Path(args.results))
+    text = tables(Path(args.results), **plan_settings(args))
     print(text)
     if args.write:
         write_readme(text)

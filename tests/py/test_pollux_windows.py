@@ -283,3 +283,39 @@ def test_the_readme_causes_tables_are_the_kept_runs():
     causes = benchmark("pollux_causes")
     report = causes.minimums_report([1, 3], run=False)
     assert report in (ROOT / "benchmarks" / "README.md").read_text()
+
+
+@pytest.mark.filterwarnings("ignore:.*use 5 or more replications:UserWarning")
+def test_the_table_shows_one_plan_of_a_shared_results_folder(tmp_path):
+    """Plans of other settings (warm-up, days) kept in one folder stay apart: each
+    table pools its own runs only, and the whole-trace run serves every warm-up."""
+    table = benchmark("pollux_table")
+    run = ["run", "--rows", "Elastic only, aryl", "--engine", "serial"]
+    run += ["--results", str(tmp_path)]
+    for options in (
+        ["--days", "2", "--windows", "2", "--warmup", "3600"],
+        ["--days", "2", "--windows", "2", "--warmup", "7200"],
+        ["--days", "2", "--windows", "1"],
+        ["--days", "1", "--windows", "2", "--warmup", "3600"],
+    ):
+        table.main([*run, *options])
+    manifest = pd.read_csv(tmp_path / "manifest.csv")
+    assert len(manifest) == 2 + 2 + 1 + 2
+    short = table.tables(tmp_path, windows=2, warmup=3600.0, days=2.0)
+    longer = table.tables(tmp_path, windows=2, warmup=7200.0, days=2.0)
+    for text in (short, longer):
+        assert "Cost of these 2 runs" in text
+        assert "What windowing costs" in text
+    assert "warm-up 3,600 s" in short and "the first 2 days" in short
+    for warmup in (3600.0, 7200.0):
+        runs = table.load_runs(tmp_path, windows=2, warmup=warmup, days=2.0)
+        planned = manifest[
+            (manifest["warmup"] == warmup) & (manifest["days"] == 2.0)
+        ]  # fmt: skip
+        assert sorted(runs["fingerprint"]) == sorted(planned["fingerprint"])
+    one_day = table.load_runs(tmp_path, windows=2, warmup=3600.0, days=1.0)
+    two_days = table.load_runs(tmp_path, windows=2, warmup=3600.0, days=2.0)
+    assert sum(len(r.jobs) for r in one_day["result"]) < sum(
+        len(r.jobs) for r in two_days["result"]
+    )
+    assert table.tables(tmp_path).startswith("No runs of this plan")
