@@ -192,7 +192,8 @@ def main() -> None:
             f"{name}: {len(starts)} decisions' start waits, median "
             f"{_median([w for _, w in starts])} s wall, mean per job started "
             f"{out['overhead'] / args.compression:.2f} s (= {out['overhead']:,.0f} s simulated at "
-            f"C = {args.compression:g}); {len(lends)} lends, median {_median(lends)} s wall"
+            f"C = {args.compression:g}); {len(lends)} lent nodes joined after a median "
+            f"{_median(lends)} s wall (the controller went on meanwhile)"
         )
         calibrated = f"simulated, start overhead {out['overhead']:,.0f} s"
         for label, s in (("live", a), ("simulated", b), (calibrated, c)):

@@ -153,6 +153,47 @@ def test_reclaim_goes_drain_stop_confirm_whitelist(tmp_path):
     assert drain < min(preempted) and max(preempted) < off
 
 
+def test_a_lent_server_joins_while_the_controller_goes_on(tmp_path):
+    """A lend does not hold the controller: jobs start on the training servers while
+    the lent ones join (250 s), which are used only once they have joined."""
+    backend = FakeBackend(str(tmp_path / "ckpt"), join=250.0)
+    controller, _ = live(tmp_path, backend=backend)
+    result = controller.run().check()
+    journal = events(tmp_path / "journal.jsonl")
+    lent = [e for e in journal if e["event"] == "loan" and e["on_loan"]]
+    assert [(e["t"], sorted(e["servers"])) for e in lent] == [(250.0, ["i0", "i1"])]
+    starts = [e for e in journal if e["event"] == "workers" and e["why"] == "start"]
+    assert any(0 < e["t"] < 250 for e in starts)  # decided while they joined
+    on_lent = [
+        e["t"] for e in starts if any(s[0].startswith("i") for s in e["workers"])
+    ]
+    assert on_lent and min(on_lent) >= 250
+    # j2 (submitted at 200) waited for the join and the epoch after it (300 s), not
+    # for the first epoch after its arrival, as with servers ready when lent
+    instant = live(tmp_path / "instant")[0].run().jobs.set_index("id")["start_time"]
+    assert instant["j2"] == 240.0
+    assert result.jobs.set_index("id").at["j2", "start_time"] == 300.0
+
+
+def test_a_server_still_joining_goes_back_without_a_reclaim(tmp_path):
+    """The load needs the servers back before they joined: they are released at
+    once, nothing drained, preempted or counted as a reclaim."""
+    backend = FakeBackend(str(tmp_path / "ckpt"), join=2000.0)
+    load = [(0.0, 0.0), (300.0, 0.9), (20000.0, 0.9)]
+    controller, _ = live(tmp_path, backend=backend, load=load)
+    result = controller.run().check()
+    assert [e for e in backend.log if e[0] in ("lend", "release", "drain")] == [
+        ("lend", "i0"),
+        ("lend", "i1"),
+        ("release", "i0"),
+        ("release", "i1"),
+    ]
+    journal = events(tmp_path / "journal.jsonl")
+    assert not [e for e in journal if e["event"] in ("loan", "reclaim", "drain")]
+    assert result.totals["reclaims"] == 0 and result.jobs["preemptions"].eq(0).all()
+    assert set(result.history()["server"]) == {"t0", "t1"}
+
+
 def test_the_deadline_kill_records_the_work_lost(tmp_path):
     backend = FakeBackend(str(tmp_path / "ckpt"), checkpoint_every=600.0)
     backend.hang("j2")  # on a lent server at the reclaim: ignores its stop

@@ -32,12 +32,14 @@ C = 120.0  # simulated seconds per wall second
 def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
     """The command on its own local cluster (first: before the module's starts)."""
     jobs = tmp_path / "jobs.csv"
-    rows = [f"j{i},0,8,900," for i in range(3)]  # running at the first reclaim
+    # running at the first reclaim (at 900 s: the lent nodes join in a few wall
+    # seconds, hundreds of simulated ones, while the training servers run two jobs)
+    rows = [f"j{i},0,8,1800," for i in range(3)]
     jobs.write_text(
         "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n" + "\n".join(rows)
     )
     load = tmp_path / "load.csv"
-    load.write_text("time_s,load\n0,0\n150,1\n")
+    load.write_text("time_s,load\n0,0\n900,1\n")
     out = tmp_path / "out"
     command = [sys.executable, "-m", "aryl", "live", str(jobs), "--load", str(load)]
     command += ["--local-cluster", "2+2", "--compression", str(C), "--out", str(out)]
@@ -116,10 +118,18 @@ def test_a_gang_starts_whole_or_waits(backend):
 
 
 def test_a_run_with_one_reclaim_confirms_before_it_returns(backend, tmp_path):
-    # i0 is lent at once (the first epoch waits for its node to join), so the third
-    # job runs there; at the next loan decision the load takes it back
+    # i0 is lent at once and the controller goes on while its node joins; the third
+    # job runs there once it has, and at the next loan decision the load (up from
+    # the moment a worker runs on i0, however long the join took) takes it back
     jobs = [Job(f"j{i}", 8, 1, 1, 900.0) for i in range(3)]
-    load = [(0.0, 0.0), (150.0, 1.0)]
+    used = []
+
+    def load(t):
+        running = [w for pairs in backend.running.values() for w, _ in pairs]
+        if not used and any(w.server == "i0" for w in running):
+            used.append(t)
+        return 1.0 if used else 0.0
+
     config = Config(lend_hold=0.0, restart_overhead=0.0, gpu_speed={"T4": 1.0})
     journal = tmp_path / "journal.jsonl"
     result = Controller(

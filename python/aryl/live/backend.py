@@ -21,8 +21,11 @@ Kubernetes backend can follow the Ray one (``docs/live.md``):
 ``drain(servers)``             no new worker may start there; running ones go on
 ``busy(server)``               aryl workers still running there (the confirmation)
 ``kill(server)``               kill them (the reclaim deadline); the fraction each job lost
-``release(servers)``           hand drained servers back to the inference side
-``lend(servers)``              take servers from it (labelled, schedulable again)
+``release(servers)``           hand drained (or still joining) servers back to the
+                               inference side
+``lend(servers)``              start taking servers from it without waiting; returns
+                               those ready now (labelled, schedulable; ``None``: it
+                               waited for all), ``poll`` reports the others as they join
 ``restart(job)``               restart a job's workers in place from its checkpoint
 ``forget(job)``                drop a finished job's agent
 ``next_event(now)``            the next completion, when the backend can tell (virtual time)
@@ -34,7 +37,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Protocol, Sequence, Set, Tuple
+from typing import (
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Set,
+    Tuple,
+)
 
 from ..model import Job, Server, Worker
 from .jobs import DONE, JobAgent, TrainingJob
@@ -47,7 +60,8 @@ class Report:
     ``done``: each running job's fraction done; ``finished``: job -> simulated time
     it finished; ``dead_servers``: servers whose node died (their workers with
     them); ``dead_workers``: job -> workers of it that died on live servers;
-    ``lost``: job -> fraction of it lost with a dead server (back to its checkpoint).
+    ``lost``: job -> fraction of it lost with a dead server (back to its checkpoint);
+    ``joined``: lent servers that have joined (schedulable now).
     """
 
     done: Dict[Any, float] = field(default_factory=dict)
@@ -55,6 +69,7 @@ class Report:
     dead_servers: List[Any] = field(default_factory=list)
     dead_workers: Dict[Any, int] = field(default_factory=dict)
     lost: Dict[Any, float] = field(default_factory=dict)
+    joined: List[Any] = field(default_factory=list)
 
 
 class Backend(Protocol):
@@ -90,8 +105,9 @@ class Backend(Protocol):
     def release(self, servers: Sequence[Any]) -> None:
         """Give drained ``servers`` back to the inference side."""
 
-    def lend(self, servers: Sequence[Any]) -> None:
-        """Take ``servers`` from the inference side for training."""
+    def lend(self, servers: Sequence[Any]) -> Optional[List[Any]]:
+        """Start taking ``servers`` for training; those ready now (``poll`` reports
+        the others in ``Report.joined``), or ``None`` when it waited for all."""
 
     def restart(self, job: Any) -> float:
         """Restart ``job``'s workers in place; the fraction of it lost."""
@@ -117,10 +133,15 @@ class FakeBackend:
     ignore stops until killed).
     """
 
-    def __init__(self, checkpoints: str, checkpoint_every: float = math.inf) -> None:
-        """``checkpoints``: the folder for the jobs' checkpoints."""
+    def __init__(
+        self, checkpoints: str, checkpoint_every: float = math.inf, join: float = 0.0
+    ) -> None:
+        """``checkpoints``: the folder for the jobs' checkpoints; ``join``: simulated
+        seconds a lent server takes to join (0: ready when lent)."""
         self.checkpoints = checkpoints
         self.checkpoint_every = checkpoint_every
+        self.join = join
+        self._joining: Dict[Any, float] = {}  # lent server -> when it joins
         self.servers: Dict[Any, Server] = {}
         self.agents: Dict[Any, JobAgent] = {}
         self.running: Dict[Any, List[Worker]] = {}  # what runs, per job
@@ -202,6 +223,9 @@ class FakeBackend:
             if agent.done >= DONE and job not in report.finished:
                 report.finished[job] = now
         self._last = now
+        report.joined = [s for s, t in self._joining.items() if t <= now]
+        for s in report.joined:
+            del self._joining[s]
         report.dead_servers, self._failing_servers = self._failing_servers, []
         report.dead_workers, self._failing_workers = self._failing_workers, {}
         for server in report.dead_servers:
@@ -237,15 +261,21 @@ class FakeBackend:
         return lost
 
     def release(self, servers: Sequence[Any]) -> None:
-        """Hand servers back."""
+        """Hand servers back (a joining one stops joining)."""
         for s in servers:
             self.drained.discard(s)
+            self._joining.pop(s, None)
             self.log.append(("release", s))
 
-    def lend(self, servers: Sequence[Any]) -> None:
-        """Take servers for training."""
+    def lend(self, servers: Sequence[Any]) -> List[Any]:
+        """Take servers for training: ready now, or ``join`` seconds after the last
+        poll (the controller's now)."""
         for s in servers:
             self.log.append(("lend", s))
+        if self.join <= 0:
+            return list(servers)
+        self._joining.update({s: self._last + self.join for s in servers})
+        return []
 
     def restart(self, job: Any) -> float:
         """Restart the job's workers in place from its checkpoint."""
@@ -264,7 +294,8 @@ class FakeBackend:
     def next_event(self, now: float) -> float:
         """The next completion at the jobs' current rates."""
         lefts = [_seconds_left(self.agents[j]) for j in self.running]
-        return self._last + min(lefts, default=math.inf)
+        joins = self._joining.values()
+        return min([self._last + min(lefts, default=math.inf), *joins])
 
     def shutdown(self) -> None:
         """Nothing runs outside this object."""

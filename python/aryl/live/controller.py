@@ -203,6 +203,7 @@ class Controller:
         self._dirty = False
         self._epochs = 0
         self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
+        self._joining: List[Any] = []  # lent servers not yet joined, in lending order
         self._pending = sorted(
             (
                 j
@@ -312,6 +313,7 @@ class Controller:
         for job, t in sorted(report.finished.items(), key=lambda kv: kv[1]):
             self._finish(job, t)
         self._faults(now, report)
+        self._joined(now, report.joined)
         if loan:
             self._loan(now)
             now = max(now, self.clock.now())
@@ -516,22 +518,37 @@ class Controller:
     # ---------------------------------------------------------- loans
 
     def _loan(self, now: float) -> None:
-        lent = len(self.record.on_loan)
+        lent = len(self.record.on_loan) + len(self._joining)
         spare = self.load.spare(now)
         lendable = min(spare, self.load.lendable(now))
         if lent > spare:
-            self._reclaim(now, lent - spare)
+            # servers still joining hold no worker: they go back first, unreclaimed
+            keep = max(0, len(self._joining) - (lent - spare))
+            back, self._joining = self._joining[keep:], self._joining[:keep]
+            if back:
+                self.backend.release(back)
+            if lent - len(back) > spare:
+                self._reclaim(now, lent - len(back) - spare)
         elif lent < lendable:
+            taken = set(self.record.on_loan) | set(self._joining)
             idle = [
                 s.id
                 for s in self.servers
-                if s.pool == "inference" and s.id not in self.record.on_loan
+                if s.pool == "inference" and s.id not in taken
             ][: lendable - lent]
-            self.backend.lend(idle)  # returns once their nodes have joined
-            joined = max(now, self.clock.now())
-            self._emit({"event": "loan", "t": joined, "servers": idle, "on_loan": True})
-            self.state.set_on_loan(idle, True)
-            self._dirty = True
+            self._joining += idle
+            ready = self.backend.lend(idle)  # the rest join later (poll)
+            self._joined(now, idle if ready is None else ready)  # None: it waited
+
+    def _joined(self, now: float, servers: Sequence[Any]) -> None:
+        """Lent servers that have joined go on the whitelist now."""
+        joined = [s for s in self._joining if s in set(servers)]
+        if not joined:
+            return
+        self._joining = [s for s in self._joining if s not in set(joined)]
+        self._emit({"event": "loan", "t": now, "servers": joined, "on_loan": True})
+        self.state.set_on_loan(joined, True)
+        self._dirty = True
 
     def _reclaim(self, now: float, n: int) -> None:
         """Take ``n`` lent servers back: choose, drain, stop, confirm, whitelist."""
@@ -743,6 +760,7 @@ class Controller:
             not self._pending
             and not self._dirty
             and not self.record.workers
+            and not self._joining
             and math.isinf(next_loan)
         )
 

@@ -345,9 +345,10 @@ class RayBackend:
         self._worker = _worker_class()
         self._dead: set[Any] = set()
         self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
+        self._joining: Dict[Any, float] = {}  # lent server -> wall time it was lent
         self._checked = 0.0  # wall time nodes were last checked
         # (what, count, wall seconds) of each wait for Ray: "start" (the new workers of
-        # one decision up and their agents resized), "lend" (nodes joined)
+        # one decision up and their agents resized), "lend" (a lent node, until joined)
         self.waits: List[Tuple[str, int, float]] = []
         self._adopting = False  # resume(): keep what an earlier controller started
         self._started = 0  # workers started: their names
@@ -401,17 +402,32 @@ class RayBackend:
                 f"{SERVER_LABEL}=<id>,{POOL_LABEL}=training --num-gpus <gpus>"
             )
 
-    def lend(self, servers: Sequence[Any]) -> None:
-        """Start the servers' nodes (provider) and wait until they have joined."""
-        began = time.monotonic()
+    def lend(self, servers: Sequence[Any]) -> List[Any]:
+        """Start the servers' nodes (provider) without waiting: ``poll`` reports each
+        as it joins (none is ready yet)."""
         for s in servers:
             if self.provider is not None:
                 self.provider.add(self.servers[s])
             self.log.append(("lend", s))
-        wait_joined(servers)
-        for s in servers:
+            self._joining[s] = time.monotonic()
+        return []
+
+    def _joined(self) -> List[Any]:
+        """Lent servers whose labelled node is up now (each join's wait kept in
+        ``waits``); one that takes over ``JOIN_TIMEOUT_S`` is an error."""
+        if not self._joining:
+            return []
+        nodes, wall = self._nodes(), time.monotonic()
+        joined = [s for s in self._joining if nodes.get(str(s), ("", False))[1]]
+        for s in joined:
             self.drained.pop(s, None)
-        self.waits.append(("lend", len(servers), time.monotonic() - began))
+            self.waits.append(("lend", 1, wall - self._joining.pop(s)))
+        late = [
+            s for s, began in self._joining.items() if wall - began > JOIN_TIMEOUT_S
+        ]
+        if late:
+            raise TimeoutError(f"servers {late} did not join the Ray cluster")
+        return joined
 
     def drain(self, servers: Sequence[Any]) -> None:
         """Drain the servers' nodes: running workers go on, new ones cannot start."""
@@ -462,8 +478,10 @@ class RayBackend:
         return lost
 
     def release(self, servers: Sequence[Any]) -> None:
-        """The drained nodes exit once idle; make sure they are gone."""
+        """The drained (or still joining) nodes exit once idle; make sure they are
+        gone."""
         for s in servers:
+            self._joining.pop(s, None)
             if self.provider is not None:
                 self.provider.remove(self.servers[s])
             self.log.append(("release", s))
@@ -680,6 +698,7 @@ class RayBackend:
                 report.finished[job] = min(
                     now, now - (wall - finished) * self.compression
                 )
+        report.joined = self._joined()
         if wall - self._checked < NODE_CHECK_S:
             return report
         self._checked = wall
