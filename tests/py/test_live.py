@@ -175,6 +175,19 @@ def test_a_lent_server_joins_while_the_controller_goes_on(tmp_path):
     assert result.jobs.set_index("id").at["j2", "start_time"] == 300.0
 
 
+class WaitingBackend(FakeBackend):
+    """A backend whose lend waits until the servers have joined (returns None)."""
+
+    def lend(self, servers):
+        super().lend(servers)
+
+
+def test_a_backend_that_waits_in_lend_lends_as_before(tmp_path):
+    waited = live(tmp_path, backend=WaitingBackend(str(tmp_path / "ckpt")))[0].run()
+    instant = live(tmp_path / "instant")[0].run()
+    assert waited.jobs.equals(instant.jobs) and waited.totals["reclaims"] == 1
+
+
 def test_a_server_still_joining_goes_back_without_a_reclaim(tmp_path):
     """The load needs the servers back before they joined: they are released at
     once, nothing drained, preempted or counted as a reclaim."""

@@ -103,7 +103,7 @@ class Backend(Protocol):
         """Kill the workers on ``server``: job -> fraction of it lost."""
 
     def release(self, servers: Sequence[Any]) -> None:
-        """Give drained ``servers`` back to the inference side."""
+        """Give drained (or still joining) ``servers`` back to the inference side."""
 
     def lend(self, servers: Sequence[Any]) -> Optional[List[Any]]:
         """Start taking ``servers`` for training; those ready now (``poll`` reports
