@@ -14,7 +14,8 @@ drained (no new worker starts there); the jobs hit save and stop (preempted) or
 lose their workers there (scaled in); the controller waits until the backend
 confirms no aryl worker runs there, killing what is left at ``grace`` seconds (the
 work since the last checkpoint is journaled as lost); only then do the servers
-leave the whitelist and go back to the inference side.
+leave the whitelist and go back to the inference side. A lend does not wait: a lent
+server joins the whitelist when the backend reports its node joined.
 """
 
 from __future__ import annotations
@@ -304,8 +305,9 @@ class Controller:
     # ----------------------------------------------------------------- tick
 
     def _tick(self, now: float, loan: bool, epoch: bool) -> float:
-        """One instant: arrivals < completions (and faults) < loan < epoch. Returns
-        the time after it (a lend or a reclaim waits for nodes to join or empty)."""
+        """One instant: arrivals < completions (and faults) < lent servers that
+        joined < loan < epoch. Returns the time after it (a reclaim waits for its
+        servers to empty)."""
         report = self.backend.poll(now)
         self._progress.update(report.done)
         while self._pending and self._pending[0].submit_time <= now:
