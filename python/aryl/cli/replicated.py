@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -50,12 +51,9 @@ MARK = "~"
 
 def compare_replicated(args: argparse.Namespace) -> int:
     """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
-    from .. import plot, sim
-    from ..sim.confidence import Estimate, format_ratio
-    from ..sim.metrics import METRICS
+    from .. import sim
     from ..sim.replications import (
         CONTRIBUTIONS,
-        DEFAULT_WARMUP,
         contributions,
         replications_over,
         seed_list,
@@ -66,11 +64,69 @@ def compare_replicated(args: argparse.Namespace) -> int:
     out = output_directory(args.out)
     own = own_rows(args)  # specs: worker processes import them by name
     frame, load, where = trace_frames(trace_files(args), console)
-    share = args.any_type_share
-    jobs = trace_jobs(frame, any_type_share=share, seed=args.seed)
+    jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
     console.say(f"Comparing on {len(jobs):,} jobs from {where}.")
     on = cluster(args, jobs)
     seeds = seed_list(args.seeds or 1, args.seed)
+    table = _replicate(args, console, frame, load, on, seeds, own)
+    for result in table.runs.values():
+        result.check()
+    if table.reference is not None:
+        sim.sizing.warn_if_too_small(table.results[table.reference])
+    samples = table.samples if table.samples is not None else pd.DataFrame()
+    over = replications_over(samples)
+    say_verdict(console, sim.verdict_lines(table))
+    console.show(_means_table(table))
+    console.say(f"\n{interval_note(table, over)}\n")
+    findings = Findings(
+        contributions(
+            table, features=CONTRIBUTIONS + sim.own_policy_features(list(own))
+        ),
+        sim.check_orderings(table),
+        _pollux_pooled(table) if args.pollux_rows else None,
+    )
+    if console.format == "table":  # csv, markdown, json: the main table alone on stdout
+        _show_details(console, table, findings, args, frame, on, seeds, over)
+    record = {**run_record(vars(args), where), "seeds": seeds, "windows": args.windows}
+    written = write_atomically(
+        out,
+        lambda folder: _write(folder, table, samples, findings, record, args, seeds),
+    )
+    print_note(console, next(iter(table.results.values())))
+    console.say(
+        "\nWrote compare.csv (means and intervals), samples.csv (one row per run), "
+        "contributions.csv, "
+        f"{'pollux_paper.csv, ' if findings.pollux is not None else ''}"
+        f"orderings.json, provenance.json and {len(written)} "
+        f"figure files to {out}/",
+    )
+    return 0
+
+
+@dataclass
+class Findings:
+    """What a replicated comparison found beside its means: each feature's gain, the
+    paper's orderings judged, and the Pollux rows beside the paper's (or None)."""
+
+    gains: pd.DataFrame
+    verdicts: Dict[str, Dict[str, Any]]
+    pollux: Optional[pd.DataFrame]
+
+
+def _replicate(
+    args: argparse.Namespace,
+    console: Any,
+    frame: Any,
+    load: Any,
+    on: Any,
+    seeds: List[int],
+    own: Any,
+) -> Any:
+    """Every row once per replication (cached), with a progress bar; the
+    ``sim.replicate_paper`` table."""
+    from .. import sim
+    from ..sim.replications import DEFAULT_WARMUP
+
     windows = args.windows
     console.say(
         f"{len(seeds)} replication{'s' * (len(seeds) != 1)} (seeds "
@@ -82,11 +138,11 @@ def compare_replicated(args: argparse.Namespace) -> int:
     config = config_of(args)
     if args.pollux_rows:
         config["pollux_generations"] = args.pollux_generations
-    found: List[int] = []
+    announced: List[int] = []
 
     def progress(done: int, cached: int, total: int) -> None:
-        if not found:  # before anything runs: say what the cache holds
-            found.append(cached)
+        if not announced:  # before anything runs: say what the cache holds
+            announced.append(cached)
             where = f" in {cache}" if cache is not False else ""
             console.say(
                 f"Found {cached} of {total} runs in the cache{where}; "
@@ -95,7 +151,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
         bar.set(done / total * len(seeds))
 
     with Progress(len(seeds), console.progress_wanted(), unit="replication") as bar:
-        table = sim.replicate_paper(
+        return sim.replicate_paper(
             frame,
             load,
             on.training_servers,
@@ -105,7 +161,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
             warmup=DEFAULT_WARMUP if args.warmup is None else args.warmup,
             config=config,
             scenario_options=elastic_options(args),
-            any_type_share=share,
+            any_type_share=args.any_type_share,
             pollux_rows=args.pollux_rows,
             engine=args.engine,
             workers=args.workers,
@@ -115,13 +171,13 @@ def compare_replicated(args: argparse.Namespace) -> int:
             policies=own,
             rows=args.rows,
         )
-    for result in table.runs.values():
-        result.check()
-    if table.reference is not None:
-        sim.sizing.warn_if_too_small(table.results[table.reference])
-    samples = table.samples if table.samples is not None else pd.DataFrame()
-    over = replications_over(samples)
-    say_verdict(console, sim.verdict_lines(table))
+
+
+def _means_table(table: Any) -> Table:
+    """Each row's means and its speed-ups as ``1.16x [1.12, 1.20]`` (``~`` when the
+    interval includes 1.0x); csv and json get the numbers."""
+    from ..sim.confidence import Estimate, format_ratio
+    from ..sim.metrics import METRICS
 
     def ratio(row: Any, column: str) -> str:
         e = Estimate(row[column], row[f"{column} low"], row[f"{column} high"], 0)
@@ -142,74 +198,85 @@ def compare_replicated(args: argparse.Namespace) -> int:
         rows.append([name, *cells, row["speed-up JCT"], row["speed-up queue"]])
         shown.append([name, *[_value(k, v) for k, v in zip(_COLUMNS, cells)], *speed])
     header = ["run (means; times in s)", *[METRICS[k].header for k in _COLUMNS]]
-    console.show(Table(header + ["JCT speed-up", "queue speed-up"], rows, shown))
-    console.say(f"\n{interval_note(table, over)}\n")
-    gains = contributions(
-        table, features=CONTRIBUTIONS + sim.own_policy_features(list(own))
-    )
-    verdicts = sim.check_orderings(table)
-    beside = _pollux_pooled(table) if args.pollux_rows else None
-    if beside is not None and console.format == "table":
+    return Table(header + ["JCT speed-up", "queue speed-up"], rows, shown)
+
+
+def _show_details(
+    console: Any,
+    table: Any,
+    found: Findings,
+    args: argparse.Namespace,
+    frame: Any,
+    on: Any,
+    seeds: List[int],
+    over: str,
+) -> None:
+    """What follows the means on a terminal: the Pollux rows beside the paper's, the
+    loaning ledger, each feature's gain, the elastic ceiling and the orderings."""
+    from ..sim.confidence import Estimate, format_ratio
+
+    if found.pollux is not None:
         console.say(
             "\nThe Pollux comparison beside the paper's Table 3 (rows 10-12), each row's "
             "jobs pooled over its runs:"
         )
-        console.show(pollux_table(beside))
-    if console.format == "table":  # csv, markdown, json: the main table alone on stdout
-        console.show(ledger_table(table))
-        console.say(f"\n{LEDGER_NOTE} Means over {over}.\n")
-        console.show(_contributions_table(gains, format_ratio, Estimate))
-        bound = _basic_bound(frame, seeds, share, elastic_options(args, on))
-        means = {str(name): row for name, row in table.table.iterrows()}
-        console.say("\n" + elastic_ceiling(bound, means))
-        pairs = "".join(
-            f"\n  {g['feature']}: {g['without']} / {g['with']}"
-            for _, g in gains.iterrows()
-        )
-        console.say(f"\nGain: the mean without / with the feature, paired:{pairs}\n")
-        console.show(
-            Table(
-                ["the paper's ordering", "verdict"],
-                [[claim, v["verdict"]] for claim, v in verdicts.items()],
-            ),
-        )
-    record = {**run_record(vars(args), where), "seeds": seeds, "windows": windows}
+        console.show(pollux_table(found.pollux))
+    console.show(ledger_table(table))
+    console.say(f"\n{LEDGER_NOTE} Means over {over}.\n")
+    console.show(_contributions_table(found.gains, format_ratio, Estimate))
+    bound = _basic_bound(frame, seeds, args.any_type_share, elastic_options(args, on))
+    means = {str(name): row for name, row in table.table.iterrows()}
+    console.say("\n" + elastic_ceiling(bound, means))
+    pairs = "".join(
+        f"\n  {g['feature']}: {g['without']} / {g['with']}"
+        for _, g in found.gains.iterrows()
+    )
+    console.say(f"\nGain: the mean without / with the feature, paired:{pairs}\n")
+    console.show(
+        Table(
+            ["the paper's ordering", "verdict"],
+            [[claim, v["verdict"]] for claim, v in found.verdicts.items()],
+        ),
+    )
+
+
+def _write(
+    folder: Path,
+    table: Any,
+    samples: pd.DataFrame,
+    found: Findings,
+    record: Dict[str, Any],
+    args: argparse.Namespace,
+    seeds: List[int],
+) -> List[Path]:
+    """The comparison's files in ``folder``; the figure files written."""
+    from .. import plot
+
+    windows = args.windows
     named = {
         f"{name} [seed {s}" + (f", window {w}]" if windows else "]"): r
         for (name, s, w), r in table.runs.items()
     }
-
-    def write(folder: Path) -> List[Path]:
-        provenance_columns(table.table, table.results, record).to_csv(
-            folder / "compare.csv", index_label="run"
-        )
-        samples.to_csv(folder / "samples.csv", index=False)
-        gains.to_csv(folder / "contributions.csv", index=False)
-        if beside is not None:
-            beside.to_csv(folder / "pollux_paper.csv", index_label="metric")
-        (folder / "orderings.json").write_text(
-            json.dumps(_jsonable(verdicts), indent=2) + "\n"
-        )
-        write_provenance(folder, record, named)
-        return plot.save_all(
-            table.results,
-            folder,
-            metadata=png_metadata(record),
-            headline=table.table,
-            formats=args.plot_format,
-            window=args.plot_window,
-            note=_figures_note(seeds, windows),
-        )
-
-    written = write_atomically(out, write)
-    print_note(console, next(iter(table.results.values())))
-    console.say(
-        "\nWrote compare.csv (means and intervals), samples.csv (one row per run), "
-        f"contributions.csv, {'pollux_paper.csv, ' if beside is not None else ''}"
-        f"orderings.json, provenance.json and {len(written)} "
-        f"figure files to {out}/",
+    provenance_columns(table.table, table.results, record).to_csv(
+        folder / "compare.csv", index_label="run"
     )
-    return 0
+    samples.to_csv(folder / "samples.csv", index=False)
+    found.gains.to_csv(folder / "contributions.csv", index=False)
+    if found.pollux is not None:
+        found.pollux.to_csv(folder / "pollux_paper.csv", index_label="metric")
+    (folder / "orderings.json").write_text(
+        json.dumps(_jsonable(found.verdicts), indent=2) + "\n"
+    )
+    write_provenance(folder, record, named)
+    return plot.save_all(
+        table.results,
+        folder,
+        metadata=png_metadata(record),
+        headline=table.table,
+        formats=args.plot_format,
+        window=args.plot_window,
+        note=_figures_note(seeds, windows),
+    )
 
 
 def interval_note(table: Any, over: str) -> str:
