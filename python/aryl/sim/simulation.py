@@ -183,36 +183,10 @@ def simulate(
             jobs, cluster, kernel, config, seed, progress, label, history
         )
         return _warn_unfinished(result, config, stopped)
-    if config.agent is not None:
-        raise ValueError(
-            f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
-            "(aryl.traces.pollux_workload or pollux_profiles)"
-        )
-    if kernel == "pollux":
-        raise ValueError(
-            f"policy {kernel!r} runs goodput-driven jobs: pass a Pollux workload "
-            "(aryl.traces.read_pollux_workload)"
-        )
+    _check_fixed_duration_run(kernel, reclaim, config, inference_load)
     las = kernel == "tiresias"
-    if las and config.loaning and inference_load is not None:
-        raise ValueError(
-            "policy 'tiresias' runs on the training servers and lends nothing: pass "
-            "config=Config(loaning=False) to run it beside a load series, or no "
-            "inference_load"
-        )
-    validation.text(kernel, "policy", (*POLICIES, "tiresias"))
-    validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
     servers = _servers(cluster)
-    table = JobTable.of(jobs)
-    validation.run_gpu_speeds(config.gpu_speed, gpu_types(servers, table))
-    if config.arrival_scale != 1.0:
-        submit = table.column("submit_time")
-        table = table.replace(submit_time=arrival_times(submit, config.arrival_scale))
-    if not config.elasticity or las:  # Tiresias runs each job at its trace's size
-        w = table.column("reference_workers")
-        table = table.replace(min_workers=w, max_workers=w)
-    if config.prediction_error is not None:
-        table = apply_prediction_error(table, *config.prediction_error, seed=seed)
+    table = _run_table(JobTable.of(jobs), servers, config, las, seed)
     server_table, columns = server_columns(servers), table.core_columns()
     # Validates the records once; check_can_run reads its base demands.
     core = _core.ClusterState(server_table, columns, _NO_WORKERS)
@@ -284,6 +258,48 @@ def simulate(
         throughput=throughput is not None,
     )
     return _warn_unfinished(result, config, stopped, own is not None)
+
+
+def _check_fixed_duration_run(
+    kernel: str, reclaim: str, config: Config, inference_load: Any
+) -> None:
+    """Refuse what a run of fixed-duration jobs cannot do (``ValueError``)."""
+    if config.agent is not None:
+        raise ValueError(
+            f"agent {config.agent!r} tunes goodput-driven jobs: pass a Pollux workload "
+            "(aryl.traces.pollux_workload or pollux_profiles)"
+        )
+    if kernel == "pollux":
+        raise ValueError(
+            f"policy {kernel!r} runs goodput-driven jobs: pass a Pollux workload "
+            "(aryl.traces.read_pollux_workload)"
+        )
+    if kernel == "tiresias" and config.loaning and inference_load is not None:
+        raise ValueError(
+            "policy 'tiresias' runs on the training servers and lends nothing: pass "
+            "config=Config(loaning=False) to run it beside a load series, or no "
+            "inference_load"
+        )
+    validation.text(kernel, "policy", (*POLICIES, "tiresias"))
+    validation.text(reclaim, "reclaim policy", RECLAIM_POLICIES)
+
+
+def _run_table(
+    table: JobTable, servers: List[Server], config: Config, las: bool, seed: int
+) -> JobTable:
+    """The jobs as the run sees them: arrivals scaled, worker ranges fixed when
+    elasticity is off (or under Tiresias: each job at its trace's size), estimates
+    with the prediction error."""
+    validation.run_gpu_speeds(config.gpu_speed, gpu_types(servers, table))
+    if config.arrival_scale != 1.0:
+        submit = table.column("submit_time")
+        table = table.replace(submit_time=arrival_times(submit, config.arrival_scale))
+    if not config.elasticity or las:
+        w = table.column("reference_workers")
+        table = table.replace(min_workers=w, max_workers=w)
+    if config.prediction_error is not None:
+        table = apply_prediction_error(table, *config.prediction_error, seed=seed)
+    return table
 
 
 def arrival_times(submit: Any, scale: float) -> np.ndarray:
