@@ -368,8 +368,20 @@ def cost(main: pd.DataFrame) -> str:
     engines = ", ".join(
         sorted({f"{e} x {w}" for e, w in zip(by["engine"], by["workers"])})
     )
+
+    def seconds(x: float) -> str:
+        return f"{x:,.0f}" if x >= 10 else f"{x:.1f}"
+
+    per_run = "; ".join(
+        f"{name} {seconds(min(c))}-{seconds(max(c))} s"
+        for name, c in (
+            (n, [e["cpu_seconds"] for e in g["entry"]])
+            for n, g in main.groupby("row", sort=False)
+        )
+    )
     return (
-        f"Cost of these {len(entries)} runs: {cpu:,.0f} s of CPU, {wall:,.0f} s of wall "
+        f"Cost of these {len(entries)} runs: {cpu:,.0f} s of CPU (a run: {per_run}), "
+        f"{wall:,.0f} s of wall "
         f"time summed over runs (they ran side by side on {engines} workers); "
         f"machine: {machines}; code: commit {commits}."
     )
