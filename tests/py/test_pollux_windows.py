@@ -4,6 +4,7 @@ run, resumable, and the pooled figures of the table."""
 import importlib
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -251,6 +252,19 @@ def test_the_readme_table_is_the_results_files():
     table = benchmark("pollux_table")
     assert (table.RESULTS / "manifest.csv").exists()
     assert table.readme_section() == table.tables()
+
+
+def test_the_ratios_docs_model_quotes_are_the_tables():
+    """docs/model.md's Pollux / Aryl+TunedJobs ratios (between its pollux-ratios
+    markers) are the kept table's."""
+    text = (ROOT / "docs" / "model.md").read_text()
+    quoted = text.split("<!-- pollux-ratios -->")[1].split("<!-- /pollux-ratios -->")[0]
+    pairs = re.findall(r"(\w+ \w+)\s+([\d.]+x)", " ".join(quoted.split()))
+    section = benchmark("pollux_table").readme_section()
+    assert len(pairs) == 4
+    for metric, ratio in pairs:
+        line = next(x for x in section.splitlines() if x.startswith(f"| {metric} |"))
+        assert line.split("|")[-3].strip() == ratio, (metric, line)
 
 
 def test_the_causes_script_drops_minimums_only_inside_its_runs(small):
