@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> None:
     from aryl import sim, traces
 
     frame, _ = traces.load_default()
-    if args.days is not None:
+    if not math.isnan(args.days):
         frame = frame[frame["submit_time_s"] < args.days * 86400].reset_index(drop=True)
     settings: Dict[str, Any] = dict(
         seeds=1,
@@ -152,11 +152,8 @@ def write_manifest(folder: Path, plan: Any, settings: Dict[str, float]) -> None:
 
 
 def plan_settings(args: argparse.Namespace) -> Dict[str, float]:
-    """The plan's settings from the command line (no ``--days``: NaN, the whole trace)."""
-    settings = {name: getattr(args, name) for name in PLAN_DEFAULTS}
-    if settings["days"] is None:
-        settings["days"] = math.nan
-    return settings
+    """The plan's settings from the command line."""
+    return {name: getattr(args, name) for name in PLAN_DEFAULTS}
 
 
 def of_plan(frame: pd.DataFrame, settings: Dict[str, Optional[float]]) -> pd.DataFrame:
@@ -423,7 +420,7 @@ def plan_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             f"--{name.replace('_', '-')}",
             type=kind,
-            default=None if math.isnan(default) else kind(default),
+            default=default if math.isnan(default) else kind(default),
             help=text + shown,
         )
 

@@ -544,10 +544,11 @@ class Controller:
 
     def _joined(self, now: float, servers: Sequence[Any]) -> None:
         """Lent servers that have joined go on the whitelist now."""
-        joined = [s for s in self._joining if s in set(servers)]
+        ready = set(servers)
+        joined = [s for s in self._joining if s in ready]
         if not joined:
             return
-        self._joining = [s for s in self._joining if s not in set(joined)]
+        self._joining = [s for s in self._joining if s not in ready]
         self._emit({"event": "loan", "t": now, "servers": joined, "on_loan": True})
         self.state.set_on_loan(joined, True)
         self._dirty = True

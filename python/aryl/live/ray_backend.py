@@ -412,12 +412,10 @@ class RayBackend:
             self._joining[s] = time.monotonic()
         return []
 
-    def _joined(self) -> List[Any]:
-        """Lent servers whose labelled node is up now (each join's wait kept in
-        ``waits``); one that takes over ``JOIN_TIMEOUT_S`` is an error."""
-        if not self._joining:
-            return []
-        nodes, wall = self._nodes(), time.monotonic()
+    def _joined(self, nodes: Dict[str, Tuple[str, bool]]) -> List[Any]:
+        """Lent servers whose labelled node is up in ``nodes`` (each join's wait kept
+        in ``waits``); one that takes over ``JOIN_TIMEOUT_S`` is an error."""
+        wall = time.monotonic()
         joined = [s for s in self._joining if nodes.get(str(s), ("", False))[1]]
         for s in joined:
             self.drained.pop(s, None)
@@ -698,11 +696,14 @@ class RayBackend:
                 report.finished[job] = min(
                     now, now - (wall - finished) * self.compression
                 )
-        report.joined = self._joined()
-        if wall - self._checked < NODE_CHECK_S:
+        check = wall - self._checked >= NODE_CHECK_S
+        if not (check or self._joining):
+            return report
+        nodes = self._nodes()  # one listing for the joins and the dead-node check
+        report.joined = self._joined(nodes)
+        if not check:
             return report
         self._checked = wall
-        nodes = self._nodes()
         for server in {w.server for p in self.running.values() for w, _ in p}:
             if server in self._dead or server in self.drained:
                 continue
