@@ -22,15 +22,22 @@ from .common import (
 )
 
 #: The columns of ``openb_pod_list_*.csv`` the mapping reads (the release has also
-#: ``cpu_milli``, ``memory_mib``, ``gpu_milli``, ``qos``, ``pod_phase``).
+#: ``cpu_milli``, ``memory_mib``, ``gpu_milli``, ``qos``).
 OPENB_COLUMNS = (
     "name",
     "num_gpu",
     "gpu_spec",
+    "pod_phase",
     "creation_time",
     "deletion_time",
     "scheduled_time",
 )
+
+#: The release's pod phases (``pod_phase``), as it spells them; read in any case and
+#: spacing (``running``, `` RUNNING ``), kept as spelled here.
+POD_PHASES = ("Running", "Succeeded", "Failed", "Pending")
+_PHASES = {p.casefold(): p for p in POD_PHASES}
+_EXPECTED_PHASE = f"expected {', '.join(POD_PHASES[:-1])} or {POD_PHASES[-1]}"
 
 
 #: The time columns a pod list needs to be replayed.
@@ -64,11 +71,14 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     ``duration_s`` is ``deletion_time - scheduled_time``; ``gpu_type`` is the type aryl
     has that every type ``gpu_spec`` allows is (``V100`` for ``V100M16|V100M32``,
     ``T4``), else ``unknown`` (``P100``, ``G2``, ``G3``, mixes, or empty: any type).
-    Pods of every ``pod_phase`` are kept. Left out and counted: CPU pods (``num_gpu``
-    0), pods never scheduled (no ``scheduled_time``: they were pending), pods still
-    running when the trace ends (``pod_phase`` ``Running`` at the trace's last
-    ``deletion_time``, or no ``deletion_time``: their run time is not known), and pods
-    that ran 0 s. The other columns are kept (``gpu_spec`` as text).
+    Pods of every ``pod_phase`` are kept; a phase is one of ``POD_PHASES`` in any case
+    and spacing (``running`` is ``Running``, kept as the release spells it), and any
+    other value is refused (it would decide which pods are still running). Left out
+    and counted: CPU pods (``num_gpu`` 0), pods never scheduled (no
+    ``scheduled_time``: they were pending), pods still running when the trace ends
+    (``pod_phase`` ``Running`` at the trace's last ``deletion_time``, or no
+    ``deletion_time``: their run time is not known), and pods that ran 0 s. The other
+    columns are kept (``gpu_spec`` as text).
 
     Parameters
     ----------
@@ -87,7 +97,8 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     ------
     TraceError
         Naming the file, the row (with its line) and the column: a missing column; an
-        empty ``name``; a non-integer or negative ``num_gpu``; an empty, non-numeric or
+        empty ``name``; a ``pod_phase`` that is not one of ``POD_PHASES`` (in any
+        case); a non-integer or negative ``num_gpu``; an empty, non-numeric or
         negative ``creation_time``; a non-numeric or negative ``scheduled_time`` or
         ``deletion_time``, or a ``deletion_time`` before the ``scheduled_time``; values
         beyond the model's limits; a repeated ``name``; a row with the wrong number of
@@ -110,6 +121,16 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
         end, why_end = _numbers(
             frame["deletion_time"].where(~undeleted, "0"), high=MAX_TIME_S
         )
+        phase = frame["pod_phase"].str.casefold().map(_PHASES)
+        why_phase = np.where(
+            phase.isna(),
+            np.where(
+                frame["pod_phase"] == "",
+                f"empty value ({_EXPECTED_PHASE})",
+                f"not a pod phase of the release ({_EXPECTED_PHASE}, in any case)",
+            ),
+            "",
+        ).astype(object)
         ran = ~unscheduled & ~undeleted
         with np.errstate(invalid="ignore"):
             before = ran & (end < start)
@@ -118,6 +139,7 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             chunk,
             {
                 "name": empty_reasons(frame["name"]),
+                "pod_phase": why_phase,
                 "num_gpu": why_gpus,
                 "creation_time": why_created,
                 "scheduled_time": why_start,
@@ -135,6 +157,7 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             ],
         )
         out = frame.drop(columns=["num_gpu"]).assign(
+            pod_phase=phase.to_numpy(),
             job_id=frame["name"],
             submit_time_s=created,
             num_gpus=whole(gpus),
