@@ -7,7 +7,10 @@ from collections import Counter
 
 import pytest
 
-from aryl.traces import TraceError, read
+from aryl.cli.inputs import TraceFiles
+from aryl.cli.inputs import read_jobs as read_cli_jobs
+from aryl.cli.output import Console
+from aryl.traces import CutShortWarning, TraceError, read, read_jobs, read_load
 from aryl.traces.formats.common import STILL_RUNNING
 
 OPENB_HEADER = (
@@ -76,3 +79,72 @@ def test_alibaba_2023_without_a_phase_column_is_a_named_error(tmp_path):
     )
     with pytest.raises(TraceError, match="missing column.*pod_phase"):
         read(path, format="alibaba-2023")
+
+
+# ---- R5-19: a file cut short ----------------------------------------------------------
+
+
+def cut_pod_list(tmp_path, last):
+    """The R5-19 case: a pod list whose last row ends in ``last``, with no newline."""
+    return pod_list(
+        tmp_path,
+        "done,1000,1000,1,1000,,LS,Succeeded,0,500,10",
+        f"last,1000,1000,1,1000,,LS,Succeeded,5,{last}",
+        end="",
+    )
+
+
+def test_a_last_line_without_newline_is_read_with_a_warning_naming_it(tmp_path):
+    # deletion_time,scheduled_time = 86000,82000 cut to 86000,82: a whole-looking row
+    path = cut_pod_list(tmp_path, "86000,82")
+    with pytest.warns(CutShortWarning) as caught:
+        frame = read(path, format="alibaba-2023")
+    assert len(frame) == 2
+    message = str(caught[0].message)
+    assert "openb_pod_list_default.csv: line 3, the last" in message
+    assert "cut short" in message
+    # whole, with its newline: no warning (warnings are errors in the tests)
+    read(
+        pod_list(tmp_path, "p,1000,1000,1,1000,,LS,Succeeded,0,500,10"), "alibaba-2023"
+    )
+
+
+@pytest.mark.parametrize(
+    "last, says",
+    [
+        # cut inside a quoted last field
+        ('86000,"82', "line 3: the file ends inside a quoted field"),
+        # cut before its last fields
+        ("860", "row 2 (line 3): 10 fields, the header has 11; the file ends there"),
+    ],
+)
+def test_a_last_line_cut_short_is_refused_naming_file_and_line(tmp_path, last, says):
+    path = cut_pod_list(tmp_path, last)
+    with pytest.raises(TraceError) as error:
+        read(path, format="alibaba-2023")
+    assert isinstance(error.value, ValueError)
+    assert f"openb_pod_list_default.csv: {says}" in str(error.value)
+    assert "cut short" in str(error.value)
+
+
+def test_a_quoted_field_cut_short_is_refused_even_after_a_newline(tmp_path):
+    # the csv module reads the open quote to the end of the file as one field
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text(
+        "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n"
+        'a,0,1,100,V100\nb,5,1,10,"V100\n'
+    )
+    with pytest.raises(TraceError, match=r"jobs\.csv: line 3: the file ends inside"):
+        read_jobs(jobs)
+    load = tmp_path / "load.csv"
+    load.write_text('time_s,load\n0,0.5\n300,"0.4')
+    with pytest.raises(TraceError, match=r"load\.csv: line 3: the file ends inside"):
+        read_load(load)
+
+
+def test_the_command_line_shows_the_cut_short_warning(tmp_path):
+    path = cut_pod_list(tmp_path, "86000,82")
+    files = TraceFiles(jobs=str(path), format="alibaba-2023")
+    with pytest.warns(CutShortWarning, match="line 3, the last"):
+        frame = read_cli_jobs(files, Console(quiet=True))
+    assert len(frame) == 2

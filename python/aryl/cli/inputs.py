@@ -76,14 +76,18 @@ def _with_load(load: Optional[str]) -> str:
 def read_jobs(files: TraceFiles, console: Console) -> Any:
     """``traces.read`` of the JOBS file in its format; rows skipped by
     ``drop_invalid`` and records an importer leaves out are each reported in one line on
-    stderr (not as a Python warning), unless quiet."""
+    stderr (not as a Python warning), unless quiet; a file that may have been cut
+    short (``traces.CutShortWarning``) stays a warning."""
     from .. import traces
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the count is in the frame's attrs, said below
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # the counts are in the frame's attrs, below
         frame = traces.read(
             files.jobs, format=files.format, drop_invalid=files.drop_invalid
         )
+    for each in caught:  # not a count: a file that may have been cut short
+        if issubclass(each.category, traces.CutShortWarning):
+            warnings.warn(each.message, stacklevel=2)
     skipped = int(frame.attrs.get("skipped", 0) or 0)
     if skipped and not console.quiet:
         reasons = ", ".join(

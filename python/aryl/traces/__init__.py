@@ -79,6 +79,7 @@ from .pollux_mapping import (
 from .reading import (
     JOB_COLUMNS,
     LOAD_COLUMNS,
+    CutShortWarning,
     TraceError,
     embedded_load,
     load_default,
@@ -87,6 +88,7 @@ from .reading import (
 )
 
 __all__ = [
+    "CutShortWarning",
     "GPU_SECONDS_PER_JOB",
     "JOB_COLUMNS",
     "LOAD_COLUMNS",

@@ -40,6 +40,11 @@ class TraceError(ValueError):
     """A trace that cannot be used; the message names the file, the row and the column."""
 
 
+class CutShortWarning(UserWarning):
+    """A trace whose last line has no line end, as a file cut short leaves it: its
+    last row is read, but may be incomplete (a value cut to its first digits)."""
+
+
 #: Rows parsed and checked at a time: memory stays proportional to the parsed columns.
 CHUNK_ROWS = 1 << 16
 
@@ -156,26 +161,43 @@ class _NoBom:
         return self._strip(self.stream.readline(size))
 
 
-def _lines(source: Any) -> Tuple[str, Iterator[str], Callable[[], None]]:
+def _lines(source: Any) -> Tuple[str, _Lines, Callable[[], None]]:
     """``(name, lines, close)`` of a path or file object, read as a stream (``_text``);
     a line longer than ``MAX_LINE_CHARS`` raises a TraceError before it is held whole."""
     name, text, close = _text(source)
-    return name, _bounded_lines(name, text), close
+    return name, _Lines(name, text), close
 
 
-def _bounded_lines(name: str, text: Any) -> Iterator[str]:
-    number = 0
-    while True:
-        line = text.readline(MAX_LINE_CHARS + 1)
+class _Lines:
+    """The lines of a text stream, each bounded by ``MAX_LINE_CHARS``. ``cut``: the
+    line read last has no line end, so the stream ended inside it (the last line of a
+    file without a final newline, as a truncated download leaves it); ``record``: the
+    lines read since it was last cleared (a CSV reader's current record), kept once
+    it is set to a list."""
+
+    def __init__(self, name: str, text: Any):
+        self.name, self.text = name, text
+        self.number = 0
+        self.cut = False
+        self.record: Optional[List[str]] = None
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        line: str = self.text.readline(MAX_LINE_CHARS + 1)
         if not line:
-            return
-        number += 1
+            raise StopIteration
+        self.number += 1
         if len(line) > MAX_LINE_CHARS:
             raise TraceError(
-                f"{name}: line {number}: longer than {MAX_LINE_CHARS:,} characters; "
-                "no trace has lines that long (is it the right file?)"
+                f"{self.name}: line {self.number}: longer than {MAX_LINE_CHARS:,} "
+                "characters; no trace has lines that long (is it the right file?)"
             )
-        yield line
+        self.cut = not line.endswith(("\n", "\r"))
+        if self.record is not None:
+            self.record.append(line)
+        return line
 
 
 @contextlib.contextmanager
@@ -229,10 +251,12 @@ def _tables(
             reader = csv.reader(lines)
             try:
                 if columns is not None:
-                    yield from _chunks(name, list(columns), reader, headerless=True)
+                    yield from _chunks(
+                        name, list(columns), reader, lines, headerless=True
+                    )
                     return
                 header = _header(name, reader, required, refuse)
-                yield from _chunks(name, header, reader)
+                yield from _chunks(name, header, reader, lines)
             except csv.Error as exc:
                 raise TraceError(
                     f"{name}: line {reader.line_num}: not valid CSV ({exc})"
@@ -301,9 +325,37 @@ def _format_hint(name: str, header: List[str]) -> str:
     )
 
 
+#: What is said of a last line without a line end whose record is not whole.
+_CUT = "the file ends there without a newline: it may have been cut short"
+
+
+def _cut_short(name: str, line: int, record: List[str]) -> None:
+    """A TraceError when the file ends inside a quoted field of its last record (the
+    lines ``record``, from ``line``), as a file cut short leaves it: the csv module,
+    not strict, would read the field as whole."""
+    try:
+        for _ in csv.reader(record, strict=True):
+            pass
+    except csv.Error as exc:
+        if "end of data" in str(exc):
+            raise TraceError(
+                f"{name}: line {line}: the file ends inside a quoted field of its "
+                f"last record ({exc}): it may have been cut short (a truncated "
+                "download?)"
+            ) from None
+
+
 def _chunks(
-    name: str, header: List[str], reader: Any, headerless: bool = False
+    name: str,
+    header: List[str],
+    reader: Any,
+    source: _Lines,
+    headerless: bool = False,
 ) -> Iterator[_Table]:
+    """The rows of ``reader`` (over ``source``) in tables of ``CHUNK_ROWS``. A file
+    that ends inside a quoted field is refused (``_cut_short``); a last record with
+    the wrong number of fields and no line end says the file may have been cut; a
+    whole one without a line end is read, with a ``CutShortWarning``."""
     width, count = len(header), 0
     rows: List[List[str]] = []
     lines: List[int] = []
@@ -329,8 +381,19 @@ def _chunks(
         rows, lines, shape = [], [], []
         return table
 
+    held: List[str] = []  # the lines of the current record
+    last: List[str] = []  # those of the last record that is not blank
+    last_line = 0
+    source.record = held
     for record in reader:
         line, previous = previous + 1, reader.line_num
+        if not _blank(record):  # its lines, to check once it is known to be the last
+            held, last, last_line = last, held, line
+            source.record = held
+        held.clear()
+        cut = source.cut and not _blank(record)  # the last record, without a line end
+        if cut:
+            _cut_short(name, line, last)
         if maybe_header:
             maybe_header = False
             if [v.strip() for v in record] == header:
@@ -354,12 +417,26 @@ def _chunks(
             shape.append("")
             rows.append([v.strip() for v in record])
         else:
-            shape.append(f"{len(record)} fields, the header has {width}")
+            shape.append(
+                f"{len(record)} fields, the header has {width}"
+                + (f"; {_CUT}" if cut else "")
+            )
             rows.append(empty)
         if len(rows) >= CHUNK_ROWS:
             yield flush()
     if rows:
         yield flush()
+    if last:
+        _cut_short(name, last_line, last)
+        if source.cut:
+            warnings.warn(
+                f"{name}: line {last_line}, the last, has no newline at its end: if "
+                "the file was cut short (a truncated download), its last row is "
+                "incomplete but read as it is; check it (a file that is whole can "
+                "end with a newline)",
+                CutShortWarning,
+                stacklevel=2,
+            )
     if count == 0:
         raise TraceError(
             f"{name}: empty file, no rows"
