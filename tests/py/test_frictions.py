@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from aryl.cli import main
 from aryl.cli.inputs import TraceFiles
 from aryl.cli.inputs import read_jobs as read_cli_jobs
 from aryl.cli.output import Console
@@ -148,3 +149,23 @@ def test_the_command_line_shows_the_cut_short_warning(tmp_path):
     with pytest.warns(CutShortWarning, match="line 3, the last"):
         frame = read_cli_jobs(files, Console(quiet=True))
     assert len(frame) == 2
+
+
+# ---- --load embeded ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["embeded", "embbeded", "Embeded"])
+def test_a_misspelt_embedded_load_is_suggested(given, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no file of that name
+    with pytest.raises(SystemExit) as stop:
+        main(["simulate", "--load", given])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--load: {given}: no such file; did you mean 'embedded'?" in err
+
+
+def test_a_missing_load_file_is_not_taken_for_embedded(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "--load", str(tmp_path / "load.csv")])
+    err = capsys.readouterr().err
+    assert "load.csv: no such file" in err and "did you mean" not in err

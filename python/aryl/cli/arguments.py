@@ -127,9 +127,16 @@ def _cache_folder(text: str) -> str:
 
 
 def _load_source(text: str) -> str:
-    """An argparse type: ``embedded`` (the embedded load series), or a readable file."""
+    """An argparse type: ``embedded`` (the embedded load series), or a readable file;
+    a missing file named like ``embedded`` (``embeded``) is asked about."""
     if text.strip().lower() == "embedded":
         return "embedded"
+    if not Path(text).exists():
+        hint = did_you_mean(text.strip().lower(), ["embedded"])
+        if hint:
+            raise argparse.ArgumentTypeError(
+                f"{text}: no such file{hint} (the embedded Alibaba-2018 load series)"
+            )
     return _readable_file("--load")(text)
 
 
