@@ -453,8 +453,13 @@ def _parser() -> argparse.ArgumentParser:
         help="simulate every combination of a parameter grid, on Ray",
         description="Run one simulation per combination of the --grid values (on top "
         "of the trace options and --set values) on a local Ray, or an existing Ray "
-        "cluster with --address; print one table, write sweep.parquet (one row per "
-        "run). Finished runs are cached by a fingerprint of trace, parameters and "
+        "cluster with --address; print one table (a row per run, with its jobs left "
+        "unfinished and the GPU-hours lent and used on loan) and write sweep.parquet "
+        "and sweep.csv (the same rows). With a seed axis (--grid seed=0,1,2) it also "
+        "prints each point's mean over its seeds with a 95% Student-t interval "
+        "(or, where there is none, why: one seed, or no spread) and writes them to "
+        "sweep_points.csv. Finished runs are cached by a fingerprint of trace, "
+        "parameters and "
         "aryl version: a repeated sweep reads them back, an interrupted one resumes. "
         "Parameters: " + SWEEP_PARAMETERS + " and any aryl.sim.Config "
         "field (headroom, lend_hold, loaning, ...); see aryl.sim.PARAMETERS. A "
@@ -470,7 +475,10 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=V1,V2,...",
         help="a parameter and its values (repeat for more; every combination runs), "
-        "e.g. --grid inference_servers=0,16,32,64 --grid headroom=0,0.2",
+        "e.g. --grid inference_servers=0,16,32,64 --grid headroom=0,0.2 --grid "
+        "seed=0,1,2; GPU speeds as --gpu-speed takes them, one run's types joined "
+        "by ';': --grid 'gpu_speed=T4=0.25,T4=1;P100=0.5' (or JSON: "
+        '--grid \'gpu_speed={"T4":0.25},{"T4":1}\')',
     )
     p.add_argument(
         "--set",

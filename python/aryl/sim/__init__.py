@@ -9,7 +9,8 @@ documented transformations of the job list, applied in Python before the run;
 ablations) as ``simulate`` arguments (``PAPER_TABLE3``: the paper's figures;
 ``pollux_beside_paper``: the Pollux comparison beside them). Every ``Result``
 records what produced it (``Provenance``) and saves to Parquet + JSON (``Result.save``, ``load``);
-``sweep`` runs a grid of configurations on Ray, cached. ``compare(..., seeds=N)``
+``sweep`` runs a grid of configurations on Ray, cached (``sweep_summary``: each
+point's mean and interval over a seed axis). ``compare(..., seeds=N)``
 replicates a comparison with 95% intervals (``replications``, ``confidence``);
 ``replicate_paper`` does it for the paper's rows through ``sweep``, cached;
 ``verdict_lines`` answers the comparison's questions (does loaning pay, what does
@@ -63,7 +64,7 @@ from .scenarios import (
 from .simulation import simulate
 from .sizing import Sizing, size_cluster
 from .storage import ResultFileError
-from .sweep import PARAMETERS, sweep, sweep_points
+from .sweep import PARAMETERS, sweep, sweep_points, sweep_summary
 from .verdict import verdict_lines
 
 __all__ = [
@@ -114,5 +115,6 @@ __all__ = [
     "speedups",
     "sweep",
     "sweep_points",
+    "sweep_summary",
     "verdict_lines",
 ]

@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, get_args
 
 import numpy as np
@@ -137,11 +138,18 @@ def check_names(points: Sequence[Mapping[str, Any]]) -> None:
     """A ``ValueError`` naming any parameter that is neither in ``PARAMETERS`` nor a
     ``Config`` field."""
     given = {name for point in points for name in point}
-    unknown = sorted(given - set(PARAMETERS) - set(CONFIG_FIELDS))
+    known = sorted(PARAMETERS) + sorted(CONFIG_FIELDS)
+    unknown = sorted(given - set(known))
     if unknown:
+        hints = []
+        for name in unknown:
+            hint = validation.did_you_mean(name, known)[2:]  # "did you mean 'x'?"
+            if hint:
+                hints.append(hint if len(unknown) == 1 else f"{name!r}: {hint}")
         raise ValueError(
-            f"unknown sweep parameter(s) {unknown}; expected some of "
-            f"{sorted(PARAMETERS) + sorted(CONFIG_FIELDS)}"
+            f"unknown sweep parameter(s) {unknown}"
+            f"{''.join(': ' + h if i == 0 else ', ' + h for i, h in enumerate(hints))}"
+            f" (expected some of {known})"
         )
 
 
@@ -193,7 +201,9 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     config = {
         **preset,
         **{
-            k: _as_default_type(v, getattr(defaults, k))
+            k: _as_default_type(
+                gpu_speed_value(v) if k == "gpu_speed" else v, getattr(defaults, k)
+            )
             for k, v in point.items()
             if k in CONFIG_FIELDS
         },
@@ -202,6 +212,45 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     validation.check_config(checked, PLACEMENTS)  # every field, before any run
     p["config"] = dataclasses.asdict(checked)
     return p
+
+
+#: How a sweep's ``gpu_speed`` may be given, for its error message.
+GPU_SPEED_SYNTAX = (
+    "give TYPE=SPEED as --gpu-speed takes it, types of one run joined by ';' "
+    "(e.g. --grid 'gpu_speed=T4=0.25,T4=1' is two runs, --grid "
+    "'gpu_speed=T4=0.25;P100=0.5' one), or a JSON object per run (--grid "
+    '\'gpu_speed={"T4":0.25},{"T4":1}\'; in Python a dict)'
+)
+
+_SPEED_PAIR = re.compile(r"^\s*([A-Za-z0-9_.+-]+)\s*=\s*(\S+?)\s*$")
+
+
+def gpu_speed_value(value: Any) -> Any:
+    """A run's ``gpu_speed`` as a dict: ``"T4=0.25"`` (``--gpu-speed``'s syntax; several
+    types of one run joined by ``;``, ``"T4=0.25;P100=0.5"``) parsed, a mapping or
+    ``None`` as given (the speeds' range is checked with the rest of the ``Config``).
+    An integer speed is that float (``{"T4": 1}`` is ``T4=1``: the same run, the same
+    cache key). Anything else is a ``ValueError`` that shows the accepted syntax."""
+    if value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _as_default_type(v, 1.0) for k, v in value.items()}
+    if isinstance(value, str):
+        speeds: Dict[str, float] = {}
+        for part in value.split(";"):
+            match = _SPEED_PAIR.match(part)
+            speed = None
+            if match is not None:
+                try:
+                    speed = float(match.group(2))
+                except ValueError:
+                    speed = None
+            if match is None or speed is None:
+                break
+            speeds[match.group(1)] = speed
+        else:
+            return speeds
+    raise ValueError(f"gpu_speed: cannot read {value!r}; {GPU_SPEED_SYNTAX}")
 
 
 def _as_default_type(value: Any, default: Any) -> Any:
