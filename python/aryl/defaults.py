@@ -8,7 +8,7 @@ unless said otherwise.
 
 from __future__ import annotations
 
-from typing import Dict, get_args
+from typing import Dict, Tuple, get_args
 
 from .typing import (
     AllocationPolicy,
@@ -26,6 +26,20 @@ RECLAIM_POLICIES = get_args(ReclaimPolicy)
 SIMULATION_RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
 #: Placement rules.
 PLACEMENTS = get_args(Placement)
+#: Names the literature gives the built-in allocation policies, each with the
+#: policy's name and what the name means: a name that is not a policy but one of
+#: these is answered "did you mean 'tiresias' (least attained service)?". Looked up
+#: in lower case, with ``_`` and spaces read as ``-``.
+POLICY_ALIASES: Dict[str, Tuple[str, str]] = {
+    "las": ("tiresias", "least attained service"),
+    "least-attained-service": ("tiresias", "least attained service"),
+    "2d-las": ("tiresias", "two-dimensional least attained service"),
+    "2das": ("tiresias", "two-dimensional least attained service"),
+    "fcfs": ("fifo", "first come, first served"),
+    "first-come-first-served": ("fifo", "first come, first served"),
+    "first-in-first-out": ("fifo", "first in, first out"),
+    "shortest-job-first": ("sjf", "shortest job first"),
+}
 
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100
 #: (Appendix A).

@@ -37,6 +37,7 @@ from .defaults import (
     MIN_ARRIVAL_SCALE,
     MIN_GPU_SPEED,
     MIN_HETERO_EFFICIENCY,
+    POLICY_ALIASES,
 )
 from .typing import JobAgent, Scaling
 
@@ -122,11 +123,17 @@ def text(value: Any, what: str, choices: Sequence[str]) -> str:
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'T4'?"`` for a mistyped name, else ``""``.
 
-    A choice that differs only in case wins (``scf`` for ``SCF``, ``T4`` for ``t4``),
-    then the one choice that starts with ``name`` (``--training-servers`` for
-    ``--train``), else the closest by ``difflib`` (ratio >= 0.6).
+    A policy's other name among the choices comes first (``POLICY_ALIASES``: ``las``
+    is answered "did you mean 'tiresias' (least attained service)?"); then a choice
+    that differs only in case (``scf`` for ``SCF``, ``T4`` for ``t4``), then the one
+    choice that starts with ``name`` (``--training-servers`` for ``--train``), else
+    the closest by ``difflib`` (ratio >= 0.6).
     """
     choices = [str(c) for c in choices]
+    key = "-".join(name.strip().lower().replace("_", " ").split())
+    if key in POLICY_ALIASES and POLICY_ALIASES[key][0] in choices:
+        policy, meaning = POLICY_ALIASES[key]
+        return f"; did you mean {policy!r} ({meaning})?"
     same = [c for c in choices if c.lower() == name.lower()]
     starting = [c for c in choices if c.lower().startswith(name.lower())]
     close = (

@@ -169,3 +169,32 @@ def test_a_missing_load_file_is_not_taken_for_embedded(tmp_path, capsys):
         main(["simulate", "--load", str(tmp_path / "load.csv")])
     err = capsys.readouterr().err
     assert "load.csv: no such file" in err and "did you mean" not in err
+
+
+# ---- --policy las --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "given", ["las", "LAS", "least-attained-service", "least_attained_service"]
+)
+def test_least_attained_service_by_its_name_suggests_tiresias(given, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["simulate", "--policy", given])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"got {given!r}; did you mean 'tiresias' (least attained service)?" in err
+
+
+def test_policy_aliases_are_suggested_by_the_api_too():
+    from aryl import sim
+
+    with pytest.raises(ValueError, match=r"did you mean 'tiresias' \(least attained"):
+        sim.simulate([], sim.Cluster(1, 1), policy="las")
+    with pytest.raises(ValueError, match=r"did you mean 'fifo' \(first come"):
+        sim.simulate([], sim.Cluster(1, 1), policy="fcfs")
+
+
+def test_a_plain_misspelling_still_gets_the_closest_name(capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "--policy", "tiresas"])
+    assert "did you mean 'tiresias'?" in capsys.readouterr().err
