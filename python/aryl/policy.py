@@ -255,7 +255,9 @@ def load_policy(spec: str) -> Any:
             f"policy {spec!r}: cannot import {where!r}: {type(error).__name__}: {error}"
         ) from error
     if not hasattr(module, name):
-        raise ValueError(f"policy {spec!r}: {where!r} has no {name!r}")
+        raise ValueError(
+            f"policy {spec!r}: {where!r} has no {name!r}{_others(module, name)}"
+        )
     policy = getattr(module, name)
     if isinstance(policy, type):
         try:
@@ -271,6 +273,33 @@ def load_policy(spec: str) -> Any:
     except TypeError as error:
         raise ValueError(f"policy {spec!r}: {error}") from None
     return policy
+
+
+def policies_in(module: ModuleType) -> Sequence[str]:
+    """The names of ``module``'s policies, in the order they are defined: classes
+    and objects with an ``allocate`` method (``aryl.Policy`` itself aside)."""
+    return [
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and not isinstance(value, ModuleType)
+        and not getattr(value, "_is_protocol", False)  # aryl.Policy, imported
+        and has_hook(value, "allocate")
+    ]
+
+
+def _others(module: ModuleType, name: str) -> str:
+    """What a spec naming ``name``, which ``module`` lacks, may have meant: the
+    closest of its policies (the same name in another case first), and all of them."""
+    from .validation import did_you_mean
+
+    found = policies_in(module)
+    if not found:
+        return (
+            "; it defines no policy (a class or an object with an allocate(state, "
+            "epoch) method)"
+        )
+    return f"{did_you_mean(name, found)} (its policies: {', '.join(found)})"
 
 
 def _import_policy_module(where: str) -> ModuleType:

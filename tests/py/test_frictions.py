@@ -11,6 +11,7 @@ from aryl.cli import main
 from aryl.cli.inputs import TraceFiles
 from aryl.cli.inputs import read_jobs as read_cli_jobs
 from aryl.cli.output import Console
+from aryl.policy import load_policy
 from aryl.traces import CutShortWarning, TraceError, read, read_jobs, read_load
 from aryl.traces.formats.common import STILL_RUNNING
 
@@ -198,3 +199,50 @@ def test_a_plain_misspelling_still_gets_the_closest_name(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--policy", "tiresas"])
     assert "did you mean 'tiresias'?" in capsys.readouterr().err
+
+
+# ---- --policy path.py:LAS ------------------------------------------------------------
+
+POLICY_FILE = """
+from aryl import Policy
+
+
+class Las:
+    def allocate(self, state, epoch):
+        return state.schedule("tiresias", **epoch.schedule_options)
+
+
+class Greedy(Las):
+    pass
+
+
+def helper():
+    return 1
+
+
+FAST = Greedy()
+"""
+
+
+def test_a_policy_file_without_the_name_lists_its_policies(tmp_path, capsys):
+    path = tmp_path / "mine.py"
+    path.write_text(POLICY_FILE)
+    with pytest.raises(ValueError) as error:
+        load_policy(f"{path}:LAS")
+    message = str(error.value)
+    # the same name in another case first, then every policy (not helper, not Policy)
+    assert message.endswith(
+        f"{str(path)!r} has no 'LAS'; did you mean 'Las'? (its policies: Las, Greedy, "
+        "FAST)"
+    )
+    with pytest.raises(ValueError, match=r"has no 'Other' \(its policies: Las, Gr"):
+        load_policy(f"{path}:Other")
+    assert main(["simulate", "--policy", f"{path}:LAS"]) == 2
+    assert "did you mean 'Las'?" in capsys.readouterr().err
+
+
+def test_a_policy_file_without_any_policy_says_so(tmp_path):
+    path = tmp_path / "empty.py"
+    path.write_text("def helper():\n    return 1\n")
+    with pytest.raises(ValueError, match="has no 'LAS'; it defines no policy"):
+        load_policy(f"{path}:LAS")
