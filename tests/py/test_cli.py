@@ -271,12 +271,11 @@ def test_compare_formats_print_only_the_table_on_stdout(
         table = pd.read_csv(io.StringIO(captured.out), index_col=0)
         assert table.loc["Baseline (FIFO)", "queue speed-up"] == 1.0
         assert table["JCT mean"].dtype == float
-    elif fmt == "json":
-        rows = json.loads(captured.out)
-        assert (
-            rows[0]["run (times in s)"] == "Baseline (FIFO)"
-            and rows[0]["JCT speed-up"] == 1.0
-        )
+    elif fmt == "json":  # the whole answer (compare.json), not the table alone
+        answer = json.loads(captured.out)
+        rows = answer["rows"]
+        assert answer["reference"] == "Baseline (FIFO)" and answer["answers"]
+        assert rows[0]["run"] == "Baseline (FIFO)" and rows[0]["speed-up JCT"] == 1.0
     else:
         assert (
             captured.out.startswith("| run (times in s) |") and "|---|" in captured.out
@@ -710,7 +709,7 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
 ):
     # tables at the default width; pytest-xdist's workers set COLUMNS=80, where the
     # tables split (test_compare_fits_an_80_column_terminal checks that layout)
-    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("COLUMNS", "120")
     jobs, load = trace_slice
     out = tmp_path / "seeds"
     argv = ["compare", str(jobs), "--load", str(load), *SMALL, "--out", str(out)]
@@ -734,6 +733,9 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
     for name, row in table.iterrows():
         if name == "Baseline (FIFO)":
             continue
+        if row["speed-up JCT high"] == row["speed-up JCT low"]:  # no [x, x]
+            assert f"{row['speed-up JCT']:.3f}x (no spread)" in lines[name], name
+            continue
         shown = (
             f"{row['speed-up JCT']:.2f}x ["
             if row["speed-up JCT high"] - row["speed-up JCT low"] >= 0.02
@@ -754,6 +756,7 @@ def test_compare_with_seeds_prints_intervals_marks_and_verdicts(
         "reversed",
         "not resolved",
         "tied",
+        "not tested",
     }
     assert len(pd.read_csv(out / "samples.csv")) == 14 * 3
     assert (out / "speedups.png").exists()

@@ -10,7 +10,7 @@ import pytest
 from aryl import Server, sim, traces
 from aryl.sim.confidence import MIN_REPLICATIONS
 from aryl.sim.replications import replications_over
-from aryl.sim.verdict import answer, verdict_lines
+from aryl.sim.verdict import NO_LOAD, answer, verdict_lines
 
 HOUR = 3600.0
 
@@ -114,9 +114,12 @@ def test_no_detectable_gain_reads_as_the_audit_asked():
     assert lines[0].endswith(", 5 seeds)")
     # without / with = 1.11 exactly in every seed: 1 - 1/1.11 = 9.9% shorter
     assert lines[1] == (
-        "Elastic scaling: 9.9% shorter mean JCT [9.9%, 9.9%] "
-        "(1.110x [1.110, 1.110], 5 seeds)"
+        "Elastic scaling: 9.9% shorter mean JCT, the same in every replication "
+        "(deterministic: no random draw differs between them) (1.110x (no spread), "
+        "5 seeds)"
     )
+    # seeds alone: the last line says what the intervals leave out
+    assert lines[2].startswith("(Intervals over 5 seeds cover the runs' random draws")
 
 
 def test_one_run_gives_the_change_and_says_there_is_no_interval():
@@ -138,11 +141,18 @@ def test_a_missing_row_is_named_and_elasticity_falls_back_to_the_control():
         "Elastic only, aryl": {"jct_mean": 80.0},
         "Control: SJF, no loaning": {"jct_mean": 100.0},
     }
-    loaning, elastic = verdict_lines(summaries=summaries)
+    loaning, elastic = verdict_lines(summaries=summaries, missing=NO_LOAD)
     assert loaning == (
         "Loaning: cannot tell, the row(s) 'Aryl Basic' did not run (the loaning rows "
         "run only with an inference load series, --load)"
     )
+    # with a load series the row was left out of the rows chosen: how to add it
+    chosen, _ = verdict_lines(summaries=summaries)
+    assert chosen == (
+        "Loaning: cannot tell, it needs the row(s) 'Aryl Basic', left out of the rows "
+        "run: add them (--rows 'Aryl Basic') or leave --rows out"
+    )
+    assert "--load" not in chosen
     assert elastic.startswith("Elastic scaling: 20.0% shorter mean JCT in one run")
     assert elastic.endswith("; Elastic only, aryl over Control: SJF, no loaning)")
 

@@ -29,6 +29,7 @@ TABLE_COLUMNS = [
     ("jct_mean", "{:.0f}"),
     ("jct_median", "{:.0f}"),
     ("jct_p95", "{:.0f}"),
+    ("jobs_unfinished", "{:,.0f}"),
     ("gpu_usage_training", "{:.2f}"),
     ("gpu_usage_overall", "{:.2f}"),
     ("preemption_ratio", "{:.2%}"),
@@ -279,8 +280,12 @@ def format_value(key: str, value: Any) -> str:
     return metric(value, kind(key))
 
 
-def compare_table(table: Any) -> Table:
-    """The comparison as printed: times in s, use and preemptions as %, speed-ups."""
+def compare_table(
+    table: Any, reference: Optional[str] = None, problems: Sequence[str] = ()
+) -> Table:
+    """The comparison as printed: times in s, use and preemptions as %, unfinished
+    jobs, speed-ups (``COMMON`` marks one taken over the jobs both rows finished; the
+    reference row reads ``reference``, with what makes it unfit)."""
     from ..sim.metrics import METRICS
 
     keys = [key for key, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
@@ -291,11 +296,44 @@ def compare_table(table: Any) -> Table:
         + ["JCT speed-up", "queue speed-up"]
     )
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
-    shown = [
-        [row[0]] + ["—" if v != v else f.format(v) for f, v in zip(formats, row[1:])]
-        for row in rows
-    ]  # v != v: NaN, a speed-up over a mean of 0
+    unfit = ", ".join(p.split(":", 1)[0] for p in problems)
+    mark = f"reference ({unfit})" if unfit else "reference"
+    shown = []
+    for (name, row), values in zip(table.iterrows(), rows):
+        # v != v: NaN, a speed-up over a mean of 0
+        cells = ["—" if v != v else f.format(v) for f, v in zip(formats, values[1:])]
+        if name == reference:
+            cells[-2:] = [mark, mark]
+        elif not math.isnan(float(row.get("speed-up jobs", math.nan))):
+            cells[-2:] = [f"{c} {COMMON}" for c in cells[-2:]]
+        shown.append([values[0], *cells])
     return Table(header, rows, shown)
+
+
+#: Marks a speed-up taken over the jobs both rows finished (they finished different
+#: jobs: a row left some unfinished).
+COMMON = "*"
+
+
+def say_reference(
+    console: Console, reference: str, problems: Sequence[str], rows: Sequence[str]
+) -> None:
+    """First of all, when the reference row is unfit to take speed-ups over
+    (``sim.reference_problems``): why, and which other row ``--reference`` could
+    name."""
+    if not problems:
+        return
+    sjf = "Control: SJF, no loaning"
+    instead = (
+        f" --reference {sjf!r} takes them over the SJF control."
+        if sjf in rows and sjf != reference
+        else " --reference NAME takes them over another row."
+    )
+    console.say(
+        f"\nThe reference row {reference!r} is not fit to compare against: "
+        + "; ".join(problems)
+        + f". Speed-ups over it measure that, not the scheduler.{instead}"
+    )
 
 
 def ledger_table(table: Any) -> Table:
@@ -433,12 +471,12 @@ def elastic_ceiling(bound: Mapping[str, float], summaries: Mapping[str, Any]) ->
     """One line: the most elasticity could cut mean running time on the Basic jobs
     (``aryl.sim.elastic_bound``), what Elastic only, aryl cut, and the share of the
     paper's row-11 cut the scenario can reach at most."""
-    from ..sim.paper import ELASTIC_ROW, PAPER_ELASTIC_CUT, running_time_cut
+    from ..sim.paper import BASELINE, ELASTIC_ROW, PAPER_ELASTIC_CUT, running_time_cut
 
     share = bound["reduction_share"]
     measured = (
         f"; {ELASTIC_ROW} cut it by {running_time_cut(summaries):.1%}"
-        if ELASTIC_ROW in summaries
+        if ELASTIC_ROW in summaries and BASELINE in summaries
         else ""
     )
     return (

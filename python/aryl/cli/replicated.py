@@ -16,7 +16,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pandas as pd
 
@@ -32,6 +32,7 @@ from .options import (
     trace_files,
 )
 from .output import (
+    COMMON,
     LEDGER_NOTE,
     Progress,
     elastic_ceiling,
@@ -41,6 +42,7 @@ from .output import (
     print_note,
     provenance_columns,
     run_record,
+    say_reference,
     say_verdict,
     write_provenance,
 )
@@ -59,6 +61,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
         seed_list,
     )
     from ..sim.runs import trace_jobs
+    from ..sim.verdict import LEFT_OUT, NO_LOAD
 
     console = console_of(args)
     out = output_directory(args.out)
@@ -71,31 +74,42 @@ def compare_replicated(args: argparse.Namespace) -> int:
     table = _replicate(args, console, frame, load, on, seeds, own)
     for result in table.runs.values():
         result.check()
-    if table.reference is not None:
-        sim.sizing.warn_if_too_small(table.results[table.reference])
+    problems = sim.reference_problems(table.results[table.reference])
     samples = table.samples if table.samples is not None else pd.DataFrame()
     over = replications_over(samples)
-    say_verdict(console, sim.verdict_lines(table))
-    console.show(_means_table(table))
-    console.say(f"\n{interval_note(table, over)}\n")
+    say_reference(console, table.reference, problems, list(table.index))
+    verdicts = sim.verdict_lines(
+        table, missing=LEFT_OUT if load is not None else NO_LOAD
+    )
+    say_verdict(console, verdicts)
     findings = Findings(
         contributions(
             table, features=CONTRIBUTIONS + sim.own_policy_features(list(own))
         ),
         sim.check_orderings(table),
         _pollux_pooled(table) if args.pollux_rows else None,
+        verdicts,
+        problems,
     )
+    answer = _answer(table, findings, over)
+    if console.format == "json":  # the whole answer, not the main table alone
+        print(json.dumps(answer, indent=2))
+    else:
+        console.show(_means_table(table, problems))
+        console.say(f"\n{interval_note(table, over)}\n")
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
         _show_details(console, table, findings, args, frame, on, seeds, over)
     record = {**run_record(vars(args), where), "seeds": seeds, "windows": args.windows}
     written = write_atomically(
         out,
-        lambda folder: _write(folder, table, samples, findings, record, args, seeds),
+        lambda folder: _write(
+            folder, table, samples, findings, record, args, seeds, answer
+        ),
     )
     print_note(console, next(iter(table.results.values())))
     console.say(
-        "\nWrote compare.csv (means and intervals), samples.csv (one row per run), "
-        "contributions.csv, "
+        "\nWrote compare.csv (means and intervals), compare.json (the whole answer), "
+        "samples.csv (one row per run), contributions.csv, "
         f"{'pollux_paper.csv, ' if findings.pollux is not None else ''}"
         f"orderings.json, provenance.json and {len(written)} "
         f"figure files to {out}/",
@@ -106,11 +120,15 @@ def compare_replicated(args: argparse.Namespace) -> int:
 @dataclass
 class Findings:
     """What a replicated comparison found beside its means: each feature's gain, the
-    paper's orderings judged, and the Pollux rows beside the paper's (or None)."""
+    paper's orderings judged, the Pollux rows beside the paper's (or None), the
+    answers first printed (``sim.verdict_lines``) and what makes the reference row
+    unfit to compare against (``sim.reference_problems``)."""
 
     gains: pd.DataFrame
     verdicts: Dict[str, Dict[str, Any]]
     pollux: Optional[pd.DataFrame]
+    answers: List[str]
+    reference_problems: List[str]
 
 
 def _replicate(
@@ -170,12 +188,16 @@ def _replicate(
             progress=progress,
             policies=own,
             rows=args.rows,
+            reference=args.reference,
         )
 
 
-def _means_table(table: Any) -> Table:
-    """Each row's means and its speed-ups as ``1.16x [1.12, 1.20]`` (``~`` when the
-    interval includes 1.0x); csv and json get the numbers."""
+def _means_table(table: Any, problems: Sequence[str] = ()) -> Table:
+    """Each row's means, its unfinished jobs and its speed-ups as ``1.16x [1.12,
+    1.20]`` (``~`` when the interval includes 1.0x; ``COMMON`` when the row and the
+    reference finished different jobs, so the speed-up is over the jobs both
+    finished); the reference row reads ``reference``, with what makes it unfit
+    (``sim.reference_problems``: ``stalled``, ...). csv and json get the numbers."""
     from ..sim.confidence import Estimate, format_ratio
     from ..sim.metrics import METRICS
 
@@ -183,14 +205,17 @@ def _means_table(table: Any) -> Table:
         e = Estimate(row[column], row[f"{column} low"], row[f"{column} high"], 0)
         shown = format_ratio(e)
         interval = not math.isnan(e.low)  # no interval: nothing to mark
-        return shown + (f" {MARK}" if interval and e.includes(1.0) else "")
+        common = f" {COMMON}" if not math.isnan(row["speed-up jobs"]) else ""
+        return shown + (f" {MARK}" if interval and e.includes(1.0) else "") + common
 
+    unfit = ", ".join(p.split(":", 1)[0] for p in problems)
+    mark = f"reference ({unfit})" if unfit else "reference"
     rows, shown = [], []
     for index, row in table.iterrows():
         name = str(index)
         cells = [row[k] for k in _COLUMNS]
         speed = (
-            ["reference", "reference"]
+            [mark, mark]
             if name == table.reference
             else [ratio(row, "speed-up JCT"), ratio(row, "speed-up queue")]
         )
@@ -232,10 +257,16 @@ def _show_details(
         for _, g in found.gains.iterrows()
     )
     console.say(f"\nGain: the mean without / with the feature, paired:{pairs}\n")
+    if not found.verdicts:
+        console.say("None of the paper's orderings applies to these rows.")
+        return
     console.show(
         Table(
             ["the paper's ordering", "verdict"],
-            [[claim, v["verdict"]] for claim, v in found.verdicts.items()],
+            [
+                [claim, v["verdict"] + (f": {v['why']}" if v.get("why") else "")]
+                for claim, v in found.verdicts.items()
+            ],
         ),
     )
 
@@ -248,6 +279,7 @@ def _write(
     record: Dict[str, Any],
     args: argparse.Namespace,
     seeds: List[int],
+    answer: Dict[str, Any],
 ) -> List[Path]:
     """The comparison's files in ``folder``; the figure files written."""
     from .. import plot
@@ -267,6 +299,7 @@ def _write(
     (folder / "orderings.json").write_text(
         json.dumps(_jsonable(found.verdicts), indent=2) + "\n"
     )
+    (folder / "compare.json").write_text(json.dumps(answer, indent=2) + "\n")
     write_provenance(folder, record, named)
     return plot.save_all(
         table.results,
@@ -304,11 +337,29 @@ def interval_note(table: Any, over: str) -> str:
         if n < MIN_REPLICATIONS
         else ""
     )
+    common = (
+        f" {COMMON}: the row and {table.reference} finished different jobs (a row left "
+        "jobs unfinished): its speed-up is over the jobs both finished."
+        if table["speed-up jobs"].notna().any()
+        else ""
+    )
     return (
         f"[low, high]: 95% Student-t interval over n = {n}: {over}{batches}, paired "
         f"(every row of a replication on the same {paired}; docs/confidence.md). "
         f"{MARK}: the interval includes 1.0x, no detectable difference from "
-        f"{table.reference}.{few}"
+        f"{table.reference}.{_no_spread(table)}{common}{few}"
+    )
+
+
+def _no_spread(table: Any) -> str:
+    """What ``(no spread)`` means, where a speed-up has a zero-width interval."""
+    low, high = table["speed-up JCT low"], table["speed-up JCT high"]
+    if not (low == high).any():
+        return ""
+    return (
+        " (no spread): every replication gave the same ratio (no random draw differs "
+        "between them for these rows), so the interval says nothing about other draws "
+        "or stretches of the trace."
     )
 
 
@@ -327,7 +378,7 @@ def _figures_note(seeds: List[int], windows: Optional[int]) -> str:
 #: The metric columns printed (means over replications): (summary key, header).
 #: compare.csv has every metric with its interval.
 #: Summary keys of the table, after the row's name; headers from aryl.sim.metrics.
-_COLUMNS = ["queuing_mean", "jct_mean", "preemption_ratio"]
+_COLUMNS = ["queuing_mean", "jct_mean", "jobs_unfinished", "preemption_ratio"]
 
 
 def _pollux_pooled(table: Any) -> Any:
@@ -347,6 +398,8 @@ def _pollux_pooled(table: Any) -> Any:
 def _value(key: str, value: float) -> str:
     if key == "preemption_ratio":
         return f"{value:.2%}"
+    if key == "jobs_unfinished":  # a mean over replications: 0.4 is not 0
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
     return f"{value:,.0f}"
 
 
@@ -381,6 +434,39 @@ def _basic_bound(
     return {key: sum(b[key] for b in bounds) / len(bounds) for key in bounds[0]}
 
 
+def _answer(table: Any, found: Findings, over: str) -> Dict[str, Any]:
+    """The whole answer as JSON (``compare.json``, ``--format json``): the answer
+    lines, what the intervals are over, the reference and what makes it unfit, every
+    row's means with their intervals and speed-ups, the ledger, each feature's gain
+    and the orderings. NaN is null."""
+    from ..sim.metrics import LEDGER_KEYS
+
+    def records(frame: pd.DataFrame) -> List[Dict[str, Any]]:
+        return [
+            {str(k): _number(v) for k, v in row.items()}
+            for row in frame.to_dict(orient="records")
+        ]
+
+    rows = table.table
+    return {
+        "answers": list(found.answers),
+        "intervals_over": over,
+        "reference": table.reference,
+        "reference_problems": list(found.reference_problems),
+        "rows": records(rows.rename_axis("run").reset_index()),
+        "ledger": records(rows[list(LEDGER_KEYS)].rename_axis("run").reset_index()),
+        "contributions": records(found.gains),
+        "orderings": _jsonable(found.verdicts),
+    }
+
+
+def _number(x: Any) -> Any:
+    """A JSON value: NaN as null, numpy numbers as Python's."""
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x.item() if hasattr(x, "item") else x
+
+
 def _jsonable(verdicts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
     """The ordering verdicts with each link's interval as numbers (NaN as null)."""
 
@@ -390,6 +476,7 @@ def _jsonable(verdicts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
     return {
         claim: {
             "verdict": v["verdict"],
+            "why": v.get("why"),
             "metric": v["metric"],
             "values": v["values"],
             "links": [

@@ -250,6 +250,17 @@ def negligible(gain: Estimate) -> bool:
     return max(abs(gain.low - 1.0), abs(gain.high - 1.0)) < NEGLIGIBLE
 
 
+#: Why a ratio is undefined: a row with no finished job has no mean (NaN), and a
+#: mean of 0 cannot be divided by.
+UNDEFINED = "a row finished no job, or its mean is 0"
+
+#: What a zero-width interval means: every replication gave the same value.
+NO_SPREAD = (
+    "no spread: no random draw differs between the replications for these rows, so "
+    "the interval says nothing about other draws or stretches of the trace"
+)
+
+
 def reading(gain: Estimate) -> str:
     """A plain-language reading of a speed-up ratio (1 = no change).
 
@@ -258,7 +269,12 @@ def reading(gain: Estimate) -> str:
     ``"16.0% faster"``.
     """
     if math.isnan(gain.value):
-        return "undefined (a mean of 0)"
+        return f"undefined ({UNDEFINED})"
+    if gain.low == gain.high:
+        if abs(gain.value - 1.0) < NEGLIGIBLE:
+            return "no change in any replication"
+        word = "faster" if gain.value > 1.0 else "slower"
+        return f"{abs(gain.value - 1.0):.1%} {word} in every replication alike"
     if gain.includes(1.0):
         if math.isnan(gain.low):
             return "one replication: no interval"
@@ -274,11 +290,14 @@ def format_ratio(estimate: Estimate) -> str:
     """``1.16x [1.12, 1.20]`` (``1.16x`` without an interval; ``n/a`` when NaN).
 
     Three decimals instead of two when the interval is narrower than 0.02, so that
-    it does not print as ``[1.00, 1.00]``.
+    it does not print as ``[1.00, 1.00]``; a zero-width one (every replication gave
+    the same ratio) is ``1.058x (no spread)``, not ``[1.058, 1.058]``.
     """
     if math.isnan(estimate.value):
         return "n/a"
     if math.isnan(estimate.low):
         return f"{estimate.value:.2f}x"
+    if estimate.low == estimate.high:  # [x, x] would read as certainty
+        return f"{estimate.value:.3f}x (no spread)"
     d = 3 if estimate.high - estimate.low < 0.02 else 2
     return f"{estimate.value:.{d}f}x [{estimate.low:.{d}f}, {estimate.high:.{d}f}]"

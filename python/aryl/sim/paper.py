@@ -425,6 +425,44 @@ ORDERINGS = (
 )
 
 
+#: What must have happened for an ordering to be tested: claim -> (the row that
+#: must show it, or None for every row of the claim's chain; the summary key that
+#: counts it; what did not happen, in words). A claim whose rows show none of it in
+#: any replication reads "not tested" (a tie of zeros would read "holds").
+ORDERING_MECHANISMS = {
+    "loaning + elastic beats elastic alone (mean JCT)": (
+        "Aryl Basic",
+        "lent_used_gpu_hours",
+        "no training work ran on a loaned server in Aryl Basic",
+    ),
+    "loaning + elastic beats loaning alone (mean JCT)": (
+        "Aryl Basic",
+        "scaling_ops",
+        "no elastic job scaled in Aryl Basic",
+    ),
+    "imperfect scaling raises mean JCT over linear": (
+        "Ablation: Basic, imperfect",
+        "scaling_ops",
+        "no elastic job scaled in the imperfect-scaling row",
+    ),
+    "plain BFD placement preempts more than aryl placement": (
+        None,
+        "preemption_ratio",
+        "no job was preempted in either row",
+    ),
+    "aryl reclaim preempts no more than SCF": (
+        None,
+        "preemption_ratio",
+        "no reclaim preempted a job in any of these rows",
+    ),
+    "SCF preempts fewer than random reclaim": (
+        None,
+        "preemption_ratio",
+        "no reclaim preempted a job in any of these rows",
+    ),
+}
+
+
 def pollux_beside_paper(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The Pollux comparison beside the paper: one row per ``POLLUX_METRICS`` key.
 

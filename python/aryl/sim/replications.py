@@ -72,7 +72,7 @@ from .confidence import (
     verdict,
 )
 from .metrics import SHARE_OF, SUMMARY_KEYS
-from .paper import BASELINE, ORDERINGS, TABLE3_KEYS
+from .paper import BASELINE, ORDERING_MECHANISMS, ORDERINGS, TABLE3_KEYS
 from .provenance import extend_to_jobs
 from .result import Result, job_times
 from .simulation import _load, simulate
@@ -348,10 +348,12 @@ def assemble(
             e = _defined_mean(mine, key, level)
             row.update({key: e.value, f"{key}_low": e.low, f"{key}_high": e.high})
         for column, key in SPEEDUPS:
-            e = paired_ratio(samples, reference, name, key, level)
+            e, basis = common_ratio(results, samples, reference, name, key, level)
             row.update(
                 {column: e.value, f"{column} low": e.low, f"{column} high": e.high}
             )
+        # the jobs the speed-ups rest on: NaN where both rows finished the same jobs
+        row["speed-up jobs"] = math.nan if basis.jobs is None else float(basis.jobs)
         row["replications"] = e.n
         rows[name] = row
     _warn_few(samples, rows[reference]["replications"])
@@ -438,6 +440,102 @@ def paired_ratio(
     its interval (``confidence.ratio_interval``). ``samples``: a ``Comparison``'s."""
     a, b, groups = _pair(samples, numerator, denominator, key)
     return ratio_interval(a, b, level, groups)
+
+
+#: The job column behind each summary key a speed-up is taken of.
+JOB_COLUMN = {"jct_mean": "jct", "queuing_mean": "queuing_time"}
+
+
+@dataclass(frozen=True)
+class Basis:
+    """The jobs a paired ratio of two rows rests on: ``jobs`` None when both rows
+    finished the same jobs in every replication (their summaries' means); else the
+    fewest jobs both rows finished in one replication, and how many jobs each row
+    left unfinished (mean over replications)."""
+
+    jobs: Optional[int] = None
+    unfinished: Tuple[Tuple[str, float], ...] = ()
+
+    def note(self) -> str:
+        """``"'starver' left 71 jobs unfinished; on the 6,090 jobs both finished"``,
+        or ``""`` on every job."""
+        if self.jobs is None:
+            return ""
+        left = "; ".join(
+            f"{row} left {_count(count)} jobs unfinished"
+            for row, count in self.unfinished
+            if count > 0
+        )
+        first = left or "the rows finished different jobs"
+        return f"{first}; on the {self.jobs:,} jobs both finished"
+
+
+def _count(x: float) -> str:
+    """A count, or a mean of counts over replications: ``71``, ``70.4``."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def common_ratio(
+    runs: Mapping[Tuple[str, int, int], Result],
+    samples: pd.DataFrame,
+    numerator: str,
+    denominator: str,
+    key: str = "jct_mean",
+    level: float = LEVEL,
+) -> Tuple[Estimate, Basis]:
+    """``paired_ratio`` of two rows on a common basis: where they finished different
+    jobs in some replication (a row that leaves jobs unfinished), each replication's
+    means are taken over the jobs both rows finished, since a mean over a row's own
+    finished jobs drops exactly the jobs it failed (``key``: a ``JOB_COLUMN``)."""
+    order = _ordered(samples, numerator)
+    pairs = [
+        (runs.get((numerator, s, w)), runs.get((denominator, s, w)))
+        for s, w in zip(order["seed"], order["window"])
+    ]
+    if key not in JOB_COLUMN or not any(
+        a is not None and b is not None and not _same_finished(a, b) for a, b in pairs
+    ):
+        return paired_ratio(samples, numerator, denominator, key, level), Basis()
+    column = JOB_COLUMN[key]
+    tops, bottoms, counts = [], [], []
+    for a, b in pairs:
+        assert a is not None and b is not None
+        both = pd.merge(
+            _finished(a, column),
+            _finished(b, column),
+            left_index=True,
+            right_index=True,
+            suffixes=("_a", "_b"),
+        )
+        tops.append(float(both.iloc[:, 0].mean()) if len(both) else math.nan)
+        bottoms.append(float(both.iloc[:, 1].mean()) if len(both) else math.nan)
+        counts.append(len(both))
+    groups = _groups(order)
+    unfinished = tuple(
+        (row, float(_ordered(samples, row)["jobs_unfinished"].mean()))
+        for row in (numerator, denominator)
+    )
+    estimate = ratio_interval(tops, bottoms, level, groups)
+    return estimate, Basis(min(counts), unfinished)
+
+
+def _finished(result: Result, column: str) -> pd.DataFrame:
+    """``column`` of the jobs ``result`` finished, indexed by job id."""
+    jobs = result.jobs
+    done = jobs[jobs["finish_time"].notna()]
+    return done[["id", column]].set_index("id")
+
+
+def _same_finished(a: Result, b: Result) -> bool:
+    """Whether two runs finished the same jobs (their job lists in one order)."""
+    ja, jb = a.jobs, b.jobs
+    if len(ja) != len(jb) or not (ja["id"].to_numpy() == jb["id"].to_numpy()).all():
+        return False
+    return bool(
+        (
+            ja["finish_time"].notna().to_numpy() == jb["finish_time"].notna().to_numpy()
+        ).all()
+    )
 
 
 def paired_difference(
@@ -563,12 +661,18 @@ def contributions(
             "without": without_row,
         }
         for column, key in (("JCT gain", "jct_mean"), ("queue gain", "queuing_mean")):
-            e = paired_ratio(samples, without_row, with_row, key, level)
+            e, basis = common_ratio(
+                comparison.runs, samples, without_row, with_row, key, level
+            )
             row.update(
                 {column: e.value, f"{column} low": e.low, f"{column} high": e.high}
             )
             if key == "jct_mean":
-                row["reading"] = reading(e)
+                first = basis.note()
+                row["reading"] = f"{first}: {reading(e)}" if first else reading(e)
+                row["jobs compared"] = (
+                    math.nan if basis.jobs is None else float(basis.jobs)
+                )
         rows.append(row)
     return pd.DataFrame.from_records(rows)
 
@@ -577,13 +681,16 @@ def ordering_verdicts(
     comparison: Comparison, level: float = LEVEL
 ) -> Dict[str, Dict[str, Any]]:
     """``aryl.sim.ORDERINGS`` judged over replications: claim -> ``{"verdict": "holds" |
-    "reversed" | "not resolved" | "tied", "holds": verdict == "holds", "metric",
-    "values": {row: mean}, "links": [(row, op, row, difference Estimate, verdict)]}``.
+    "reversed" | "not resolved" | "tied" | "not tested", "holds": verdict == "holds",
+    "why", "metric", "values": {row: mean}, "links": [(row, op, row, difference
+    Estimate, verdict)]}``.
 
     Each link ``a < b`` (or ``<=``) is judged on the paired difference ``a - b``
     (``confidence.verdict``); a chain holds if every link does, is reversed if any link
-    is, tied if any is, and is not resolved otherwise. Claims naming a missing row are
-    left out.
+    is, tied if any is, and is not resolved otherwise. A claim whose rows show no
+    event of what it compares (``paper.ORDERING_MECHANISMS``: no preemption, no loaned
+    server used, no elastic job scaled) is ``not tested``, ``why`` saying what did
+    not happen (None otherwise). Claims naming a missing row are left out.
     """
     samples = _samples(comparison)
     present = set(samples["run"])
@@ -600,16 +707,32 @@ def ordering_verdicts(
             (v for v in ("reversed", "tied") if v in verdicts),
             "holds" if set(verdicts) == {"holds"} else "not resolved",
         )
+        why = _untested(samples, claim, chain[::2])
+        if why is not None:
+            overall = "not tested"
         means = comparison[metric].astype(float)
         values = {r: float(means[r]) for r in chain[::2]}
         out[claim] = {
             "verdict": overall,
             "holds": overall == "holds",
+            "why": why,
             "metric": metric,
             "values": values,
             "links": links,
         }
     return out
+
+
+def _untested(samples: pd.DataFrame, claim: str, rows: Sequence[str]) -> Optional[str]:
+    """What did not happen in ``rows`` for ``claim`` to be tested
+    (``paper.ORDERING_MECHANISMS``), or None when it happened in some replication."""
+    if claim not in ORDERING_MECHANISMS:
+        return None
+    row, key, missing = ORDERING_MECHANISMS[claim]
+    runs = samples[samples["run"].isin(rows if row is None else [row])]
+    if key not in runs or (runs[key].to_numpy(dtype=float) > 0).any():
+        return None
+    return missing
 
 
 def _samples(comparison: Comparison) -> pd.DataFrame:

@@ -18,8 +18,14 @@ from __future__ import annotations
 import math
 from typing import Any, List, Mapping, Optional, Sequence
 
-from .confidence import NEGLIGIBLE, Estimate, format_ratio, negligible
-from .replications import paired_ratio, replications_over
+from .confidence import (
+    NEGLIGIBLE,
+    UNDEFINED,
+    Estimate,
+    format_ratio,
+    negligible,
+)
+from .replications import common_ratio, replications_over
 
 #: The questions answered first: (what the line names, the pairs of rows (with the
 #: feature, without it; otherwise alike) that answer it, the first pair that ran).
@@ -40,16 +46,25 @@ QUESTIONS = (
 #: Why a loaning row may be missing.
 NO_LOAD = "the loaning rows run only with an inference load series, --load"
 
+#: Why a row may be missing when the load series was given: the rows were chosen.
+LEFT_OUT = "left out of the rows run"
+
 
 def verdict_lines(
-    comparison: Any = None, summaries: Optional[Mapping[str, Mapping[str, Any]]] = None
+    comparison: Any = None,
+    summaries: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    missing: str = LEFT_OUT,
 ) -> List[str]:
     """One line per question (``QUESTIONS``): the answer, its interval and what the
     interval is over.
 
     ``comparison`` is a replicated ``Comparison`` (``compare(..., seeds=N)``: paired
     intervals); or give ``summaries`` (row -> ``Result.summary()``: one run per row,
-    no interval).
+    no interval). Two rows that finished different jobs (one left jobs unfinished)
+    are compared on the jobs both finished (``replications.common_ratio``), and the
+    line says so first. ``missing``: why a row the question needs did not run
+    (``NO_LOAD``, or ``LEFT_OUT``: the line then says how to add it). With seeds
+    only, a last line says what the intervals do not cover (the trace's stretch).
     """
     samples = getattr(comparison, "samples", None)
     if samples is None and summaries is None:
@@ -60,22 +75,63 @@ def verdict_lines(
     for name, pairs in QUESTIONS:
         pair = next((p for p in pairs if set(p) <= present), None)
         if pair is None:
-            missing = [r for r in pairs[0] if r not in present]
-            lines.append(
-                f"{name}: cannot tell, the row(s) {_names(missing)} did not run "
-                f"({NO_LOAD})"
-            )
+            needed = [r for r in pairs[0] if r not in present]
+            lines.append(f"{name}: cannot tell, {_missing(needed, missing)}")
             continue
         with_row, without_row = pair
+        first = ""
         if samples is not None:
-            e = paired_ratio(samples, without_row, with_row, "jct_mean")
+            runs = getattr(comparison, "runs", None) or {}
+            e, basis = common_ratio(runs, samples, without_row, with_row, "jct_mean")
+            first = basis.note()
         else:
             assert summaries is not None
             ratio = summaries[without_row]["jct_mean"] / summaries[with_row]["jct_mean"]
             e = Estimate(float(ratio), math.nan, math.nan, 1)
-        basis = "" if pair == pairs[0] else f"; {with_row} over {without_row}"
-        lines.append(f"{name}: {answer(e)} ({format_ratio(e)}, {over}{basis})")
+            first = _unfinished(summaries, pair)
+        basis_rows = "" if pair == pairs[0] else f"; {with_row} over {without_row}"
+        shown = f"{first}: " if first else ""
+        lines.append(
+            f"{name}: {shown}{answer(e)} ({format_ratio(e)}, {over}{basis_rows})"
+        )
+    if samples is not None and samples["seed"].nunique() > 1:
+        if samples["window"].nunique() == 1:
+            lines.append(SEEDS_ONLY.format(over=over))
     return lines
+
+
+#: Why a ratio has no spread: every replication gave it.
+DETERMINISTIC = "deterministic: no random draw differs between them"
+
+#: What an interval over seeds alone leaves out.
+SEEDS_ONLY = (
+    "(Intervals over {over} cover the runs' random draws, not which stretch of the "
+    "trace ran: --windows 4 replicates over time too; docs/confidence.md.)"
+)
+
+
+def _missing(rows: Sequence[str], why: str) -> str:
+    """Which rows a question needs and, where they were left out, how to add them."""
+    if why == NO_LOAD:
+        return f"the row(s) {_names(rows)} did not run ({NO_LOAD})"
+    adds = " ".join(f"--rows {r!r}" for r in rows)
+    return (
+        f"it needs the row(s) {_names(rows)}, {why}: add them ({adds}) or leave "
+        "--rows out"
+    )
+
+
+def _unfinished(summaries: Mapping[str, Mapping[str, Any]], rows: Sequence[str]) -> str:
+    """``"Aryl Basic left 3 jobs unfinished"`` for one run per row (no job lists:
+    the means stay finished-only, and the line says so first)."""
+    left = [
+        f"{r} left {int(summaries[r]['jobs_unfinished']):,} jobs unfinished"
+        for r in rows
+        if summaries[r].get("jobs_unfinished", 0) > 0
+    ]
+    if not left:
+        return ""
+    return "; ".join(left) + " (means over finished jobs only)"
 
 
 def answer(gain: Estimate) -> str:
@@ -86,10 +142,13 @@ def answer(gain: Estimate) -> str:
     share; without an interval, the change in one run, saying there is none."""
     v, low, high = gain.value, gain.low, gain.high
     if math.isnan(v):
-        return "undefined (a mean JCT of 0)"
+        return f"undefined ({UNDEFINED})"
     if math.isnan(low):
         change = _change(v) if abs(1.0 - 1.0 / v) >= NEGLIGIBLE else "no change"
         return f"{change} in one run, no interval (--seeds 5 gives one)"
+    if low == high:  # every replication gave this ratio: no draw moves it
+        change = _change(v) if abs(1.0 - 1.0 / v) >= NEGLIGIBLE else "no change"
+        return f"{change}, the same in every replication ({DETERMINISTIC})"
     if low <= 1.0 <= high:
         return "no detectable gain on this trace"
     if negligible(gain):
