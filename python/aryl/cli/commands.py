@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Any,
+    Dict,
     List,
+    Optional,
     Tuple,
 )
 
@@ -48,6 +51,7 @@ from .output import (
     report,
     run_record,
     save_runs,
+    say_reference,
     say_verdict,
     summary_cell,
     write_provenance,
@@ -174,6 +178,7 @@ def compare(args: argparse.Namespace) -> int:
         rows=args.rows,
         **elastic_options(args, on_cluster),
     )
+    reference = _reference_of(args.reference, list(runs))
     results = {}
     last_submit = _last(jobs.column("submit_time"))
     with Progress(len(runs), console.progress_wanted()) as progress:
@@ -185,11 +190,32 @@ def compare(args: argparse.Namespace) -> int:
                 label=name,
                 **kwargs,
             ).check()
-    sim.sizing.warn_if_too_small(results[sim.BASELINE])
+    problems = sim.reference_problems(results[reference])
     summaries = {name: r.summary() for name, r in results.items()}
-    table = integer_columns(sim.speedups(summaries), summaries)
-    say_verdict(console, sim.verdict_lines(summaries=summaries))
-    console.show(compare_table(table))
+    table = _common_speedups(
+        integer_columns(sim.speedups(summaries, reference), summaries),
+        results,
+        reference,
+    )
+    say_reference(console, reference, problems, list(results))
+    from ..sim.verdict import LEFT_OUT, NO_LOAD
+
+    missing = LEFT_OUT if load is not None else NO_LOAD
+    answers = sim.verdict_lines(summaries=summaries, missing=missing)
+    say_verdict(console, answers)
+    answer = {
+        "answers": answers,
+        "intervals_over": "one run (no intervals: --seeds 5 gives them)",
+        "reference": reference,
+        "reference_problems": problems,
+        "rows": json.loads(
+            table.rename_axis("run").reset_index().to_json(orient="records")
+        ),
+    }
+    if console.format == "json":  # the whole answer, not the main table alone
+        print(json.dumps(answer, indent=2))
+    else:
+        console.show(compare_table(table, reference, problems))
     if console.format == "table":  # csv, markdown, json: the main table alone
         console.say()
         console.show(ledger_table(table))
@@ -207,6 +233,7 @@ def compare(args: argparse.Namespace) -> int:
         provenance_columns(table, results, record).to_csv(
             folder / "compare.csv", index_label="run"
         )
+        (folder / "compare.json").write_text(json.dumps(answer, indent=2) + "\n")
         if beside is not None:
             beside.to_csv(folder / "pollux_paper.csv", index_label="metric")
         write_provenance(folder, record, results)
@@ -223,13 +250,50 @@ def compare(args: argparse.Namespace) -> int:
     first = save_runs(results, out)[0]
     print_note(console, next(iter(results.values())))
     console.say(
-        '\nSpeed-ups are over the Baseline row. Rows: README "The rows" and '
-        f"aryl.sim.paper_runs. Wrote compare.csv, "
+        f'\nSpeed-ups are over the row {reference!r}. Rows: README "The rows" and '
+        f"aryl.sim.paper_runs. Wrote compare.csv, compare.json (the whole answer), "
         f"{'pollux_paper.csv, ' if beside is not None else ''}provenance.json and "
         f"{len(written)} figure files to {out}/, each run's result to "
         f"{first.parent}/ (aryl.sim.load('{first}') reads one back)",
     )
     return 0
+
+
+def _reference_of(given: Optional[str], rows: List[str]) -> str:
+    """The row speed-ups are over: ``--reference``, else the Baseline, else the first
+    row; a name that is not a row is a ``ValueError`` before anything runs."""
+    from ..sim import BASELINE
+
+    if given is None:
+        return BASELINE if BASELINE in rows else rows[0]
+    if given not in rows:
+        raise ValueError(
+            f"--reference {given!r} is not a row of this comparison: {rows}"
+        )
+    return given
+
+
+def _common_speedups(table: Any, results: Dict[str, Any], reference: str) -> Any:
+    """``table`` with each speed-up over ``reference`` taken on the jobs both rows
+    finished where they finished different jobs (``replications.common_ratio``), and
+    ``speed-up jobs``: how many jobs that is (NaN: the same jobs, every one)."""
+    import pandas as pd
+
+    from ..sim.replications import SPEEDUPS, common_ratio
+
+    runs = {(name, 0, 0): r for name, r in results.items()}
+    samples = pd.DataFrame(
+        [{"run": n, "seed": 0, "window": 0, **r.summary()} for n, r in results.items()]
+    )
+    table = table.copy()
+    table["speed-up jobs"] = math.nan
+    for name in results:
+        for column, key in SPEEDUPS:
+            e, basis = common_ratio(runs, samples, reference, name, key)
+            if basis.jobs is not None:
+                table.loc[name, column] = e.value
+                table.loc[name, "speed-up jobs"] = float(basis.jobs)
+    return table
 
 
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.

@@ -358,8 +358,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="run only this row (repeat for more, in the order given; names as the "
         "table shows them, quoted, e.g. --rows 'Baseline (FIFO)' --rows 'Aryl "
-        "Basic'; a row of your own by its name); speed-ups are over the Baseline, or "
-        "the first row without it",
+        "Basic'; a row of your own by its name); every file is written whatever the "
+        "rows; speed-ups are over --reference, or the first row given",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="NAME",
+        help="the row speed-ups are taken over (default: the Baseline, or the first "
+        "of --rows); aryl says first when the reference is stalled, saturated or "
+        "idle, e.g. --reference 'Control: SJF, no loaning' for the SJF control",
     )
     p.add_argument(
         "--pollux-generations",

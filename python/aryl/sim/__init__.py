@@ -50,6 +50,7 @@ from .paper_replications import (
     replicate_paper,
 )
 from .provenance import Provenance
+from .reference import reference_problems
 from .replications import check_orderings
 from .result import InvariantError, Result, load
 from .scenarios import (
@@ -117,4 +118,5 @@ __all__ = [
     "sweep_points",
     "sweep_summary",
     "verdict_lines",
+    "reference_problems",
 ]
