@@ -246,3 +246,37 @@ def test_a_policy_file_without_any_policy_says_so(tmp_path):
     path.write_text("def helper():\n    return 1\n")
     with pytest.raises(ValueError, match="has no 'LAS'; it defines no policy"):
         load_policy(f"{path}:LAS")
+
+
+# ---- the 2025 DLRM release ----------------------------------------------------------
+
+#: The header and two rows of the release's disaggregated_DLRM_trace.csv (its
+#: README's sample rows).
+DLRM_2025 = (
+    "instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,"
+    "rdma_request,rdma_limit,memory_request,memory_limit,disk_request,disk_limit,"
+    "max_instance_per_node,creation_time,scheduled_time,deletion_time\n"
+    "instance_7185,HN,app_0,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,,,\n"
+    "instance_13574,CN,app_130,64,64,0,0,1,1,320.0,320.0,255.0,300.0,-1,1435629.0,"
+    "1435629.0,1435760.0\n"
+)
+
+
+@pytest.mark.parametrize("format", ["aryl", "alibaba-2023", "helios"])
+def test_the_2025_dlrm_release_is_recognised_and_refused_saying_why(tmp_path, format):
+    path = tmp_path / "disaggregated_DLRM_trace_v2025.csv"
+    path.write_text(DLRM_2025)
+    with pytest.raises(TraceError) as error:
+        read(path, format=format)
+    message = str(error.value)
+    assert message.startswith(f"{path}: the Alibaba GPU 2025 release")
+    assert "aryl has no importer for" in message
+    assert "missing column" not in message
+
+
+def test_the_command_line_says_which_release_it_is(tmp_path, capsys):
+    path = tmp_path / "disaggregated_DLRM_trace_v2025.csv"
+    path.write_text(DLRM_2025)
+    assert main(["simulate", str(path), "--training-servers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "the Alibaba GPU 2025 release" in err and "no importer" in err

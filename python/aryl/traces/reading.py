@@ -271,7 +271,9 @@ def _header(
     required: Tuple[str, ...],
     refuse: Optional[Callable[[List[str]], Optional[str]]] = None,
 ) -> List[str]:
-    """The header line's names (the first line, unless all are blank), checked."""
+    """The header line's names (the first line, unless all are blank), checked: a
+    release aryl cannot import (``_UNSUPPORTED_HEADERS``) or one ``refuse`` names is
+    refused, saying why."""
     first: Optional[List[str]] = None
     content = False
     for record in reader:  # the header is the first line, unless all are blank
@@ -284,7 +286,7 @@ def _header(
             f"{name}: empty file; expected a CSV header with {', '.join(required)}"
         )
     header = [h.strip() for h in first]
-    why = refuse(header) if refuse is not None else None
+    why = _unsupported(header) or (refuse(header) if refuse is not None else None)
     if why:
         raise TraceError(f"{name}: {why}")
     missing = [c for c in required if c not in header]
@@ -307,6 +309,31 @@ _KNOWN_HEADERS = {
     "helios": {"job_id", "gpu_num", "submit_time", "duration"},
     "alibaba-pai": {"job_name", "inst_id", "user", "status"},
 }
+
+
+#: Public releases aryl has no importer for, each by the columns of its header: what
+#: the file is, and why it cannot be replayed as jobs.
+_UNSUPPORTED_HEADERS = (
+    (
+        {"instance_sn", "role", "app_name", "gpu_request", "creation_time"},
+        "the Alibaba GPU 2025 release (alibaba/clusterdata cluster-trace-gpu-v2025, "
+        "disaggregated_DLRM_trace.csv: the instances of 156 DLRM inference services, "
+        "NSDI'25), which aryl has no importer for: its rows are long-running, "
+        "latency-sensitive inference instances on CPU and GPU nodes (one that "
+        "existed before the trace began or outlived it has no time), not training "
+        "jobs with a submission and a run time, so it cannot be replayed as jobs; "
+        "the release's 2023 pod lists can (--trace-format alibaba-2023)",
+    ),
+)
+
+
+def _unsupported(header: List[str]) -> Optional[str]:
+    """What a file with this header is, when it is a release aryl cannot import
+    (``_UNSUPPORTED_HEADERS``), else None."""
+    for columns, what in _UNSUPPORTED_HEADERS:
+        if columns <= set(header):
+            return what
+    return None
 
 
 def _format_hint(name: str, header: List[str]) -> str:
