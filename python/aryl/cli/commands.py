@@ -429,8 +429,9 @@ def sweep(args: argparse.Namespace) -> int:
         points = sim.sweep_summary(table, over="seed")
         if console.format in ("table", "markdown"):  # csv, json: the run table alone
             console.say(
-                f"\nEach point's mean over its seeds, with a {LEVEL:.0%} "
-                "Student-t interval (docs/confidence.md):"
+                f"\nEach point's mean over its seeds, with a {LEVEL:.0%} Student-t "
+                "interval over the seeds (it does not cover which stretch of the "
+                "trace was replayed: docs/confidence.md):"
             )
             console.show(_points_table(points, [k for k in grid if k != "seed"]))
     record = run_record(vars(args), where)
