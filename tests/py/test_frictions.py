@@ -1,5 +1,5 @@
-"""Frictions a new user met (issue 45, shared/audits/users5.md) and two silent reads of
-the reliability audit (R5-13, R5-19): each on the kind of input that showed it,
+"""Frictions a new user met (issue 45: the fifth users' audit) and two silent reads of
+the fifth reliability audit (R5-13, R5-19): each on the kind of input that showed it,
 written small to ``tmp_path``."""
 
 import warnings
