@@ -280,3 +280,29 @@ def test_the_command_line_says_which_release_it_is(tmp_path, capsys):
     assert main(["simulate", str(path), "--training-servers", "2"]) == 2
     err = capsys.readouterr().err
     assert "the Alibaba GPU 2025 release" in err and "no importer" in err
+
+
+# ---- docs/cli.md in the source tree --------------------------------------------------
+
+
+def test_the_checked_in_cli_page_overviews_every_command(tmp_path, monkeypatch):
+    import argparse
+    import shlex
+    from pathlib import Path
+
+    from aryl import cli
+
+    page = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    text = page.split("<!-- aryl-cli-reference -->")[0]
+    assert "aryl COMMAND --help" in text
+    top = cli._parser()
+    commands = next(
+        a.choices for a in top._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jobs.csv").write_text("")  # the file the live example names
+    for name in commands:
+        row = next(r for r in text.splitlines() if r.startswith(f"| `{name}` |"))
+        example = row.rstrip(" |").rsplit("| ", 1)[1].strip("`")
+        assert example.startswith(f"aryl {name}"), row
+        top.parse_args(shlex.split(example)[1:])  # a command line that parses
