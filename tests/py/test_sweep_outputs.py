@@ -177,7 +177,7 @@ def test_the_printed_tables_show_unfinished_jobs_the_ledger_and_no_empty_interva
     assert column["200000"] > 0 and column["1e+12"] == 0
     assert "T4=0.25" in runs and "{'T4'" not in runs
     # zero spread (no unfinished job in any seed at the long horizon) in words
-    assert "0 (no spread: the same in all 2 seeds)" in points
+    assert "0 (no spread: the same in both seeds)" in points
     assert "[0, 0]" not in points and "[0.0, 0.0]" not in points
     assert "sweep_points.csv" in printed
 

@@ -620,12 +620,13 @@ def _summarised(
 def interval_note(values: Any, over: str = "seed") -> str:
     """Why the interval of ``values`` (one per ``over``, e.g. per seed) is not one to
     read, in words: ``"1 seed: no interval"``, ``"no spread: the same in all 3
-    seeds"``; ``""`` when it is."""
+    seeds"`` (``"... in both seeds"``); ``""`` when it is."""
     x = np.asarray(values, dtype=float)
     if len(x) < 2:
         return f"{len(x)} {over}: no interval"
     if np.all(x == x[0]):
-        return f"no spread: the same in all {len(x)} {over}s"
+        every = f"both {over}s" if len(x) == 2 else f"all {len(x)} {over}s"
+        return f"no spread: the same in {every}"
     return ""
 
 
