@@ -306,3 +306,11 @@ def test_the_checked_in_cli_page_overviews_every_command(tmp_path, monkeypatch):
         example = row.rstrip(" |").rsplit("| ", 1)[1].strip("`")
         assert example.startswith(f"aryl {name}"), row
         top.parse_args(shlex.split(example)[1:])  # a command line that parses
+
+
+def test_a_sweep_takes_tiresias_and_answers_las_with_it():
+    from aryl.sim.sweep_runs import resolve
+
+    assert resolve({"policy": "tiresias"})["policy"] == "tiresias"
+    with pytest.raises(ValueError, match="did you mean 'tiresias'"):
+        resolve({"policy": "las"})

@@ -170,7 +170,9 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     p["policy"], preset = scenario_settings(p["scenario"], p["policy"])
     # The simulator's own checks, so a sweep and simulate say the same.
     if is_policy_name(p["policy"]):
-        goodput = POLICIES + get_args(GoodputPolicy) if p["goodput_jobs"] else POLICIES
+        # tiresias too, as simulate takes it (its loaning rule is simulate's to check)
+        kernels = (*POLICIES, "tiresias")
+        goodput = (*kernels, *get_args(GoodputPolicy)) if p["goodput_jobs"] else kernels
         validation.text(p["policy"], "policy", goodput)
     else:
         own_policy(p["policy"])
