@@ -377,6 +377,14 @@ def _parser() -> argparse.ArgumentParser:
         "100, the Pollux artifact's; the paper says 250; fewer run faster)",
     )
     p.add_argument(
+        "--no-break-even",
+        action="store_true",
+        help="with --seeds or --windows, when loaning buys nothing aryl says why and "
+        "runs Aryl Basic again with the loaned GPU at 0.5, 0.75, 0.9 and 1.0 of a "
+        "training GPU (4 x the replications, cached) for the paper's reading and the "
+        "speed from which loaning pays 1%%; this skips those runs",
+    )
+    p.add_argument(
         "--seeds",
         type=_number(int, "--seeds", 1, MAX_SEEDS),
         metavar="N",

@@ -81,6 +81,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     verdicts = sim.verdict_lines(
         table, missing=LEFT_OUT if load is not None else NO_LOAD
     )
+    verdicts += _loaning_explained(args, console, table, frame, load, on, seeds, over)
     say_verdict(console, verdicts)
     findings = Findings(
         contributions(
@@ -117,6 +118,70 @@ def compare_replicated(args: argparse.Namespace) -> int:
     return 0
 
 
+def _loaning_explained(
+    args: argparse.Namespace,
+    console: Any,
+    table: Any,
+    frame: Any,
+    load: Any,
+    on: Any,
+    seeds: List[int],
+    over: str,
+) -> List[str]:
+    """When loaning buys nothing: why (``sim.loaning.why_no_gain``), then, unless
+    ``--no-break-even`` or the loaned GPU is already as fast as a training one, the
+    answer under the paper's reading and the break-even speed, from Aryl Basic run
+    again at ``sim.loaning.BREAK_EVEN_SPEEDS`` (cached; its cost is said)."""
+    import time
+
+    from ..sim import loaning
+    from ..sim.config import Cluster
+
+    gain = loaning.loaning_gain(table)
+    if gain is None or not loaning.buys_nothing(gain):
+        return []
+    config = config_of(args)
+    loaned_gpu = Cluster().inference_gpu  # the CLI's inference servers
+    speed = loaning.loaned_speed(config, loaned_gpu)
+    lines = [loaning.why_no_gain(table, loaned_gpu, speed, args.any_type_share)]
+    if args.no_break_even or speed >= 1.0:
+        return lines
+    speeds = [s for s in loaning.BREAK_EVEN_SPEEDS if s > speed]
+    runs = len(speeds) * len(table.samples[table.samples["run"] == loaning.WITH])
+    console.say(
+        f"Loaning buys nothing here: {runs} more runs of Aryl Basic to say why."
+    )
+    started = time.perf_counter()
+
+    def run_with(s: float) -> Any:
+        at = {
+            **config,
+            "gpu_speed": {**dict(config.get("gpu_speed") or {}), loaned_gpu: s},
+        }
+        only = {"rows": [loaning.WITH], "reference": None, "pollux_rows": False}
+        quiet = argparse.Namespace(**{**vars(args), **only})
+        return _replicate(quiet, _Silent(), frame, load, on, seeds, {}, config=at)
+
+    gains = loaning.gains_at_speeds(table, speeds, run_with)
+    cost = time.perf_counter() - started
+    return [
+        *lines,
+        *loaning.speed_lines(gains, over),
+        f"(Those {runs} runs took {cost:,.0f} s, cached in the output folder; "
+        "--no-break-even skips them.)",
+    ]
+
+
+class _Silent:
+    """A console for the runs behind an explanation: no lines, no progress bar."""
+
+    def say(self, text: str = "") -> None:
+        pass
+
+    def progress_wanted(self) -> bool:
+        return False
+
+
 @dataclass
 class Findings:
     """What a replicated comparison found beside its means: each feature's gain, the
@@ -139,9 +204,11 @@ def _replicate(
     on: Any,
     seeds: List[int],
     own: Any,
+    config: Optional[Dict[str, Any]] = None,
 ) -> Any:
     """Every row once per replication (cached), with a progress bar; the
-    ``sim.replicate_paper`` table."""
+    ``sim.replicate_paper`` table. ``config``: the runs' ``Config`` fields (default:
+    the options')."""
     from .. import sim
     from ..sim.replications import DEFAULT_WARMUP
 
@@ -153,7 +220,7 @@ def _replicate(
         + " of every row.\n",
     )
     cache = False if args.no_cache else (args.cache or Path(args.out) / "cache")
-    config = config_of(args)
+    config = dict(config_of(args) if config is None else config)
     if args.pollux_rows:
         config["pollux_generations"] = args.pollux_generations
     announced: List[int] = []

@@ -1,0 +1,94 @@
+"""Loaning told straight (issue 43): when loaning buys nothing, aryl says why from the
+run's figures, gives the answer under the paper's reading and the break-even speed."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from aryl.cli import main
+from aryl.sim import loaning
+from aryl.sim.confidence import Estimate
+
+SMALL = ["--training-servers", "12", "--inference-servers", "4", "--plot-format", "png"]
+
+
+def gains(*points):
+    return pd.DataFrame(
+        [
+            {
+                "speed": s,
+                "gain": g,
+                "low": g - 0.001,
+                "high": g + 0.001,
+                "lent used": 0.1,
+            }
+            for s, g in points
+        ]
+    )
+
+
+def test_break_even_interpolates_between_the_speeds_measured():
+    # 0.5% at 0.9, 2.0% at 1.0: 1% is reached a third of the way
+    assert loaning.break_even(gains((0.5, 1.0), (0.9, 1.005), (1.0, 1.02))) == (
+        pytest.approx(0.9 + 0.1 * (0.005 / 0.015))
+    )
+    assert loaning.break_even(gains((0.5, 1.0), (1.0, 1.004))) is None
+    assert loaning.break_even(gains((0.5, 1.05), (1.0, 1.2))) == 0.5
+    lines = loaning.speed_lines(gains((0.5, 1.0), (1.0, 1.004)), "5 seeds")
+    assert lines[0].startswith("Under the paper's reading (a loaned GPU as fast as")
+    assert lines[1].startswith(
+        "Break-even: loaning shortens mean JCT by 1% or more at no"
+    )
+
+
+def test_buys_nothing_is_an_interval_at_one_or_a_negligible_gain():
+    assert loaning.buys_nothing(Estimate(1.0001, 0.9999, 1.0003, 5))
+    assert loaning.buys_nothing(Estimate(1.0002, 1.0001, 1.0003, 5))  # negligible
+    assert not loaning.buys_nothing(Estimate(1.02, 1.01, 1.03, 5))
+    assert loaning.loaned_speed({}, "T4") == 0.25
+    assert loaning.loaned_speed({"gpu_speed": {"T4": 0.5}}, "T4") == 0.5
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_compare_says_why_loaning_buys_nothing_and_where_it_pays(
+    trace_slice, tmp_path, capsys
+):
+    jobs, load = trace_slice
+    out = tmp_path / "o"
+    rows = ["--rows", "Aryl Basic", "--rows", "Elastic only, aryl"]
+    argv = ["compare", str(jobs), "--load", str(load), *SMALL, *rows, "--seeds", "2"]
+    assert main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    answers = json.loads((out / "compare.json").read_text())["answers"]
+    assert answers[0].startswith("Loaning: no "), answers[0]  # nothing on this slice
+    why = next(a for a in answers if a.startswith("Why: "))
+    assert "lent GPU-hours" in why and "runs at 0.25 of a training GPU" in why
+    assert any(a.startswith("Under the paper's reading") for a in answers)
+    assert any(a.startswith("Break-even: ") for a in answers)
+    assert "8 more runs of Aryl Basic" in capsys.readouterr().err + printed
+    # the runs are cached: a second time costs none, and --no-break-even skips them
+    assert main([*argv, "--out", str(out), "--no-break-even", "-q"]) == 0
+    again = json.loads((out / "compare.json").read_text())["answers"]
+    assert any(a.startswith("Why: ") for a in again)
+    assert not any(a.startswith("Break-even") for a in again)
+
+
+def test_why_reads_the_rows_means():
+    class Table(pd.DataFrame):
+        @property
+        def table(self):
+            return pd.DataFrame(self)
+
+    means = {
+        "lent_gpu_hours": 1000.0,
+        "lent_used_share": 0.0,
+        "queuing_mean": 500.0,
+        "jct_mean": 10500.0,
+        "preemptions": 0.0,
+    }
+    table = Table(pd.DataFrame({"Aryl Basic": means}).T)
+    why = loaning.why_no_gain(table, "T4", 0.25, 0.21)
+    assert why.startswith("Why: training used 0.00% of the 1,000 lent GPU-hours")
+    assert "no reclaim preempted a job" in why and "21% of the jobs" in why
+    assert "waited 500 s on average against 10,000 s of running" in why
