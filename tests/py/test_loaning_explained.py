@@ -92,3 +92,55 @@ def test_why_reads_the_rows_means():
     assert why.startswith("Why: training used 0.00% of the 1,000 lent GPU-hours")
     assert "no reclaim preempted a job" in why and "21% of the jobs" in why
     assert "waited 500 s on average against 10,000 s of running" in why
+
+
+def _quoted(text, marker):
+    return text.split(f"<!-- {marker} -->")[1].split(f"<!-- /{marker} -->")[0]
+
+
+def test_docs_model_row7_bound_is_the_papers_table():
+    from pathlib import Path
+
+    from aryl.sim import paper
+
+    text = (Path(__file__).parents[2] / "docs" / "model.md").read_text()
+    table = paper.PAPER_TABLE3
+    row7 = (
+        table[paper.BASELINE]["jct_mean"]
+        / table["Loaning only, aryl reclaim"]["jct_mean"]
+    )
+    assert _quoted(text, "row7") == f"{row7:.3f}x"
+    assert _quoted(text, "loaning-bound") == f"{paper.PAPER_LOANING_BOUND:.3f}x"
+    assert paper.PAPER_LOANING_BOUND < row7  # no reading reaches row 7
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_docs_model_nearest_reading_is_what_the_model_gives():
+    """docs/model.md's nearest reading of rows 5-7, run as its command says."""
+    from pathlib import Path
+
+    from aryl import sim, traces
+
+    jobs, load = traces.load_default()
+    rows = [
+        sim.BASELINE,
+        *(f"Loaning only, {r} reclaim" for r in ("random", "SCF", "aryl")),
+    ]
+    c = sim.replicate_paper(
+        jobs,
+        load,
+        83,
+        100,
+        2,
+        rows=rows,
+        any_type_share=1.0,
+        config={"gpu_speed": {"T4": 1.0}, "lend_hold": 0.0, "headroom": 0.6},
+        cache=False,
+    )
+    text = (Path(__file__).parents[2] / "docs" / "model.md").read_text()
+    shares = " / ".join(f"{100 * c.loc[r, 'preemption_ratio']:.1f}" for r in rows[1:])
+    assert _quoted(text, "nearest-preemptions") == f"{shares}%"
+    gain = c.loc["Loaning only, aryl reclaim", "speed-up JCT"]
+    assert _quoted(text, "nearest-gain") == f"{gain:.3f}x"
+    assert gain < sim.paper.PAPER_LOANING_BOUND
+    assert (c.loc[rows[1:], "lent_used_share"] < 0.10).all()
