@@ -3,8 +3,12 @@ order, reclaim goes drain -> stop -> confirm -> whitelist, the deadline kill rec
 lost work, a journal replay restores the state, faults requeue from checkpoints, and
 the same policy object decides the same live (virtual clock) and in ``simulate``."""
 
+import contextlib
+import io
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,6 +74,49 @@ class Logged:
             )
         )
         return result
+
+
+class Untouched:
+    """A policy object that returns ``state.schedule(...)`` untouched, as the docs'
+    policies do (the engine then takes the kernel's own answer, unread)."""
+
+    name = "untouched"
+
+    def allocate(self, state, epoch):
+        return state.schedule("aryl", **epoch.schedule_options)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
+
+
+def docs_policies():
+    """The python blocks of docs/policies.md, run in one namespace (the week-long
+    comparison aside)."""
+    namespace = {}
+    for block in re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S):
+        if "sim.simulate(week" not in block:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(block, str(DOCS), "exec"), namespace)
+    return namespace
+
+
+def test_a_policy_returning_the_schedule_untouched_runs_live(tmp_path):
+    """R5-01: the kernel's own answer (an unread ``ScheduleResult``) is taken live."""
+    sim = simulate(JOBS, CLUSTER, Untouched(), inference_load=LOAD, config=CONFIG)
+    result = live(tmp_path, Untouched())[0].run().check()
+    np.testing.assert_allclose(result.jobs["jct"], sim.jobs["jct"], rtol=1e-9)
+    assert result.totals["reclaims"] == sim.totals["reclaims"] == 1
+
+
+@pytest.mark.parametrize("name", ["Aryl", "LoadAware", "LeastAttainedService"])
+def test_the_docs_policies_run_live_as_in_simulate(tmp_path, name):
+    """R5-01: docs/policies.md's own policy objects run on the fake backend as
+    ``simulate`` runs them."""
+    policy = docs_policies()[name]
+    sim = simulate(JOBS, CLUSTER, policy(), inference_load=LOAD, config=CONFIG)
+    result = live(tmp_path, policy())[0].run().check()
+    assert result.jobs["finish_time"].notna().all()
+    np.testing.assert_allclose(result.jobs["jct"], sim.jobs["jct"], rtol=1e-9)
 
 
 def test_the_same_policy_object_decides_the_same_live_and_simulated(tmp_path):

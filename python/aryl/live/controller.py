@@ -39,6 +39,7 @@ from typing import (
 import numpy as np
 import pandas as pd
 
+from .. import _core
 from ..decisions import Decision
 from ..defaults import (
     SCHEDULE_POLICIES,
@@ -813,10 +814,12 @@ def _describe(servers: Sequence[Server]) -> Dict[str, Any]:
     return out
 
 
-def _decision_of(
-    rows: Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], view: ClusterState
-) -> Decision:
-    """A ``Decision`` by id from ``decision_rows``' rows on ``view``."""
+def _decision_of(rows: Any, view: ClusterState) -> Decision:
+    """A ``Decision`` by id from ``decision_rows``' answer on ``view``: its four row
+    arrays, or the kernel's own ``_core.Decision`` (an untouched
+    ``state.schedule(...)`` result, whose rows are the view's)."""
+    if isinstance(rows, _core.Decision):
+        rows = (rows.start_job, rows.start_server, rows.start_flexible, rows.stop_array)
     start_job, start_server, start_flexible, stop = rows
     jobs, servers = view.job_ids, view.server_ids
     start = [
