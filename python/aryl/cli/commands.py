@@ -40,8 +40,10 @@ from .output import (
     Console,
     Progress,
     cell,
+    check_groups,
     compare_table,
     elastic_ceiling,
+    groups_table,
     integer_columns,
     ledger_table,
     png_metadata,
@@ -72,6 +74,7 @@ def simulate(args: argparse.Namespace) -> int:
         )
     own = load_policy(args.policy) if args.policy and ":" in args.policy else None
     frame, load, where = trace_frames(trace_files(args), console)
+    check_groups(frame, args.by)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
     on = cluster(args, jobs)
     config = config_of(args)
@@ -110,6 +113,9 @@ def simulate(args: argparse.Namespace) -> int:
         args.plot_format,
         args.plot_window,
     )
+    if args.by:
+        console.say(f"\nPer {args.by} (means over the group's finished jobs; s):")
+        console.show(groups_table(result.groups(args.by), args.by))
     return 0
 
 
@@ -161,6 +167,7 @@ def compare(args: argparse.Namespace) -> int:
     console = console_of(args)
     out = output_directory(args.out)
     frame, load, where = trace_frames(trace_files(args), console)
+    check_groups(frame, args.by)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
     console.say(f"Comparing on {len(jobs):,} jobs from {where}.")
     on_cluster = cluster(args, jobs)
@@ -220,6 +227,8 @@ def compare(args: argparse.Namespace) -> int:
         console.say()
         console.show(ledger_table(table))
         console.say(f"\n{LEDGER_NOTE}")
+    if args.by and console.format == "table":
+        _say_groups(console, results, reference, args)
     if sim.ELASTIC_ROW in runs and console.format == "table":
         basic = sim.elastic_bound(runs[sim.ELASTIC_ROW]["jobs"])
         console.say("\n" + elastic_ceiling(basic, summaries))
@@ -257,6 +266,26 @@ def compare(args: argparse.Namespace) -> int:
         f"{first.parent}/ (aryl.sim.load('{first}') reads one back)",
     )
     return 0
+
+
+def _say_groups(
+    console: Any, results: Dict[str, Any], reference: str, args: argparse.Namespace
+) -> None:
+    """One run per row: what the answers' features buy each group, as one-run ratios
+    (``sim.groups.group_gains`` on the runs as one replication; no interval)."""
+    import warnings
+
+    from ..sim.groups import group_gains
+    from ..sim.replications import CONTRIBUTIONS, assemble
+    from .replicated import QUESTION_FEATURES, _show_groups
+
+    runs = {(name, args.seed, 0): r for name, r in results.items()}
+    with warnings.catch_warnings():  # one replication: no interval, said below
+        warnings.simplefilter("ignore", UserWarning)
+        table = assemble(runs, list(results), reference)
+    gains = group_gains(table, args.by, CONTRIBUTIONS)
+    _show_groups(console, gains, args.by, QUESTION_FEATURES)
+    console.say("(One run per row: no intervals; --seeds 5 gives them.)")
 
 
 def _reference_of(given: Optional[str], rows: List[str]) -> str:

@@ -310,6 +310,39 @@ def compare_table(
     return Table(header, rows, shown)
 
 
+#: Groups shown in a per-team table; the files have every group.
+MAX_GROUPS = 12
+
+
+def check_groups(frame: Any, by: Optional[str]) -> None:
+    """``--by``'s column is in the trace, before anything runs (a ``ValueError``)."""
+    if by and (by not in frame or frame[by].isna().all()):
+        raise ValueError(
+            f"--by {by}: the trace has no {by!r} column with values (aryl keeps 'vc' "
+            f"and 'user' when the trace has them); its columns: {list(frame.columns)}"
+        )
+
+
+def groups_table(groups: Any, by: str) -> Table:
+    """``Result.groups(by)`` as printed: the largest ``MAX_GROUPS`` groups, their
+    jobs and finished jobs, mean queuing, mean and p95 JCT and mean slowdown."""
+    keys = ["jobs", "finished", "queuing_mean", "jct_mean", "jct_p95", "slowdown_mean"]
+    rows = [
+        [str(g), *(float(r[k]) for k in keys)]
+        for g, r in groups.head(MAX_GROUPS).iterrows()
+    ]
+    formats = ["{:,.0f}"] * 5 + ["{:,.2f}"]
+    shown = [
+        [
+            str(row[0]),
+            *("—" if v != v else f.format(v) for f, v in zip(formats, row[1:])),
+        ]
+        for row in rows
+    ]  # v != v: NaN, a group with no finished job
+    header = [by, "jobs", "finished", "queue mean", "JCT mean", "JCT p95", "slowdown"]
+    return Table(header, rows, shown)
+
+
 #: Marks a speed-up taken over the jobs both rows finished (they finished different
 #: jobs: a row left some unfinished).
 COMMON = "*"

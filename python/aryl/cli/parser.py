@@ -269,6 +269,16 @@ def _elastic_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _group_argument(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--by",
+        choices=["vc", "user"],
+        metavar="vc|user",
+        help=f"also {what} per team (vc: the trace's virtual cluster, team or QoS "
+        "class) or per user, from the trace's own column; largest groups first",
+    )
+
+
 def _engine_arguments(p: argparse.ArgumentParser, engine: str, why: str) -> None:
     """Where a command's runs execute and are cached (through ``aryl.sim.sweep``)."""
     p.add_argument(
@@ -327,6 +337,11 @@ def _parser() -> argparse.ArgumentParser:
     _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
     _elastic_arguments(p)
+    _group_argument(
+        p,
+        "print what each feature buys (with --seeds or --windows: paired gains with "
+        "intervals; groups.csv)",
+    )
     p.add_argument(
         "--pollux-rows",
         action="store_true",
@@ -422,6 +437,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _trace_arguments(p, "aryl-results/simulate")
     _plot_arguments(p)
+    _group_argument(p, "print queuing, JCT and slowdown")
     p.add_argument(
         "--policy",
         type=_policy(["aryl", "fifo", "sjf", "gandiva", "afs", "tiresias", "pollux"]),

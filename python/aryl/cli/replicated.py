@@ -34,7 +34,9 @@ from .options import (
 from .output import (
     COMMON,
     LEDGER_NOTE,
+    MAX_GROUPS,
     Progress,
+    check_groups,
     elastic_ceiling,
     ledger_table,
     png_metadata,
@@ -54,6 +56,7 @@ MARK = "~"
 def compare_replicated(args: argparse.Namespace) -> int:
     """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
     from .. import sim
+    from ..sim.groups import group_gains
     from ..sim.replications import (
         CONTRIBUTIONS,
         contributions,
@@ -68,6 +71,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     own = own_rows(args)  # specs: worker processes import them by name
     frame, load, where = trace_frames(trace_files(args), console)
     jobs = trace_jobs(frame, any_type_share=args.any_type_share, seed=args.seed)
+    check_groups(frame, args.by)
     console.say(f"Comparing on {len(jobs):,} jobs from {where}.")
     on = cluster(args, jobs)
     seeds = seed_list(args.seeds or 1, args.seed)
@@ -83,16 +87,16 @@ def compare_replicated(args: argparse.Namespace) -> int:
     )
     verdicts += _loaning_explained(args, console, table, frame, load, on, seeds, over)
     say_verdict(console, verdicts)
+    features = CONTRIBUTIONS + sim.own_policy_features(list(own))
     findings = Findings(
-        contributions(
-            table, features=CONTRIBUTIONS + sim.own_policy_features(list(own))
-        ),
+        contributions(table, features=features),
         sim.check_orderings(table),
         _pollux_pooled(table) if args.pollux_rows else None,
         verdicts,
         problems,
     )
-    answer = _answer(table, findings, over)
+    per_group = group_gains(table, args.by, features) if args.by else None
+    answer = _answer(table, findings, over, per_group)
     if console.format == "json":  # the whole answer, not the main table alone
         print(json.dumps(answer, indent=2))
     else:
@@ -100,11 +104,17 @@ def compare_replicated(args: argparse.Namespace) -> int:
         console.say(f"\n{interval_note(table, over)}\n")
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
         _show_details(console, table, findings, args, frame, on, seeds, over)
+        if per_group is not None:
+            shown = [
+                *QUESTION_FEATURES,
+                *(f for f, _, _ in features[len(CONTRIBUTIONS) :]),
+            ]
+            _show_groups(console, per_group, args.by, shown)
     record = {**run_record(vars(args), where), "seeds": seeds, "windows": args.windows}
     written = write_atomically(
         out,
         lambda folder: _write(
-            folder, table, samples, findings, record, args, seeds, answer
+            folder, table, samples, findings, record, args, seeds, answer, per_group
         ),
     )
     print_note(console, next(iter(table.results.values())))
@@ -315,6 +325,13 @@ def _show_details(
         console.show(pollux_table(found.pollux))
     console.show(ledger_table(table))
     console.say(f"\n{LEDGER_NOTE} Means over {over}.\n")
+    spread = table.get("user_slowdown_spread")
+    if spread is not None and spread.notna().any():
+        each = ", ".join(f"{n} {v:.2f}x" for n, v in spread.dropna().items())
+        console.say(
+            "User slowdown spread (the worst user's mean slowdown over the best's; "
+            f"1 = every user alike): {each}.\n"
+        )
     console.show(_contributions_table(found.gains, format_ratio, Estimate))
     bound = _basic_bound(frame, seeds, args.any_type_share, elastic_options(args, on))
     means = {str(name): row for name, row in table.table.iterrows()}
@@ -347,6 +364,7 @@ def _write(
     args: argparse.Namespace,
     seeds: List[int],
     answer: Dict[str, Any],
+    per_group: Optional[pd.DataFrame] = None,
 ) -> List[Path]:
     """The comparison's files in ``folder``; the figure files written."""
     from .. import plot
@@ -367,6 +385,8 @@ def _write(
         json.dumps(_jsonable(found.verdicts), indent=2) + "\n"
     )
     (folder / "compare.json").write_text(json.dumps(answer, indent=2) + "\n")
+    if per_group is not None:
+        per_group.to_csv(folder / "groups.csv", index=False)
     write_provenance(folder, record, named)
     return plot.save_all(
         table.results,
@@ -501,7 +521,39 @@ def _basic_bound(
     return {key: sum(b[key] for b in bounds) / len(bounds) for key in bounds[0]}
 
 
-def _answer(table: Any, found: Findings, over: str) -> Dict[str, Any]:
+def _show_groups(
+    console: Any, gains: pd.DataFrame, by: str, features: Sequence[str]
+) -> None:
+    """What each of ``features`` buys each group: the largest ``MAX_GROUPS`` groups of
+    each; groups.csv has every feature and group."""
+    from ..sim.confidence import Estimate, format_ratio
+
+    for feature in features:
+        mine = gains[gains["feature"] == feature].head(MAX_GROUPS)
+        if mine.empty:
+            continue
+        rows = [
+            [
+                str(g["group"]),
+                f"{g['finished']:,} of {g['jobs']:,}",
+                format_ratio(
+                    Estimate(g["JCT gain"], g["JCT gain low"], g["JCT gain high"], 0)
+                ),
+                g["reading"],
+            ]
+            for _, g in mine.iterrows()
+        ]
+        console.say(f"\n{feature}, per {by} (JCT gain, paired; groups.csv has all):")
+        console.show(Table([by, "jobs compared", "JCT gain", "reading"], rows))
+
+
+#: The features of the first answers, shown per group (with rows of your own).
+QUESTION_FEATURES = ("loaning, given elasticity", "elasticity, given loaning")
+
+
+def _answer(
+    table: Any, found: Findings, over: str, per_group: Optional[pd.DataFrame] = None
+) -> Dict[str, Any]:
     """The whole answer as JSON (``compare.json``, ``--format json``): the answer
     lines, what the intervals are over, the reference and what makes it unfit, every
     row's means with their intervals and speed-ups, the ledger, each feature's gain
@@ -524,6 +576,7 @@ def _answer(table: Any, found: Findings, over: str) -> Dict[str, Any]:
         "ledger": records(rows[list(LEDGER_KEYS)].rename_axis("run").reset_index()),
         "contributions": records(found.gains),
         "orderings": _jsonable(found.verdicts),
+        "groups": None if per_group is None else records(per_group),
     }
 
 
