@@ -233,15 +233,20 @@ class Controller:
         start = self._resumed_at()
         self.clock.start(start)
         interval, loan_every = self.config.schedule_interval, self.config.loan_interval
-        next_epoch = _next_multiple(start, interval, inclusive=start == 0.0)
+        # the instant the journal ends in is due again unless it ended (its sample:
+        # an epoch tick's last event); its loan decision and epoch are idempotent
+        due = self.record.sampled_at < start
+        next_epoch = _next_multiple(start, interval, inclusive=due)
         next_loan = (
-            _next_multiple(start, loan_every, inclusive=start == 0.0)
+            _next_multiple(start, loan_every, inclusive=due)
             if self.load.active
             else math.inf
         )
-        if start == 0.0:
+        if start == 0.0 and not self.record.arrived:
             self._dirty = True
         try:
+            if self.record.reclaiming is not None:  # a crash in mid-reclaim
+                self._release_reclaimed(self.record.reclaiming)
             while not self._over():
                 now = self.clock.now()
                 t = min(
@@ -314,14 +319,17 @@ class Controller:
         while self._pending and self._pending[0].submit_time <= now:
             self._arrive(self._pending.pop(0))
         for job, t in sorted(report.finished.items(), key=lambda kv: kv[1]):
-            self._finish(job, t)
+            if job in self.record.finished:  # journaled before a crash: forget it
+                self.backend.forget(job)
+            else:
+                self._finish(job, t)
         self._faults(now, report)
         self._joined(now, report.joined)
         if loan:
             self._loan(now)
             now = max(now, self.clock.now())
         if epoch:
-            if self._dirty:
+            if self._dirty and self.record.epoch_at < now:  # one epoch an instant
                 self._epoch(now)
             self._sample(now)
         return now
@@ -568,46 +576,53 @@ class Controller:
         self._take_back(now, chosen, view)
 
     def _take_back(self, now: float, servers: List[Any], view: ClusterState) -> None:
-        plan = _plan(self.record, self.jobs, self._job_index, servers)
-        preempted, scaled = plan
-        self._emit({"event": "drain", "t": now, "servers": servers})
+        """Journal the reclaim's plan with its drain (a resumed controller finishes
+        it from there), then carry it out."""
+        drain = _drain_event(
+            now, servers, self.record, self.jobs, self._job_index, view.workers()
+        )
+        self._emit(drain)
+        self._stop_for_reclaim(drain)
+        self._release_reclaimed(drain)
+
+    def _stop_for_reclaim(self, drain: Mapping[str, Any]) -> None:
+        """Drain the servers, then save and stop (or scale in) the jobs there: those
+        the journal does not yet show stopped (all of them, but after a crash)."""
+        now, servers = float(drain["t"]), list(drain["servers"])
         self.backend.drain(servers)
-        for j in preempted:
-            self._workers(j, [], "reclaim_preemption", now, self._done(j))
-        for j in scaled:
-            left = [
-                Worker(j, s, None, f)
-                for s, f in self.record.workers[j]
-                if s not in servers
-            ]
-            self._workers(j, left, "reclaim_scale_in", now, self._done(j))
+        for j in drain["preempted"]:
+            if j in self.record.workers:
+                self._workers(j, [], "reclaim_preemption", now, self._done(j))
+        for j in drain["scaled"]:
+            placed = self.record.workers.get(j, [])
+            left = [Worker(j, s, None, f) for s, f in placed if s not in servers]
+            if len(left) < len(placed):
+                self._workers(j, left, "reclaim_scale_in", now, self._done(j))
+
+    def _release_reclaimed(self, drain: Mapping[str, Any]) -> None:
+        """Confirm the drained servers are empty (killing what is left past the
+        grace), take them off the whitelist and give them back."""
+        now, servers = float(drain["t"]), list(drain["servers"])
+        preempted = set(drain["preempted"])
         self._confirm(now, servers)
         confirmed = max(now, self.clock.now())
-        demand = sum(self.record.server[s].gpus for s in servers)
-        held = [(w.job, w.server, w.gpus or 0) for w in view.workers()]
-        # servers returned without preempting a job there; GPUs preempted elsewhere
-        free = sum(
-            not any(j in preempted and srv == s for j, srv, _ in held) for s in servers
-        )
-        collateral = sum(
-            g for j, srv, g in held if j in preempted and srv not in servers
-        )
         stops = [
             w for w in self.state.workers() if w.server in servers or w.job in preempted
         ]
         Decision(self.name, [], stops).apply(self.state)
-        self.state.set_on_loan(servers, False)
-        self._emit(
-            {"event": "loan", "t": confirmed, "servers": servers, "on_loan": False}
-        )
+        if any(s in self.record.on_loan for s in servers):  # one event: all or none
+            self.state.set_on_loan(servers, False)
+            self._emit(
+                {"event": "loan", "t": confirmed, "servers": servers, "on_loan": False}
+            )
         self._emit(
             {
                 "event": "reclaim",
                 "t": confirmed,
                 "servers": servers,
-                "demand_gpus": demand,
-                "collateral_gpus": collateral,
-                "free": free,
+                "demand_gpus": drain["demand_gpus"],
+                "collateral_gpus": drain["collateral_gpus"],
+                "free": drain["free"],
             }
         )
         self.backend.release(servers)
@@ -719,6 +734,19 @@ class Controller:
             for j in self.record.arrived
             if j not in self.record.finished
         ]
+        for job in arrived:
+            self.backend.submit(job, self.programs[job.id])
+        if self.record.reclaiming is not None:  # journal its stops, make them
+            self.record.reclaiming = _drain_event(
+                0.0,
+                [],
+                self.record,
+                self.jobs,
+                self._job_index,
+                [],
+                self.record.reclaiming,
+            )
+            self._stop_for_reclaim(self.record.reclaiming)
         self.state.add_jobs(arrived)
         if self.record.on_loan:
             self.state.set_on_loan(list(self.record.on_loan), True)
@@ -728,18 +756,19 @@ class Controller:
             for s, f in self.record.workers[j]
         ]
         Decision(self.name, starts, []).apply(self.state)
-        for job in arrived:
-            self.backend.submit(job, self.programs[job.id])
+        # every arrived job as the journal has it: running ones keep their workers
+        # (set again, idempotently), and one it shows stopped is stopped
         self.backend.set_workers_many(
             {
-                j: [
-                    _gpus(Worker(j, s, None, f), self.jobs[self._job_index[j]])
-                    for s, f in self.record.workers[j]
+                job.id: [
+                    _gpus(Worker(job.id, s, None, f), job)
+                    for s, f in self.record.workers.get(job.id, [])
                 ]
-                for j in self.record.running()
+                for job in arrived
             }
         )
-        self._dirty = True
+        self._epochs = int(self.record.totals["epochs_run"])
+        self._dirty = self.record.dirty
 
     def _resumed_at(self) -> float:
         """Where the clock starts: the record's time, plus, for a controller that
@@ -832,6 +861,49 @@ def _decision_of(rows: Any, view: ClusterState) -> Decision:
     return Decision(
         "policy", start, [workers[int(r)] for r in np.asarray(stop).tolist()]
     )
+
+
+def _drain_event(
+    now: float,
+    servers: List[Any],
+    record: Record,
+    jobs: List[Job],
+    index: Mapping[Any, int],
+    held: Sequence[Worker],
+    journaled: Optional[Mapping[str, Any]] = None,
+) -> Dict[str, Any]:
+    """The ``drain`` event of a reclaim of ``servers`` at ``now``: its plan (the
+    jobs it preempts and scales in) and its figures (demand, collateral GPUs,
+    servers freed without a preemption there) from the workers ``held`` before it.
+    ``journaled``: a drain event read back, completed when an older journal wrote it
+    without them (from what the record holds now)."""
+    if journaled is not None:
+        now, servers = float(journaled["t"]), list(journaled["servers"])
+        if "preempted" in journaled:
+            return dict(journaled)
+        held = [
+            Worker(j, s, jobs[index[j]].gpus_per_worker, f)
+            for j in record.running()
+            for s, f in record.workers[j]
+        ]
+    preempted, scaled = _plan(record, jobs, index, servers)
+    gone = set(preempted)
+    placed = [(w.job, w.server, w.gpus or 0) for w in held]
+    return {
+        "event": "drain",
+        "t": now,
+        "servers": servers,
+        "preempted": preempted,
+        "scaled": scaled,
+        "demand_gpus": sum(record.server[s].gpus for s in servers),
+        # GPUs preempted elsewhere; servers returned without preempting a job there
+        "collateral_gpus": sum(
+            g for j, srv, g in placed if j in gone and srv not in servers
+        ),
+        "free": sum(
+            not any(j in gone and srv == s for j, srv, _ in placed) for s in servers
+        ),
+    }
 
 
 def _plan(

