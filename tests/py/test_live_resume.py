@@ -7,7 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from aryl.live import Controller, FakeBackend, Journal, VirtualClock
+from aryl.live import (
+    Controller,
+    FakeBackend,
+    Journal,
+    JournalRepaired,
+    VirtualClock,
+)
 from test_live import CLUSTER, CONFIG, JOBS, LOAD
 
 
@@ -121,3 +127,29 @@ def test_a_controller_that_dies_as_a_job_completes_resumes(tmp_path, whole):
     result = controller(tmp_path, backend, resume=True).run().check()
     assert finished[0] not in backend.agents
     same_run(result, whole)
+
+
+def tear(path):
+    """Cut the journal's last line in half, as a crash in mid-write leaves it."""
+    data = path.read_bytes()
+    last = data.rstrip(b"\n").rfind(b"\n") + 1
+    path.write_bytes(data[: last + (len(data) - last) // 2])
+    return data[last:]
+
+
+def test_a_torn_last_line_is_cut_off_and_the_run_resumes_again(tmp_path, whole):
+    """R5-05: the torn line is cut (what was whole is kept), the next event starts a
+    line of its own, and a second resume works."""
+    backend = backend_in(tmp_path)
+    controller(tmp_path, backend).run(until=3300.0)
+    path = tmp_path / "journal.jsonl"
+    kept = path.read_bytes()
+    torn = tear(path)
+    with pytest.warns(JournalRepaired, match="bytes"):
+        second = controller(tmp_path, backend, resume=True)
+    assert kept.startswith(path.read_bytes()) and kept != path.read_bytes()
+    second.run(until=6000.0)
+    assert all(json.loads(line) for line in path.read_text().splitlines())
+    assert json.loads(torn)["event"] in [e["event"] for e in events(path)]
+    third = controller(tmp_path, backend, resume=True)
+    same_run(third.run().check(), whole)

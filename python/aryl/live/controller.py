@@ -24,6 +24,7 @@ import dataclasses
 import math
 import os
 import time
+import warnings
 from typing import (
     Any,
     Dict,
@@ -61,7 +62,7 @@ from ..state import ClusterState
 from ..typing import AllocationPolicy, SimulationReclaimPolicy
 from .backend import Backend, Report
 from .jobs import TrainingJob, emulated_programs, throughput
-from .record import Journal, Record, load_integral, replay
+from .record import Journal, JournalRepaired, Record, load_integral, restore
 from .timing import Clock, LoadSource, VirtualClock
 
 #: Simulated seconds a reclaim waits for stopped workers before killing them.
@@ -194,31 +195,45 @@ class Controller:
         self._job_index = {j.id: i for i, j in enumerate(self.jobs)}
         self.state = ClusterState.from_records(self.servers)  # the whitelist's state
         self.journal_path = journal
-        self.record = (
-            replay(journal, self.jobs, self.servers, self.config.scaling)
-            if resume and journal is not None and os.path.exists(journal)
-            else Record(self.jobs, self.servers, self.config.scaling)
-        )
+        keep: Optional[int] = None
+        if resume and journal is not None and os.path.exists(journal):
+            self.record, keep = restore(
+                journal, self.jobs, self.servers, self.config.scaling
+            )
+        else:
+            self.record = Record(self.jobs, self.servers, self.config.scaling)
         self._resuming = resume and os.path.exists(journal or "")
-        self._journal = Journal(journal)
-        self.restarts: Dict[Any, int] = {}
-        self._dirty = False
-        self._epochs = 0
-        self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
-        self._joining: List[Any] = []  # lent servers not yet joined, in lending order
-        self._pending = sorted(
-            (
-                j
-                for j in self.jobs
-                if j.id not in self.record.arrived and j.id not in self.record.rejected
-            ),
-            key=lambda j: (j.submit_time, self._job_index[j.id]),
-        )
-        if resume:
-            self.backend.resume()
-        self.backend.register(self.servers)
-        if resume:
-            self._resume()
+        self._journal = Journal(journal, keep)
+        try:
+            if self._journal.repaired:
+                warnings.warn(
+                    f"{journal}: cut off its last {self._journal.repaired} bytes, "
+                    "written in part when the controller stopped (never acted on)",
+                    JournalRepaired,
+                    stacklevel=2,
+                )
+            self.restarts: Dict[Any, int] = {}
+            self._dirty = False
+            self._epochs = 0
+            self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
+            self._joining: List[Any] = []  # lent servers not yet joined, in lend order
+            self._pending = sorted(
+                (
+                    j
+                    for j in self.jobs
+                    if j.id not in self.record.arrived
+                    and j.id not in self.record.rejected
+                ),
+                key=lambda j: (j.submit_time, self._job_index[j.id]),
+            )
+            if resume:
+                self.backend.resume()
+            self.backend.register(self.servers)
+            if resume:
+                self._resume()
+        except BaseException:
+            self._journal.close()
+            raise
 
     # ------------------------------------------------------------------ run
 

@@ -49,15 +49,36 @@ KINDS = (
 )
 
 
-class Journal:
-    """An append-only JSON-lines file of events; ``read`` gives them back."""
+class JournalRepaired(UserWarning):
+    """A resumed journal's torn last line (a crash in mid-write) was cut off."""
 
-    def __init__(self, path: Optional[os.PathLike[str] | str]) -> None:
-        """``path=None`` keeps no file (events are still applied)."""
+
+class Journal:
+    """An append-only JSON-lines file of events; ``read`` gives them back.
+
+    Every event is one line, written whole with its newline, flushed and synced. A
+    crash in mid-write leaves a last line without its newline: torn, never acted on
+    (the controller acts after the write returns). ``read`` skips it, and opening an
+    existing journal cuts it off (``repaired`` says how many bytes), so that the next
+    event starts a line of its own.
+    """
+
+    def __init__(
+        self, path: Optional[os.PathLike[str] | str], keep: Optional[int] = None
+    ) -> None:
+        """``path=None`` keeps no file (events are still applied). An existing file is
+        cut to its whole lines, or to its first ``keep`` bytes."""
         self.path = None if path is None else Path(path)
         self._file = None
+        self.repaired = 0  # bytes cut off the end of an existing journal
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_file():
+                size = self.path.stat().st_size
+                whole = Journal.whole(self.path) if keep is None else keep
+                if whole < size:
+                    os.truncate(self.path, whole)
+                    self.repaired = size - whole
             self._file = open(self.path, "a", encoding="utf-8")
 
     def append(self, event: Dict[str, Any]) -> None:
@@ -75,24 +96,40 @@ class Journal:
             self._file = None
 
     @staticmethod
+    def whole(path: os.PathLike[str] | str) -> int:
+        """The length in bytes of the journal's whole lines (up to its last newline)."""
+        data = Path(path).read_bytes()
+        return data.rfind(b"\n") + 1
+
+    @staticmethod
     def read(path: os.PathLike[str] | str) -> Iterator[Dict[str, Any]]:
         """The events of the journal at ``path``, in order; a torn last line (a crash
-        in mid-write) is skipped, any other bad line is a ``ValueError``."""
-        lines = Path(path).read_text(encoding="utf-8").split("\n")
-        for number, line in enumerate(lines, 1):
+        in mid-write: no newline) is skipped, any other bad line is a ``ValueError``
+        naming the file and the line."""
+        for _, _, event in Journal.lines(path):
+            yield event
+
+    @staticmethod
+    def lines(
+        path: os.PathLike[str] | str,
+    ) -> Iterator[Tuple[int, int, Dict[str, Any]]]:
+        """``(line number, byte offset, event)`` of each whole line (``read``)."""
+        data = Path(path).read_bytes()
+        offset = 0
+        for number, raw in enumerate(data.split(b"\n")[:-1], 1):  # the last: torn
+            start, offset = offset, offset + len(raw) + 1
+            line = raw.decode("utf-8", errors="replace")
             if not line.strip():
                 continue
             try:
                 event = json.loads(line)
             except json.JSONDecodeError:
-                if number >= len(lines) - 1:  # the last line, cut short
-                    return
                 raise ValueError(
                     f"{path}, line {number}: not JSON: {line[:80]!r}"
                 ) from None
             if not isinstance(event, dict) or "event" not in event or "t" not in event:
                 raise ValueError(f"{path}, line {number}: not an event: {line[:80]!r}")
-            yield event
+            yield number, start, event
 
 
 def _plain(value: Any) -> Any:
@@ -392,10 +429,27 @@ def replay(
     scaling: str = "linear",
 ) -> Record:
     """The ``Record`` a journal restores (a restarted controller starts from it)."""
+    return restore(path, jobs, servers, scaling)[0]
+
+
+def restore(
+    path: os.PathLike[str] | str,
+    jobs: Sequence[Job],
+    servers: Sequence[Server],
+    scaling: str = "linear",
+) -> Tuple[Record, int]:
+    """``replay``'s ``Record``, and the bytes of the journal it holds (its whole
+    lines): a resumed controller appends after them."""
     record = Record(jobs, servers, scaling)
-    for event in Journal.read(path):
-        record.apply(event)
-    return record
+    for number, _, event in Journal.lines(path):
+        try:
+            record.apply(event)
+        except (KeyError, ValueError, TypeError, OverflowError) as error:
+            what = f"missing field {error}" if isinstance(error, KeyError) else error
+            raise ValueError(
+                f"{path}, line {number}: {event.get('event')!r} event: {what}"
+            ) from None
+    return record, Journal.whole(path)
 
 
 def load_integral(times: Sequence[float], loads: Sequence[float], end: float) -> float:
