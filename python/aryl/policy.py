@@ -17,7 +17,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -108,9 +107,10 @@ class Policy(Protocol):
     ``admit(job, epoch)`` (optional)
         An arriving ``aryl.Job``: ``False`` rejects it for good.
 
-    A ``name`` attribute, if any, labels the run (else the class name); a
-    ``version`` attribute, if any, stands for the policy's code in a sweep's cache
-    key (else the source of its class).
+    A ``name`` attribute, if any, labels the run (else the class name; a built-in
+    policy's name is marked as the policy's own, ``policy_name``); a ``version``
+    attribute, if any, stands for the policy's code in a sweep's cache key (else the
+    source of its class and of its whole module, ``policy_identity``).
     """
 
     def allocate(self, state: ClusterState, epoch: Epoch) -> Allocation:
@@ -118,9 +118,28 @@ class Policy(Protocol):
 
 
 def policy_name(policy: Any) -> str:
-    """The run's label for a policy object: its ``name``, else its class name."""
+    """The run's label for a policy object: its ``name``, else its class name.
+
+    A name a built-in policy has (``aryl``, ``fifo``, in any case) is marked as the
+    policy's own with where its class comes from, ``aryl (own: mine.py:Rev)``, so a
+    result, a sweep's table or a provenance never passes it off as the built-in.
+    """
     name = getattr(policy, "name", None)
-    return name if isinstance(name, str) and name else type(policy).__name__
+    name = name if isinstance(name, str) and name else type(policy).__name__
+    if name.strip().lower() in _builtin_names():
+        return f"{name} (own: {policy_origin(policy)})"
+    return name
+
+
+def _builtin_names() -> frozenset[str]:
+    """The names of the built-in allocation and reclaim policies, in lower case."""
+    from typing import get_args
+
+    from .defaults import RECLAIM_POLICIES, SCHEDULE_POLICIES
+    from .typing import GoodputPolicy
+
+    names = (*SCHEDULE_POLICIES, *get_args(GoodputPolicy), *RECLAIM_POLICIES)
+    return frozenset(str(n).lower() for n in names)
 
 
 def has_hook(policy: Any, name: str) -> bool:
@@ -202,22 +221,25 @@ def policy_identity(policy: Any) -> Dict[str, Any]:
     """What a sweep's cache key holds of a policy object: a changed policy is a miss.
 
     Its class (module and name), its code (the ``version`` attribute if the policy
-    has one, else a hash of the source of its class and of the classes it
-    inherits from outside the standard library) and its attributes (as JSON, other
-    values by ``repr``). A policy whose source cannot be read (a class typed into
-    an interactive session) and that has no ``version`` is a ``ValueError``.
+    has one, else a hash of the source of its class and of the classes it inherits
+    from outside the standard library, and of the whole source of each of their
+    modules, aryl's own aside: module-level constants and helpers are code too) and
+    a digest of its attributes' full content (``aryl._digest``: arrays by their
+    bytes, containers element by element, never by their printed form). A policy
+    whose source cannot be read (a class typed into an interactive session) and
+    that has no ``version``, or an attribute whose content cannot be read
+    faithfully, is a ``ValueError`` naming it.
     """
+    from ._digest import Unfingerprintable, digest
+
     cls = type(policy)
     version = getattr(policy, "version", None)
     if version is not None:
         code = f"version {version!r}"
     else:
+        classes = [c for c in cls.__mro__ if c.__module__ not in _NOT_HASHED]
         try:
-            source = "".join(
-                inspect.getsource(c)
-                for c in cls.__mro__
-                if c.__module__ not in ("builtins", "typing", "abc")
-            )
+            source = "".join(inspect.getsource(c) for c in classes)
         except (OSError, TypeError):
             raise ValueError(
                 f"the sweep cache needs to know policy {policy_name(policy)!r}'s "
@@ -225,12 +247,96 @@ def policy_identity(policy: Any) -> Dict[str, Any]:
                 "interactively?): give it a `version` attribute (a string you change "
                 "when its code changes), or sweep with cache=False"
             ) from None
-        code = hashlib.sha256(source.encode()).hexdigest()[:16]
-    attributes = getattr(policy, "__dict__", {})
+        h = hashlib.sha256(source.encode())
+        for module in dict.fromkeys(c.__module__ for c in classes):
+            h.update(f"\0{module}\0{module_digest(module) or ''}".encode())
+        code = h.hexdigest()[:16]
+    attributes = dict(getattr(policy, "__dict__", {}))
+    try:
+        attributes_digest = digest(
+            {name: digest(value, name) for name, value in attributes.items()}
+        )
+    except Unfingerprintable as error:
+        raise ValueError(
+            f"policy {policy_name(policy)!r}: the sweep cache cannot fingerprint its "
+            f"attribute {error}, and two different policies must not share a cache "
+            "entry: keep a policy's settings as plain data (numbers, strings, "
+            "arrays, lists, dicts, sets) or objects of classes written in Python, "
+            "and make anything else (a lock, a connection, a model) in a hook"
+        ) from None
     return {
         "class": f"{cls.__module__}.{cls.__qualname__}",
         "code": code,
-        "attributes": json.dumps(attributes, sort_keys=True, default=repr),
+        "attributes": attributes_digest[:32],
+    }
+
+
+#: Modules whose code the cache key leaves out: the standard library's that policy
+#: classes inherit from, and aryl's own (in ``code_fingerprint``).
+_NOT_HASHED = ("builtins", "typing", "abc")
+#: Each module's source digest, taken when first asked (module object, digest).
+_MODULE_DIGESTS: Dict[str, Tuple[ModuleType, Optional[str]]] = {}
+
+
+def module_digest(name: str) -> Optional[str]:
+    """SHA-256 of the source file of the module ``name`` as it was loaded, or None
+    (aryl's own modules, a module without a source file such as an interactive
+    session's ``__main__``).
+
+    A policy file loaded from its path records the digest of the very bytes it
+    executed; another module's file is read when first asked for that module object
+    (an import runs a module once per process, so an edit after it changes nothing
+    that runs).
+    """
+    module = sys.modules.get(name)
+    if module is None or name == "aryl" or name.startswith("aryl."):
+        return None
+    recorded = getattr(module, "__aryl_source_sha256__", None)
+    if isinstance(recorded, str):
+        return recorded
+    known = _MODULE_DIGESTS.get(name)
+    if known is not None and known[0] is module:
+        return known[1]
+    found: Optional[str] = None
+    origin = getattr(module, "__file__", None)
+    if isinstance(origin, str) and origin.endswith(".py"):
+        try:
+            found = hashlib.sha256(Path(origin).read_bytes()).hexdigest()
+        except OSError:
+            found = None
+    _MODULE_DIGESTS[name] = (module, found)
+    return found
+
+
+def policy_origin(policy: Any) -> str:
+    """Where a policy object's class comes from, as a spec names it: ``file.py:Class``
+    for a class loaded from a policy file (``load_policy``), else ``module:Class``."""
+    cls = type(policy)
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__aryl_policy_file__", None)
+    where = Path(path).name if isinstance(path, str) else cls.__module__
+    return f"{where}:{cls.__qualname__}"
+
+
+def policy_record(policy: Any) -> Dict[str, Any]:
+    """What a result's provenance records of a policy of your own: its name, where its
+    class comes from (``policy_origin``; ``file``: the policy file's path) and its
+    code (``policy_identity``'s, None when it cannot be read), so a saved result says
+    which code produced it and is never taken for a built-in policy's."""
+    cls = type(policy)
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__aryl_policy_file__", None)
+    try:
+        identity: Dict[str, Any] = policy_identity(policy)
+    except ValueError:
+        identity = {"code": None, "attributes": None}
+    return {
+        "name": policy_name(policy),
+        "class": f"{cls.__module__}.{cls.__qualname__}",
+        "origin": policy_origin(policy),
+        "file": path if isinstance(path, str) else getattr(module, "__file__", None),
+        "code": identity["code"],
+        "attributes": identity["attributes"],
     }
 
 
@@ -302,28 +408,47 @@ def _others(module: ModuleType, name: str) -> str:
     return f"{did_you_mean(name, found)} (its policies: {', '.join(found)})"
 
 
+#: The policy files loaded in this process: path -> (SHA-256 of the bytes run, module).
+_LOADED_FILES: Dict[str, Tuple[str, ModuleType]] = {}
+
+
 def _import_policy_module(where: str) -> ModuleType:
-    """The module ``where`` names: a ``.py`` file's path, else a module name."""
+    """The module ``where`` names: a ``.py`` file's path, else a module name.
+
+    A module name is imported as Python imports (once per process). A file is
+    executed when this process has not run it yet, or when its bytes changed since
+    (it was edited): the same bytes give the module already loaded, so a sweep's
+    cache keys and runs do not execute it again and again. The module records the
+    file's path and the digest of the bytes it ran (``module_digest``).
+    """
     if not where.endswith(".py"):
         return importlib.import_module(where)
     path = Path(where).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"no file {path}")
-    # A stable name per file; the file is read again each time (it may have been
-    # edited since), and pickle finds the classes of its latest reading.
+    source = path.read_bytes()
+    sha = hashlib.sha256(source).hexdigest()
+    # A stable name per file; pickle finds the classes of its latest reading.
     name = "aryl_policy_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    loaded = _LOADED_FILES.get(str(path))
+    if loaded is not None and loaded[0] == sha and sys.modules.get(name) is loaded[1]:
+        return loaded[1]
     loader = importlib.util.spec_from_file_location(name, path)
     if loader is None or loader.loader is None:
         raise ImportError(f"cannot load {path} as a module")
     module = importlib.util.module_from_spec(loader)
+    module.__aryl_policy_file__ = str(path)  # type: ignore[attr-defined]
+    module.__aryl_source_sha256__ = sha  # type: ignore[attr-defined]
     before = sys.modules.get(name)
     sys.modules[name] = module  # dataclasses and pickle look classes up here
     try:
-        loader.loader.exec_module(module)
+        # The bytes read above, so the digest is of exactly the code that ran.
+        exec(compile(source, str(path), "exec"), module.__dict__)
     except BaseException:
         if before is None:
             del sys.modules[name]
         else:
             sys.modules[name] = before
         raise
+    _LOADED_FILES[str(path)] = (sha, module)
     return module
