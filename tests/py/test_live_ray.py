@@ -47,6 +47,8 @@ def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
     assert done.returncode == 0, done.stderr
     said = done.stdout + done.stderr
     assert "live vs simulated: mean JCT" in said
+    # its Ray is on the loopback (issue 48), as Ray's connection line says
+    assert re.search(r"Ray cluster at address: 127\.0\.0\.1:\d+", said), said
     # the simulator again with the start latency measured on this cluster
     assert re.search(r"with the measured start latency \(\d[\d,]* s a start\)", said)
     from aryl import sim
@@ -220,6 +222,7 @@ from aryl import Job
 from aryl.live import Clock, Controller, EmulatedJob
 from aryl.live.ray_backend import RayBackend
 from aryl.sim import Cluster, Config
+from aryl.sim.sweep_engines import on_loopback
 
 address, out, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
 
@@ -231,7 +234,8 @@ class Noted(EmulatedJob):  # which agent process runs each resize
             f.write(f"{self.job.id} {os.getpid()} {len(workers)} {self.done}\\n")
 
 
-ray.init(address=address, namespace="aryl", log_to_driver=False)
+with on_loopback():  # the module's cluster listens on 127.0.0.1 only
+    ray.init(address=address, namespace="aryl", log_to_driver=False)
 jobs = [Job(f"j{i}", 8, 1, 1, 1200.0) for i in range(2)]
 backend = RayBackend(os.path.join(out, "ckpt"), 120.0)
 controller = Controller(

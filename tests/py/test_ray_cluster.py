@@ -1,6 +1,6 @@
 """docs/ray.md's recipe on one machine playing two nodes: a Ray head and a worker node
-started with `ray start`, a sweep connected by address and through Ray's client, equal
-to a local run."""
+started with `ray start` on the loopback (127.0.0.1, nothing listening beyond it), a
+sweep connected by address and through Ray's client, equal to a local run."""
 
 import contextlib
 import os
@@ -34,6 +34,23 @@ def free_port():
         return s.getsockname()[1]
 
 
+#: `ray start` keeping the loopback address it is given. Ray rewrites 127.0.0.1, as a
+#: node's address or the cluster's, to the machine's network address
+#: (ray-project/ray#59110), except where its clusters are single-machine
+#: (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, as the head is started below), where a
+#: second node is refused; this node's `ray start` keeps the address as given.
+RAY_START_ON_LOOPBACK = """
+import sys
+from ray._private import services
+from ray.scripts.scripts import main
+
+keep = services.resolve_ip_for_localhost
+services.resolve_ip_for_localhost = lambda host: host if host == "127.0.0.1" else keep(host)
+sys.argv[0] = "ray"
+main()
+"""
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     # the client server's wait for the server it starts per client (30 s) ran out on a
@@ -43,14 +60,21 @@ def cluster(tmp_path_factory):
     env["RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S"] = "60"
     port, client = free_port(), free_port()
     temp = tmp_path_factory.mktemp("ray")
-    head = [RAY, "start", "--head", "--num-cpus", "1", "--port", str(port)]
-    head += ["--ray-client-server-port", str(client), "--include-dashboard=false"]
-    head += ["--disable-usage-stats", "--temp-dir", str(temp)]
-    node = [RAY, "start", "--address", f"127.0.0.1:{port}", "--num-cpus", "1"]
+    env["RAY_enable_metrics_collection"] = "0"  # no metrics port (nor dashboard)
+    # on the loopback only (issue 48): the head and its services (the client server,
+    # which joins the cluster per client, included) see one machine
+    head_env = {**env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    head = [RAY, "start", "--head", "--node-ip-address=127.0.0.1", "--num-cpus", "1"]
+    head += ["--port", str(port), "--ray-client-server-port", str(client)]
+    head += ["--include-dashboard=false", "--disable-usage-stats"]
+    head += ["--temp-dir", str(temp)]
+    node = [sys.executable, "-c", RAY_START_ON_LOOPBACK, "start"]
+    node += ["--address", f"127.0.0.1:{port}", "--node-ip-address=127.0.0.1"]
+    node += ["--num-cpus", "1"]
     try:
-        for command in (head, node):
+        for command, environment in ((head, head_env), (node, env)):
             subprocess.run(
-                command, env=env, check=True, capture_output=True, timeout=120
+                command, env=environment, check=True, capture_output=True, timeout=120
             )
         yield env, port, client, temp
     finally:
@@ -122,3 +146,11 @@ def test_a_sweep_on_a_two_node_cluster_equals_a_local_run(cluster, tmp_path):
     pd.testing.assert_frame_equal(by_client[same], local[same])
     again = sweep(tmp_path / "addr", "--address", f"127.0.0.1:{port}", env=env)
     assert again["cached"].all()  # the cache is the driver's: resumed without Ray work
+
+
+def test_the_cluster_listens_on_the_loopback_only(cluster, off_loopback):
+    """Every socket its processes (head, node, the client server) listen on."""
+    env, port, client, temp = cluster
+    off, seen = off_loopback(temp, f"127.0.0.1:{port}")
+    assert {"gcs_server", "raylet"} <= seen, seen  # the processes were found
+    assert not off, f"listening beyond the loopback: {off}"

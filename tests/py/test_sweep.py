@@ -27,10 +27,11 @@ def trace():
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """A local Ray on 2 CPUs without dashboard, logging to a temporary folder; shut down after."""
+    """A local Ray on 2 CPUs as a sweep starts one (on the loopback, without dashboard),
+    logging to a temporary folder; shut down after."""
     ray = pytest.importorskip("ray")
     folder = tempfile.mkdtemp(prefix="aryl-ray-")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=folder)
+    sweep_engines.start_local_ray(2, _temp_dir=folder)
     yield ray
     ray.shutdown()
     shutil.rmtree(folder, ignore_errors=True)
@@ -446,6 +447,15 @@ def test_a_script_without_a_main_guard_sweeps_without_ray(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2" and "local threads" in done.stderr
+
+
+def test_loopback_addresses_are_told_apart():
+    loopback = ["127.0.0.1:6379", "ray://127.0.0.1:10001", "localhost:6390"]
+    loopback += ["[::1]:6379", "127.0.0.2:6379"]
+    for address in loopback:
+        assert sweep_engines.is_loopback(address), address
+    for address in [None, "", "auto", "192.0.2.2:6379", "ray://head:10001", "head"]:
+        assert not sweep_engines.is_loopback(address), address
 
 
 def test_ray_clients_server_failing_to_start_is_tried_again_then_named(

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import math
 import shutil
+from contextlib import nullcontext
 from typing import Any, Dict, List, Sequence, Tuple
 
 from .._display import Table
@@ -179,13 +180,17 @@ class _cluster:
 
     def __enter__(self) -> Any:
         from ..live.ray_backend import LocalCluster, _ray
+        from ..sim.sweep_engines import is_loopback, on_loopback
 
         ray = _ray()
 
         if self.args.local_cluster:
             self.local = LocalCluster(self.servers)
             return self.local
-        ray.init(address=self.args.address, namespace="aryl", log_to_driver=False)
+        # a cluster on this machine's loopback is joined there, as given
+        kept = on_loopback() if is_loopback(self.args.address) else nullcontext()
+        with kept:
+            ray.init(address=self.args.address, namespace="aryl", log_to_driver=False)
         return None
 
     def __exit__(self, *exc: Any) -> None:

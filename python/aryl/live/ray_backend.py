@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import threading
 import time
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from ..model import Job, Server, Worker
+from ..sim.sweep_engines import LOOPBACK, QUIET_RAY, on_loopback
 from .backend import Report, _without
 from .jobs import DONE, JobAgent, TrainingJob
 
@@ -76,6 +78,9 @@ class LocalCluster:
     for the controller and the agents, a node per training server, and nodes for
     inference servers started when lent. Declared GPUs only: nothing needs a GPU.
 
+    Every node binds and is reached on the loopback (``LOOPBACK``) only, with no
+    dashboard, no metrics port and no usage statistics sent; the machine's "current"
+    Ray cluster (``ray.init()`` with no address joins it) stays the one it was.
     Use as a context manager, or call ``shutdown()``: no Ray process is left.
     """
 
@@ -87,28 +92,40 @@ class LocalCluster:
         """Start the head and the training servers' nodes, and connect to it."""
         ray = _ray()
         Cluster = _ray("cluster_utils").Cluster
+        # no usage statistics sent, as from ray.init's local Ray (cluster_utils
+        # leaves them to Ray's default), unless the environment says otherwise
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         self.servers = list(servers)
         config = {
             "health_check_period_ms": health_check_ms,
             "health_check_failure_threshold": 3,
+            **QUIET_RAY,
         }
-        self.cluster = Cluster(
-            initialize_head=True,
-            head_node_args={
-                "num_cpus": 2,
-                "num_gpus": 0,
-                "include_dashboard": False,
-                "_system_config": config,
-            },
-        )
+        self._current = _CurrentCluster()
+        try:
+            self.cluster = Cluster(
+                initialize_head=True,
+                head_node_args={
+                    "num_cpus": 2,
+                    "num_gpus": 0,
+                    "include_dashboard": False,
+                    "node_ip_address": LOOPBACK,
+                    "_system_config": config,
+                },
+            )
+        finally:
+            self._current.restore()  # Cluster names its head there
         self.nodes: Dict[Any, Any] = {}
         try:
             training = [s for s in self.servers if s.pool == "training"]
             for s in training:  # started together; joined below
                 self.add(s)
-            ray.init(
-                address=self.cluster.address, namespace="aryl", log_to_driver=False
-            )
+            with on_loopback():
+                ray.init(
+                    address=self.cluster.address,
+                    namespace="aryl",
+                    log_to_driver=False,
+                )
             wait_joined([s.id for s in training])
         except BaseException:
             self.shutdown()
@@ -116,7 +133,7 @@ class LocalCluster:
 
     @property
     def address(self) -> str:
-        """The cluster's address (``aryl live --address``)."""
+        """The cluster's address (``aryl live --address``): ``127.0.0.1:port``."""
         return str(self.cluster.address)
 
     def add(self, server: Server) -> None:
@@ -128,6 +145,7 @@ class LocalCluster:
                     num_cpus=1,
                     num_gpus=server.gpus,
                     labels={SERVER_LABEL: str(server.id), POOL_LABEL: server.pool},
+                    node_ip_address=LOOPBACK,
                 )
                 return
             except Exception:  # a raylet that timed out starting on a busy machine
@@ -136,11 +154,13 @@ class LocalCluster:
                 time.sleep(1.0)
 
     def remove(self, server: Server) -> None:
-        """Stop ``server``'s node (a drained one has exited already: its processes
-        are reaped)."""
+        """Stop ``server``'s node (a drained one is exiting already: its processes
+        are reaped). Gracefully (SIGTERM, then SIGKILL after a second): a raylet
+        killed while it stops its agents leaves them to report it died unexpectedly,
+        a page of its log on the driver's output."""
         node = self.nodes.pop(server.id, None)
         if node is not None:
-            self.cluster.remove_node(node, allow_graceful=False)
+            self.cluster.remove_node(node, allow_graceful=True)
 
     def kill(self, server_id: Any) -> None:
         """Kill a node abruptly (tests: a node failure)."""
@@ -152,7 +172,10 @@ class LocalCluster:
         ray = _ray()
         if ray.is_initialized():
             ray.shutdown()
-        self.cluster.shutdown()
+        try:
+            self.cluster.shutdown()
+        finally:
+            self._current.restore()  # Cluster's shutdown deletes the file
 
     def __enter__(self) -> LocalCluster:
         """The cluster."""
@@ -161,6 +184,42 @@ class LocalCluster:
     def __exit__(self, *exc: Any) -> None:
         """``shutdown()``."""
         self.shutdown()
+
+
+class _CurrentCluster:
+    """Ray's file naming the machine's "current" cluster, kept as it was:
+    ``ray.cluster_utils.Cluster`` writes its head's address there when it starts and
+    deletes the file when it stops, repointing the user's own ``ray.init()``."""
+
+    def __init__(self) -> None:
+        try:
+            utils = _ray("_common.utils")
+            self.path: Optional[str] = str(utils.get_ray_address_file(None))
+        except (ImportError, AttributeError):  # another Ray: leave it to Ray
+            self.path = None
+        self.text = self._read()
+
+    def _read(self) -> Optional[str]:
+        if self.path is None:
+            return None
+        try:
+            with open(self.path) as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def restore(self) -> None:
+        """Write the file back as it was (or delete it if there was none)."""
+        if self.path is None or self._read() == self.text:
+            return
+        try:
+            if self.text is None:
+                os.remove(self.path)
+            else:
+                with open(self.path, "w") as f:
+                    f.write(self.text)
+        except OSError:  # best effort: the file is a convenience of Ray's
+            pass
 
 
 def labelled_nodes() -> Dict[str, Tuple[str, bool]]:

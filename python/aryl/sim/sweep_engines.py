@@ -10,6 +10,7 @@ start this client's server.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import pickle
 import signal
 import sys
@@ -153,12 +154,81 @@ def run_local(
             raise
 
 
+#: The address every Ray that aryl starts on this machine binds and is reached on.
+LOOPBACK = "127.0.0.1"
+#: Ray's settings for a Ray that aryl starts: no metrics exported (the dashboard
+#: agent's Prometheus port), as there is no dashboard.
+QUIET_RAY: Dict[str, Any] = {"enable_metrics_collection": False}
+
+
+def is_loopback(address: Optional[str]) -> bool:
+    """Whether ``address`` (``host:port``, ``ray://host:port``, ``[::1]:port``) is
+    on this machine's loopback."""
+    if not address:
+        return False
+    host = address.partition("://")[2] or address
+    host = host.rpartition(":")[0] or host
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def on_loopback() -> Iterator[None]:
+    """Keep the loopback address while Ray starts or connects in this process.
+
+    Ray rewrites a loopback address it is given (a node address ``127.0.0.1``, a
+    cluster address ``127.0.0.1:port``) to the machine's network address, so that a
+    Ray on the loopback could be neither started nor joined, except in its
+    single-machine mode (the default on macOS and Windows; ``ENABLE_RAY_CLUSTER``
+    false), where this machine's address is the loopback: that mode, meanwhile and in
+    this process only. The processes Ray starts take their addresses from their
+    command lines, so they stay on the loopback."""
+    try:
+        from ray._private import ray_constants
+    except ImportError:  # not Ray's layout (a stand-in module): nothing to keep
+        yield
+        return
+    before = getattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def start_local_ray(workers: int, **options: Any) -> Any:
+    """Start a Ray on this machine with ``workers`` CPUs; the ``ray`` module.
+
+    A new one (``address="local"``), not the cluster the machine's last `ray start`
+    left as its "current" one; every process of it binds ``LOOPBACK`` only, with no
+    dashboard and no metrics port. ``options`` go to ``ray.init`` (``_temp_dir=``)."""
+    import ray
+
+    with on_loopback():
+        ray.init(
+            address="local",
+            num_cpus=workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address=LOOPBACK,
+            _system_config=QUIET_RAY,
+            **options,
+        )
+    return ray
+
+
 def connect_ray(address: Optional[str], workers: int) -> Any:
     """The ``ray`` module, connected: to the cluster at ``address``, else to a local
-    Ray started with ``workers`` CPUs (kept up for the next sweep), unless Ray is up
-    already. Ctrl-C waits for Ray's start (``_ctrl_c_held``); a ``ray://`` connection
-    whose per-client server failed to start is tried ``CLIENT_ATTEMPTS`` times; a
-    failure is a one-line ``ConnectionError``."""
+    Ray started with ``workers`` CPUs on the loopback (``start_local_ray``; kept up
+    for the next sweep), unless Ray is up already. Ctrl-C waits for Ray's start
+    (``_ctrl_c_held``); a ``ray://`` connection whose per-client server failed to
+    start is tried ``CLIENT_ATTEMPTS`` times; a failure is a one-line
+    ``ConnectionError``."""
     try:
         import ray
     except ImportError as exc:
@@ -172,12 +242,13 @@ def connect_ray(address: Optional[str], workers: int) -> Any:
             break
         try:
             with _ctrl_c_held():
-                if address:
-                    ray.init(address=address, log_to_driver=False)
+                if not address:
+                    start_local_ray(workers)
+                elif is_loopback(address):  # a cluster on this machine, as given
+                    with on_loopback():
+                        ray.init(address=address, log_to_driver=False)
                 else:
-                    ray.init(
-                        num_cpus=workers, include_dashboard=False, log_to_driver=False
-                    )
+                    ray.init(address=address, log_to_driver=False)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # Ray's own types; its gist, not its traceback
