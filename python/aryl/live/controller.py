@@ -436,7 +436,6 @@ class Controller:
         else:
             rows = decision_rows(self.policy.allocate(view, epoch), view, epoch)
             decision = _decision_of(rows, view)
-        self._emit({"event": "epoch", "t": now})
         self._apply(decision, view, epoch)
 
     def _apply(
@@ -477,6 +476,9 @@ class Controller:
             )
         except ValueError as error:
             raise ValueError(f"{epoch.where()}: the decision: {error}") from None
+        # the epoch with the number of changes that follow it: a resume drops an
+        # epoch journaled in part (nothing of it was acted on) and decides again
+        self._emit({"event": "epoch", "t": epoch.now, "changes": len(touched)})
         changes: Dict[Any, Sequence[Worker]] = {}
         for j in touched:
             before = len(self.record.workers.get(j, []))

@@ -67,18 +67,20 @@ class Journal:
         self, path: Optional[os.PathLike[str] | str], keep: Optional[int] = None
     ) -> None:
         """``path=None`` keeps no file (events are still applied). An existing file is
-        cut to its whole lines, or to its first ``keep`` bytes."""
+        cut to its whole lines, or to its first ``keep`` bytes (``restore`` says
+        how many: an epoch journaled in part goes too)."""
         self.path = None if path is None else Path(path)
         self._file = None
-        self.repaired = 0  # bytes cut off the end of an existing journal
+        self.repaired = 0  # bytes of a torn last line cut off an existing journal
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.is_file():
                 size = self.path.stat().st_size
-                whole = Journal.whole(self.path) if keep is None else keep
-                if whole < size:
-                    os.truncate(self.path, whole)
-                    self.repaired = size - whole
+                whole = Journal.whole(self.path)
+                self.repaired = size - whole  # a torn last line
+                cut = whole if keep is None else min(keep, whole)
+                if cut < size:
+                    os.truncate(self.path, cut)
             self._file = open(self.path, "a", encoding="utf-8")
 
     def append(self, event: Dict[str, Any]) -> None:
@@ -440,8 +442,22 @@ def restore(
 ) -> Tuple[Record, int]:
     """``replay``'s ``Record``, and the bytes of the journal it holds (its whole
     lines): a resumed controller appends after them."""
+    lines = list(Journal.lines(path))
+    keep = Journal.whole(path)
+    # an epoch is whole with the changes it announces: one journaled in part was
+    # never acted on (the backend acts after the last), so it is cut off
+    epoch = next(
+        (k for k in range(len(lines) - 1, -1, -1) if lines[k][2]["event"] == "epoch"),
+        None,
+    )
+    if epoch is not None:
+        changes = lines[epoch][2].get("changes", 0)
+        after = lines[epoch + 1 : epoch + 1 + int(changes)]
+        if len(after) < changes:
+            keep = lines[epoch][1]
+            lines = lines[:epoch]
     record = Record(jobs, servers, scaling)
-    for number, _, event in Journal.lines(path):
+    for number, _, event in lines:
         try:
             record.apply(event)
         except (KeyError, ValueError, TypeError, OverflowError) as error:
@@ -449,7 +465,7 @@ def restore(
             raise ValueError(
                 f"{path}, line {number}: {event.get('event')!r} event: {what}"
             ) from None
-    return record, Journal.whole(path)
+    return record, keep
 
 
 def load_integral(times: Sequence[float], loads: Sequence[float], end: float) -> float:
