@@ -209,6 +209,11 @@ class Provenance:
     ``config`` every ``Config`` field; ``throughput`` whether per-job curves were given;
     ``aryl_version``. ``inputs`` is free-form: what the caller knows about where the
     inputs came from (the CLI and ``sweep`` record the trace, load and parameters there).
+    ``own_policy`` is, for a policy of your own, what ``aryl.policy.policy_record``
+    says of it (its name, class, file and a hash of its code and attributes), so a
+    saved result says which code produced it; ``None`` for a built-in policy. A
+    policy of your own named like a built-in is recorded as ``aryl (own: mine.py:Rev)``
+    in ``policy`` (``aryl.policy.policy_name``), never as the built-in.
     """
 
     jobs: int
@@ -224,6 +229,7 @@ class Provenance:
     load_extended: Optional[str] = None
     throughput: bool = False
     inputs: Dict[str, Any] = field(default_factory=dict)
+    own_policy: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict (``from_dict`` reverses it exactly)."""
@@ -253,6 +259,18 @@ class Provenance:
                 f"servers",
             ),
             ("policy / reclaim", f"{self.policy} / {self.reclaim}"),
+        ]
+        if self.own_policy:
+            own = self.own_policy
+            rows.append(
+                (
+                    "own policy",
+                    f"{own.get('origin')} ({own.get('file') or 'no file'}; code "
+                    f"{own.get('code') or 'unknown'}, attributes "
+                    f"{own.get('attributes') or 'unknown'})",
+                )
+            )
+        rows += [
             (
                 "inference load",
                 f"{self.load_rows:,} rows (fingerprint {self.load_fingerprint})"
