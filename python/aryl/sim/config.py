@@ -43,7 +43,10 @@ class Config:
     load noise does not lend and reclaim the same servers back and forth;
     reclaiming stays immediate. ``hetero_efficiency``: throughput factor of a job
     whose workers span GPU types (70%, Appendix A). ``gpu_speed``: relative speed
-    per GPU type (T4 = 1/4 of a V100, Appendix A; unknown types run at 1.0).
+    per GPU type (T4 = 1/4 of a V100, Appendix A; the dict replaces the default,
+    and a server type it does not list runs at 1.0, a V100's speed: ``simulate``
+    warns, naming the types, and records them in ``provenance.cluster``'s
+    ``unlisted_gpu_types``; the V100, the reference, is 1.0 listed or not).
     ``scaling``: ``"linear"`` or ``"imperfect"`` (−10% of ideal throughput per
     worker beyond the middle of [min, max], §7.2). ``loaning`` / ``elasticity``
     turn those features off (without elasticity every job runs at its

@@ -53,7 +53,9 @@ class Result:
 
     ``jobs`` has one row per job (``id, submit_time, start_time, finish_time,
     queuing_time, jct, preemptions, scaling_ops, work_lost, gpu_types, user, vc``:
-    times in seconds, NaN for what never happened; ``user`` and ``vc`` the jobs'
+    times in seconds, NaN for what never happened; ``gpu_types`` the GPU types the
+    job's workers ran on, ``+``-joined, training servers' first, then lent ones'
+    (``V100+T4``; ``""``: never ran); ``user`` and ``vc`` the jobs'
     ``Job.user`` and ``Job.vc``, None where the trace has none); ``timeline`` one row per scheduling
     interval (GPUs used by training jobs on training and on loaned servers,
     servers on loan, inference servers needed, queue length, running jobs).

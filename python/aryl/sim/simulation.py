@@ -24,8 +24,10 @@ import pandas as pd
 
 from .. import _core, validation
 from ..defaults import (
+    DEFAULT_GPU_SPEED,
     PLACEMENTS,
     SIMULATION_RECLAIM_POLICIES,
+    UNLISTED_GPU_SPEED,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
@@ -66,6 +68,13 @@ GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
 AGENTS = get_args(JobAgent)
 RECLAIM_POLICIES = SIMULATION_RECLAIM_POLICIES  # aryl.sim.simulation.RECLAIM_POLICIES
+#: The start of ``unlisted_gpu_types``' warning, as ``warnings.filterwarnings`` takes it.
+UNLISTED_WARNING = r"GPU types? .* no speed in gpu_speed"
+#: GPU types that run at their own speed when ``gpu_speed`` does not list them: the
+#: reference, the V100 (1.0 by definition).
+REFERENCE_GPUS = frozenset(
+    t for t, v in DEFAULT_GPU_SPEED.items() if v == UNLISTED_GPU_SPEED
+)
 
 
 def simulate(
@@ -187,6 +196,7 @@ def simulate(
     las = kernel == "tiresias"
     servers = _servers(cluster)
     table = _run_table(JobTable.of(jobs), servers, config, las, seed)
+    unlisted = unlisted_gpu_types(servers, config.gpu_speed)
     server_table, columns = server_columns(servers), table.core_columns()
     # Validates the records once; check_can_run reads its base demands.
     core = _core.ClusterState(server_table, columns, _NO_WORKERS)
@@ -222,7 +232,7 @@ def simulate(
         curves,
         load_time,
         load,
-        _core_config(config, kernel, reclaim, seed, history),
+        _core_config(config, kernel, reclaim, seed, history or _mixed(servers)),
         progress,
         hooks=hooks,
     )
@@ -242,11 +252,12 @@ def simulate(
         label or name,
         table.column("gpus_per_worker"),
         (table.column("user"), table.column("vc")),
+        history,
     )
     result.provenance = Provenance(
         jobs=len(table),
         jobs_fingerprint=fingerprint_jobs(table),
-        cluster=_describe_cluster(cluster, servers),
+        cluster=_describe_cluster(cluster, servers, unlisted),
         policy=name,
         reclaim=name if own_reclaim else reclaim,
         config=dataclasses.asdict(config),
@@ -420,18 +431,65 @@ def _curves(
 
 
 def _describe_cluster(
-    cluster: Union[Cluster, Records], servers: List[Server]
+    cluster: Union[Cluster, Records],
+    servers: List[Server],
+    unlisted: Optional[Dict[str, int]] = None,
 ) -> Dict[str, Any]:
-    """The cluster as counts (a ``Cluster``'s fields, or counted from the servers)."""
-    if isinstance(cluster, Cluster):
-        return dataclasses.asdict(cluster)
+    """The cluster as counts (a ``Cluster``'s fields, or counted from the servers),
+    and, when some of its servers' GPU types have no speed in ``gpu_speed``,
+    ``unlisted_gpu_types``: their server counts by type (they ran at
+    ``UNLISTED_GPU_SPEED``)."""
     out: Dict[str, Any] = {}
-    for pool in ("training", "inference"):
-        mine = [s for s in servers if s.pool == pool]
-        out[f"{pool}_servers"] = len(mine)
-        out[f"{pool}_gpus"] = sum(s.gpus for s in mine)
-        out[f"{pool}_gpu"] = "+".join(sorted({s.gpu_type for s in mine}))
+    if isinstance(cluster, Cluster):
+        out = dataclasses.asdict(cluster)
+    else:
+        for pool in ("training", "inference"):
+            mine = [s for s in servers if s.pool == pool]
+            out[f"{pool}_servers"] = len(mine)
+            out[f"{pool}_gpus"] = sum(s.gpus for s in mine)
+            out[f"{pool}_gpu"] = "+".join(sorted({s.gpu_type for s in mine}))
+    if unlisted:
+        out["unlisted_gpu_types"] = dict(unlisted)
     return out
+
+
+def unlisted_gpu_types(
+    servers: Sequence[Server], gpu_speed: Mapping[str, float], stacklevel: int = 3
+) -> Dict[str, int]:
+    """The servers' GPU types that ``gpu_speed`` does not list, with their server
+    counts (``{"P100": 10}``), in name order; a ``UserWarning`` names them once per
+    message (Python shows a repeated warning once), since the engine runs them at
+    ``UNLISTED_GPU_SPEED`` (1.0, the V100's speed): aryl gives no speed it has no
+    source for (only the paper's V100 and T4, docs/model.md), so the user gives
+    theirs (``--gpu-speed P100=0.5`` / ``Config(gpu_speed=...)``)."""
+    counts: Dict[str, int] = {}
+    gpus: Dict[str, int] = {}
+    for s in servers:
+        # the V100, the reference, is 1.0 listed or not
+        if s.gpu_type not in gpu_speed and s.gpu_type not in REFERENCE_GPUS:
+            counts[s.gpu_type] = counts.get(s.gpu_type, 0) + 1
+            gpus[s.gpu_type] = gpus.get(s.gpu_type, 0) + s.gpus
+    if not counts:
+        return {}
+    counts = dict(sorted(counts.items()))
+    named = ", ".join(
+        f"{t} ({n:,} server{'s' * (n != 1)}, {gpus[t]:,} GPUs)"
+        for t, n in counts.items()
+    )
+    example = ",".join(f"{t}=0.5" for t in counts)
+    listed = ", ".join(f"{t}={v:g}" for t, v in gpu_speed.items()) or "none"
+    many = len(counts) != 1
+    warnings.warn(
+        f"GPU type{'s' * many} {named} {'have' if many else 'has'} no speed in "
+        f"gpu_speed ({listed}), so {'they run' if many else 'it runs'} at a V100's "
+        f"speed ({UNLISTED_GPU_SPEED:.1f}); aryl has no published speed for "
+        f"{'them' if many else 'it'}: give {'each' if many else 'it'} relative to "
+        f"the V100, e.g. --gpu-speed {example} for half a V100's "
+        "(Config(gpu_speed=...) in Python)",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return counts
 
 
 def _is_pollux_workload(jobs: Any) -> bool:
@@ -473,6 +531,7 @@ def _simulate_pollux(
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
+    unlisted = unlisted_gpu_types(servers, config.gpu_speed, stacklevel=4)
     scale = optional_column(workload, "work_scale", 1.0)
     if policy == "pollux":  # the policy decides replicas; jobs choose their batch
         jobs, batch = pollux_policy_jobs(workload, servers)
@@ -495,7 +554,7 @@ def _simulate_pollux(
         [],
         [],
         [],
-        _core_config(config, policy, "aryl", seed, history),
+        _core_config(config, policy, "aryl", seed, history or _mixed(servers)),
         progress,
         applications=[apps[name].core for name in names],
         job_application=[index[a] for a in workload["application"]],
@@ -515,11 +574,12 @@ def _simulate_pollux(
             np.array([j.user for j in jobs], dtype=object),
             np.array([j.vc for j in jobs], dtype=object),
         ),
+        history,
     )
     result.provenance = Provenance(
         jobs=len(jobs),
         jobs_fingerprint=fingerprint_frame(workload) or "",
-        cluster=_describe_cluster(cluster, servers),
+        cluster=_describe_cluster(cluster, servers, unlisted),
         policy=policy,
         reclaim="none",
         config=dataclasses.asdict(config),
@@ -614,22 +674,17 @@ def _result(
     label: str,
     gpus_per_worker: np.ndarray,
     groups: Tuple[np.ndarray, np.ndarray],
+    history: bool = True,
 ) -> Result:
+    """The run's ``Result`` from the engine's columns; ``history``: keep the
+    allocation history (recorded also, and then dropped, to say each job's GPU types
+    on a cluster whose pool mixes types: ``job_gpu_types``)."""
     start, finish = raw["start_time"], raw["finish_time"]
-    types = {
-        p: "+".join(sorted({s.gpu_type for s in servers if s.pool == p}))
-        for p in ("training", "inference")
-    }
     on_training, on_inference = (
         raw["ran_on_training"].astype(bool),
         raw["ran_on_inference"].astype(bool),
     )
-    # Four possible values: an object column of shared str, not one str per job.
-    names = np.array(
-        ["", types["training"], types["inference"], "+".join(types.values())],
-        dtype=object,
-    )
-    gpu_types = names[on_training.astype(np.intp) + 2 * on_inference]
+    types = job_gpu_types(servers, on_training, on_inference, raw.get("history"))
     frame = pd.DataFrame(
         {
             "id": ids.tolist(),
@@ -644,7 +699,7 @@ def _result(
             "ran_on_training": on_training,
             "ran_on_inference": on_inference,
             "ran_mixed": raw["ran_mixed"].astype(bool),
-            "gpu_types": gpu_types,
+            "gpu_types": types,
             "user": pd.Series(groups[0], dtype=object),  # None: not recorded
             "vc": pd.Series(groups[1], dtype=object),
         }
@@ -660,8 +715,76 @@ def _result(
         "max_inference_server_gpus": max(inference, default=0),
     }
     result = Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
-    if "history" in raw:
+    if "history" in raw and history:
         result.allocations = history_frame(
             raw["history"], ids, gpus_per_worker, servers
         )
     return result
+
+
+def _mixed(servers: Sequence[Server]) -> bool:
+    """Whether a pool of the servers has more than one GPU type: then which pool a
+    job ran on does not say on which types (``job_gpu_types``)."""
+    return any(
+        len({s.gpu_type for s in servers if s.pool == pool}) > 1
+        for pool in ("training", "inference")
+    )
+
+
+def job_gpu_types(
+    servers: Sequence[Server],
+    on_training: np.ndarray,
+    on_inference: np.ndarray,
+    history: Optional[Dict[str, np.ndarray]] = None,
+) -> np.ndarray:
+    """``Result.jobs``' ``gpu_types``: the GPU types each job's workers ran on,
+    ``+``-joined, its training servers' types first, then its lent inference
+    servers' (each in name order, none twice: ``V100+T4``); ``""`` for a job that
+    never ran.
+
+    The engine records per job only which pools it ran on, which says its types
+    when each pool has one type. When a pool mixes types (``_mixed``) ``simulate``
+    records the allocation history (``history``: the engine's ``job`` and
+    ``server`` columns, one row per interval and server), and the types are read
+    from it. An object column of shared ``str``, one per combination of types.
+    """
+    pools = [s.pool == "inference" for s in servers]
+    # (pool, type): training (False) first, then by name
+    order = sorted({(pool, s.gpu_type) for pool, s in zip(pools, servers)})
+    if history is None or not _mixed(servers):
+        names = {pool: [t for p, t in order if p == pool] for pool in (False, True)}
+        # Four possible values: an object column of shared str, not one per job.
+        table = np.array(
+            [
+                "",
+                "+".join(names[False]),
+                "+".join(names[True]),
+                "+".join(dict.fromkeys(names[False] + names[True])),
+            ],
+            dtype=object,
+        )
+        out: np.ndarray = table[
+            on_training.astype(np.intp) + 2 * on_inference.astype(np.intp)
+        ]
+        return out
+    code = {pair: i for i, pair in enumerate(order)}
+    server_code = np.array(
+        [code[(pool, s.gpu_type)] for pool, s in zip(pools, servers)], dtype=np.int64
+    )
+    jobs = len(on_training)
+    pairs = np.unique(
+        np.asarray(history["job"], dtype=np.int64) * len(order)
+        + server_code[np.asarray(history["server"], dtype=np.intp)]
+    )
+    job, which = np.divmod(pairs, len(order))
+    ran: List[List[int]] = [[] for _ in range(jobs)]
+    for j, c in zip(job.tolist(), which.tolist()):  # in code order per job
+        ran[j].append(c)
+    shared: Dict[Tuple[int, ...], str] = {}
+    out = np.empty(jobs, dtype=object)
+    for j, codes in enumerate(ran):
+        key = tuple(codes)
+        if key not in shared:
+            shared[key] = "+".join(dict.fromkeys(order[c][1] for c in codes))
+        out[j] = shared[key]
+    return out
