@@ -12,6 +12,7 @@ from typing import (
     Any,
     Dict,
     Iterable,
+    List,
     Mapping,
     Optional,
     Tuple,
@@ -156,6 +157,44 @@ def cluster_of(
         f"the paper's Baseline; {len(sizing.evaluated)} Baseline runs).",
     )
     return sizing.cluster
+
+
+def servers_of(
+    path: str,
+    inference: Optional[Iterable[str]],
+    config: Mapping[str, Any],
+    console: Console,
+) -> List[Any]:
+    """The servers of ``--servers`` (``aryl.traces.read_servers``: aryl's server CSV
+    or the release's node list, whose pools ``--inference-types`` chooses), said in
+    one line: each pool's servers and GPUs by type.
+
+    GPU types that ``config``'s speeds do not list are named here, in one warning
+    (``aryl.sim.simulation.unlisted_gpu_types``); each run of the command finds
+    them again (and records them in its provenance), silenced for the rest of the
+    command (``main`` restores the warning filters)."""
+    from .. import traces
+    from ..sim.simulation import UNLISTED_WARNING, unlisted_gpu_types
+
+    servers = traces.read_servers(
+        path, inference=None if inference is None else tuple(inference)
+    )
+    pools = []
+    for pool in ("training", "inference"):
+        mine = [s for s in servers if s.pool == pool]
+        by_type: Dict[str, int] = {}
+        for s in mine:
+            by_type[s.gpu_type] = by_type.get(s.gpu_type, 0) + s.gpus
+        kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(by_type.items()))
+        pools.append(
+            f"{len(mine):,} {pool} server{'s' * (len(mine) != 1)}"
+            + (f" ({kinds} GPUs)" if mine else "")
+        )
+    console.say(f"Cluster: {path}: {' + '.join(pools)}.")
+    speeds = config.get("gpu_speed", DEFAULT_GPU_SPEED)
+    if unlisted_gpu_types(servers, speeds, stacklevel=2):
+        warnings.filterwarnings("ignore", UNLISTED_WARNING, UserWarning)
+    return servers
 
 
 def config_fields(

@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ..policy import load_policy, policy_name
-from .inputs import TraceFiles, cluster_of, config_fields
+from .inputs import TraceFiles, cluster_of, config_fields, servers_of
 from .output import Console
 
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
@@ -37,8 +37,30 @@ def config_of(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def cluster(args: argparse.Namespace, jobs: JobTable) -> Any:
-    """The cluster of ``--training-servers`` and ``--inference-servers``, ``auto`` sized
-    on ``jobs`` at ``--utilisation``."""
+    """The cluster of ``--servers`` (its servers: a list of ``aryl.Server``), or of
+    ``--training-servers`` and ``--inference-servers``, ``auto`` sized on ``jobs`` at
+    ``--utilisation`` (a ``sim.Cluster``)."""
+    given = getattr(args, "servers", None)
+    types = getattr(args, "inference_types", None)
+    if given is None:
+        if types is not None:
+            raise ValueError(
+                "--inference-types chooses the pools of a node list given as --servers"
+            )
+    else:
+        # these run on clusters of counts (sweep points): not yet on a file's servers
+        for option, used in (
+            ("--seeds", getattr(args, "seeds", None) is not None),
+            ("--windows", getattr(args, "windows", None) is not None),
+            ("--pollux-rows", bool(getattr(args, "pollux_rows", False))),
+        ):
+            if used:
+                raise ValueError(
+                    f"--servers runs one simulation per row; {option} replays on a "
+                    "cluster of server counts (--training-servers, --inference-servers) "
+                    "and does not take --servers yet"
+                )
+        return servers_of(given, types, config_of(args), console_of(args))
     return cluster_of(
         args.training_servers,
         args.inference_servers,
@@ -77,5 +99,9 @@ def elastic_options(
         "elastic_range": args.elastic_range,
     }
     if on is not None and math.isinf(args.elastic_range):
-        options["elastic_max_gpus"] = on.training_servers * on.gpus_per_server
+        options["elastic_max_gpus"] = (
+            sum(s.gpus for s in on if s.pool == "training")
+            if isinstance(on, list)  # --servers
+            else on.training_servers * on.gpus_per_server
+        )
     return options

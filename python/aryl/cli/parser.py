@@ -94,7 +94,48 @@ def _suggestion(message: str) -> str:
 _SPEEDS = ",".join(f"{k}={v:g}" for k, v in DEFAULT_GPU_SPEED.items())
 
 
-def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
+#: ``--training-servers`` / ``--inference-servers`` not given (``_ClusterAction``):
+#: compares equal to ``auto``, which argparse then parses as given.
+class _Auto(str):
+    pass
+
+
+_AUTO = _Auto("auto")
+_COUNTS = ("--training-servers", "--inference-servers")
+
+
+class _ClusterAction(argparse.Action):
+    """Stores an option of the cluster, refusing ``--servers`` with a server count:
+    one says the cluster, the other sizes it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: Optional[str] = None,
+    ) -> None:
+        if option_string == "--servers":
+            counts = [
+                o
+                for o in _COUNTS
+                if getattr(namespace, o[2:].replace("-", "_"), _AUTO) is not _AUTO
+            ]
+        else:
+            counts = [option_string or ""] if namespace.servers is not None else []
+        if counts:
+            parser.error(
+                f"--servers and {' and '.join(counts)}: --servers FILE gives the whole "
+                "cluster (its servers, their pools and GPU types); drop "
+                f"{' and '.join(counts)}, or --servers to size a cluster of 8-GPU V100 "
+                "and T4 servers"
+            )
+        setattr(namespace, self.dest, values)
+
+
+def _trace_arguments(
+    p: argparse.ArgumentParser, out: str, servers: bool = False
+) -> None:
     p.add_argument(
         "jobs",
         nargs="?",
@@ -132,22 +173,44 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
         "--training-servers auto sizes the cluster on the trace as recorded (F = 1), "
         "so F is the offered load relative to the paper's (default 1)",
     )
+    counts: Any = {"action": _ClusterAction} if servers else {}
     p.add_argument(
         "--training-servers",
         type=_servers_or_auto("--training-servers", 1),
-        default="auto",
+        default=_AUTO if servers else "auto",
         metavar="N|auto",
         help="8-GPU V100 training servers; auto (default) sizes the cluster so that the FIFO "
         "Baseline keeps --utilisation of them busy (aryl.sim.size_cluster)",
+        **counts,
     )
     p.add_argument(
         "--inference-servers",
         type=_servers_or_auto("--inference-servers", 0),
-        default="auto",
+        default=_AUTO if servers else "auto",
         metavar="N|auto",
         help="8-GPU T4 inference servers that can be lent; auto (default): the paper's 520 "
         "per 443 training servers",
+        **counts,
     )
+    if servers:
+        p.add_argument(
+            "--servers",
+            action=_ClusterAction,
+            type=_readable_file("--servers"),
+            metavar="FILE",
+            help="the cluster as a file, instead of --training-servers and "
+            "--inference-servers: aryl's server CSV (id, pool, gpus, gpu_type) or the "
+            "Alibaba GPU 2023 node list (openb_node_list_gpu_node.csv: T4 servers the "
+            "inference pool, the rest training; docs/traces.md). Give the speed of each "
+            "GPU type the paper lacks with --gpu-speed",
+        )
+        p.add_argument(
+            "--inference-types",
+            type=_type_names,
+            metavar="TYPE,...",
+            help="with a node list as --servers: the GPU types whose servers are the "
+            "inference pool, lent to training (default T4; none: no inference pool)",
+        )
     p.add_argument(
         "--utilisation",
         type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),
@@ -208,6 +271,19 @@ def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
         help=f"where results go (default {out})",
     )
     _output_arguments(p)
+
+
+def _type_names(text: str) -> Tuple[str, ...]:
+    """``--inference-types``: GPU type names, comma-separated; ``none``: no type."""
+    if text.strip().lower() == "none":
+        return ()
+    names = tuple(t.strip() for t in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"--inference-types takes GPU types separated by commas (e.g. T4,A10) or "
+            f"none, got {text!r}"
+        )
+    return names
 
 
 def _output_arguments(p: argparse.ArgumentParser) -> None:
@@ -334,7 +410,7 @@ def _parser() -> argparse.ArgumentParser:
         "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
         "default the cluster is sized to the paper's Baseline load (72% training GPU use).",
     )
-    _trace_arguments(p, "aryl-results/compare")
+    _trace_arguments(p, "aryl-results/compare", servers=True)
     _plot_arguments(p)
     _elastic_arguments(p)
     _group_argument(
@@ -435,7 +511,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Simulate one scheduling policy, reclaim policy and scenario on a "
         "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.",
     )
-    _trace_arguments(p, "aryl-results/simulate")
+    _trace_arguments(p, "aryl-results/simulate", servers=True)
     _plot_arguments(p)
     _group_argument(p, "print queuing, JCT and slowdown")
     p.add_argument(

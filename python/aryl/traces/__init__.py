@@ -30,6 +30,10 @@ eight workloads and six applications (Apache-2.0, ``aryl/data/README.md``).
 artifact's generator does) for goodput-driven runs such as Aryl+TunedJobs, and
 ``pollux_elastic`` gives a Pollux workload's jobs an elastic range for policy ``aryl``.
 
+``read_servers`` reads a cluster: aryl's server CSV (``id, pool, gpus, gpu_type``) or,
+as ``read_nodes``, the Alibaba GPU 2023 release's node list (T4 servers the inference
+pool by default), as ``aryl.Server`` records for ``aryl.sim.simulate``.
+
 Examples
 --------
 >>> import aryl.traces as traces
@@ -86,18 +90,28 @@ from .reading import (
     read_jobs,
     read_load,
 )
+from .servers import (
+    INFERENCE_TYPES,
+    NODE_GPU_TYPES,
+    SERVER_COLUMNS,
+    read_nodes,
+    read_servers,
+)
 
 __all__ = [
     "CutShortWarning",
     "GPU_SECONDS_PER_JOB",
+    "INFERENCE_TYPES",
     "JOB_COLUMNS",
     "LOAD_COLUMNS",
     "MAPPING_COLUMNS",
+    "NODE_GPU_TYPES",
     "POLLUX_APPLICATIONS",
     "POLLUX_EPOCHS",
     "POLLUX_GPU_TIME_BUCKETS",
     "POLLUX_WORKLOADS",
     "PolluxApplication",
+    "SERVER_COLUMNS",
     "TRACE_FORMATS",
     "TraceError",
     "UNKNOWN_GPU_TYPES",
@@ -118,9 +132,11 @@ __all__ = [
     "read_helios",
     "read_jobs",
     "read_load",
+    "read_nodes",
     "read_philly",
     "read_pollux_application",
     "read_pollux_workload",
+    "read_servers",
     "rescale_load",
     "synthetic",
     "to_jobs",

@@ -49,7 +49,9 @@ def _refuse(header: List[str]) -> Optional[str]:
     or it is not one of the release's other files)."""
     if "sn" in header and "name" not in header:
         return (
-            "a node list (openb_node_list_*.csv: the release's servers), not a pod list"
+            "a node list (openb_node_list_*.csv: the release's servers), not a pod "
+            "list: give it as the cluster, --servers FILE (aryl.traces.read_nodes in "
+            "Python), and a pod list (openb_pod_list_default.csv) as JOBS"
         )
     if "num_gpu" in header and not _TIMES & set(header):
         return (
