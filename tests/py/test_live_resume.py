@@ -2,6 +2,7 @@
 job completes, after any journal event, in mid-write; and a journal that is not
 this run's is refused."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -11,9 +12,11 @@ from aryl.live import (
     Controller,
     FakeBackend,
     Journal,
+    JournalMismatch,
     JournalRepaired,
     VirtualClock,
 )
+from aryl.sim import Cluster, Config
 from test_live import CLUSTER, CONFIG, JOBS, LOAD
 
 
@@ -153,3 +156,56 @@ def test_a_torn_last_line_is_cut_off_and_the_run_resumes_again(tmp_path, whole):
     assert json.loads(torn)["event"] in [e["event"] for e in events(path)]
     third = controller(tmp_path, backend, resume=True)
     same_run(third.run().check(), whole)
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (
+            {"jobs": [dataclasses.replace(j, duration=10 * j.duration) for j in JOBS]},
+            "jobs",
+        ),
+        ({"jobs": JOBS[:4]}, "jobs"),
+        ({"cluster": Cluster(2, 1, inference_gpu="V100")}, "servers"),
+        ({"policy": "fifo"}, "policy"),
+        ({"load": [(0.0, 0.0)]}, "load"),
+        ({"config": Config(lend_hold=0.0, restart_overhead=1.0)}, "config"),
+        ({"seed": 3}, "seed"),
+    ],
+)
+def test_a_journal_of_another_run_is_refused(tmp_path, change, named):
+    """R5-11: the journal's header holds the run's fingerprints; a resume with other
+    jobs, servers, policy, options, load or seed is refused, naming what differs,
+    and leaves the journal as it was."""
+    backend = backend_in(tmp_path)
+    controller(tmp_path, backend).run(until=3300.0)
+    path = tmp_path / "journal.jsonl"
+    before = path.read_bytes()
+    assert events(path)[0]["event"] == "header"
+    with pytest.raises(JournalMismatch, match=f"another run's journal.*{named}: "):
+        controller(tmp_path, backend, resume=True, **change)
+    assert path.read_bytes() == before
+    controller(tmp_path, backend, resume=True).run().check()  # its own run resumes
+
+
+def test_a_journal_without_a_header_or_with_a_bad_line_is_named(tmp_path):
+    backend = backend_in(tmp_path)
+    controller(tmp_path, backend).run(until=1000.0)
+    path = tmp_path / "journal.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[1:]) + "\n")
+    with pytest.raises(JournalMismatch, match="no header"):
+        controller(tmp_path, backend, resume=True)
+    arrive = json.loads(lines[1])
+    assert arrive["event"] == "arrive"
+    for bad, message in [
+        ({"event": "arrive", "t": 5.0}, "line 2: 'arrive' event: missing field 'job'"),
+        ({**arrive, "t": float("inf")}, "line 2: 'arrive' event: .*finite"),
+        ({"event": "loan", "t": 1.0, "servers": ["x"], "on_loan": False}, "line 2"),
+    ]:
+        path.write_text("\n".join([lines[0], json.dumps(bad), *lines[2:]]) + "\n")
+        with pytest.raises(ValueError, match=message):
+            controller(tmp_path, backend, resume=True)
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(ValueError, match="not a file"):
+        Controller(JOBS, CLUSTER, backend, journal=tmp_path / "dir", resume=True)

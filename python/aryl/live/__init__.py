@@ -14,7 +14,7 @@ an ``aryl.sim.Result`` (``docs/live.md``).
 from .backend import Backend, FakeBackend, Report
 from .controller import RECLAIM_GRACE_S, WORKER_RESTARTS, Controller
 from .jobs import EmulatedJob, JobAgent, TrainingJob, progress_rate
-from .record import Journal, JournalRepaired, Record, replay
+from .record import Journal, JournalMismatch, JournalRepaired, Record, replay
 from .timing import Clock, LoadSource, VirtualClock
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "FakeBackend",
     "JobAgent",
     "Journal",
+    "JournalMismatch",
     "JournalRepaired",
     "LoadSource",
     "RECLAIM_GRACE_S",

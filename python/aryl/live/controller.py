@@ -21,6 +21,8 @@ server joins the whitelist when the backend reports its node joined.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import os
 import time
@@ -62,7 +64,14 @@ from ..state import ClusterState
 from ..typing import AllocationPolicy, SimulationReclaimPolicy
 from .backend import Backend, Report
 from .jobs import TrainingJob, emulated_programs, throughput
-from .record import Journal, JournalRepaired, Record, load_integral, restore
+from .record import (
+    Journal,
+    JournalMismatch,
+    JournalRepaired,
+    Record,
+    load_integral,
+    restore,
+)
 from .timing import Clock, LoadSource, VirtualClock
 
 #: Simulated seconds a reclaim waits for stopped workers before killing them.
@@ -195,16 +204,26 @@ class Controller:
         self._job_index = {j.id: i for i, j in enumerate(self.jobs)}
         self.state = ClusterState.from_records(self.servers)  # the whitelist's state
         self.journal_path = journal
+        if journal is not None and os.path.exists(journal):
+            if not os.path.isfile(journal):
+                raise ValueError(f"journal {journal}: not a file")
         keep: Optional[int] = None
+        header = self._header(load)
         if resume and journal is not None and os.path.exists(journal):
             self.record, keep = restore(
-                journal, self.jobs, self.servers, self.config.scaling
+                journal,
+                self.jobs,
+                self.servers,
+                self.config.scaling,
+                lambda events: _check_header(journal, events, header),
             )
         else:
             self.record = Record(self.jobs, self.servers, self.config.scaling)
         self._resuming = resume and os.path.exists(journal or "")
         self._journal = Journal(journal, keep)
         try:
+            if not self.record.events:  # a new journal (or nothing of one was whole)
+                self._emit(header)
             if self._journal.repaired:
                 warnings.warn(
                     f"{journal}: cut off its last {self._journal.repaired} bytes, "
@@ -234,6 +253,40 @@ class Controller:
         except BaseException:
             self._journal.close()
             raise
+
+    def _header(self, load: Any) -> Dict[str, Any]:
+        """The journal's first line: what makes a run this one (``_check_header``)."""
+        from ..sim.provenance import aryl_version, fingerprint_jobs
+
+        policy = (
+            self.policy
+            if isinstance(self.policy, str)
+            else f"{self.name} ({type(self.policy).__module__}."
+            f"{type(self.policy).__qualname__})"
+        )
+        times, loads = self.load.series()
+        if not self.config.loaning or load is None:
+            load_print = "none"
+        elif callable(load):
+            load_print = "a callable"
+        else:
+            load_print = f"{len(times)} points, {_digest([times, loads])}"
+        servers = [[s.id, s.pool, s.gpus, s.gpu_type] for s in self.servers]
+        return {
+            "event": "header",
+            "t": 0.0,
+            "aryl": aryl_version(),
+            "run": {
+                "jobs": f"{len(self.jobs)} jobs, "
+                f"{fingerprint_jobs(JobTable.of(self.jobs))}",
+                "servers": f"{len(servers)} servers, {_digest(servers)}",
+                "policy": policy,
+                "reclaim": str(self.reclaim_policy),
+                "config": _digest(dataclasses.asdict(self.config)),
+                "load": load_print,
+                "seed": self.seed,
+            },
+        }
 
     # ------------------------------------------------------------------ run
 
@@ -812,6 +865,40 @@ class Controller:
             and not self.record.workers
             and not self._joining
             and math.isinf(next_loan)
+        )
+
+
+def _digest(value: Any) -> str:
+    """16 hex digits of SHA-256 over ``value`` as canonical JSON."""
+    text = json.dumps(value, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _check_header(
+    journal: Union[str, os.PathLike[str]],
+    events: Sequence[Mapping[str, Any]],
+    header: Mapping[str, Any],
+) -> None:
+    """A ``JournalMismatch`` unless the journal's ``events`` begin with this run's
+    header (an empty journal has none yet: it is written first)."""
+    if not events:
+        return
+    if events[0]["event"] != "header":
+        raise JournalMismatch(
+            f"{journal}: has no header line (written by an aryl before 0.3?), so "
+            "nothing tells that it is this run's journal; start a new run"
+        )
+    theirs, ours = events[0].get("run", {}), header["run"]
+    differ = [
+        f"{key}: {theirs.get(key)!r} in the journal, {ours[key]!r} here"
+        for key in ours
+        if theirs.get(key) != ours[key]
+    ]
+    if differ:
+        raise JournalMismatch(
+            f"{journal}: is another run's journal, so this one cannot resume from "
+            f"it (give the same jobs, cluster, policy, options, load and seed): "
+            + "; ".join(differ)
         )
 
 

@@ -23,7 +23,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -35,8 +35,12 @@ from .jobs import throughput
 
 #: The timeline's columns, as ``aryl.sim.Result.timeline`` has them.
 TIMELINE = TIMELINE_COLUMNS
+#: The largest time a journal may hold, simulated seconds (about 31,700 years): past
+#: it a float no longer counts milliseconds, and a clock cannot step an epoch.
+MAX_TIME_S = 1e12
 #: The kinds of events (the module docstring says what each holds), ``end`` aside.
 KINDS = (
+    "header",
     "arrive",
     "reject",
     "workers",
@@ -47,6 +51,11 @@ KINDS = (
     "sample",
     "epoch",
 )
+
+
+class JournalMismatch(ValueError):
+    """A journal to resume from is not this run's (another trace, cluster, policy,
+    configuration, load or seed), or has no header to tell."""
 
 
 class JournalRepaired(UserWarning):
@@ -196,14 +205,27 @@ class Record:
         self.dirty = True  # something changed since the last scheduling epoch
         self.epoch_at = -math.inf  # the last epoch's time
         self.sampled_at = -math.inf  # the last sample's time (an epoch tick's end)
+        self.header: Optional[Dict[str, Any]] = None  # the run's fingerprints
+        self.events = 0  # applied so far
 
     # ------------------------------------------------------------ the events
 
     def apply(self, event: Dict[str, Any]) -> None:
         """Apply one event (the journal's order is the run's)."""
         kind, t = event["event"], float(event["t"])
+        if not -MAX_TIME_S <= t <= MAX_TIME_S:
+            raise ValueError(
+                f"time {t:g} s: a journal's times must be finite and within "
+                f"{MAX_TIME_S:g} s ({MAX_TIME_S / 3.15576e7:,.0f} years)"
+            )
         if kind not in KINDS + ("end",):
             raise ValueError(f"unknown event {kind!r} at t = {t:g}")
+        self.events += 1
+        if kind == "header":
+            if self.events > 1:
+                raise ValueError("a header after the first line")
+            self.header = event
+            return
         self._loaned_until(t)
         if kind in ("arrive", "loan", "reclaim"):
             self.dirty = True
@@ -439,10 +461,14 @@ def restore(
     jobs: Sequence[Job],
     servers: Sequence[Server],
     scaling: str = "linear",
+    check: Optional[Callable[[List[Dict[str, Any]]], None]] = None,
 ) -> Tuple[Record, int]:
     """``replay``'s ``Record``, and the bytes of the journal it holds (its whole
-    lines): a resumed controller appends after them."""
+    lines): a resumed controller appends after them. ``check(events)``, given every
+    whole event before any is applied, may refuse the journal (its header)."""
     lines = list(Journal.lines(path))
+    if check is not None:
+        check([event for _, _, event in lines])
     keep = Journal.whole(path)
     # an epoch is whole with the changes it announces: one journaled in part was
     # never acted on (the backend acts after the last), so it is cut off
