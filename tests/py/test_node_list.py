@@ -116,6 +116,7 @@ def test_simulate_and_compare_take_the_node_list(tmp_path, capsys):
     out = tmp_path / "c"
     argv = ["compare", str(PODS), "--trace-format", "alibaba-2023", *QUIET]
     lend = ["--inference-types", "T4,G3", "--gpu-speed", SPEEDS]
+    lend += ["--elastic-range", "cluster"]  # up to the file's training GPUs
     assert main([*argv, "--servers", str(NODES), *lend, "--out", str(out)]) == 0
     runs = sim.load(out / "runs" / "baseline-fifo").provenance.cluster
     assert (runs["inference_servers"], runs["inference_gpu"]) == (5, "G3+T4")
