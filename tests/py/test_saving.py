@@ -5,10 +5,13 @@ sweep; concurrent writers and readers of one folder never see a missing or mixed
 """
 
 import dataclasses
+import faulthandler
 import json
 import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -299,6 +302,7 @@ def test_loading_a_missing_result_is_file_not_found(tmp_path):
 
 
 def _writer(folder, label, rounds, errors):
+    faulthandler.enable()  # a crash in C prints every thread's stack to the log
     run = small_run(3 if label == "a" else 6, label)
     for _ in range(rounds):
         try:
@@ -308,6 +312,7 @@ def _writer(folder, label, rounds, errors):
 
 
 def _reader(folder, rounds, errors):
+    faulthandler.enable()
     runs = {r.label: r for r in (small_run(3, "a"), small_run(6, "b"))}
     for _ in range(rounds):
         try:
@@ -337,6 +342,41 @@ def test_many_writers_and_readers_on_one_folder_lose_nothing(tmp_path):
     assert found == []
     assert sim.load(folder).label in ("a", "b")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no temporaries left
+
+
+READ_IN_A_NEW_PROCESS = """
+import os, sys
+from aryl import sim
+from aryl.sim import storage
+
+def threads():
+    return sorted(os.listdir("/proc/self/task"))
+
+before = threads()
+for _ in range(3):
+    sim.load(sys.argv[1])
+    storage.saved_summary(sys.argv[1])
+print(len(before), len(threads()))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_reading_a_result_starts_no_arrow_thread(tmp_path, run):
+    # A reader of a folder racing writers once died by SIGABRT at exit: Arrow's
+    # thread pools, started by a threaded Parquet read from a Python file object,
+    # can abort the process when they are torn down at interpreter exit
+    # ("terminate called without an active exception"). A read parses the bytes
+    # on the calling thread, so a reader holds no Arrow thread to tear down.
+    run.save(tmp_path / "run")
+    out = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", READ_IN_A_NEW_PROCESS]
+        + [str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before, after = map(int, out.stdout.split())
+    assert after == before
 
 
 # ---- the sweep cache ----------------------------------------------------------------------

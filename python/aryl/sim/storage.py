@@ -35,7 +35,6 @@ import ctypes
 import errno
 import functools
 import hashlib
-import io
 import json
 import math
 import os
@@ -472,9 +471,32 @@ class _Folder:
     def table(self, name: str, meta: Dict[str, Any]) -> pd.DataFrame:
         data = self.read(f"{name}.parquet", meta)
         try:
-            return pd.read_parquet(io.BytesIO(data))
+            return parquet_frame(data)
         except Exception as exc:  # pyarrow raises its own types for bad bytes
             raise self.damaged(f"{name}.parquet", str(exc)) from None
+
+
+def parquet_frame(data: bytes) -> pd.DataFrame:
+    """The table in the Parquet file ``data`` (its bytes, read whole beforehand).
+
+    Parsed from memory on the calling thread only: no Python file object for
+    Arrow's I/O threads to call back into, no pre-buffering, and neither Arrow's CPU
+    nor its I/O thread pool started. A process that has read a result then holds no
+    Arrow thread, so the thread pools' teardown at interpreter exit, which can
+    abort the process (``terminate called without an active exception``: SIGABRT,
+    seen in a reader of a folder racing writers), never runs. The tables of a
+    result are small; threads would save little.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # ``ParquetFile``, not ``read_table``/``pd.read_parquet``: those go through
+    # Arrow's datasets, which start an I/O thread even with use_threads=False.
+    table = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(
+        use_threads=False
+    )
+    frame: pd.DataFrame = table.to_pandas(use_threads=False)
+    return frame
 
 
 def _digest(data: bytes) -> str:
@@ -536,6 +558,7 @@ def saved_summary(path: PathLike) -> Dict[str, Any]:
     Raises ``ResultFileError`` naming the damaged file (``FileNotFoundError`` when
     there is no result).
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = Path(os.path.expanduser(os.fspath(path)))
@@ -547,7 +570,7 @@ def saved_summary(path: PathLike) -> Dict[str, Any]:
         for table in tables:
             data = files.read(f"{table}.parquet", meta)
             try:
-                pq.read_metadata(io.BytesIO(data))
+                pq.read_metadata(pa.BufferReader(data))  # no Arrow threads
             except Exception as exc:  # pyarrow's own types for bad bytes
                 raise files.damaged(f"{table}.parquet", str(exc)) from None
     summary: Dict[str, Any] = meta["summary"]
