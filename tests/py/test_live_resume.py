@@ -209,3 +209,19 @@ def test_a_journal_without_a_header_or_with_a_bad_line_is_named(tmp_path):
     (tmp_path / "dir").mkdir()
     with pytest.raises(ValueError, match="not a file"):
         Controller(JOBS, CLUSTER, backend, journal=tmp_path / "dir", resume=True)
+
+
+def test_the_restart_cap_holds_across_controller_restarts(tmp_path):
+    """R5-20: a worker of j0 dies again and again, the controller restarting after
+    each death: j0 is restarted in place ``worker_restarts`` times, then requeued."""
+    backend = backend_in(tmp_path)
+    first = controller(tmp_path, backend, load=None, worker_restarts=2)
+    first.run(until=600.0)
+    for _ in range(3):
+        backend.fail_worker("j0")
+        again = controller(tmp_path, backend, resume=True, load=None, worker_restarts=2)
+        again.run(until=again.record.now + 120.0)
+    assert [e for e in backend.log if e == ("restart", "j0")] == [("restart", "j0")] * 3
+    assert again.restarts == {"j0": 3}
+    result = controller(tmp_path, backend, resume=True, load=None).run().check()
+    assert result.jobs.set_index("id").loc["j0", "preemptions"] == 1

@@ -231,7 +231,8 @@ class Controller:
                     JournalRepaired,
                     stacklevel=2,
                 )
-            self.restarts: Dict[Any, int] = {}
+            # restarts in place per job, as journaled (the cap holds across resumes)
+            self.restarts: Dict[Any, int] = self.record.restarts
             self._dirty = False
             self._epochs = 0
             self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
@@ -721,8 +722,9 @@ class Controller:
             if job not in self.record.workers:
                 continue
             lost = self.backend.restart(job)
-            self._emit({"event": "lost", "t": now, "job": job, "fraction": lost})
-            self.restarts[job] = self.restarts.get(job, 0) + 1
+            self._emit(
+                {"event": "lost", "t": now, "job": job, "fraction": lost, "restart": True}
+            )
             if self.restarts[job] > self.worker_restarts:
                 self._workers(job, [], "preemption", now, self._done(job))
                 stops = [w for w in self.state.workers() if w.job == job]

@@ -11,7 +11,8 @@ with the same tables and totals a simulated run has.
 Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
 ``arrive`` (``job``), ``reject`` (``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as ``[server,
 flexible]`` pairs, ``why``: the history's change, ``done``: the fraction done then),
-``lost`` (``job``, ``fraction`` of it lost to a kill or a failure), ``loan``
+``lost`` (``job``, ``fraction`` of it lost to a kill or a failure; ``restart``: true
+when its workers were restarted in place), ``loan``
 (``servers``, ``on_loan``), ``reclaim`` (``servers``, ``demand_gpus``,
 ``collateral_gpus``, ``free``: servers returned without preempting a job there),
 ``drain`` (``servers``), ``sample`` (a timeline row), ``epoch`` and ``end``.
@@ -206,6 +207,7 @@ class Record:
         self.epoch_at = -math.inf  # the last epoch's time
         self.sampled_at = -math.inf  # the last sample's time (an epoch tick's end)
         self.header: Optional[Dict[str, Any]] = None  # the run's fingerprints
+        self.restarts: Dict[Any, int] = {}  # job -> restarts in place (``lost``)
         self.events = 0  # applied so far
 
     # ------------------------------------------------------------ the events
@@ -241,6 +243,8 @@ class Record:
             row = self.job_row[event["job"]]
             self.work_lost[row] += float(event["fraction"]) * self.work[row]
             self.done[row] = max(0.0, self.done[row] - float(event["fraction"]))
+            if event.get("restart"):
+                self.restarts[event["job"]] = self.restarts.get(event["job"], 0) + 1
         elif kind == "loan":
             for s in event["servers"]:
                 if event["on_loan"]:
