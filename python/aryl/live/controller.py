@@ -723,7 +723,13 @@ class Controller:
                 continue
             lost = self.backend.restart(job)
             self._emit(
-                {"event": "lost", "t": now, "job": job, "fraction": lost, "restart": True}
+                {
+                    "event": "lost",
+                    "t": now,
+                    "job": job,
+                    "fraction": lost,
+                    "restart": True,
+                }
             )
             if self.restarts[job] > self.worker_restarts:
                 self._workers(job, [], "preemption", now, self._done(job))
