@@ -15,7 +15,7 @@ from .backend import Backend, FakeBackend, Report
 from .controller import RECLAIM_GRACE_S, WORKER_RESTARTS, Controller
 from .jobs import EmulatedJob, JobAgent, TrainingJob, progress_rate
 from .record import Journal, JournalMismatch, JournalRepaired, Record, replay
-from .timing import Clock, LoadSource, VirtualClock
+from .timing import MAX_COMPRESSION, Clock, LoadSource, VirtualClock
 
 __all__ = [
     "Backend",
@@ -28,6 +28,7 @@ __all__ = [
     "JournalMismatch",
     "JournalRepaired",
     "LoadSource",
+    "MAX_COMPRESSION",
     "RECLAIM_GRACE_S",
     "Record",
     "Report",

@@ -336,12 +336,14 @@ class Controller:
                 # the simulator's last: nothing can change after it
                 last_loan = loaned and now >= self.load.settled()
                 now = self._tick(now, loaned, now >= next_epoch)
-                while next_loan <= now:
-                    next_loan += loan_every
+                # the next ones after now, however far the clock jumped (a stalled
+                # process, a resume after a long stop): not step by step
+                if next_loan <= now:
+                    next_loan = _next_multiple(now, loan_every, inclusive=False)
                 if last_loan:
                     next_loan = math.inf
-                while next_epoch <= now:
-                    next_epoch += interval
+                if next_epoch <= now:
+                    next_epoch = _next_multiple(now, interval, inclusive=False)
                 if self._stuck(now, next_loan):
                     break
             if until == math.inf:
@@ -929,8 +931,10 @@ def _nonempty(path: Union[str, os.PathLike[str]]) -> bool:
 
 
 def _next_multiple(t: float, step: float, inclusive: bool) -> float:
+    """The first multiple of ``step`` at or after (``inclusive``) or after ``t``."""
     k = math.ceil(t / step) if inclusive else math.floor(t / step) + 1
-    return k * step
+    out = k * step
+    return out if out > t or (inclusive and out == t) else (k + 1) * step
 
 
 def _gpus(worker: Worker, job: Job) -> Worker:

@@ -15,6 +15,11 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .. import _core
 
+#: The fastest a ``Clock`` runs: at 10,000x a wall millisecond is 10 simulated
+#: seconds, a sixth of the default scheduling interval; faster, the controller's
+#: loop (a poll of the cluster takes milliseconds) can no longer follow its epochs.
+MAX_COMPRESSION = 1e4
+
 
 class Clock:
     """Simulated seconds from wall time, ``compression`` times faster."""
@@ -25,8 +30,12 @@ class Clock:
         """``compression``: simulated seconds per wall second (> 0)."""
         if isinstance(compression, bool) or not isinstance(compression, (int, float)):
             raise TypeError(f"compression must be a number, got {compression!r}")
-        if not (0.0 < compression < math.inf):
-            raise ValueError(f"compression must be > 0 and finite, got {compression}")
+        if not (0.0 < compression <= MAX_COMPRESSION):
+            raise ValueError(
+                f"compression must be > 0 and at most {MAX_COMPRESSION:g} (a wall "
+                f"millisecond is then {MAX_COMPRESSION / 1000:g} simulated seconds; "
+                f"faster, the controller cannot follow its epochs), got {compression}"
+            )
         self.compression = float(compression)
         self._origin = time.monotonic()
         self._offset = 0.0
