@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from aryl.live import MAX_COMPRESSION, Clock, Controller, FakeBackend, VirtualClock
+from aryl.sim import simulate
 from test_live import CLUSTER, CONFIG, JOBS, LOAD
 
 
@@ -66,3 +67,26 @@ def test_a_journal_time_it_cannot_count_is_refused(tmp_path, t):
     path.write_text("\n".join([*lines[:-1], json.dumps({**last, "t": t})]) + "\n")
     with pytest.raises(ValueError, match=rf"line {len(lines)}: .*must be finite"):
         Controller(JOBS, CLUSTER, backend, journal=path, resume=True, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "load", [[(0.0, 50.0)], [(0.0, 0.0), (600.0, -0.1)], [(0.0, 0.0), (3e3, 1.5)]]
+)
+def test_a_load_simulate_refuses_is_refused_live_with_its_message(tmp_path, load):
+    """R5-14: a series in percent is refused before the run, as ``simulate``
+    refuses it, in the same words."""
+    with pytest.raises(ValueError) as simulated:
+        simulate(JOBS, CLUSTER, inference_load=load, config=CONFIG)
+    backend = FakeBackend(str(tmp_path / "ckpt"))
+    with pytest.raises(ValueError) as live:
+        Controller(JOBS, CLUSTER, backend, load=load, config=CONFIG)
+    assert str(live.value) == str(simulated.value)
+
+
+def test_a_load_callable_answering_a_percentage_is_refused_naming_the_time(tmp_path):
+    backend = FakeBackend(str(tmp_path / "ckpt"))
+    controller = Controller(
+        JOBS, CLUSTER, backend, load=lambda t: 50.0, config=CONFIG, clock=VirtualClock()
+    )
+    with pytest.raises(ValueError, match=r"at t = 0 s: load\(t\) must be in \[0, 1\]"):
+        controller.run()

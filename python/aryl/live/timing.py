@@ -110,6 +110,7 @@ class LoadSource:
             from ..sim.simulation import _load
 
             self.times, self.loads = _load(load)
+            check_load(self.times, self.loads)
         self.servers = servers
         self.headroom = headroom
         self.hold = lend_hold
@@ -134,8 +135,11 @@ class LoadSource:
         """The load at ``t``."""
         if self._call is not None:
             value = float(self._call(t))
-            if not 0.0 <= value or math.isnan(value):
-                raise ValueError(f"load({t:g}) must be >= 0, got {value}")
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(
+                    f"inference load at t = {_number(t)} s: load(t) must be in "
+                    f"[0, 1] (a fraction, not a percentage), got {_number(value)}"
+                )
             bisect.insort(self.times, t)
             self.loads.insert(self.times.index(t), value)
             return value
@@ -170,3 +174,25 @@ class LoadSource:
 
     def _spare(self, load: float) -> int:
         return int(_core.spare_servers([load], self.servers, self.headroom)[0])
+
+
+def check_load(times: Sequence[float], loads: Sequence[float]) -> None:
+    """Refuse an inference-load series as ``aryl.sim.simulate`` does, with its
+    messages: every time finite and increasing, every load in [0, 1]."""
+    for i, (t, value) in enumerate(zip(times, loads)):
+        if not math.isfinite(t) or not 0.0 <= value <= 1.0:
+            raise ValueError(
+                f"inference load row {i}: time must be finite and load in [0, 1], "
+                f"got ({_number(t)}, {_number(value)})"
+            )
+        if i > 0 and t <= times[i - 1]:
+            raise ValueError(
+                f"inference load row {i}: times must increase, got {_number(t)} "
+                f"after {_number(times[i - 1])}"
+            )
+
+
+def _number(value: float) -> str:
+    """A number as the engine's messages print it (``50``, ``0.25``, ``inf``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
