@@ -137,6 +137,13 @@ def test_servers_and_server_counts_are_refused_together(options, capsys):
     assert "gives the whole cluster" in err
 
 
+def test_sweep_says_it_takes_server_counts(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", "--servers", str(NODES)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "simulate take --servers FILE" in err, err
+
+
 @pytest.mark.parametrize(
     "options, message",
     [

@@ -133,6 +133,24 @@ class _ClusterAction(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class _NoServers(argparse.Action):
+    """``--servers`` where a command runs on server counts only: refused, saying
+    what does take it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: Optional[str] = None,
+    ) -> None:
+        parser.error(
+            "--servers: aryl sweep runs each point on a cluster of server counts "
+            "(--set/--grid training_servers, inference_servers); aryl compare and aryl "
+            "simulate take --servers FILE"
+        )
+
+
 def _trace_arguments(
     p: argparse.ArgumentParser, out: str, servers: bool = False
 ) -> None:
@@ -192,7 +210,9 @@ def _trace_arguments(
         "per 443 training servers",
         **counts,
     )
-    if servers:
+    if not servers:  # sweep: its points are clusters of server counts
+        p.add_argument("--servers", action=_NoServers, help=argparse.SUPPRESS)
+    else:
         p.add_argument(
             "--servers",
             action=_ClusterAction,
