@@ -23,7 +23,11 @@ options shows that plan's.
 ``table``: the table from those files (each row's measured jobs pooled over the windows
 that finished, with window-bootstrap intervals; the paired view on the windows every row
 finished; the Pollux / Aryl+TunedJobs ratios beside the paper's; the windowing cost,
-K = 1 against K, for the rows run both ways; what it cost). ``--write`` puts it in
+K = 1 against K, for the rows run both ways; what it cost). Each manifest row is checked
+against the entry it names before it counts (``check_entry``): the name stays inside
+``runs/``, the entry's ``row.json`` names it and holds its result's label and summary,
+and the result's provenance holds the row's settings, the plan's, the seed and the
+window; anything else is a ``ManifestError`` naming the run. ``--write`` puts it in
 ``benchmarks/README.md`` between its markers (``tests/py/test_pollux_windows.py`` checks
 that the README's figures are the files').
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import subprocess
 import sys
 import time
@@ -213,17 +218,111 @@ def load_runs(folder: Path = RESULTS, **settings: Optional[float]) -> pd.DataFra
     ids = {w: set(g["job_id"]) for w, g in measured.groupby("window")}
     records = []
     for _, entry in manifest.iterrows():
-        path = folder / "runs" / entry["fingerprint"]
+        path = entry_folder(folder, entry)
         if not (path / "row.json").exists():
             continue
-        result = sim.load(path)
+        try:
+            result = sim.load(path)
+            row = json.loads((path / "row.json").read_text())
+        except ValueError as error:  # ResultFileError, a row.json that is not JSON
+            raise ManifestError(f"{_what(entry)}: {error}") from None
+        check_entry(entry, row, result, path)
         keep = result.jobs["id"].astype(str).isin(ids[entry["window"]])
         result.jobs = result.jobs[keep.to_numpy()].reset_index(drop=True)
-        row = json.loads((path / "row.json").read_text())
         records.append({**entry.to_dict(), "result": result, "entry": row})
     return pd.DataFrame.from_records(
         records, columns=[*manifest.columns, "result", "entry"]
     )
+
+
+class ManifestError(ValueError):
+    """A manifest row and the cache entry it names disagree (or the name is not an
+    entry of ``runs/``): the table is refused rather than filled with another run's
+    numbers."""
+
+
+#: What each row's runs are, as their sweep parameters say (``provenance.inputs``);
+#: ``None``: the parameter is not set. A row not listed here is checked for its
+#: plan, seed and window only.
+ROW_POINTS: Dict[str, Dict[str, Any]] = {
+    "Pollux": {"policy": "pollux", "agent": None, "goodput_jobs": True},
+    "Aryl+TunedJobs": {"policy": "aryl", "agent": "pollux", "goodput_jobs": True},
+    "Elastic only, aryl": {"policy": "aryl", "agent": None, "goodput_jobs": None},
+}
+_ENTRY_NAME = re.compile(r"[0-9a-f]{8,64}")
+
+
+def _what(entry: Any) -> str:
+    return (
+        f"manifest.csv's run {entry['row']!r}, seed {entry['seed']}, window "
+        f"{entry['window']} of {entry['windows']}"
+    )
+
+
+def entry_folder(folder: Path, entry: Any) -> Path:
+    """The cache entry a manifest row names: ``runs/<fingerprint>``, the fingerprint a
+    plain entry name (hex digits), never a path that leaves ``runs/``."""
+    name = entry["fingerprint"]
+    if not isinstance(name, str) or not _ENTRY_NAME.fullmatch(name):
+        raise ManifestError(
+            f"{_what(entry)}: its entry {name!r} is not the name of an entry of "
+            f"{folder / 'runs'} (hex digits)"
+        )
+    runs = (folder / "runs").resolve()
+    path = runs / name
+    if path.resolve().parent != runs:  # a symbolic link out of runs/
+        raise ManifestError(f"{_what(entry)}: its entry {path} is outside {runs}")
+    return path
+
+
+def check_entry(entry: Any, row: Dict[str, Any], result: Any, path: Path) -> None:
+    """``ManifestError`` unless the entry at ``path`` is the run its manifest row
+    says: its ``row.json`` names this entry and this result, and the result's
+    provenance holds this row's settings, the plan's, this seed and this window."""
+    from aryl.sim.storage import same_value
+
+    what = f"{_what(entry)} ({path})"
+    if not isinstance(row, dict) or row.get("fingerprint") != entry["fingerprint"]:
+        got = row.get("fingerprint") if isinstance(row, dict) else None
+        raise ManifestError(f"{what}: row.json names entry {got!r}, not this one")
+    if row.get("label") != result.label:
+        raise ManifestError(
+            f"{what}: row.json is of run {row.get('label')!r}, but result.json of "
+            f"{result.label!r} (files swapped between entries?)"
+        )
+    summary = result.summary()
+    differ = sorted(
+        k for k in summary if k in row and not same_value(row[k], summary[k])
+    )
+    if differ or "jct_mean" not in row:
+        raise ManifestError(
+            f"{what}: row.json's summary is not the saved result's "
+            f"({', '.join(differ) or 'jct_mean missing'}; files swapped between "
+            "entries?)"
+        )
+    provenance = result.provenance
+    inputs = provenance.inputs if provenance is not None else {}
+    point = inputs.get("sweep") if isinstance(inputs.get("sweep"), dict) else {}
+    window = f"window {int(entry['window']) + 1}/{int(entry['windows'])}"
+    expected = {
+        "trace": window,
+        "seed": int(entry["seed"]),
+        "pollux_generations": int(entry["generations"]),
+        "training_servers": int(entry["training_servers"]),
+        **ROW_POINTS.get(entry["row"], {}),
+    }
+    wrong = [
+        f"{key} {point.get(key)!r}, expected {value!r}"
+        for key, value in expected.items()
+        if point.get(key) != value
+    ]
+    if inputs.get("trace") != window:
+        wrong.insert(0, f"trace {inputs.get('trace')!r}, expected {window!r}")
+    if wrong:
+        raise ManifestError(
+            f"{what}: the saved run is not this one: its provenance has "
+            + "; ".join(wrong)
+        )
 
 
 def cell(e: Any, digits: int = 0) -> str:
