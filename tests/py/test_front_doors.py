@@ -83,14 +83,18 @@ def test_the_same_policy_mistake_through_schedule_simulate_and_sweep():
     kernels = [
         lambda: aryl.schedule(JOBS, SERVERS, policy="lottery"),
         lambda: ClusterState.from_records(SERVERS, JOBS).schedule(policy="lottery"),
+    ]
+    assert len({raised(c) for c in kernels}) == 1
+    # simulate and a sweep run Tiresias too (on the training servers): one more choice
+    runs = [
+        lambda: sim.simulate(JOBS, SERVERS, policy="lottery"),
         lambda: importlib.import_module("aryl.sim.sweep").resolve(
             {"policy": "lottery"}
         ),
     ]
-    assert len({raised(c) for c in kernels}) == 1
-    # simulate runs Tiresias too (on the training servers): one more choice named
-    kind, message = raised(lambda: sim.simulate(JOBS, SERVERS, policy="lottery"))
-    assert (kind, message) == (ValueError, raised(kernels[0])[1] + ", tiresias")
+    for run in runs:
+        kind, message = raised(run)
+        assert (kind, message) == (ValueError, raised(kernels[0])[1] + ", tiresias")
     calls = [
         lambda: aryl.schedule(JOBS, SERVERS, policy=1),
         lambda: sim.simulate(JOBS, SERVERS, policy=1),
