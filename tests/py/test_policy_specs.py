@@ -71,3 +71,41 @@ def test_a_policy_record_says_which_code_produced_a_result(tmp_path):
     again = Provenance.from_dict(provenance.to_dict())
     assert again == provenance and again.own_policy == record
     assert "own policy: same.py:Aryl" in str(again)
+
+
+COUNTED = """\
+with open({log!r}, "a") as log:  # one line each time this file is executed
+    log.write("run\\n")
+
+
+class C:
+    def allocate(self, state, epoch):
+        return state.schedule("aryl", **epoch.schedule_options)
+"""
+
+
+def test_a_spec_file_runs_once_per_process_until_it_is_edited(tmp_path):
+    log = tmp_path / "log.txt"
+    path = tmp_path / "count.py"
+    path.write_text(COUNTED.format(log=str(log)))
+    spec = f"{path}:C"
+
+    def sweep():
+        return sim.sweep(
+            {"trace": "tiny", "training_servers": 1, "inference_servers": 0},
+            {"policy": [spec], "seed": [0, 1, 2, 3]},
+            traces={"tiny": (JOBS, None)},
+            engine="serial",
+            cache=tmp_path / "cache",
+            progress=False,
+        )
+
+    def runs():
+        return len(log.read_text().splitlines())
+
+    assert not sweep()["cached"].any()
+    assert sweep()["cached"].all()
+    assert runs() == 1  # not once per cache key and per run
+    path.write_text(COUNTED.format(log=str(log)) + "\n# edited\n")
+    assert not sweep()["cached"].any()  # the whole file is in the key
+    assert runs() == 2
