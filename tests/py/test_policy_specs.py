@@ -36,6 +36,12 @@ def test_a_policy_of_your_own_named_like_a_built_in_is_never_recorded_as_it(
     assert builtin.label == builtin.provenance.policy == "aryl"
     assert mine.summary()["jct_mean"] != builtin.summary()["jct_mean"]
     assert mine.label == mine.provenance.policy == "aryl (own: same.py:Aryl)"
+    # the provenance says which code ran, and keeps it when saved
+    assert builtin.provenance.own_policy is None
+    assert mine.provenance.own_policy == policy_record(own)
+    assert mine.provenance.own_policy["file"] == str(path.resolve())
+    mine.save(tmp_path / "saved")
+    assert sim.load(tmp_path / "saved").provenance == mine.provenance
     # the run's label, in any case of the name, and a sweep's policy column
     own.name = "FIFO"
     assert policy_name(own) == "FIFO (own: same.py:Aryl)"

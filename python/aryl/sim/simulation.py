@@ -32,6 +32,7 @@ from ..defaults import (
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
 from ..model import Job, Records, Server, as_records, job_columns, server_columns
+from ..policy import policy_record
 from ..state import ClusterState
 from ..traces.pollux_mapping import (
     aryl_policy_jobs,
@@ -176,6 +177,8 @@ def simulate(
     own: Optional[Policy] = None if isinstance(policy, str) else policy
     if own is not None:
         check_policy(own)
+    # Which code runs (class, file, hashes of its code and attributes), as it starts.
+    own_record = None if own is None else policy_record(own)
     kernel: str = "aryl" if own is not None else str(policy)
     if isinstance(jobs, pd.DataFrame) and _is_pollux_workload(jobs):
         if own is not None:
@@ -267,6 +270,7 @@ def simulate(
         load_rows=len(served[0]),
         load_extended=extended,
         throughput=throughput is not None,
+        own_policy=own_record,
     )
     return _warn_unfinished(result, config, stopped, own is not None)
 
