@@ -375,6 +375,8 @@ def test_weird_schedule_arguments(name, value):
     ),
     WEIRD,
 )
+# a gpu_speed that leaves out a type the cluster has warns that it runs at 1.0: by design
+@pytest.mark.filterwarnings("ignore:GPU type.*no speed in gpu_speed:UserWarning")
 def test_weird_simulate_arguments(name, value):
     def call():
         kwargs = (

@@ -37,6 +37,7 @@ from .options import (
 )
 from .output import (
     LEDGER_NOTE,
+    QUESTION_FEATURES,
     Console,
     Progress,
     cell,
@@ -55,6 +56,7 @@ from .output import (
     save_runs,
     say_reference,
     say_verdict,
+    show_groups,
     summary_cell,
     write_provenance,
 )
@@ -277,14 +279,13 @@ def _say_groups(
 
     from ..sim.groups import group_gains
     from ..sim.replications import CONTRIBUTIONS, assemble
-    from .replicated import QUESTION_FEATURES, _show_groups
 
     runs = {(name, args.seed, 0): r for name, r in results.items()}
     with warnings.catch_warnings():  # one replication: no interval, said below
         warnings.simplefilter("ignore", UserWarning)
         table = assemble(runs, list(results), reference)
     gains = group_gains(table, args.by, CONTRIBUTIONS)
-    _show_groups(console, gains, args.by, QUESTION_FEATURES)
+    show_groups(console, gains, args.by, QUESTION_FEATURES)
     console.say("(One run per row: no intervals; --seeds 5 gives them.)")
 
 

@@ -343,6 +343,36 @@ def groups_table(groups: Any, by: str) -> Table:
     return Table(header, rows, shown)
 
 
+def show_groups(
+    console: Any, gains: Any, by: str, features: Sequence[str]
+) -> None:
+    """What each of ``features`` buys each group: the largest ``MAX_GROUPS`` groups of
+    each; groups.csv has every feature and group."""
+    from ..sim.confidence import Estimate, format_ratio
+
+    for feature in features:
+        mine = gains[gains["feature"] == feature].head(MAX_GROUPS)
+        if mine.empty:
+            continue
+        rows = [
+            [
+                str(g["group"]),
+                f"{g['finished']:,} of {g['jobs']:,}",
+                format_ratio(
+                    Estimate(g["JCT gain"], g["JCT gain low"], g["JCT gain high"], 0)
+                ),
+                g["reading"],
+            ]
+            for _, g in mine.iterrows()
+        ]
+        console.say(f"\n{feature}, per {by} (JCT gain, paired; groups.csv has all):")
+        console.show(Table([by, "jobs compared", "JCT gain", "reading"], rows))
+
+
+#: The features of the first answers, shown per group (with rows of your own).
+QUESTION_FEATURES = ("loaning, given elasticity", "elasticity, given loaning")
+
+
 #: Marks a speed-up taken over the jobs both rows finished (they finished different
 #: jobs: a row left some unfinished).
 COMMON = "*"

@@ -34,7 +34,7 @@ from .options import (
 from .output import (
     COMMON,
     LEDGER_NOTE,
-    MAX_GROUPS,
+    QUESTION_FEATURES,
     Progress,
     check_groups,
     elastic_ceiling,
@@ -46,6 +46,7 @@ from .output import (
     run_record,
     say_reference,
     say_verdict,
+    show_groups,
     write_provenance,
 )
 
@@ -109,7 +110,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
                 *QUESTION_FEATURES,
                 *(f for f, _, _ in features[len(CONTRIBUTIONS) :]),
             ]
-            _show_groups(console, per_group, args.by, shown)
+            show_groups(console, per_group, args.by, shown)
     record = {**run_record(vars(args), where), "seeds": seeds, "windows": args.windows}
     written = write_atomically(
         out,
@@ -519,36 +520,6 @@ def _basic_bound(
         for s in seeds
     ]
     return {key: sum(b[key] for b in bounds) / len(bounds) for key in bounds[0]}
-
-
-def _show_groups(
-    console: Any, gains: pd.DataFrame, by: str, features: Sequence[str]
-) -> None:
-    """What each of ``features`` buys each group: the largest ``MAX_GROUPS`` groups of
-    each; groups.csv has every feature and group."""
-    from ..sim.confidence import Estimate, format_ratio
-
-    for feature in features:
-        mine = gains[gains["feature"] == feature].head(MAX_GROUPS)
-        if mine.empty:
-            continue
-        rows = [
-            [
-                str(g["group"]),
-                f"{g['finished']:,} of {g['jobs']:,}",
-                format_ratio(
-                    Estimate(g["JCT gain"], g["JCT gain low"], g["JCT gain high"], 0)
-                ),
-                g["reading"],
-            ]
-            for _, g in mine.iterrows()
-        ]
-        console.say(f"\n{feature}, per {by} (JCT gain, paired; groups.csv has all):")
-        console.show(Table([by, "jobs compared", "JCT gain", "reading"], rows))
-
-
-#: The features of the first answers, shown per group (with rows of your own).
-QUESTION_FEATURES = ("loaning, given elasticity", "elasticity, given loaning")
 
 
 def _answer(
