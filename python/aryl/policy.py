@@ -237,7 +237,7 @@ def policy_identity(policy: Any) -> Dict[str, Any]:
     if version is not None:
         code = f"version {version!r}"
     else:
-        classes = [c for c in cls.__mro__ if c.__module__ not in _NOT_HASHED]
+        classes = [c for c in cls.__mro__ if _hashed(c)]
         try:
             source = "".join(inspect.getsource(c) for c in classes)
         except (OSError, TypeError):
@@ -245,7 +245,7 @@ def policy_identity(policy: Any) -> Dict[str, Any]:
                 f"the sweep cache needs to know policy {policy_name(policy)!r}'s "
                 f"code, but the source of {cls.__qualname__} cannot be read (defined "
                 "interactively?): give it a `version` attribute (a string you change "
-                "when its code changes), or sweep with cache=False"
+                "when its code changes), or define it in a file"
             ) from None
         h = hashlib.sha256(source.encode())
         for module in dict.fromkeys(c.__module__ for c in classes):
@@ -271,9 +271,17 @@ def policy_identity(policy: Any) -> Dict[str, Any]:
     }
 
 
-#: Modules whose code the cache key leaves out: the standard library's that policy
-#: classes inherit from, and aryl's own (in ``code_fingerprint``).
-_NOT_HASHED = ("builtins", "typing", "abc")
+def _hashed(cls: type) -> bool:
+    """Whether a policy's class or base is hashed by its source: not ``object``, the
+    ``typing``/``abc`` bases (``Protocol``) nor a compiled builtin. A class written in
+    Python counts even when it says it is of ``builtins`` (defined by ``exec`` in a
+    namespace without ``__name__``): its source must be readable, or a ``version``
+    given, else every such class would share one key."""
+    if cls is object or cls.__module__ in ("typing", "abc"):
+        return False
+    return cls.__module__ != "builtins" or bool(cls.__flags__ & (1 << 9))  # heap type
+
+
 #: Each module's source digest, taken when first asked (module object, digest).
 _MODULE_DIGESTS: Dict[str, Tuple[ModuleType, Optional[str]]] = {}
 

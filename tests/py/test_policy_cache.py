@@ -170,3 +170,21 @@ def test_an_attribute_that_cannot_be_fingerprinted_is_named(tmp_path):
         policy_identity(policy)
     with pytest.raises(ValueError, match="policy 'Weighted': the sweep cache cannot"):
         run_sweep([policy], tmp_path / "cache")
+
+
+def test_a_class_made_by_exec_needs_a_version_not_an_empty_key():
+    # exec without __name__ makes classes "of builtins": each must not be keyed by
+    # the source of nothing, which every such class would share.
+    made = [{}, {}]
+    for namespace, kernel in zip(made, ("fifo", "sjf")):
+        exec(
+            "class P:\n"
+            "    def allocate(self, state, epoch):\n"
+            f"        return state.schedule({kernel!r})\n",
+            namespace,
+        )
+    with pytest.raises(ValueError, match="give it a `version` attribute"):
+        policy_identity(made[0]["P"]())
+    first, second = made[0]["P"](), made[1]["P"]()
+    first.version, second.version = "fifo-1", "sjf-1"
+    assert policy_identity(first)["code"] != policy_identity(second)["code"]
