@@ -175,8 +175,14 @@ def test_alibaba_2023_gpu_types_aryl_has_are_mapped_on_real_rows():
     by_spec = frame.groupby("gpu_spec")["gpu_type"].agg(set).to_dict()
     assert by_spec["T4"] == {"T4"}
     assert by_spec["V100M16|V100M32"] == {"V100"}
-    for other in ("P100", "G2", "", "P100|V100M16|V100M32"):
+    for other in ("P100", "G2", "P100|V100M16|V100M32"):
         assert by_spec[other] == {"unknown"}, other
+    # empty: the release's "any type will do", so any type it is, not a draw
+    assert by_spec[""] == {"any"}
+    jobs = to_jobs(frame, any_type_share=0.0)
+    anywhere = frame["gpu_type"].eq("any").to_numpy()
+    assert all(j.gpu_type is None for j, a in zip(jobs, anywhere) if a)
+    assert all(j.gpu_type is not None for j, a in zip(jobs, anywhere) if not a)
 
 
 # ---- what users pass by mistake ---------------------------------------------------------

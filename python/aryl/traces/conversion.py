@@ -17,6 +17,12 @@ from .reading import GROUP_COLUMNS, JOB_COLUMNS, LOAD_COLUMNS
 #: ``gpu_type`` values (case-insensitive, stripped) meaning "not recorded".
 UNKNOWN_GPU_TYPES = frozenset({"", "unknown", "nan", "none"})
 
+#: ``gpu_type`` values (case-insensitive, stripped) meaning "any type will do" (a
+#: trace that says so, as the Alibaba 2023 release's empty ``gpu_spec`` does): such a
+#: job may run on any GPU type, loaned inference servers included, whatever
+#: ``any_type_share``.
+ANY_GPU_TYPES = frozenset({"any"})
+
 
 def _columns(frame: pd.DataFrame, required: Tuple[str, ...], what: str) -> None:
     if not isinstance(frame, pd.DataFrame):
@@ -80,7 +86,9 @@ def to_jobs(
     max_gpus_per_worker
         Largest worker; ``num_gpus`` is split by ``worker_split`` (12 GPUs -> 3 workers of 4).
     any_type_share
-        Among jobs whose ``gpu_type`` is unknown (``UNKNOWN_GPU_TYPES``, or missing),
+        Jobs whose ``gpu_type`` is ``any`` (``ANY_GPU_TYPES``: the trace says any type
+        will do) get ``gpu_type=None``. Among jobs whose ``gpu_type`` is unknown
+        (``UNKNOWN_GPU_TYPES``, or missing),
         ``round(any_type_share * n_unknown)`` (half up), drawn uniformly without replacement,
         get ``gpu_type=None``: they may run on any GPU type, loaned inference servers
         included. The paper (§2, Appendix E): up to 21% of jobs request no specific GPU.
@@ -107,15 +115,16 @@ def to_jobs(
     types = frame["gpu_type"].to_numpy(dtype=object).copy()
     types[~missing] = [str(t).strip() for t in types[~missing].tolist()]
     types[missing] = None
-    unknown = missing | np.isin(
-        np.char.lower(np.where(missing, "", types).astype(str)), list(UNKNOWN_GPU_TYPES)
-    )
+    lowered = np.char.lower(np.where(missing, "", types).astype(str))
+    unknown = missing | np.isin(lowered, list(UNKNOWN_GPU_TYPES))
+    anywhere = ~missing & np.isin(lowered, list(ANY_GPU_TYPES))
     candidates = np.flatnonzero(unknown)
     any_type = np.random.default_rng(seed).choice(
         candidates, size=_half_up(any_type_share * len(candidates)), replace=False
     )
     types[unknown] = training_gpu
     types[any_type] = None
+    types[anywhere] = None
     return JobTable.of(
         pd.DataFrame(
             {

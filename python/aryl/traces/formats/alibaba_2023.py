@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..reading import MAX_JOB_GPUS, MAX_TIME_S, _numbers, _tables
 from .common import (
+    ANY,
     NEVER_STARTED,
     NO_GPUS,
     STILL_RUNNING,
@@ -72,7 +73,9 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     ``gpu_milli`` < 1000, gets the whole GPU: aryl allocates whole GPUs);
     ``duration_s`` is ``deletion_time - scheduled_time``; ``gpu_type`` is the type aryl
     has that every type ``gpu_spec`` allows is (``V100`` for ``V100M16|V100M32``,
-    ``T4``), else ``unknown`` (``P100``, ``G2``, ``G3``, mixes, or empty: any type).
+    ``T4``), ``any`` for an empty ``gpu_spec`` (the release: any type will do; such a
+    job may run on a loaned server, ``to_jobs``), else ``unknown`` (``P100``, ``G2``,
+    ``G3``, mixes).
     Pods of every ``pod_phase`` are kept; a phase is one of ``POD_PHASES`` in any case
     and spacing (``running`` is ``Running``, kept as the release spells it), and any
     other value is refused (it would decide which pods are still running). Left out
@@ -164,7 +167,12 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             submit_time_s=created,
             num_gpus=whole(gpus),
             duration_s=duration,
-            gpu_type=gpu_types(specs, specs.index).to_numpy(),
+            # an empty gpu_spec: the release's "any type will do"
+            gpu_type=np.where(
+                frame["gpu_spec"].str.strip() == "",
+                ANY,
+                gpu_types(specs, specs.index).to_numpy(),
+            ),
         )
         pods.keep(chunk, good, skip, out.drop(columns=["name"]))
         ended = good & ~undeleted

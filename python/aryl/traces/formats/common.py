@@ -31,6 +31,8 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 #: ``gpu_type`` of a job whose trace names no GPU aryl's cluster has (``to_jobs`` then
 #: gives it the training GPU or lets it run on any type).
 UNKNOWN = "unknown"
+#: ``gpu_type`` of a job the trace says may run on any type (``conversion.ANY_GPU_TYPES``).
+ANY = "any"
 #: The reasons a record is left out: it is valid, but not a GPU job aryl can replay.
 NEVER_STARTED = "never started"
 STILL_RUNNING = "still running at the end of the trace"
