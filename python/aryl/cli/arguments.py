@@ -127,10 +127,14 @@ def _cache_folder(text: str) -> str:
 
 
 def _load_source(text: str) -> str:
-    """An argparse type: ``embedded`` (the embedded load series), or a readable file;
-    a missing file named like ``embedded`` (``embeded``) is asked about."""
+    """An argparse type: ``embedded`` (the embedded load series), ``pods`` or
+    ``pods:QOS[,QOS]`` (the pod list's own inference pods: ``traces.pods``), or a
+    readable file; a missing file named like ``embedded`` (``embeded``) is asked
+    about."""
     if text.strip().lower() == "embedded":
         return "embedded"
+    if text.strip().lower().split(":")[0] == "pods" and not Path(text).exists():
+        return _pods_load(text)
     if not Path(text).exists():
         hint = did_you_mean(text.strip().lower(), ["embedded"])
         if hint:
@@ -138,6 +142,15 @@ def _load_source(text: str) -> str:
                 f"{text}: no such file{hint} (the embedded Alibaba-2018 load series)"
             )
     return _readable_file("--load")(text)
+
+
+def _pods_load(text: str) -> str:
+    """``pods`` (the LS pods) or ``pods:QOS[,QOS]``, written back as ``pods:LS``."""
+    from ..traces.pods import INFERENCE_QOS
+
+    _, _, classes = text.strip().partition(":")
+    names = [q.strip() for q in classes.split(",") if q.strip()] or list(INFERENCE_QOS)
+    return "pods:" + ",".join(names)
 
 
 _PAIR = re.compile(r"^\s*([A-Za-z0-9_.+-]+)\s*=\s*(\S+?)\s*$")

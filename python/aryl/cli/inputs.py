@@ -52,9 +52,38 @@ def trace_frames(files: TraceFiles, console: Console) -> Tuple[Any, Any, str]:
             load = traces.read_load(files.load)
     else:
         job_frame = read_jobs(files, console)
-        load = read_load(files.load)
+        if is_pods(files.load):
+            job_frame, load = inference_pods(files, job_frame, console)
+        else:
+            load = read_load(files.load)
         where = str(files.jobs) + _with_load(files.load)
     return job_frame, load, where
+
+
+def is_pods(load: Optional[str]) -> bool:
+    """Whether ``--load`` names the pod list's own inference pods (``pods:LS``)."""
+    return bool(load) and str(load).startswith("pods:")
+
+
+def inference_pods(files: TraceFiles, frame: Any, console: Console) -> Tuple[Any, Any]:
+    """``--load pods:QOS``: the job frame without those pods and their GPU occupancy as
+    the load (``traces.pods.split_inference_pods``), said in one line."""
+    from ..traces.pods import split_inference_pods
+
+    assert files.load is not None
+    if files.format != "alibaba-2023":
+        raise ValueError(
+            f"--load {files.load}: a pod list's inference pods are the load only for "
+            "an Alibaba GPU 2023 pod list (--trace-format alibaba-2023)"
+        )
+    qos = files.load.split(":", 1)[1].split(",")
+    jobs, load = split_inference_pods(files.jobs, frame, qos)
+    console.say(
+        f"The {len(frame) - len(jobs):,} pods of qos {', '.join(qos)} are the inference "
+        f"load (the GPUs they hold over their peak, mean {load['load'].mean():.2f}), not "
+        f"jobs: {len(jobs):,} jobs left."
+    )
+    return jobs, load
 
 
 def read_load(load: Optional[str]) -> Any:
@@ -64,6 +93,11 @@ def read_load(load: Optional[str]) -> Any:
 
     if load is None:
         return None
+    if is_pods(load):
+        raise ValueError(
+            f"--load {load} takes the pod list's own inference pods: aryl compare and "
+            "aryl simulate take it; give a load file here"
+        )
     return traces.embedded_load() if load == "embedded" else traces.read_load(load)
 
 
@@ -71,6 +105,8 @@ def _with_load(load: Optional[str]) -> str:
     """How the inputs name the load: " with load F", or that there is none."""
     if load == "embedded":
         return " with the embedded Alibaba-2018 load (CC-BY-4.0)"
+    if load is not None and is_pods(load):
+        return f" with its {load.split(':', 1)[1]} pods as the inference load"
     return f" with load {load}" if load else " (no --load: no loaning)"
 
 

@@ -174,12 +174,14 @@ def _trace_arguments(
     )
     p.add_argument(
         "--load",
-        metavar="LOAD.csv|embedded",
+        metavar="LOAD.csv|embedded|pods[:QOS,...]",
         type=_load_source,
         help="inference load (time_s, load in [0, 1]), or embedded: the embedded "
         "Alibaba-2018 series (8 days, repeated to cover the trace, as with the embedded "
-        "jobs); default with the embedded trace: embedded; with your own trace: none "
-        "(no loaning)",
+        "jobs), or pods: an Alibaba GPU 2023 pod list's own inference pods (qos LS, or "
+        "the classes given, e.g. pods:LS,Burstable) as the load (the GPUs they hold over "
+        "their peak), taken out of the jobs; default with the embedded trace: embedded; "
+        "with your own trace: none (no loaning)",
     )
     p.add_argument(
         "--arrival-scale",
