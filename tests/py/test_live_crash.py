@@ -5,6 +5,7 @@ controller), ends with every job finished exactly once and the result of the run
 that was never interrupted."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -24,6 +25,24 @@ JOBS = [
 CLUSTER = Cluster(1, 2, inference_gpu="V100")
 LOAD = [(0.0, 0.0), (900.0, 0.5), (1200.0, 0.9)]
 CONFIG = Config(lend_hold=0.0)
+
+
+#: Backends to crash on: plain; lent servers that join 250 s after the lend (the
+#: controller goes on meanwhile); and b's workers ignoring their stops, so that each
+#: reclaim waits its grace (120 s) and kills them, losing the work since b's last
+#: checkpoint (every 100 s).
+SETUPS = {
+    "plain": {},
+    "joining": {"join": 250.0},
+    "hung": {"checkpoint_every": 100.0},
+}
+
+
+def backend(path, setup, cls=None):
+    made = (cls or FakeBackend)(str(path / "ckpt"), **SETUPS[setup])
+    if setup == "hung":
+        made.hang("b")
+    return made
 
 
 class Crash(BaseException):
@@ -66,39 +85,62 @@ def crashing(monkeypatch, point, torn):
     return lambda: monkeypatch.setattr(Journal, "append", append)
 
 
-@pytest.fixture(scope="module")
-def whole(tmp_path_factory):
-    path = tmp_path_factory.mktemp("whole")
-    result = run(path, FakeBackend(str(path / "ckpt"))).check()
-    lines = (path / "journal.jsonl").read_text().splitlines()
-    kinds = {json.loads(line).get("why", json.loads(line)["event"]) for line in lines}
+WHOLE = {}
+
+
+@pytest.fixture(autouse=True)
+def no_sync(monkeypatch):
+    """No fsync per event: the process never really dies here, and hundreds of runs
+    of syncs would make this an I/O test."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+
+
+def whole(tmp_path_factory, setup):
+    """The uninterrupted run on ``setup`` and the number of its journal's events."""
+    if setup not in WHOLE:
+        path = tmp_path_factory.mktemp(setup)
+        result = run(path, backend(path, setup)).check()
+        lines = (path / "journal.jsonl").read_text().splitlines()
+        WHOLE[setup] = result, len(lines), [json.loads(line) for line in lines]
+    return WHOLE[setup][:2]
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_the_runs_are_long_enough_to_test(tmp_path_factory, setup):
+    _, events = whole(tmp_path_factory, setup)
+    journal = WHOLE[setup][2]
+    kinds = {e.get("why", e["event"]) for e in journal}
     assert {"reclaim_preemption", "reclaim_scale_in", "scale_out", "finish"} <= kinds
-    return result, len(lines)
+    assert 40 <= events <= 200  # every crash point below, in seconds
+    if setup == "hung":  # the kill at the grace lost work
+        assert any(e["event"] == "lost" and e["fraction"] > 0 for e in journal)
+    if setup == "joining":
+        assert any(e["event"] == "lend" for e in journal)
 
 
-def test_the_run_is_long_enough_to_test(whole):
-    assert 40 <= whole[1] <= 200  # every crash point below, in seconds
-
-
-@pytest.mark.parametrize("torn", [False, True], ids=["after", "mid-write"])
+@pytest.mark.parametrize(
+    "setup, torn",
+    [("plain", False), ("plain", True), ("joining", False), ("hung", False)],
+    ids=["after", "mid-write", "after-joining", "after-hung"],
+)
 def test_a_crash_at_every_journal_event_resumes_to_the_same_run(
-    tmp_path, monkeypatch, whole, torn
+    tmp_path, tmp_path_factory, monkeypatch, setup, torn
 ):
-    reference, events = whole
+    reference, events = whole(tmp_path_factory, setup)
     failures = []
     for point in range(1, events + 1):
         path = tmp_path / str(point)
-        backend = FakeBackend(str(path / "ckpt"))
+        made = backend(path, setup)
         heal = crashing(monkeypatch, point, torn)
         with pytest.raises(Crash):
-            run(path, backend)
+            run(path, made)
         heal()
         try:
             if torn:
                 with pytest.warns(JournalRepaired):
-                    result = run(path, backend, resume=True)
+                    result = run(path, made, resume=True)
             else:
-                result = run(path, backend, resume=True)
+                result = run(path, made, resume=True)
             result.check()
             finished = [
                 json.loads(line)["job"]
@@ -106,7 +148,13 @@ def test_a_crash_at_every_journal_event_resumes_to_the_same_run(
                 if json.loads(line).get("why") == "finish"
             ]
             assert sorted(finished) == sorted(j.id for j in JOBS), "finished once"
-            for column in ("start_time", "finish_time", "preemptions", "scaling_ops"):
+            for column in (
+                "start_time",
+                "finish_time",
+                "preemptions",
+                "scaling_ops",
+                "work_lost",
+            ):
                 np.testing.assert_allclose(
                     result.jobs[column], reference.jobs[column], err_msg=column
                 )
@@ -116,13 +164,14 @@ def test_a_crash_at_every_journal_event_resumes_to_the_same_run(
     assert not failures, "\n".join(failures)
 
 
+# every call that changes something (``busy``, a read, is polled each simulated
+# second of a reclaim's wait: a crash there is one before the next call)
 ACTIONS = (
     "submit",
     "set_workers",
     "set_workers_many",
     "poll",
     "drain",
-    "busy",
     "kill",
     "release",
     "lend",
@@ -146,26 +195,30 @@ class Dies(FakeBackend):
         return object.__getattribute__(self, name)
 
 
-def test_a_crash_in_any_backend_call_resumes_to_the_same_run(tmp_path, whole):
-    reference, _ = whole
+@pytest.mark.parametrize("setup", ["plain", "hung"])
+def test_a_crash_in_any_backend_call_resumes_to_the_same_run(
+    tmp_path, tmp_path_factory, setup
+):
+    reference, _ = whole(tmp_path_factory, setup)
     failures = []
     point = 0
     while True:
         point += 1
         path = tmp_path / str(point)
-        backend = Dies(str(path / "ckpt"))
-        backend.point = point
+        made = backend(path, setup, Dies)
+        made.point = point
         try:
-            run(path, backend)
+            run(path, made)
         except Crash:
             pass
         else:
             break  # past the run's last call
         try:
-            result = run(path, backend, resume=True).check()
-            np.testing.assert_allclose(
-                result.jobs["finish_time"], reference.jobs["finish_time"]
-            )
+            result = run(path, made, resume=True).check()
+            for column in ("finish_time", "work_lost"):
+                np.testing.assert_allclose(
+                    result.jobs[column], reference.jobs[column], err_msg=column
+                )
             assert result.totals == reference.totals
         except Exception as error:
             failures.append(f"call {point}: {type(error).__name__}: {error}")

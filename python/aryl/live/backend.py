@@ -25,7 +25,9 @@ Kubernetes backend can follow the Ray one (``docs/live.md``):
                                inference side
 ``lend(servers)``              start taking servers from it without waiting; returns
                                those ready now (labelled, schedulable; ``None``: it
-                               waited for all), ``poll`` reports the others as they join
+                               waited for all), ``poll`` reports the others as they
+                               join; a resumed controller asks again for those it
+                               lent that had not joined: one under way goes on
 ``restart(job)``               restart a job's workers in place from its checkpoint
 ``forget(job)``                drop a finished job's agent
 ``next_event(now)``            the next completion, when the backend can tell (virtual time)
@@ -142,6 +144,7 @@ class FakeBackend:
         self.checkpoint_every = checkpoint_every
         self.join = join
         self._joining: Dict[Any, float] = {}  # lent server -> when it joins
+        self._joined: Set[Any] = set()  # lent servers that joined, until released
         self.servers: Dict[Any, Server] = {}
         self.agents: Dict[Any, JobAgent] = {}
         self.running: Dict[Any, List[Worker]] = {}  # what runs, per job
@@ -226,6 +229,7 @@ class FakeBackend:
         report.joined = [s for s, t in self._joining.items() if t <= now]
         for s in report.joined:
             del self._joining[s]
+            self._joined.add(s)
         report.dead_servers, self._failing_servers = self._failing_servers, []
         report.dead_workers, self._failing_workers = self._failing_workers, {}
         for server in report.dead_servers:
@@ -265,6 +269,7 @@ class FakeBackend:
         for s in servers:
             self.drained.discard(s)
             self._joining.pop(s, None)
+            self._joined.discard(s)
             self.log.append(("release", s))
 
     def lend(self, servers: Sequence[Any]) -> List[Any]:
@@ -273,9 +278,12 @@ class FakeBackend:
         for s in servers:
             self.log.append(("lend", s))
         if self.join <= 0:
+            self._joined.update(servers)
             return list(servers)
-        self._joining.update({s: self._last + self.join for s in servers})
-        return []
+        for s in servers:  # one already joining keeps its time (a resumed controller)
+            if s not in self._joined:
+                self._joining.setdefault(s, self._last + self.join)
+        return [s for s in servers if s in self._joined]
 
     def restart(self, job: Any) -> float:
         """Restart the job's workers in place from its checkpoint."""
@@ -319,6 +327,7 @@ class FakeBackend:
         """Its workers die; their jobs go back to their checkpoints."""
         self.log.append(("dead", server))
         self.drained.discard(server)
+        self._joined.discard(server)
         lost = {}
         for job, workers in list(self.running.items()):
             if any(w.server == server for w in workers):

@@ -237,6 +237,7 @@ class Controller:
             self._epochs = 0
             self._progress: Dict[Any, float] = {}  # job -> fraction done, last reported
             self._joining: List[Any] = []  # lent servers not yet joined, in lend order
+            self._rejoined: List[Any] = []  # of those, ready when a resume lent again
             self._pending = sorted(
                 (
                     j
@@ -314,8 +315,30 @@ class Controller:
         if start == 0.0 and not self.record.arrived:
             self._dirty = True
         try:
+            if self._rejoined:
+                self._joined(start, self._rejoined)
+                self._rejoined = []
+            began = None
             if self.record.reclaiming is not None:  # a crash in mid-reclaim
+                began = float(self.record.reclaiming["t"])
                 self._release_reclaimed(self.record.reclaiming)
+            elif self.record.reclaimed is not None:
+                began, ended = self.record.reclaimed
+                began = began if ended >= self.record.now else None
+            if began is not None and began > self.record.sampled_at:
+                # the rest of the instant the reclaim began in, as _tick goes on
+                # after a loan decision (the reclaim) that waited: its epoch, if one
+                # was due, at the time the wait ended (no poll before it)
+                now = max(began, self.clock.now())
+                if _next_multiple(began, loan_every, inclusive=True) == began:
+                    next_loan = _next_multiple(now, loan_every, inclusive=False)
+                    if now >= self.load.settled():
+                        next_loan = math.inf
+                if _next_multiple(began, interval, inclusive=True) == began:
+                    if self._dirty and self.record.epoch_at < now:
+                        self._epoch(now)
+                    self._sample(now)
+                    next_epoch = _next_multiple(now, interval, inclusive=False)
             while not self._over():
                 now = self.clock.now()
                 t = min(
@@ -610,6 +633,7 @@ class Controller:
             keep = max(0, len(self._joining) - (lent - spare))
             back, self._joining = self._joining[keep:], self._joining[:keep]
             if back:
+                self._emit({"event": "unlend", "t": now, "servers": back})
                 self.backend.release(back)
             if lent - len(back) > spare:
                 self._reclaim(now, lent - len(back) - spare)
@@ -620,6 +644,9 @@ class Controller:
                 for s in self.servers
                 if s.pool == "inference" and s.id not in taken
             ][: lendable - lent]
+            if not idle:
+                return
+            self._emit({"event": "lend", "t": now, "servers": idle})
             self._joining += idle
             ready = self.backend.lend(idle)  # the rest join later (poll)
             self._joined(now, idle if ready is None else ready)  # None: it waited
@@ -654,6 +681,10 @@ class Controller:
         drain = _drain_event(
             now, servers, self.record, self.jobs, self._job_index, view.workers()
         )
+        # the jobs' progress now, which their stops journal (a resume has no poll)
+        drain["done"] = [
+            [j, self._done(j)] for j in drain["preempted"] + drain["scaled"]
+        ]
         self._emit(drain)
         self._stop_for_reclaim(drain)
         self._release_reclaimed(drain)
@@ -662,15 +693,18 @@ class Controller:
         """Drain the servers, then save and stop (or scale in) the jobs there: those
         the journal does not yet show stopped (all of them, but after a crash)."""
         now, servers = float(drain["t"]), list(drain["servers"])
+        done = {j: float(d) for j, d in drain.get("done", [])}
         self.backend.drain(servers)
         for j in drain["preempted"]:
             if j in self.record.workers:
-                self._workers(j, [], "reclaim_preemption", now, self._done(j))
+                fraction = done.get(j, self._done(j))
+                self._workers(j, [], "reclaim_preemption", now, fraction)
         for j in drain["scaled"]:
             placed = self.record.workers.get(j, [])
             left = [Worker(j, s, None, f) for s, f in placed if s not in servers]
             if len(left) < len(placed):
-                self._workers(j, left, "reclaim_scale_in", now, self._done(j))
+                fraction = done.get(j, self._done(j))
+                self._workers(j, left, "reclaim_scale_in", now, fraction)
 
     def _release_reclaimed(self, drain: Mapping[str, Any]) -> None:
         """Confirm the drained servers are empty (killing what is left past the
@@ -711,8 +745,9 @@ class Controller:
             waiting = [s for s in waiting if self.backend.busy(s)]
         for s in waiting:
             for job, fraction in self.backend.kill(s).items():
+                killed = max(now, self.clock.now())
                 self._emit(
-                    {"event": "lost", "t": now, "job": job, "fraction": fraction}
+                    {"event": "lost", "t": killed, "job": job, "fraction": fraction}
                 )
 
     # ---------------------------------------------------------- faults
@@ -849,6 +884,12 @@ class Controller:
         )
         self._epochs = int(self.record.totals["epochs_run"])
         self._dirty = self.record.dirty
+        # servers lent before the crash and not joined yet: asked again (a backend
+        # keeps a lend under way), they join when it reports them
+        self._joining = list(self.record.joining)
+        if self._joining:
+            ready = self.backend.lend(list(self._joining))
+            self._rejoined = list(self._joining) if ready is None else list(ready)
 
     def _resumed_at(self) -> float:
         """Where the clock starts: the record's time, plus, for a controller that

@@ -11,9 +11,11 @@ the middle of a save leaves the last whole checkpoint.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import uuid
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
@@ -144,7 +146,10 @@ class EmulatedJob:
 class JobAgent:
     """The controller embedded in one job: join/departure, checkpoints, progress.
 
-    ``checkpoints``: the folder of the job's checkpoint (``<job id>.ckpt``).
+    ``checkpoints``: the folder of the job's checkpoint,
+    ``<checkpoint_name(job id)>.<run>.ckpt``. ``run``: the run the checkpoint belongs
+    to (default: one of this agent's own); an agent restores only a checkpoint of its
+    run, so a new run never starts from the progress an earlier one left in the folder.
     ``checkpoint_every``: simulated seconds between periodic checkpoints (``inf``:
     only on a stop), which bound the work a failure loses.
     """
@@ -156,6 +161,7 @@ class JobAgent:
         checkpoints: str,
         checkpoint_every: float = math.inf,
         keep_progress: bool = True,
+        run: Optional[str] = None,
     ) -> None:
         """The agent of job ``job_id`` running ``program``; ``keep_progress=False``
         (a job without ``checkpoint``) saves only its initial state, so it starts
@@ -167,7 +173,8 @@ class JobAgent:
             )
         self.job_id = job_id
         self.program = program
-        self.path = Path(checkpoints) / f"{_safe(job_id)}.ckpt"
+        self.run = run_id(run)
+        self.path = Path(checkpoints) / f"{checkpoint_name(job_id)}.{self.run}.ckpt"
         self.checkpoint_every = checkpoint_every
         self.keep_progress = keep_progress
         self.done = 0.0  # fraction done, as the job last said
@@ -199,14 +206,19 @@ class JobAgent:
         """Let the job train ``seconds``; checkpoints when one is due."""
         if not self.workers or seconds <= 0.0:
             return self.done
-        self.done = float(self.program.step(seconds))
-        self._since_save += seconds
-        if (
-            self._since_save >= self.checkpoint_every
-            and self.done < DONE
-            and self.keep_progress
-        ):
-            self.save()
+        if not self.keep_progress or math.isinf(self.checkpoint_every):
+            self.done = float(self.program.step(seconds))
+            self._since_save += seconds
+            return self.done
+        # up to each checkpoint that falls due, saved there: where the checkpoints
+        # fall does not depend on how the steps are cut (when the controller polls)
+        while seconds > 0.0 and self.done < DONE:
+            chunk = min(seconds, max(0.0, self.checkpoint_every - self._since_save))
+            self.done = float(self.program.step(chunk))
+            self._since_save += chunk
+            seconds -= chunk
+            if self._since_save >= self.checkpoint_every and self.done < DONE:
+                self.save()
         return self.done
 
     def save(self) -> None:
@@ -232,9 +244,36 @@ class JobAgent:
         return {"done": self.done, "saved": self.saved, "workers": len(self.workers)}
 
 
-def _safe(job_id: Any) -> str:
-    """A file name for a job id."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(job_id))
+#: Characters of a job id kept in its checkpoint's name (the rest is a hash).
+NAME_PREFIX = 40
+
+
+def checkpoint_name(job_id: Any) -> str:
+    """A file name for a job id, one to one and bounded: up to ``NAME_PREFIX`` of its
+    letters, digits, ``-`` and ``_`` (for people), then a hash of the whole id (``a/b``
+    and ``a_b``, ``A`` and ``a``, ``1`` and ``"1"`` differ; a 300-character id fits)."""
+    text = repr(job_id)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    prefix = "".join(
+        c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in str(job_id)
+    )
+    return f"{prefix[:NAME_PREFIX]}-{digest}"
+
+
+def run_id(run: Optional[str] = None) -> str:
+    """``run`` checked (letters, digits, ``-`` and ``_``; it goes into file names), or a
+    new random run id."""
+    if run is None:
+        return uuid.uuid4().hex[:12]
+    if (
+        not run
+        or len(run) > 64
+        or not all(c.isascii() and (c.isalnum() or c in "-_") for c in run)
+    ):
+        raise ValueError(
+            f"a run id is 1 to 64 letters, digits, '-' or '_', got {run!r}"
+        )
+    return run
 
 
 def emulated_programs(

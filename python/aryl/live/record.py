@@ -11,7 +11,9 @@ with the same tables and totals a simulated run has.
 Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
 ``arrive`` (``job``), ``reject`` (``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as ``[server,
 flexible]`` pairs, ``why``: the history's change, ``done``: the fraction done then),
-``lost`` (``job``, ``fraction`` of it lost to a kill or a failure; ``restart``: true
+``lend`` (``servers`` asked of the inference side; a ``loan`` puts them on the
+whitelist once they joined), ``unlend`` (``servers`` lent that went back before
+joining), ``lost`` (``job``, ``fraction`` of it lost to a kill or a failure; ``restart``: true
 when its workers were restarted in place), ``loan``
 (``servers``, ``on_loan``), ``reclaim`` (``servers``, ``demand_gpus``,
 ``collateral_gpus``, ``free``: servers returned without preempting a job there),
@@ -47,6 +49,8 @@ KINDS = (
     "workers",
     "lost",
     "loan",
+    "lend",
+    "unlend",
     "reclaim",
     "drain",
     "sample",
@@ -175,6 +179,7 @@ class Record:
         self.workers: Dict[Any, List[Tuple[Any, bool]]] = {}
         self.on_loan: List[Any] = []  # the whitelist's inference servers, in lend order
         self.draining: List[Any] = []
+        self.joining: List[Any] = []  # lent, not joined yet (not on the whitelist)
         self.finished: Dict[Any, float] = {}
         self.done = np.zeros(n)
         self.start_time = np.full(n, np.nan)
@@ -203,6 +208,7 @@ class Record:
         self.ended: Optional[float] = None
         # where the run stood within its last instant, for a resumed controller
         self.reclaiming: Optional[Dict[str, Any]] = None  # a drain not yet reclaimed
+        self.reclaimed: Optional[Tuple[float, float]] = None  # the last: drain, end
         self.dirty = True  # something changed since the last scheduling epoch
         self.epoch_at = -math.inf  # the last epoch's time
         self.sampled_at = -math.inf  # the last sample's time (an epoch tick's end)
@@ -245,10 +251,17 @@ class Record:
             self.done[row] = max(0.0, self.done[row] - float(event["fraction"]))
             if event.get("restart"):
                 self.restarts[event["job"]] = self.restarts.get(event["job"], 0) + 1
+        elif kind == "lend":
+            self.joining.extend(event["servers"])
+        elif kind == "unlend":
+            for s in event["servers"]:
+                self.joining.remove(s)
         elif kind == "loan":
             for s in event["servers"]:
                 if event["on_loan"]:
                     self.on_loan.append(s)
+                    if s in self.joining:
+                        self.joining.remove(s)
                 else:
                     self.on_loan.remove(s)
                     if s in self.draining:
@@ -260,6 +273,7 @@ class Record:
             if self.reclaiming is not None and list(self.reclaiming["servers"]) == list(
                 event["servers"]
             ):
+                self.reclaimed = (float(self.reclaiming["t"]), t)
                 self.reclaiming = None
             self.totals["reclaims"] += 1
             self.totals["servers_reclaimed"] += len(event["servers"])
