@@ -111,7 +111,11 @@ class Controller:
     worker_restarts
         Restarts in place of a job whose worker died, before it is requeued.
     resume
-        Restore the run from ``journal`` (a restarted controller) and go on.
+        Restore the run from ``journal`` (a restarted controller) and go on, from
+        wherever the earlier one stopped (in mid-reclaim: the reclaim is finished
+        first). A journal of another run (other jobs, servers, policy, config, load
+        or seed: its header says) is a ``JournalMismatch``; a torn last line is cut
+        off (``JournalRepaired`` warns).
     seed
         Seeds the random reclaim policy, as in ``simulate``.
     """

@@ -9,15 +9,24 @@ history schema (``aryl.sim.history``). ``Record.result()`` is an ``aryl.sim.Resu
 with the same tables and totals a simulated run has.
 
 Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
-``arrive`` (``job``), ``reject`` (``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as ``[server,
-flexible]`` pairs, ``why``: the history's change, ``done``: the fraction done then),
-``lend`` (``servers`` asked of the inference side; a ``loan`` puts them on the
-whitelist once they joined), ``unlend`` (``servers`` lent that went back before
-joining), ``lost`` (``job``, ``fraction`` of it lost to a kill or a failure; ``restart``: true
-when its workers were restarted in place), ``loan``
-(``servers``, ``on_loan``), ``reclaim`` (``servers``, ``demand_gpus``,
+``header`` (the first line: ``run``, the fingerprints a resume checks: jobs,
+servers, policy, reclaim, config, load, seed), ``arrive`` (``job``), ``reject``
+(``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as
+``[server, flexible]`` pairs, ``why``: the history's change, ``done``: the fraction
+done then), ``lend`` (``servers`` asked of the inference side; a ``loan`` puts them
+on the whitelist once they joined), ``unlend`` (``servers`` lent that went back
+before joining), ``lost`` (``job``, ``fraction`` of it lost to a kill or a failure;
+``restart``: true when its workers were restarted in place), ``loan`` (``servers``,
+``on_loan``), ``drain`` (``servers``, and the reclaim's plan: the jobs it
+``preempted`` and ``scaled`` in, their ``done``, its ``demand_gpus``,
+``collateral_gpus`` and ``free``), ``reclaim`` (``servers``, ``demand_gpus``,
 ``collateral_gpus``, ``free``: servers returned without preempting a job there),
-``drain`` (``servers``), ``sample`` (a timeline row), ``epoch`` and ``end``.
+``sample`` (a timeline row), ``epoch`` (``changes``: the ``workers`` events of its
+decision that follow it) and ``end``.
+
+A resume (``restore``) keeps what is whole: a torn last line (a crash in mid-write)
+and an epoch without all its changes were never acted on and are cut off; a
+``drain`` without its ``reclaim`` is finished by the resumed controller.
 """
 
 from __future__ import annotations
