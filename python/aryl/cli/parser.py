@@ -463,7 +463,8 @@ def _parser() -> argparse.ArgumentParser:
         help="add a row of your own: the policy (docs/policies.md) in place of "
         "aryl's allocation in the Aryl Basic row (same jobs, loaning and reclaim), "
         "named by its name attribute or class; with --seeds, also what it gains "
-        "over Aryl Basic (repeat for more rows)",
+        "over Aryl Basic (repeat for more rows); a spec runs that file's or module's "
+        "code, once per process (docs/policies.md)",
     )
     p.add_argument(
         "--rows",
@@ -545,7 +546,8 @@ def _parser() -> argparse.ArgumentParser:
         "any trace, on the training servers, nothing lent; with --pollux-workload "
         "tiresias or pollux, default tiresias), or a policy of your own "
         "(docs/policies.md): module:Class or path.py:Class names a class (built "
-        "without arguments) or an object with an allocate(state, epoch) method",
+        "without arguments) or an object with an allocate(state, epoch) method; the "
+        "spec runs that file's or module's code",
     )
     p.add_argument(
         "--reclaim",
