@@ -208,14 +208,8 @@ def live_controller(tmp_path, reclaim, jobs, load, cluster):
 
 
 def test_live_decides_as_simulate_under_least_work(tmp_path):
-    # One-server jobs without checkpoints on V100 servers; the load takes one lent
-    # server back at 3,000 s: least-work preempts the job that has run least.
-    jobs = [
-        Job(f"j{i}", 8, 1, 1, 6000 + 500 * i, submit_time=700 * i, checkpoint=False)
-        for i in range(4)
-    ]
-    cluster = sim.Cluster(1, 3, inference_gpu="V100")
-    load = [(0.0, 0.0), (3000.0, 0.3)]
+    # least-work preempts the job that has run least
+    jobs, cluster, load = staggered()
     config = sim.Config(lend_hold=0.0)
     simulated = sim.simulate(
         jobs, cluster, reclaim="least-work", inference_load=load, config=config
@@ -247,3 +241,44 @@ def test_aryl_live_accepts_least_work(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["live", str(jobs), "--reclaim", "exact-work", "--local-cluster", "2+2"])
     assert "--reclaim" in capsys.readouterr().err
+
+
+class LeastWorkViaHooks:
+    """aryl's allocation and least-work's reclaim, asked through the hooks."""
+
+    name = "least-work via hooks"
+
+    def allocate(self, state, epoch):
+        return state.schedule("aryl", **epoch.schedule_options)
+
+    def reclaim(self, state, n, epoch):
+        return state.reclaim(n, "least-work")
+
+
+def staggered():
+    """One-server jobs without checkpoints on V100 servers; the load takes one of
+    three lent servers back at 3,000 s, when each job has run a different time."""
+    jobs = [
+        Job(f"j{i}", 8, 1, 1, 6000 + 500 * i, submit_time=700 * i, checkpoint=False)
+        for i in range(4)
+    ]
+    return jobs, sim.Cluster(1, 3, inference_gpu="V100"), [(0.0, 0.0), (3000.0, 0.3)]
+
+
+@pytest.mark.parametrize("trace", ["staggered", "small"])
+def test_a_reclaim_hook_sees_the_progress_the_engine_weighs(trace):
+    # The reclaim hook's state holds each job's fraction left, so least-work asked
+    # through it (the state's own estimate of unsaved work) decides as built in.
+    if trace == "staggered":
+        jobs, cluster, load = staggered()
+    else:
+        (jobs, load), cluster = small_trace(0), sim.Cluster(2, 4)
+    config = {"lend_hold": 0.0, "gpu_speed": {"V100": 1.0, "T4": 1.0}}
+    run = dict(inference_load=load, config=config)
+    built_in = sim.simulate(jobs, cluster, reclaim="least-work", **run)
+    asked = sim.simulate(jobs, cluster, LeastWorkViaHooks(), **run).check()
+    assert built_in.totals["reclaims"] > 0 and built_in.jobs["preemptions"].sum() > 0
+    for column in ("start_time", "finish_time", "preemptions", "work_lost"):
+        np.testing.assert_array_equal(asked.jobs[column], built_in.jobs[column])
+    if trace == "staggered":  # the job that has run least, not the first server's
+        assert asked.jobs.set_index("id")["preemptions"].idxmax() == "j3"

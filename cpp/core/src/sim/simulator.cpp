@@ -480,8 +480,8 @@ WorkAtRisk Engine::work_at_stake(const ClusterState& state,
   for (std::size_t k = 0; k < state.jobs.size(); ++k) {
     const int j = job_of[k];
     if (jobs_[at(j)].job.checkpoint || status_of(j) != Status::running) continue;
-    advance(j);  // progress up to now
-    work.unsaved[k] = state_[at(j)].done * jobs_[at(j)].job.gpus_per_worker;
+    work.unsaved[k] =
+        state_[at(j)].done_at(now(), true) * jobs_[at(j)].job.gpus_per_worker;
   }
   return work;
 }
