@@ -114,8 +114,9 @@ sim::Hooks hooks_from(const py::object& hooks) {
                             const sim::JobService& service, int n,
                             const sim::Epoch& e) {
       py::gil_scoped_acquire gil;
+      std::vector<double> left = service.remaining;
       return int_arg(reclaim(state_columns(state, job_of), service_columns(service), n,
-                             e.index, e.now),
+                             e.index, e.now, read_only(to_numpy(std::move(left)))),
                      "reclaim");
     };
   if (py::object admit = hook(hooks, "admit"); !admit.is_none())

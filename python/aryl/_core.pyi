@@ -43,6 +43,9 @@ class ReclaimPlan:
     @property
     def servers(self) -> list[int]:
         ...
+    @property
+    def work_lost(self) -> float:
+        ...
 class GoodputModel:
     """
     Throughput, efficiency and goodput of fitted parameters (see aryl.agents.PolluxAgent).
@@ -240,9 +243,9 @@ def preemption_costs(state: typing.Any) -> list[float]:
     """
     Algorithm 1's preemption cost of each on-loan server, in server order.
     """
-def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0, among: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None) -> ReclaimPlan:
+def reclaim(state: typing.Any, n: typing.Any, policy: typing.Any = 'aryl', seed: typing.Any = 0, among: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, unsaved: typing.Any = None, restart_overhead: typing.Any = 0.0) -> ReclaimPlan:
     """
-    Choose n on-loan servers to return (see aryl.reclaim); `among`: server indices to choose from (default: every on-loan server).
+    Choose n on-loan servers to return (see aryl.reclaim); `among`: server indices to choose from (default: every on-loan server); `unsaved`: per job, the GPU-seconds a preemption throws away (default: none), and `restart_overhead` (s), for the least-work and exact-work policies and the plan's work_lost.
     """
 def record_columns(records: list, names: collections.abc.Sequence[str], kinds: str) -> list:
     """

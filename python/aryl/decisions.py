@@ -111,6 +111,9 @@ class ReclaimPlan:
     returned servers. ``stop`` names the workers to stop, ``gpus`` filled in: every
     worker of a preempted job and the scaled-in jobs' workers on the returned servers
     (``aryl.reclaim`` and ``ClusterState.reclaim`` fill it; ``apply`` does not need it).
+    ``work_lost``: GPU-seconds the preempted jobs throw away (their unsaved work
+    and, with a checkpoint, restart overhead x GPUs; see ``aryl.reclaim``), whatever
+    the policy; what ``"least-work"`` keeps small.
     """
 
     policy: ReclaimPolicy
@@ -120,6 +123,7 @@ class ReclaimPlan:
     demand_gpus: int = 0
     collateral_gpus: int = 0
     stop: List[Worker] = field(default_factory=list)
+    work_lost: float = 0.0
 
     def apply(self, state: Any) -> None:
         """Apply the plan to an ``aryl.ClusterState`` in place.

@@ -22,7 +22,7 @@ from .typing import (
 SCHEDULE_POLICIES = get_args(AllocationPolicy)
 #: Reclaim policies of ``aryl.reclaim``.
 RECLAIM_POLICIES = get_args(ReclaimPolicy)
-#: Reclaim policies the simulator runs (``exact`` is for one-off requests).
+#: Reclaim policies the simulator runs (``exact``, ``exact-work``: one-off requests).
 SIMULATION_RECLAIM_POLICIES = get_args(SimulationReclaimPolicy)
 #: Placement rules.
 PLACEMENTS = get_args(Placement)

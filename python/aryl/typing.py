@@ -34,9 +34,10 @@ SimulationPolicy = Union[AllocationPolicy, GoodputPolicy]
 #: Worker placement: aryl's loan-aware best fit, or plain best fit (``"bfd"``).
 Placement = Literal["aryl", "bfd"]
 #: Reclaim policies of ``aryl.reclaim``.
-ReclaimPolicy = Literal["aryl", "scf", "random", "exact"]
-#: Reclaim policies the simulator runs (``"exact"`` is too slow for a whole trace).
-SimulationReclaimPolicy = Literal["aryl", "scf", "random"]
+ReclaimPolicy = Literal["aryl", "scf", "random", "exact", "least-work", "exact-work"]
+#: Reclaim policies the simulator runs (``"exact"`` and ``"exact-work"`` are too slow
+#: for a whole trace).
+SimulationReclaimPolicy = Literal["aryl", "scf", "random", "least-work"]
 #: Throughput scaling of jobs without their own curve (``aryl.sim.Config.scaling``).
 Scaling = Literal["linear", "imperfect"]
 #: Scenario presets of ``aryl.sim.scenario``.

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <span>
 #include <stdexcept>
+#include <utility>
 
 #include "index.hpp"
 
@@ -29,9 +30,15 @@ struct Effect {
   double cost = 0.0;  // sum over preempted jobs of 1 / |S_j|
   int preempted = 0;  // jobs that would fall below min_workers
   int scaled = 0;     // workers removed from jobs that stay at or above min
+  double work = 0.0;  // least-work: the preempted jobs' work at risk, unshared
 };
 
 constexpr double cost_tolerance = 1e-9;
+
+// Work figures (GPU-seconds, possibly large) are equal within a relative 1e-9.
+bool same_work(double a, double b) {
+  return std::abs(a - b) <= cost_tolerance * (1.0 + std::max(std::abs(a), std::abs(b)));
+}
 
 // The on-loan servers ("candidates"; with `eligible`, only those it marks), the
 // jobs on them, and the bookkeeping of returning them one at a time: scale in what
@@ -41,8 +48,13 @@ constexpr double cost_tolerance = 1e-9;
 class LoanedServers {
  public:
   explicit LoanedServers(const ClusterState& state,
-                         const std::vector<char>* eligible = nullptr)
-      : state_(state), initial_(worker_counts(state)), count_(initial_) {
+                         const std::vector<char>* eligible = nullptr,
+                         std::vector<double> risk = {})
+      : state_(state),
+        initial_(worker_counts(state)),
+        count_(initial_),
+        risk_(std::move(risk)) {
+    if (risk_.empty()) risk_.assign(state.jobs.size(), 0.0);
     std::vector<int> candidate_of(state.servers.size(), -1);
     for (Index s = 0; s < state.servers.size(); ++s) {
       if (!state.servers[s].on_loan || (eligible && !(*eligible)[s])) continue;
@@ -71,6 +83,8 @@ class LoanedServers {
   [[nodiscard]] const Job& job(int j) const { return state_.jobs[at(j)]; }
   [[nodiscard]] int initial_workers(int j) const { return initial_[at(j)]; }
   [[nodiscard]] int job_count() const { return static_cast<int>(state_.jobs.size()); }
+  // GPU-seconds that preempting job j throws away (work_at_risk; 0 if none given).
+  [[nodiscard]] double risk(int j) const { return risk_[at(j)]; }
 
   [[nodiscard]] Effect effect(int c) const {
     Effect e;
@@ -80,6 +94,24 @@ class LoanedServers {
         e.scaled += x.workers;
       } else {
         e.cost += 1.0 / span(x.job);
+        ++e.preempted;
+      }
+    }
+    return e;
+  }
+
+  // least-work's view of returning candidate c with `left` picks to go (this one
+  // included): each job it would preempt costs its work at risk shared among
+  // min(|S_j|, left) servers; `work` is the unshared sum.
+  [[nodiscard]] Effect work_effect(int c, int left) const {
+    Effect e;
+    for (const Entry& x : jobs_on(c)) {
+      if (!alive_[at(x.job)]) continue;
+      if (count_[at(x.job)] - x.workers >= job(x.job).min_workers) {
+        e.scaled += x.workers;
+      } else {
+        e.cost += risk(x.job) / std::min(span(x.job), left);
+        e.work += risk(x.job);
         ++e.preempted;
       }
     }
@@ -103,6 +135,7 @@ class LoanedServers {
       } else {
         alive_[j] = 0;
         plan_.preempted.push_back(x.job);
+        plan_.work_lost += risk_[j];
       }
     }
   }
@@ -176,6 +209,7 @@ class LoanedServers {
   std::vector<Entry> entries_;
   std::vector<int> span_begin_;  // job -> first entry in spans_
   std::vector<Entry> spans_;
+  std::vector<double> risk_;    // job -> GPU-seconds a preemption throws away
   std::vector<int> scaled_;     // job -> workers scaled in
   std::vector<char> alive_;     // job not preempted
   std::vector<char> returned_;  // candidate returned
@@ -211,6 +245,35 @@ void select_aryl(LoanedServers& loan, int n) {
   }
 }
 
+// Is returning a better than returning b under least-work? Shared cost, then the
+// work thrown away now, then jobs preempted, then workers scaled in.
+bool less_work(const Effect& a, const Effect& b) {
+  if (!same_work(a.cost, b.cost)) return a.cost < b.cost;
+  if (!same_work(a.work, b.work)) return a.work < b.work;
+  if (a.preempted != b.preempted) return a.preempted < b.preempted;
+  return a.scaled < b.scaled;
+}
+
+// Every cost depends on the picks left, so all are recomputed at each pick
+// (candidates x their jobs per pick: a few thousand operations in a reclaim).
+void select_least_work(LoanedServers& loan, int n) {
+  std::vector<int> changed;
+  for (int pick = 0; pick < n; ++pick) {
+    const int left = n - pick;
+    int best = -1;
+    Effect best_effect;
+    for (int c = 0; c < loan.size(); ++c) {
+      if (loan.returned(c)) continue;
+      const Effect e = loan.work_effect(c, left);
+      if (best < 0 || less_work(e, best_effect)) {
+        best = c;
+        best_effect = e;
+      }
+    }
+    loan.give_back(best, changed);
+  }
+}
+
 void give_back_all(LoanedServers& loan, const std::vector<int>& order) {
   std::vector<int> changed;
   for (int c : order) loan.give_back(c, changed);
@@ -242,13 +305,16 @@ double binomial(int n, int k) {
 }
 
 // The objective of `exact`, compared lexicographically: jobs preempted, then
-// collateral GPUs, then workers scaled in.
+// collateral GPUs, then workers scaled in; `exact-work` puts the work thrown away
+// first.
 struct Score {
+  double work = 0.0;
   int preempted = 0;
   long long collateral = 0;
   long long scaled = 0;
 
-  [[nodiscard]] bool operator<(const Score& o) const {
+  [[nodiscard]] bool less(const Score& o, bool by_work) const {
+    if (by_work && !same_work(work, o.work)) return work < o.work;
     if (preempted != o.preempted) return preempted < o.preempted;
     if (collateral != o.collateral) return collateral < o.collateral;
     return scaled < o.scaled;
@@ -257,12 +323,14 @@ struct Score {
 
 // Branch and bound over all candidates, in input order, including a candidate
 // before excluding it, so the first best set found is the lexicographically
-// first. Preemptions only grow as servers are added, which bounds the search;
+// first. Preemptions (and so the work thrown away) only grow as servers are
+// added, which bounds the search;
 // idle servers are interchangeable, so an idle server is never taken after an
 // earlier one was left out (the swapped set is as good and comes first).
 class ExactSearch {
  public:
-  ExactSearch(const LoanedServers& loan, int n) : loan_(loan), n_(n) {
+  ExactSearch(const LoanedServers& loan, int n, bool by_work)
+      : loan_(loan), n_(n), by_work_(by_work) {
     removed_.assign(at(loan_.job_count()), 0);
   }
 
@@ -276,8 +344,9 @@ class ExactSearch {
   [[nodiscard]] Score contribution(int j) const {
     const int removed = removed_[at(j)];
     const int left = loan_.initial_workers(j) - removed;
-    if (left >= loan_.job(j).min_workers) return {0, 0, removed};
-    return {1, static_cast<long long>(left) * loan_.job(j).gpus_per_worker, 0};
+    if (left >= loan_.job(j).min_workers) return {0.0, 0, 0, removed};
+    return {loan_.risk(j), 1,
+            static_cast<long long>(left) * loan_.job(j).gpus_per_worker, 0};
   }
 
   // Adds (sign = +1) or removes (sign = -1) candidate c from the chosen set.
@@ -286,6 +355,7 @@ class ExactSearch {
       const Score before = contribution(e.job);
       removed_[at(e.job)] += sign * e.workers;
       const Score after = contribution(e.job);
+      score_.work += after.work - before.work;
       score_.preempted += after.preempted - before.preempted;
       score_.collateral += after.collateral - before.collateral;
       score_.scaled += after.scaled - before.scaled;
@@ -293,9 +363,9 @@ class ExactSearch {
   }
 
   void dfs(int next) {
-    if (found_ && score_.preempted > best_score_.preempted) return;
+    if (found_ && worse_already()) return;
     if (chosen_.size() == at(n_)) {
-      if (!found_ || score_ < best_score_) {
+      if (!found_ || score_.less(best_score_, by_work_)) {
         found_ = true;
         best_ = chosen_;
         best_score_ = score_;
@@ -317,8 +387,18 @@ class ExactSearch {
     skipped_idle_ = skipped;
   }
 
+  // No superset of the chosen servers can beat the best: its objective's first
+  // term (work or preemptions) already exceeds the best's.
+  [[nodiscard]] bool worse_already() const {
+    if (by_work_)
+      return score_.work > best_score_.work &&
+             !same_work(score_.work, best_score_.work);
+    return score_.preempted > best_score_.preempted;
+  }
+
   const LoanedServers& loan_;
   int n_;
+  bool by_work_;
   std::vector<int> removed_;  // job -> workers on chosen servers
   std::vector<int> chosen_;
   Score score_;
@@ -337,20 +417,21 @@ double exact_search_space(int idle, int busy, int n) {
   return total;
 }
 
-std::vector<int> select_exact(const LoanedServers& loan, int n) {
+std::vector<int> select_exact(const LoanedServers& loan, int n, bool by_work) {
   int idle = 0;
   for (int c = 0; c < loan.size(); ++c) idle += loan.jobs_on(c).empty() ? 1 : 0;
   const int busy = loan.size() - idle;
   const double sets = exact_search_space(idle, busy, n);
   if (sets > exact_subset_limit)
     throw std::invalid_argument(
-        fmt::format("exact reclaim would search {:.3g} server sets ({} busy and {} "
+        fmt::format("{} reclaim would search {:.3g} server sets ({} busy and {} "
                     "idle on-loan servers, "
-                    "{} to return), more than its limit of {:.0e}; use policy 'aryl' "
+                    "{} to return), more than its limit of {:.0e}; use policy '{}' "
                     "for instances this "
                     "large",
-                    sets, busy, idle, n, exact_subset_limit));
-  return ExactSearch(loan, n).run();
+                    by_work ? "exact-work" : "exact", sets, busy, idle, n,
+                    exact_subset_limit, by_work ? "least-work" : "aryl"));
+  return ExactSearch(loan, n, by_work).run();
 }
 
 }  // namespace
@@ -360,8 +441,35 @@ ReclaimPolicy parse_reclaim_policy(std::string_view name) {
   if (name == "scf") return ReclaimPolicy::scf;
   if (name == "random") return ReclaimPolicy::random;
   if (name == "exact") return ReclaimPolicy::exact;
-  throw std::invalid_argument(fmt::format(
-      "unknown reclaim policy '{}'; expected one of: aryl, scf, random, exact", name));
+  if (name == "least-work") return ReclaimPolicy::least_work;
+  if (name == "exact-work") return ReclaimPolicy::exact_work;
+  throw std::invalid_argument(
+      fmt::format("unknown reclaim policy '{}'; expected one of: aryl, scf, random, "
+                  "exact, least-work, exact-work",
+                  name));
+}
+
+std::vector<double> work_at_risk(const ClusterState& state, const WorkAtRisk& work) {
+  const std::size_t n = state.jobs.size();
+  if (!work.unsaved.empty() && work.unsaved.size() != n)
+    throw std::invalid_argument(
+        fmt::format("unsaved work: {} values for {} jobs", work.unsaved.size(), n));
+  if (!std::isfinite(work.restart_overhead) || work.restart_overhead < 0.0)
+    throw std::invalid_argument(fmt::format(
+        "restart overhead must be finite and >= 0 s, got {}", work.restart_overhead));
+  const std::vector<int> count = worker_counts(state);
+  std::vector<double> risk(n, 0.0);
+  for (std::size_t j = 0; j < n; ++j) {
+    const double unsaved = work.unsaved.empty() ? 0.0 : work.unsaved[j];
+    if (!std::isfinite(unsaved) || unsaved < 0.0)
+      throw std::invalid_argument(fmt::format(
+          "job '{}': unsaved work must be finite and >= 0 GPU-seconds, got {}",
+          state.jobs[j].id, unsaved));
+    risk[j] = unsaved;
+    if (state.jobs[j].checkpoint)
+      risk[j] += work.restart_overhead * count[j] * state.jobs[j].gpus_per_worker;
+  }
+  return risk;
 }
 
 std::vector<double> preemption_costs(const ClusterState& state) {
@@ -405,7 +513,13 @@ ReclaimPlan choose(LoanedServers& loan, int n, ReclaimPolicy policy, std::uint64
       give_back_all(loan, select_random(loan, n, seed));
       break;
     case ReclaimPolicy::exact:
-      give_back_all(loan, select_exact(loan, n));
+      give_back_all(loan, select_exact(loan, n, false));
+      break;
+    case ReclaimPolicy::least_work:
+      select_least_work(loan, n);
+      break;
+    case ReclaimPolicy::exact_work:
+      give_back_all(loan, select_exact(loan, n, true));
       break;
   }
   return loan.finish();
@@ -414,17 +528,19 @@ ReclaimPlan choose(LoanedServers& loan, int n, ReclaimPolicy policy, std::uint64
 }  // namespace
 
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
-                    std::uint64_t seed) {
-  LoanedServers loan(state);
+                    std::uint64_t seed, const WorkAtRisk& work) {
+  LoanedServers loan(state, nullptr, work_at_risk(state, work));
   return choose(loan, n, policy, seed, "are on loan");
 }
 
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
-                    std::uint64_t seed, const std::vector<int>& among) {
+                    std::uint64_t seed, const std::vector<int>& among,
+                    const WorkAtRisk& work) {
   check_on_loan(state, among);
+  std::vector<double> risk = work_at_risk(state, work);
   std::vector<char> eligible(state.servers.size(), 0);
   for (const int s : among) eligible[at(s)] = 1;
-  LoanedServers loan(state, &eligible);
+  LoanedServers loan(state, &eligible, std::move(risk));
   return choose(loan, n, policy, seed, "of the servers given are on loan");
 }
 

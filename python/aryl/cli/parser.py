@@ -18,6 +18,7 @@ from ..defaults import (
     MAX_ARRIVAL_SCALE,
     MIN_ARRIVAL_SCALE,
     PAPER_BASELINE_USE,
+    SIMULATION_RECLAIM_POLICIES,
 )
 from ..typing import ElasticSelection
 from ..validation import MAX_INT, MAX_SEED, MAX_SEEDS, MAX_WINDOWS, did_you_mean
@@ -551,9 +552,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--reclaim",
-        choices=["aryl", "scf", "random"],
+        choices=SIMULATION_RECLAIM_POLICIES,
         default="aryl",
-        help="which loaned servers to return (default aryl)",
+        help="which loaned servers to return (default aryl; least-work: the least "
+        "unsaved progress and restart overhead thrown away)",
     )
     p.add_argument(
         "--scenario",
@@ -631,8 +633,8 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="reclaim loaned servers on a packed cluster under every policy",
         description="Build a seeded cluster whose job sizes follow the ITP trace, then "
-        "reclaim on-loan servers under the aryl, scf, random and exact policies and "
-        "print how many jobs each preempts.",
+        "reclaim on-loan servers under the aryl, scf, random, exact, least-work and "
+        "exact-work policies and print how many jobs each preempts.",
     )
     p.add_argument(
         "--training-servers",

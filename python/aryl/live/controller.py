@@ -676,8 +676,28 @@ class Controller:
             chosen = [view.server_ids[r] for r in rows]
         else:
             seed = self.seed + int(self.record.totals["reclaims"])
-            chosen = list(view.reclaim(n, self.reclaim_policy, seed).plan.servers)
+            result = view.reclaim(
+                n,
+                self.reclaim_policy,
+                seed,
+                unsaved=self._unsaved(view),
+                restart_overhead=self.config.restart_overhead,
+            )
+            chosen = list(result.plan.servers)
         self._take_back(now, chosen, view)
+
+    def _unsaved(self, view: ClusterState) -> Dict[Any, float]:
+        """GPU-seconds a preemption of each running job would throw away, as the
+        record books a loss: a job without checkpoint its progress, one with a
+        checkpoint nothing (it saves as it stops; least-work adds its restart)."""
+        unsaved: Dict[Any, float] = {}
+        for j in view.job_ids:
+            row = self._job_index[j]
+            job = self.jobs[row]
+            if not job.checkpoint:
+                work = float(self.record.work[row]) * job.gpus_per_worker
+                unsaved[j] = self._done(j) * work
+        return unsaved
 
     def _take_back(self, now: float, servers: List[Any], view: ClusterState) -> None:
         """Journal the reclaim's plan with its drain (a resumed controller finishes

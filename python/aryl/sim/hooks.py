@@ -203,8 +203,9 @@ class CoreHooks:
         n: int,
         index: int,
         now: float,
+        remaining: np.ndarray,
     ) -> np.ndarray:
-        state = self._view(columns, np.ones(len(columns[0])), service)
+        state = self._view(columns, remaining, service)
         epoch = self._epoch(index, now, state, [])
         return reclaim_rows(self._ask("reclaim", epoch, state, n, epoch), state, epoch)
 

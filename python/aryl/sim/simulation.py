@@ -116,7 +116,9 @@ def simulate(
     policy, reclaim
         Allocation policy (``aryl``, ``fifo``, ``sjf``, ``gandiva``, ``afs``,
         ``tiresias``; for a Pollux workload ``tiresias`` or ``pollux``) and reclaim
-        policy (``aryl``, ``scf``, ``random``). ``tiresias`` on fixed-duration jobs is
+        policy (``aryl``, ``scf``, ``random``, ``least-work``: each running job's
+        progress without a checkpoint, or its restart overhead with one, is the work
+        a preemption throws away). ``tiresias`` on fixed-duration jobs is
         the preemptive least-attained-service baseline (two queues, demotion at
         ``Config.tiresias_threshold`` GPU-seconds of attained service, checkpoint
         rules on preemption): each job runs at its trace's size

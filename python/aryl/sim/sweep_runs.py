@@ -83,7 +83,7 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
         "or a policy of your own: an aryl.Policy object, or 'module:Class' / "
         "'path.py:Class' (imported by each worker)",
     ),
-    "reclaim": ("aryl", "reclaim policy: aryl, scf or random"),
+    "reclaim": ("aryl", "reclaim policy: aryl, scf, random or least-work"),
     "seed": (0, "seed of every random choice (GPU types, scenario, random reclaim)"),
     "any_type_share": (
         ANY_TYPE_SHARE,

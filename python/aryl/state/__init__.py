@@ -32,7 +32,7 @@ import numpy as np
 from .. import _core
 from ..columns import core_types
 from ..decisions import Appliable, ReclaimPlan
-from ..defaults import HETERO_EFFICIENCY
+from ..defaults import HETERO_EFFICIENCY, RESTART_OVERHEAD_S
 from ..jobtable import FIELDS
 from ..model import (
     POOLS,
@@ -801,17 +801,23 @@ class ClusterState(Appliable):
         policy: ReclaimPolicy = "aryl",
         seed: int = 0,
         among: Optional[Iterable[Any]] = None,
+        unsaved: Optional[Mapping[Any, float]] = None,
+        restart_overhead: float = RESTART_OVERHEAD_S,
     ) -> ReclaimResult:
         """Choose ``n`` on-loan servers to return, as ``aryl.reclaim`` (same arguments).
 
         ``among``: ids of the on-loan servers to choose from (a policy's own filter,
         e.g. never the servers of one rack); the others stay on loan. Default: every
-        on-loan server.
+        on-loan server. ``unsaved`` (job id -> GPU-seconds a preemption would throw
+        away) and ``restart_overhead`` (s): each job's work at risk, what
+        ``"least-work"`` minimises; a job ``unsaved`` does not name gets the state's
+        estimate (none with a checkpoint; without, the progress the state knows:
+        ``aryl.state.reclaim.unsaved_work``).
 
         Returns a ``ReclaimResult``: index arrays into this state's rows, its
         ``plan`` (an ``aryl.ReclaimPlan``, built on first access) and ``apply(state)``.
         """
-        return reclaim_state(self, n, policy, seed, among)
+        return reclaim_state(self, n, policy, seed, among, unsaved, restart_overhead)
 
 
 def _server_records(table: Table) -> List[Server]:

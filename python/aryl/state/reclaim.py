@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from .. import _core, validation
 from ..decisions import ReclaimPlan
 from ..defaults import RECLAIM_POLICIES as POLICIES
+from ..defaults import RESTART_OVERHEAD_S
 from ..model import Worker, trusted_records
 from ..typing import ReclaimPolicy
 
@@ -18,7 +19,8 @@ class ReclaimResult:
 
     ``servers`` are the rows of the returned servers (in the order chosen),
     ``preempted`` the rows of the preempted jobs, ``scaled_in`` (job row, workers
-    removed) pairs; ``demand_gpus`` and ``collateral_gpus`` as in ``ReclaimPlan``.
+    removed) pairs; ``demand_gpus``, ``collateral_gpus`` and ``work_lost`` as in
+    ``ReclaimPlan``.
     ``plan`` is the same as an ``aryl.ReclaimPlan`` (built on first access);
     ``apply(state)`` applies it to the state it was computed on.
     """
@@ -74,6 +76,12 @@ class ReclaimResult:
         return int(self._raw.collateral_gpus)
 
     @property
+    def work_lost(self) -> float:
+        """GPU-seconds the preempted jobs throw away (their unsaved work and, with a
+        checkpoint, restart overhead x GPUs), whatever the policy."""
+        return float(self._raw.work_lost)
+
+    @property
     def plan(self) -> ReclaimPlan:
         """The friendly ``aryl.ReclaimPlan`` (ids), built once."""
         if self._plan is None:
@@ -86,6 +94,7 @@ class ReclaimResult:
                 demand_gpus=raw.demand_gpus,
                 collateral_gpus=raw.collateral_gpus,
                 stop=self._stop(),
+                work_lost=float(raw.work_lost),
             )
         return self._plan
 
@@ -126,16 +135,61 @@ class ReclaimResult:
 
 
 def reclaim_state(
-    state: Any, n: int, policy: ReclaimPolicy, seed: int, among: Any = None
+    state: Any,
+    n: int,
+    policy: ReclaimPolicy,
+    seed: int,
+    among: Any = None,
+    unsaved: Optional[Mapping[Any, float]] = None,
+    restart_overhead: float = RESTART_OVERHEAD_S,
 ) -> ReclaimResult:
     """``ClusterState.reclaim`` (and so ``aryl.reclaim``): the kernel on the state's
-    compiled copy, among every on-loan server or the ids ``among`` names."""
+    compiled copy, among every on-loan server or the ids ``among`` names, with each
+    job's work at risk (``unsaved``, ``restart_overhead``; see ``aryl.reclaim``)."""
     version = state.version  # before the kernel: a later change makes it stale
     validation.text(policy, "reclaim policy", POLICIES)
     n = validation.integer(n, "n", -validation.MAX_INT)
     seed = validation.seed(seed)
+    overhead = validation.real(restart_overhead, "restart_overhead", 0.0)
     rows = None
     if among is not None:
         rows = state._rows(among, state._server_index, "server").tolist()
-    raw = _core.reclaim(state._core, n, policy, seed, rows)
+    work = unsaved_work(state, unsaved)
+    raw = _core.reclaim(state._core, n, policy, seed, rows, work, overhead)
     return ReclaimResult(state, version, policy, raw)
+
+
+def unsaved_work(state: Any, unsaved: Optional[Mapping[Any, float]]) -> np.ndarray:
+    """Each job's GPU-seconds a preemption throws away, in the state's row order.
+
+    ``unsaved`` (job id -> GPU-seconds) names the jobs it knows; the others, and
+    every job when it is ``None``, get the state's estimate: none for a job with a
+    checkpoint (it saves as it stops, as the simulator and ``aryl live`` model it),
+    and for one without, the progress the state knows it made, ``(1 - remaining)
+    x estimated_duration x reference workers x gpus_per_worker`` (the GPU-seconds
+    that progress took at its reference workers; 0 for a job the state has not
+    advanced, such as one built from records).
+    """
+    jobs = state._jobs
+    reference = np.where(
+        jobs["reference_workers"] > 0, jobs["reference_workers"], jobs["max_workers"]
+    )
+    done = 1.0 - np.clip(state._remaining_column(), 0.0, 1.0)
+    work = np.where(
+        jobs["checkpoint"],
+        0.0,
+        done * jobs["estimated_duration"] * reference * jobs["gpus_per_worker"],
+    ).astype(float)
+    if unsaved is None:
+        return work
+    if not isinstance(unsaved, Mapping):
+        raise TypeError(
+            "unsaved must be a mapping of job id to GPU-seconds, got "
+            f"{type(unsaved).__name__}"
+        )
+    index = state._job_index
+    for job, value in unsaved.items():
+        if job not in index:
+            raise ValueError(f"unsaved work: unknown job {job!r}")
+        work[index[job]] = validation.real(value, f"unsaved work of job {job!r}", 0.0)
+    return work

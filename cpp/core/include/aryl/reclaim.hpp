@@ -10,10 +10,30 @@
 
 namespace aryl {
 
-enum class ReclaimPolicy { aryl, scf, random, exact };
+enum class ReclaimPolicy { aryl, scf, random, exact, least_work, exact_work };
 
-// "aryl", "scf", "random" or "exact"; anything else is std::invalid_argument.
+// "aryl", "scf", "random", "exact", "least-work" or "exact-work"; anything else is
+// std::invalid_argument.
 ReclaimPolicy parse_reclaim_policy(std::string_view name);
+
+// What preempting each job throws away, for the work-aware policies (least-work,
+// exact-work; the others ignore it). A job's preemption costs its `unsaved` work
+// plus, with a checkpoint, `restart_overhead` x the GPUs it holds in the state
+// (the restart it then pays before it makes progress again); a scale-in costs
+// nothing.
+struct WorkAtRisk {
+  // Per state job (index = job): GPU-seconds of progress a preemption discards,
+  // the progress since its last checkpoint (all of it for a job without one).
+  // Empty: none for every job, so only the restart overheads count.
+  std::vector<double> unsaved;
+  double restart_overhead = 0.0;  // s
+};
+
+// Each job's preemption cost in GPU-seconds under `work` (index = job):
+// unsaved[j] + (checkpoint ? restart_overhead x its GPUs in the state : 0).
+// An `unsaved` of the wrong length, or a negative or non-finite number, is
+// std::invalid_argument.
+std::vector<double> work_at_risk(const ClusterState& state, const WorkAtRisk& work);
 
 struct ReclaimPlan {
   std::vector<int> servers;    // returned servers, in the order chosen
@@ -22,6 +42,9 @@ struct ReclaimPlan {
       scaled_in;            // (job, workers removed), job keeps >= min
   int demand_gpus = 0;      // GPUs of the returned servers
   int collateral_gpus = 0;  // GPUs freed by preempted jobs on servers not returned
+  // GPU-seconds the preempted jobs throw away under the WorkAtRisk given (the sum
+  // of their work_at_risk; 0 when none was given), whatever the policy.
+  double work_lost = 0.0;
 };
 
 // `exact` refuses instances whose search space exceeds this many server sets:
@@ -50,12 +73,27 @@ inline constexpr double exact_subset_limit = 1e7;
 //    part of the answer: returning two servers that hold all of a job's workers
 //    preempts it with less collateral than returning an idle one and one of
 //    them). The oracle the heuristics are tested against.
+//  - least-work: greedy on the work a pick throws away (WorkAtRisk). cost(s) =
+//    sum over the jobs that returning s would preempt of w_j / min(|S_j|, k),
+//    w_j = the job's preemption cost (work_at_risk), |S_j| as for aryl and k =
+//    the picks left, this one included: a job's cost is shared among the servers
+//    that could still all be returned with it, so on the last pick (k = 1) a
+//    server costs exactly the work it throws away. Scale-ins cost 0, so servers
+//    that preempt nothing go first, as in Algorithm 1's first step. Costs are
+//    recomputed after every pick (a preempted job no longer counts on its other
+//    servers; a scaled-in job may now be preempted by them). Order: (cost, work
+//    thrown away, jobs preempted, workers scaled in, input order); costs within
+//    1e-9 x (1 + the larger) are equal.
+//  - exact-work: least total work thrown away (the sum of w_j over the preempted
+//    jobs), ties broken by fewer preempted jobs, then as `exact`; by the same
+//    branch and bound (work only grows as servers are added), under the same
+//    exact_subset_limit. The oracle of least-work.
 // Algorithm 1's preemption cost of each on-loan server in the given state (in
 // server order): sum over the jobs that returning it would preempt of 1/|S_j|.
 std::vector<double> preemption_costs(const ClusterState& state);
 
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
-                    std::uint64_t seed = 0);
+                    std::uint64_t seed = 0, const WorkAtRisk& work = {});
 
 // The same choice among the given on-loan servers only (a caller's filter, in any
 // order): the others stay on loan and do not count in a job's |S_j|; whether a job
@@ -63,7 +101,8 @@ ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
 // range, not on loan or given twice is std::invalid_argument naming it, as is n
 // larger than the servers given.
 ReclaimPlan reclaim(const ClusterState& state, int n, ReclaimPolicy policy,
-                    std::uint64_t seed, const std::vector<int>& among);
+                    std::uint64_t seed, const std::vector<int>& among,
+                    const WorkAtRisk& work = {});
 
 // The plan of returning the given on-loan servers in the given order (a caller's
 // choice): what each does to the jobs on it, as the policies above account it.

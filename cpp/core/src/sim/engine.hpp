@@ -76,6 +76,8 @@ class Engine {
   void on_loan();
   [[nodiscard]] int lent_count() const;
   void take_back(int n);
+  // The WorkAtRisk of a reclaim's state under the work-aware policies.
+  WorkAtRisk work_at_stake(const ClusterState& state, const std::vector<int>& job_of);
   void on_epoch();
   void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;

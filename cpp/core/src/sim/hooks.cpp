@@ -4,6 +4,7 @@
 // half-applied change or a broken invariant.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -128,7 +129,14 @@ Decision Engine::asked_decision(const ClusterState& state,
 ReclaimPlan Engine::asked_reclaim(const ClusterState& state,
                                   const std::vector<int>& job_of, int n) {
   const Epoch e = epoch();
-  const std::vector<int> servers = hooks_.reclaim(state, job_of, service(job_of), n, e);
+  JobService served = service(job_of);
+  served.remaining.reserve(job_of.size());
+  for (const int j : job_of) {
+    const JobProgress& s = state_[at(j)];
+    const double done = s.done_at(now(), status_of(j) == Status::running);
+    served.remaining.push_back(std::clamp(1.0 - done / s.work, 1e-9, 1.0));
+  }
+  const std::vector<int> servers = hooks_.reclaim(state, job_of, served, n, e);
   if (static_cast<int>(servers.size()) != n)
     refuse(e, fmt::format("reclaim returns {} servers; the inference load needs {} "
                           "back",

@@ -31,6 +31,12 @@ double JobProgress::advance(double now, bool running) {
   return gained;
 }
 
+double JobProgress::done_at(double now, bool running) const {
+  const double from = std::max(updated, paused_until);
+  if (!running || !(now > from)) return done;
+  return done + std::min(rate * (now - from), work - done);
+}
+
 double JobProgress::finish_time(double now) const {
   return std::max(now, paused_until) + std::max(0.0, work - done) / rate;
 }

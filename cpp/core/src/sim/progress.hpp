@@ -31,6 +31,8 @@ struct JobProgress {
 
   // Brings `done` up to `now` at the current rate; returns the progress gained.
   double advance(double now, bool running);
+  // What `done` would be at `now` (advance without changing anything).
+  [[nodiscard]] double done_at(double now, bool running) const;
   // When the job finishes at the current rate (rate > 0).
   [[nodiscard]] double finish_time(double now) const;
   [[nodiscard]] double remaining_fraction() const;

@@ -465,6 +465,27 @@ void Engine::wake_epoch() {
 // by set_loan, not a scan of them at every epoch.
 int Engine::lent_count() const { return lent_; }
 
+// What a preemption of each job of a reclaim's state would throw away, for the
+// work-aware reclaim policies (empty for the others): a job without checkpoint
+// loses all its progress (as preempt() books it, in GPU-seconds); a checkpointed
+// one keeps it and pays config_.restart_overhead (reclaim.hpp, WorkAtRisk).
+WorkAtRisk Engine::work_at_stake(const ClusterState& state,
+                                 const std::vector<int>& job_of) {
+  WorkAtRisk work;
+  if (config_.reclaim != ReclaimPolicy::least_work &&
+      config_.reclaim != ReclaimPolicy::exact_work)
+    return work;
+  work.restart_overhead = config_.restart_overhead;
+  work.unsaved.assign(state.jobs.size(), 0.0);
+  for (std::size_t k = 0; k < state.jobs.size(); ++k) {
+    const int j = job_of[k];
+    if (jobs_[at(j)].job.checkpoint || status_of(j) != Status::running) continue;
+    work.unsaved[k] =
+        state_[at(j)].done_at(now(), true) * jobs_[at(j)].job.gpus_per_worker;
+  }
+  return work;
+}
+
 void Engine::take_back(int n) {
   std::vector<int> job_of;
   const ClusterState& state =
@@ -473,7 +494,8 @@ void Engine::take_back(int n) {
   const ReclaimPlan plan =
       hooks_.reclaim ? asked_reclaim(state, job_of, n)
                      : reclaim(state, n, config_.reclaim,
-                               config_.seed + static_cast<std::uint64_t>(r.reclaims));
+                               config_.seed + static_cast<std::uint64_t>(r.reclaims),
+                               work_at_stake(state, job_of));
   ++r.reclaims;
   r.collateral_gpus += plan.collateral_gpus;
   r.reclaim_demand_gpus += plan.demand_gpus;

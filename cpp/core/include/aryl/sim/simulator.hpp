@@ -180,10 +180,13 @@ struct Epoch {
 
 // What each job of a hook's state has had so far (index = state job): GPU-seconds
 // held (its attained service), seconds waited since its submission (not holding
-// workers) and preemptions.
+// workers) and preemptions; for the reclaim hook also each job's fraction of work
+// left at that moment (`remaining`, as the allocate hook's; empty otherwise), so
+// that a policy can weigh the progress a preemption throws away.
 struct JobService {
   std::vector<double> attained, waited;
   std::vector<std::int64_t> preemptions;
+  std::vector<double> remaining;
 };
 
 // A caller's policy, asked instead of the engine's own (aryl.sim.simulate with a
