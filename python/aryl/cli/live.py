@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
+import json
 import math
+import os
 import shutil
+import socket
+import sys
+import threading
+import time
 from contextlib import nullcontext
-from typing import Any, Dict, List, Sequence, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .._display import Table
 from .files import output_directory
-from .options import console_of
+from .options import config_of, console_of, trace_files
+from .output import LEDGER_NOTE, Console, ledger_table
 
 #: The rows of the sim-vs-live table: summary key, label, how the difference reads.
 ROWS: Tuple[Tuple[str, str, str], ...] = (
@@ -22,9 +31,22 @@ ROWS: Tuple[Tuple[str, str, str], ...] = (
     ("jobs_finished", "jobs finished", "count"),
 )
 
+#: Servers (T + I) a ``--local-cluster`` may have: each is a Ray node on this machine
+#: (a raylet, a dashboard agent and a runtime-env agent, about 200 MB and three
+#: processes), and all of them must join within ``JOIN_TIMEOUT_S``; a larger cluster
+#: spans machines (``--address``).
+MAX_LOCAL_SERVERS = 32
+#: ``OUT``'s lock (the PID of the ``aryl live`` writing there) and run record (its run
+#: id: the jobs' checkpoints end in ``.<run>.ckpt``).
+LOCK, RUN = ".aryl-live.lock", "run-id"
+#: Above this share of the mean job's duration, the start latency times the
+#: compression (``RayBackend.start_overhead``) dominates what live measures: a warning.
+LATENCY_SHARE = 0.1
+
 
 def parse_cluster(text: str) -> Tuple[int, int]:
-    """``"T+I"`` as (training, inference) server counts, both >= 0, T >= 1."""
+    """``"T+I"`` as (training, inference) server counts, both >= 0, T >= 1, and
+    T + I <= ``MAX_LOCAL_SERVERS``."""
     parts = text.split("+")
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
         raise argparse.ArgumentTypeError(
@@ -33,15 +55,24 @@ def parse_cluster(text: str) -> Tuple[int, int]:
     training, inference = (int(p) for p in parts)
     if training < 1:
         raise argparse.ArgumentTypeError("--local-cluster needs a training server")
+    if training + inference > MAX_LOCAL_SERVERS:
+        raise argparse.ArgumentTypeError(
+            f"--local-cluster {text}: {training + inference:,} servers would start "
+            f"as many Ray nodes on this machine (each a raylet and two agents, about "
+            f"200 MB); a local cluster takes at most {MAX_LOCAL_SERVERS} servers "
+            "(T+I). For a larger one, start labelled nodes across machines and give "
+            "--address (docs/live.md)"
+        )
     return training, inference
 
 
 def live(args: argparse.Namespace) -> int:
-    """Run the trace live, then the simulator on it; print both and the difference."""
-    from .. import sim, traces
-    from ..live import Clock, Controller
-    from ..live.ray_backend import RayBackend
-    from ..sim.runs import trace_jobs
+    """Run the trace live, then the simulator on it; print both and the difference.
+
+    Everything is checked before OUT changes: the trace, the policy, the options and
+    the cluster; a run that did not end (resumable) is replaced only with
+    ``--overwrite``, and one ``aryl live`` at a time writes to OUT (its lock)."""
+    from .. import sim
 
     console = console_of(args)
     if args.resume and args.local_cluster:
@@ -49,56 +80,45 @@ def live(args: argparse.Namespace) -> int:
             "--resume continues a run on the cluster at --address; a --local-cluster "
             "ends with the command that started it, so nothing of it runs on"
         )
-    out = output_directory(args.out)
-    journal, checkpoints = out / "journal.jsonl", out / "checkpoints"
-    if args.resume and not journal.is_file():
-        raise ValueError(f"--resume: no journal to continue at {journal}")
-    if not args.resume:  # a new run: aryl's own files of an earlier one go
-        journal.unlink(missing_ok=True)
-        shutil.rmtree(checkpoints, ignore_errors=True)
-    checkpoints.mkdir(exist_ok=True)
-    frame = traces.read_jobs(args.jobs)
-    jobs = trace_jobs(frame, first_jobs=args.first_jobs, seed=args.seed)
-    load = traces.read_load(args.load) if args.load is not None else None
-    training, inference = args.local_cluster or (0, 0)
-    cluster = sim.Cluster(training, inference)
-    config = sim.Config(
-        lend_hold=args.lend_hold, restart_overhead=args.restart_overhead
-    )
-    console.say(
-        f"Replaying {len(jobs)} jobs live at {args.compression:g}x on "
-        + (
-            f"a local Ray cluster of {training}+{inference} 8-GPU servers"
-            if args.local_cluster
-            else f"the Ray cluster at {args.address}"
+    if args.resume and args.overwrite:
+        raise ValueError(
+            "--resume continues OUT's run, --overwrite replaces it: give one"
         )
-        + f", policy {args.policy}."
-    )
-    with _cluster(args, cluster.servers()) as provider:
-        backend = RayBackend(str(checkpoints), args.compression, provider)
-        try:
-            controller = Controller(
-                jobs,
-                cluster if args.local_cluster else _servers(args),
-                backend,
-                args.policy,
-                args.reclaim,
-                load,
-                config,
-                Clock(args.compression),
-                journal,
-                seed=args.seed,
-                resume=args.resume,
+    out = output_directory(args.out)
+    with OutLock(out / LOCK):
+        journal = out / "journal.jsonl"
+        if args.resume and not journal.is_file():
+            raise ValueError(f"--resume: no journal to continue at {journal}")
+        if not args.resume:
+            _check_replaceable(journal, args.overwrite)
+        jobs, load, policy, config, where = _inputs(args, console)
+        training, inference = args.local_cluster or (0, 0)
+        cluster = sim.Cluster(training, inference)
+        name = args.policy if isinstance(policy, str) else _policy_name(policy)
+        console.say(
+            f"Replaying {len(jobs)} jobs of {where} live at {args.compression:g}x on "
+            + (
+                f"a local Ray cluster of {training}+{inference} 8-GPU servers"
+                if args.local_cluster
+                else f"the Ray cluster at {args.address}"
             )
-            result = controller.run()
-        finally:
-            backend.shutdown()
+            + f", policy {name}."
+        )
+        log = out / "ray.log"
+        with _cluster(args, cluster.servers(), log) as provider:
+            servers = cluster if args.local_cluster else _servers(args)
+            run = _run_id(out, args.resume)  # the cluster answered: OUT may change
+            if args.local_cluster:
+                console.say(f"Ray's own output (its nodes' messages) goes to {log}.")
+            result, backend, controller = _run_live(
+                args, console, out, run, jobs, servers, policy, load, config, provider
+            )
 
     def simulated_with(config: Any) -> Any:
         return sim.simulate(
             jobs,
             controller.servers,
-            args.policy,
+            policy,
             args.reclaim,
             load,
             config,
@@ -111,6 +131,8 @@ def live(args: argparse.Namespace) -> int:
     simulated.save(out / "simulated", overwrite=True)
     console.show(comparison_table(result, simulated))
     console.say(sim_vs_live_line(result, simulated))
+    console.show(live_ledger_table(result, simulated))
+    console.say(LEDGER_NOTE)
     overhead = backend.start_overhead()
     if overhead > 0.0:  # the simulator again, taught this cluster's start latency
         calibrated = simulated_with(
@@ -121,7 +143,294 @@ def live(args: argparse.Namespace) -> int:
             f"with the measured start latency ({overhead:,.0f} s a start) as "
             f"start_overhead, {sim_vs_live_line(result, calibrated)}"
         )
+        warning = latency_warning(overhead, jobs, args.compression)
+        if warning:
+            print(f"aryl: warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _inputs(
+    args: argparse.Namespace, console: Console
+) -> Tuple[Any, Any, Any, Any, str]:
+    """(jobs, load, policy, Config, where): the trace read, the policy loaded and the
+    model options, as ``aryl simulate`` takes them (``options``, ``inputs``)."""
+    from .. import sim
+    from ..policy import load_policy
+    from ..sim.runs import trace_jobs
+    from .inputs import trace_frames
+
+    frame, load, where = trace_frames(trace_files(args), console)
+    jobs = trace_jobs(
+        frame,
+        first_jobs=args.first_jobs,
+        any_type_share=args.any_type_share,
+        seed=args.seed,
+    )
+    policy: Any = load_policy(args.policy) if ":" in args.policy else args.policy
+    fields = config_of(args)
+    fields["restart_overhead"] = args.restart_overhead
+    config = sim.Config(**fields)
+    return jobs, load, policy, config, where
+
+
+def _policy_name(policy: Any) -> str:
+    from ..policy import policy_name
+
+    return str(policy_name(policy))
+
+
+def _run_live(
+    args: argparse.Namespace,
+    console: Console,
+    out: Path,
+    run: str,
+    jobs: Any,
+    servers: Any,
+    policy: Any,
+    load: Any,
+    config: Any,
+    provider: Any,
+) -> Tuple[Any, Any, Any]:
+    """The live run: (result, backend, controller)."""
+    from ..live import Clock, Controller
+    from ..live.ray_backend import RayBackend
+
+    checkpoints = out / "checkpoints"
+    checkpoints.mkdir(exist_ok=True)
+    backend = RayBackend(str(checkpoints), args.compression, provider, run=run)
+    try:
+        controller = Controller(
+            jobs,
+            servers,
+            backend,
+            policy,
+            args.reclaim,
+            load,
+            config,
+            Clock(args.compression),
+            out / "journal.jsonl",
+            seed=args.seed,
+            resume=args.resume,
+        )
+        with LiveProgress(controller, console.progress_wanted()):
+            result = controller.run()
+    finally:
+        backend.shutdown()
+    return result, backend, controller
+
+
+def _check_replaceable(journal: Path, overwrite: bool) -> None:
+    """A new run on OUT: refused when OUT's journal holds a run that did not end (one
+    ``--resume`` can continue), unless ``overwrite``."""
+    if overwrite or not journal.is_file() or journal.stat().st_size == 0:
+        return
+    if _ended(journal):
+        return
+    raise ValueError(
+        f"{journal}: holds a run that did not end, which --resume (with --address) "
+        "can continue; to start a new run there instead, discarding it (its journal "
+        "and checkpoints), add --overwrite, or give another --out"
+    )
+
+
+def _ended(journal: Path) -> bool:
+    """Whether the journal's last whole line is the ``end`` event."""
+    with open(journal, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 65536))
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    try:
+        return bool(lines) and json.loads(lines[-1]).get("event") == "end"
+    except (ValueError, AttributeError):
+        return False
+
+
+def _run_id(out: Path, resume: bool) -> str:
+    """The run's id: OUT's (``RUN``) when resuming, else a new one, after the earlier
+    run's journal and checkpoints are removed (they are checked replaceable)."""
+    from ..live.jobs import run_id
+
+    record = out / RUN
+    if resume:
+        try:
+            return run_id(record.read_text().strip())
+        except (OSError, ValueError):
+            return run_id()  # adopted agents keep their own run
+    journal, checkpoints = out / "journal.jsonl", out / "checkpoints"
+    if journal.exists() or checkpoints.exists():
+        journal.unlink(missing_ok=True)
+        shutil.rmtree(checkpoints, ignore_errors=False)
+        print(
+            f"aryl: replaced the earlier run's journal and checkpoints in {out}",
+            file=sys.stderr,
+        )
+    run = run_id()
+    record.write_text(run + "\n")
+    return run
+
+
+class OutLock:
+    """One ``aryl live`` per OUT: a file holding the PID and host of the command
+    writing there. A lock whose process is gone (on this host) is stale and taken
+    over; a live one is refused, naming its PID."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.held = False
+
+    def __enter__(self) -> OutLock:
+        mine = f"{os.getpid()} {socket.gethostname()}\n"
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                holder = self._holder()
+                if holder is not None:
+                    pid, host = holder
+                    raise ValueError(
+                        f"{self.path.parent}: another aryl live (PID {pid} on {host}) "
+                        f"is writing there; wait for it, or give another --out (if no "
+                        f"such run is going on, delete {self.path})"
+                    ) from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(mine)
+            self.held = True
+            return self
+        raise ValueError(f"{self.path}: could not take the lock")
+
+    def _holder(self) -> Optional[Tuple[int, str]]:
+        """(PID, host) of a live holder, or None when the lock is stale."""
+        try:
+            pid_text, host = (self.path.read_text().split() + ["", ""])[:2]
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            # unreadable or half-written: stale only if old (a writer takes ~ms)
+            try:
+                young = time.time() - self.path.stat().st_mtime < 5.0
+            except OSError:
+                return None
+            return (0, "?") if young else None
+        if host != socket.gethostname():
+            return pid, host  # another machine's: cannot tell, so it holds
+        if pid == os.getpid():
+            return pid, host
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:  # alive, another user's
+            return pid, host
+        return pid, host
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.held:
+            self.path.unlink(missing_ok=True)
+            self.held = False
+
+
+class LiveProgress:
+    """Progress of a live run on stderr (rich, as ``simulate`` shows it), for a
+    person watching: jobs submitted, running and finished, servers on loan, simulated
+    and wall time. A thread reads the controller's record twice a second."""
+
+    def __init__(self, controller: Any, enabled: bool, stream: Any = None) -> None:
+        self.controller, self.enabled, self.stream = controller, enabled, stream
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._bar: Any = None
+
+    def line(self) -> str:
+        """What the bar says now."""
+        return progress_line(self.controller)
+
+    def __enter__(self) -> LiveProgress:
+        if not self.enabled:
+            return self
+        from rich.console import Console as RichConsole
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        console = RichConsole(
+            file=self.stream or sys.stderr, force_terminal=True if self.stream else None
+        )
+        self._bar = RichProgress(
+            TextColumn("live"),
+            BarColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self._task = self._bar.add_task("", total=max(1, len(self.controller.jobs)))
+        self._bar.start()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.5):
+            self._draw()
+
+    def _draw(self) -> None:
+        try:
+            finished = len(self.controller.record.finished)
+            self._bar.update(self._task, completed=finished, description=self.line())
+        except Exception:  # the record changed while read: the next draw shows it
+            pass
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._bar is not None:
+            self._draw()
+            self._bar.stop()
+
+
+def progress_line(controller: Any) -> str:
+    """Jobs submitted, running and finished, servers on loan, simulated time."""
+    record = controller.record
+    submitted = len(record.arrived)
+    finished = len(record.finished)
+    running = sum(1 for workers in list(record.workers.values()) if workers)
+    now = controller.clock.now() if controller.clock is not None else 0.0
+    return (
+        f"{submitted}/{len(controller.jobs)} submitted, {running} running, "
+        f"{finished} finished; {len(record.on_loan)} on loan; "
+        f"simulated {_hours(now)}"
+    )
+
+
+def _hours(seconds: float) -> str:
+    seconds = max(0.0, float(seconds))
+    return f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}"
+
+
+def latency_warning(overhead: float, jobs: Any, compression: float) -> str:
+    """A warning when the start latency measured (simulated seconds a start, the wall
+    latency times the compression) is a large share (``LATENCY_SHARE``) of the mean
+    job's duration: live then measures Ray's start more than the schedule."""
+    durations = [float(j.duration) for j in jobs]
+    mean = sum(durations) / len(durations) if durations else 0.0
+    if mean <= 0.0 or overhead < LATENCY_SHARE * mean:
+        return ""
+    return (
+        f"each start waited {overhead:,.0f} simulated s for Ray ({overhead / compression:.1f} "
+        f"wall s x --compression {compression:g}), {overhead / mean:.0%} of the mean "
+        f"job's {mean:,.0f} s: at this compression, live measures Ray's start latency "
+        "more than the schedule (queuing above all); lower --compression for a "
+        "comparison"
+    )
+
+
+def live_ledger_table(result: Any, simulated: Any) -> Table:
+    """The loaning ledger (``output.ledger_table``) of the live and the simulated run."""
+    import pandas as pd
+
+    rows = {"live": result.summary(), "simulated": simulated.summary()}
+    return ledger_table(pd.DataFrame.from_dict(rows, orient="index"))
 
 
 def comparison_table(result: Any, simulated: Any) -> Table:
@@ -171,26 +480,39 @@ def _diff_text(diff: float, kind: str) -> str:
 
 
 class _cluster:
-    """The local Ray cluster of ``--local-cluster`` (shut down on exit), or a
-    connection to ``--address``."""
+    """The local Ray cluster of ``--local-cluster`` (shut down on exit; its nodes'
+    own output in ``log``), or a connection to ``--address``."""
 
-    def __init__(self, args: argparse.Namespace, servers: Sequence[Any]) -> None:
-        self.args, self.servers = args, servers
+    def __init__(
+        self, args: argparse.Namespace, servers: Sequence[Any], log: Path
+    ) -> None:
+        self.args, self.servers, self.log = args, servers, log
         self.local: Any = None
 
     def __enter__(self) -> Any:
-        from ..live.ray_backend import LocalCluster, _ray
+        from ..live.ray_backend import (
+            LocalCluster,
+            _ray,
+            _restore_signal_handlers,
+            _signal_handlers,
+        )
         from ..sim.sweep_engines import is_loopback, on_loopback
 
         ray = _ray()
 
         if self.args.local_cluster:
-            self.local = LocalCluster(self.servers)
+            self.local = LocalCluster(self.servers, log=str(self.log))
             return self.local
         # a cluster on this machine's loopback is joined there, as given
         kept = on_loopback() if is_loopback(self.args.address) else nullcontext()
-        with kept:
-            ray.init(address=self.args.address, namespace="aryl", log_to_driver=False)
+        handlers = _signal_handlers()  # ray.init sets its own SIGTERM handler
+        try:
+            with kept:
+                ray.init(
+                    address=self.args.address, namespace="aryl", log_to_driver=False
+                )
+        finally:
+            _restore_signal_handlers(handlers)
         return None
 
     def __exit__(self, *exc: Any) -> None:
@@ -229,7 +551,9 @@ def _servers(args: argparse.Namespace) -> List[Any]:
 def add_parser(sub: Any, output_arguments: Any) -> None:
     """The ``live`` subcommand (``parser.py`` calls this)."""
     from ..defaults import SCHEDULE_POLICIES, SIMULATION_RECLAIM_POLICIES
+    from .arguments import _load_source as load_source
     from .arguments import _number as number
+    from .arguments import _policy as policy_spec
     from .arguments import _readable_file as readable_file
     from .arguments import _writable_folder as writable_folder
 
@@ -250,21 +574,33 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         metavar="JOBS.csv",
         type=readable_file("JOBS.csv"),
         help="job trace in the common CSV format (job_id, submit_time_s, num_gpus, "
-        "duration_s, gpu_type)",
+        "duration_s, gpu_type), or in --trace-format",
     )
     p.add_argument(
         "--load",
-        metavar="LOAD.csv",
-        type=readable_file("--load"),
-        help="inference load (time_s, load in [0, 1]); default none: nothing is lent",
+        metavar="LOAD.csv|embedded",
+        type=load_source,
+        help="inference load (time_s, load in [0, 1]), or embedded (the embedded "
+        "Alibaba-2018 series); default none: nothing is lent",
     )
+    # the model options as aryl simulate takes them (its very arguments: one parser)
+    simulate = sub.choices["simulate"]
+    for option in (
+        "--trace-format",
+        "--drop-invalid",
+        "--gpu-speed",
+        "--any-type-share",
+        "--headroom",
+    ):
+        p._add_action(copy.copy(simulate._option_string_actions[option]))
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument(
         "--local-cluster",
         type=parse_cluster,
         metavar="T+I",
         help="start a Ray cluster on this machine with T training (V100) and I "
-        "inference (T4) 8-GPU servers, declared, not real GPUs; shut down at the end",
+        "inference (T4) 8-GPU servers, declared, not real GPUs; shut down at the end "
+        f"(T+I at most {MAX_LOCAL_SERVERS}: a Ray node each, on this machine)",
     )
     where.add_argument(
         "--address",
@@ -274,9 +610,13 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
     )
     p.add_argument(
         "--policy",
-        choices=SCHEDULE_POLICIES,
+        type=policy_spec(SCHEDULE_POLICIES),
         default="aryl",
-        help="allocation policy (default aryl)",
+        metavar="NAME|module:Class|path.py:Class",
+        help=f"allocation policy: {', '.join(SCHEDULE_POLICIES)} (default aryl), or a "
+        "policy of your own as aryl simulate takes it (docs/policies.md): "
+        "module:Class or path.py:Class (imported, so its code runs, when the command "
+        "starts); the simulated run beside it runs the same",
     )
     p.add_argument(
         "--reclaim",
@@ -323,7 +663,15 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         help="continue the run whose journal is OUT/journal.jsonl on the cluster at "
         "--address (after the command was stopped or its machine restarted): the "
         "jobs that run there are adopted, none starts twice (docs/live.md); give the "
-        "same JOBS.csv and options. Without it, a new run replaces OUT's journal",
+        "same JOBS.csv and options. Without it, a new run replaces OUT's journal "
+        "and checkpoints once the trace, policy and cluster are checked, and refuses "
+        "a run that did not end unless --overwrite",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start a new run on OUT even though OUT holds a run that did not end "
+        "(one --resume could continue): its journal and checkpoints are discarded",
     )
     p.add_argument(
         "--out",
@@ -333,4 +681,4 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         help="where results go (default aryl-results/live)",
     )
     output_arguments(p)
-    p.set_defaults(run=live)
+    p.set_defaults(run=live, arrival_scale=None)

@@ -21,17 +21,30 @@ controller per Ray namespace.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
 import os
+import signal
+import sys
 import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import (
+    Any,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+)
 
 from ..model import Job, Server, Worker
 from ..sim.sweep_engines import LOOPBACK, QUIET_RAY, on_loopback
 from .backend import Report, _without
-from .jobs import DONE, JobAgent, TrainingJob
+from .jobs import DONE, JobAgent, TrainingJob, run_id
 
 #: Node labels: the aryl server id and its pool.
 SERVER_LABEL, POOL_LABEL = "aryl.server", "aryl.pool"
@@ -88,8 +101,14 @@ class LocalCluster:
         self,
         servers: Sequence[Server],
         health_check_ms: int = 500,
+        log: Optional[str] = None,
     ) -> None:
-        """Start the head and the training servers' nodes, and connect to it."""
+        """Start the head and the training servers' nodes, and connect to it.
+
+        ``log``: a file for the output of the nodes' processes (appended to), which
+        otherwise shares this process's stderr: a drained node exiting, as it should,
+        has its agents print a page on Ray's "unexpected" raylet termination."""
+        self.log = log
         ray = _ray()
         Cluster = _ray("cluster_utils").Cluster
         # no usage statistics sent, as from ray.init's local Ray (cluster_utils
@@ -102,19 +121,22 @@ class LocalCluster:
             **QUIET_RAY,
         }
         self._current = _CurrentCluster()
+        handlers = _signal_handlers()
         try:
-            self.cluster = Cluster(
-                initialize_head=True,
-                head_node_args={
-                    "num_cpus": 2,
-                    "num_gpus": 0,
-                    "include_dashboard": False,
-                    "node_ip_address": LOOPBACK,
-                    "_system_config": config,
-                },
-            )
+            with _child_output(self.log):
+                self.cluster = Cluster(
+                    initialize_head=True,
+                    head_node_args={
+                        "num_cpus": 2,
+                        "num_gpus": 0,
+                        "include_dashboard": False,
+                        "node_ip_address": LOOPBACK,
+                        "_system_config": config,
+                    },
+                )
         finally:
             self._current.restore()  # Cluster names its head there
+            _restore_signal_handlers(handlers)  # and sets Ray's SIGTERM handler
         self.nodes: Dict[Any, Any] = {}
         try:
             training = [s for s in self.servers if s.pool == "training"]
@@ -130,6 +152,8 @@ class LocalCluster:
         except BaseException:
             self.shutdown()
             raise
+        finally:  # Ray's head node puts its own SIGTERM handler over the caller's
+            _restore_signal_handlers(handlers)
 
     @property
     def address(self) -> str:
@@ -138,6 +162,14 @@ class LocalCluster:
 
     def add(self, server: Server) -> None:
         """Start ``server``'s node (it joins a moment later)."""
+        handlers = _signal_handlers()
+        try:
+            with _child_output(self.log):
+                self._add(server)
+        finally:  # a node started in this process sets Ray's SIGTERM handler
+            _restore_signal_handlers(handlers)
+
+    def _add(self, server: Server) -> None:
         for attempt in range(START_ATTEMPTS):
             try:
                 self.nodes[server.id] = self.cluster.add_node(
@@ -275,9 +307,14 @@ def _host_class() -> Any:
         start, and a compressed clock counts them C-fold); a thread steps them all."""
 
         def __init__(
-            self, checkpoints: str, every: float, compression: float, tick: float
+            self,
+            checkpoints: str,
+            every: float,
+            compression: float,
+            tick: float,
+            run: str,
         ) -> None:
-            self.checkpoints, self.every = checkpoints, every
+            self.checkpoints, self.every, self.run = checkpoints, every, run
             self.compression, self.tick = compression, tick
             self.agents: Dict[Any, _Stepped] = {}
             self.lock = threading.Lock()
@@ -299,7 +336,12 @@ def _host_class() -> Any:
             with self.lock:
                 if job.id not in self.agents:
                     agent = JobAgent(
-                        job.id, program, self.checkpoints, self.every, job.checkpoint
+                        job.id,
+                        program,
+                        self.checkpoints,
+                        self.every,
+                        job.checkpoint,
+                        self.run,
                     )
                     self.agents[job.id] = _Stepped(agent, self.compression)
 
@@ -368,6 +410,12 @@ class RayBackend:
         Wall seconds between an agent's steps.
     placement_timeout
         Wall seconds a gang may wait to be placed before its start is refused.
+    run
+        The run the jobs' checkpoints belong to (their names end in ``.<run>.ckpt``;
+        default a new id, ``self.run``): a job restores only its run's checkpoint, so
+        a new run never starts from an earlier run's progress left in the folder. A
+        resumed controller adopts the agents, which keep their run; give the earlier
+        ``run`` for agents lost with their host to restore their checkpoints.
     """
 
     def __init__(
@@ -378,6 +426,7 @@ class RayBackend:
         checkpoint_every: float = math.inf,
         tick: float = AGENT_TICK_S,
         placement_timeout: float = PLACEMENT_TIMEOUT_S,
+        run: Optional[str] = None,
     ) -> None:
         """Connects to the Ray cluster already initialised (``ray.init``)."""
         ray = _ray()
@@ -385,6 +434,7 @@ class RayBackend:
             raise RuntimeError("connect to a Ray cluster first (ray.init(address=...))")
         strategies = _ray("util.scheduling_strategies")
         self.checkpoints = checkpoints
+        self.run = run_id(run)
         self.compression = float(compression)
         self.provider = provider
         self.checkpoint_every = checkpoint_every
@@ -565,7 +615,11 @@ class RayBackend:
                     name=HOST_NAME, lifetime="detached", scheduling_strategy=self._home
                 )
                 .remote(
-                    self.checkpoints, self.checkpoint_every, self.compression, self.tick
+                    self.checkpoints,
+                    self.checkpoint_every,
+                    self.compression,
+                    self.tick,
+                    self.run,
                 )
             )
         return self._host_handle
@@ -814,6 +868,45 @@ class RayBackend:
             _ray().kill(self._host_handle)
             self._host_handle = None
         self.agents.clear()
+
+
+@contextlib.contextmanager
+def _child_output(log: Optional[str]) -> Iterator[None]:
+    """With ``log``, the processes started meanwhile write their stdout and stderr
+    there (they inherit file descriptors 1 and 2, pointed at it for the while)."""
+    if log is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    target = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+def _signal_handlers() -> Dict[int, Any]:
+    """SIGINT's and SIGTERM's handlers now (none off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: Mapping[int, Any]) -> None:
+    """Put back the handlers ``_signal_handlers`` saw (Ray's in-process head node
+    installs its own, which drains and exits 1: ``aryl live`` promises 143)."""
+    for signum, handler in handlers.items():
+        if handler is not None and signal.getsignal(signum) is not handler:
+            signal.signal(signum, handler)
 
 
 def _alive(ray: Any, actor: Any) -> bool:
