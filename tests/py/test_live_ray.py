@@ -62,6 +62,44 @@ def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
     assert sim.load(out / "simulated").totals["reclaims"] == 1
 
 
+def test_sigterm_ends_aryl_live_with_143_and_ray_output_in_its_log(tmp_path):
+    """R5-16: Ray's in-process head node puts its own SIGTERM handler (drain, exit 1)
+    over aryl's; aryl's is put back, so SIGTERM ends the command as documented (143,
+    one line, its local cluster shut down). Ray's nodes write to OUT/ray.log."""
+    import signal
+
+    jobs = tmp_path / "jobs.csv"
+    rows = [f"j{i},0,8,36000," for i in range(2)]
+    jobs.write_text("job_id,submit_time_s,num_gpus,duration_s,gpu_type\n")
+    jobs.write_text(jobs.read_text() + "\n".join(rows) + "\n")
+    load = tmp_path / "load.csv"
+    load.write_text("time_s,load\n0,0\n")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "aryl", "live", str(jobs), "--load", str(load)]
+    command += ["--local-cluster", "1+1", "--compression", "10", "--out", str(out)]
+    running = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        journal = out / "journal.jsonl"
+        deadline = time.monotonic() + 240.0
+        while time.monotonic() < deadline and running.poll() is None:
+            if journal.is_file() and len(journal.read_text().splitlines()) >= 6:
+                break
+            time.sleep(0.5)
+        assert running.poll() is None, running.communicate()
+        running.send_signal(signal.SIGTERM)
+        stdout, stderr = running.communicate(timeout=120)
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.wait()
+    assert running.returncode == 143, stderr
+    assert stderr.rstrip().splitlines()[-1] == "aryl: interrupted", stderr
+    assert "received SIGTERM" not in stderr
+    assert (out / "ray.log").is_file() and f"goes to {out / 'ray.log'}" in stdout
+
+
 @pytest.fixture(scope="module")
 def nodes():
     with LocalCluster(CLUSTER.servers()) as cluster:
