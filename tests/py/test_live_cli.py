@@ -360,3 +360,22 @@ def test_a_start_latency_that_dominates_is_warned_about():
     assert live_cli.latency_warning(50.0, jobs, 30.0) == ""
     said = live_cli.latency_warning(519.0, jobs, 1000.0)
     assert "52%" in said and "lower --compression" in said
+
+
+def test_the_processes_a_local_cluster_starts_write_to_its_log(tmp_path, capfd):
+    """Ray's nodes inherit the command's stdout and stderr; started within
+    ``_child_output``, their messages (a drained node's agents reporting the
+    "unexpected" raylet exit) go to OUT/ray.log instead, and the command's own
+    output stays where it was."""
+    log = tmp_path / "ray.log"
+    child = "import sys; print('out of a node'); print('Raylet is terminated', file=sys.stderr)"
+    with ray_backend._child_output(str(log)):
+        started = subprocess.Popen([sys.executable, "-c", child])
+    started.wait()
+    print("aryl's own line", file=sys.stderr)
+    said = capfd.readouterr()
+    assert "Raylet" not in said.err and "out of a node" not in said.out
+    assert "aryl's own line" in said.err
+    assert (
+        "Raylet is terminated" in log.read_text() and "out of a node" in log.read_text()
+    )

@@ -45,7 +45,11 @@ def test_aryl_live_replays_a_trace_beside_the_simulator(tmp_path):
     command += ["--local-cluster", "2+2", "--compression", str(C), "--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    # a drained node's exit, expected, is Ray's news for OUT/ray.log, not the terminal
+    assert "Raylet is terminated" not in done.stderr, done.stderr
+    assert (out / "ray.log").is_file()
     said = done.stdout + done.stderr
+    assert "ledger" in said and "Ledger:" in said
     assert "live vs simulated: mean JCT" in said
     # its Ray is on the loopback (issue 48), as Ray's connection line says
     assert re.search(r"Ray cluster at address: 127\.0\.0\.1:\d+", said), said
