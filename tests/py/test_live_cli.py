@@ -379,3 +379,32 @@ def test_the_processes_a_local_cluster_starts_write_to_its_log(tmp_path, capfd):
     assert (
         "Raylet is terminated" in log.read_text() and "out of a node" in log.read_text()
     )
+
+
+def test_the_lock_is_held_until_the_results_are_written(
+    tmp_path, trace, fake, monkeypatch
+):
+    out, seen = tmp_path / "out", []
+    table = live_cli.comparison_table
+
+    def spy(*results):
+        seen.append((out / live_cli.LOCK).is_file())
+        return table(*results)
+
+    monkeypatch.setattr(live_cli, "comparison_table", spy)
+    assert aryl_live(trace, out) == 0
+    assert seen == [True] and not (out / live_cli.LOCK).exists()
+
+
+def test_the_progress_bar_draws_the_runs_state(tmp_path):
+    import io
+
+    stream = io.StringIO()
+    jobs = [Job(f"j{i}", 8, 1, 1, 100.0, submit_time=50.0 * i) for i in range(3)]
+    controller = Controller(
+        jobs, Cluster(1, 0), FakeBackend(str(tmp_path / "ckpt")), clock=VirtualClock()
+    )
+    with live_cli.LiveProgress(controller, True, stream=stream):
+        controller.run()
+    drawn = stream.getvalue()
+    assert "3/3 submitted, 0 running, 3 finished; 0 on loan; simulated" in drawn

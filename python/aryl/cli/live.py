@@ -113,6 +113,26 @@ def live(args: argparse.Namespace) -> int:
             result, backend, controller = _run_live(
                 args, console, out, run, jobs, servers, policy, load, config, provider
             )
+        # still OUT's writer: the results go beside the journal
+        _report(args, console, out, jobs, (result, backend, controller), policy, load)
+    return 0
+
+
+def _report(
+    args: argparse.Namespace,
+    console: Console,
+    out: Path,
+    jobs: Any,
+    ran: Tuple[Any, Any, Any],
+    policy: Any,
+    load: Any,
+) -> None:
+    """The simulated (and calibrated) runs beside the live one (``ran``: its result,
+    backend and controller): saved and printed."""
+    from .. import sim
+
+    result, backend, controller = ran
+    config = controller.config
 
     def simulated_with(config: Any) -> Any:
         return sim.simulate(
@@ -146,7 +166,6 @@ def live(args: argparse.Namespace) -> int:
         warning = latency_warning(overhead, jobs, args.compression)
         if warning:
             print(f"aryl: warning: {warning}", file=sys.stderr)
-    return 0
 
 
 def _inputs(
