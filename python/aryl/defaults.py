@@ -129,3 +129,9 @@ PREDICTION_MAX_ERROR = 0.25
 HETERO_SHARE = 0.10
 #: The Baseline's training GPU use in the paper's Table 3, row 1 (what sizing aims at).
 PAPER_BASELINE_USE = 0.72
+
+#: The fastest a live run's clock runs (``aryl.live.Clock``, ``aryl live
+#: --compression``): at 10,000x a wall millisecond is 10 simulated seconds, a sixth of
+#: the default scheduling interval; faster, the controller's loop (a poll of the
+#: cluster takes milliseconds) can no longer follow its epochs.
+MAX_COMPRESSION = 1e4

@@ -569,7 +569,11 @@ def _servers(args: argparse.Namespace) -> List[Any]:
 
 def add_parser(sub: Any, output_arguments: Any) -> None:
     """The ``live`` subcommand (``parser.py`` calls this)."""
-    from ..defaults import SCHEDULE_POLICIES, SIMULATION_RECLAIM_POLICIES
+    from ..defaults import (
+        MAX_COMPRESSION,
+        SCHEDULE_POLICIES,
+        SIMULATION_RECLAIM_POLICIES,
+    )
     from .arguments import _load_source as load_source
     from .arguments import _number as number
     from .arguments import _policy as policy_spec
@@ -645,11 +649,12 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
     )
     p.add_argument(
         "--compression",
-        type=number(float, "--compression", 0.0, low_open=True),
+        type=number(float, "--compression", 0.0, MAX_COMPRESSION, low_open=True),
         default=30.0,
         metavar="C",
         help="simulated seconds per wall second (default 30: an hour of trace in "
-        "two minutes; start latencies then count C-fold)",
+        f"two minutes; start latencies then count C-fold; at most {MAX_COMPRESSION:g}, "
+        "where a second of start latency is hours of trace)",
     )
     p.add_argument(
         "--first-jobs",

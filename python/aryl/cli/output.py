@@ -343,9 +343,7 @@ def groups_table(groups: Any, by: str) -> Table:
     return Table(header, rows, shown)
 
 
-def show_groups(
-    console: Any, gains: Any, by: str, features: Sequence[str]
-) -> None:
+def show_groups(console: Any, gains: Any, by: str, features: Sequence[str]) -> None:
     """What each of ``features`` buys each group: the largest ``MAX_GROUPS`` groups of
     each; groups.csv has every feature and group."""
     from ..sim.confidence import Estimate, format_ratio

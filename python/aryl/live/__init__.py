@@ -11,11 +11,12 @@ rate. Every action is journaled in the simulator's history schema and a run retu
 an ``aryl.sim.Result`` (``docs/live.md``).
 """
 
+from ..defaults import MAX_COMPRESSION
 from .backend import Backend, FakeBackend, Report
 from .controller import RECLAIM_GRACE_S, WORKER_RESTARTS, Controller
 from .jobs import EmulatedJob, JobAgent, TrainingJob, progress_rate
 from .record import Journal, JournalMismatch, JournalRepaired, Record, replay
-from .timing import MAX_COMPRESSION, Clock, LoadSource, VirtualClock
+from .timing import Clock, LoadSource, VirtualClock
 
 __all__ = [
     "Backend",

@@ -14,11 +14,7 @@ import time
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .. import _core
-
-#: The fastest a ``Clock`` runs: at 10,000x a wall millisecond is 10 simulated
-#: seconds, a sixth of the default scheduling interval; faster, the controller's
-#: loop (a poll of the cluster takes milliseconds) can no longer follow its epochs.
-MAX_COMPRESSION = 1e4
+from ..defaults import MAX_COMPRESSION
 
 
 class Clock:
