@@ -224,3 +224,10 @@ def test_orderings_without_the_mechanism_read_not_tested(trace_slice, tmp_path):
     for claim in ("aryl reclaim preempts no more than SCF",):
         assert orderings[claim]["verdict"] == "not tested"
         assert orderings[claim]["why"].startswith("no reclaim preempted a job")
+
+
+def test_a_value_the_run_did_not_measure_reads_as_a_dash():
+    from aryl.cli.output import summary_cell
+
+    assert summary_cell("restart_gpu_hours", {"restart_gpu_hours": math.nan}) == "—"
+    assert summary_cell("restart_gpu_hours", {"restart_gpu_hours": 2.0}) != "—"

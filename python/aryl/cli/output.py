@@ -259,10 +259,13 @@ def save_runs(results: Dict[str, Any], out: Path) -> List[Path]:
 
 def summary_cell(key: str, row: Any) -> str:
     """``row[key]`` (a summary, or a table row of one) as ``format_value`` shows it;
-    "—" for a share that is 0 / 0 in it (``aryl.sim.metrics.SHARE_OF``)."""
+    "—" for a share that is 0 / 0 in it (``aryl.sim.metrics.SHARE_OF``) and for a value
+    the run did not measure (NaN: a live run's restart and late server-hours)."""
     from ..sim.metrics import undefined_share
 
-    return "—" if undefined_share(key, row) else format_value(key, row[key])
+    value = row[key]
+    unmeasured = isinstance(value, float) and math.isnan(value)
+    return "—" if undefined_share(key, row) or unmeasured else format_value(key, value)
 
 
 def format_value(key: str, value: Any) -> str:
