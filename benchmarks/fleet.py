@@ -13,7 +13,7 @@ loads a compiled ``aryl._core`` kept aside (e.g. the engine before a change) in 
 of the built one, so that both can be measured in turn at the same load.
 
 Run: nice -n 5 python benchmarks/fleet.py [--big] [--only N:S ...] [--core PATH]
-     [--out benchmarks/results/fleet.json] [--plot benchmarks/fleet.png]
+     [--out FILE.json] [--plot FILE.png]
 """
 
 from __future__ import annotations
