@@ -299,8 +299,7 @@ def compare_table(
         + ["JCT speed-up", "queue speed-up"]
     )
     rows = [[name] + [row[k] for k in keys] for name, row in table.iterrows()]
-    unfit = ", ".join(p.split(":", 1)[0] for p in problems)
-    mark = f"reference ({unfit})" if unfit else "reference"
+    mark = reference_mark(problems)
     shown = []
     for (name, row), values in zip(table.iterrows(), rows):
         # v != v: NaN, a speed-up over a mean of 0
@@ -372,6 +371,13 @@ def show_groups(console: Any, gains: Any, by: str, features: Sequence[str]) -> N
 
 #: The features of the first answers, shown per group (with rows of your own).
 QUESTION_FEATURES = ("loaning, given elasticity", "elasticity, given loaning")
+
+
+def reference_mark(problems: Sequence[str]) -> str:
+    """The reference row's speed-up cells: ``reference``, or ``reference (stalled,
+    saturated)`` with the kinds of ``sim.reference_problems``' sentences."""
+    unfit = ", ".join(p.split(":", 1)[0] for p in problems)
+    return f"reference ({unfit})" if unfit else "reference"
 
 
 #: Marks a speed-up taken over the jobs both rows finished (they finished different

@@ -43,6 +43,7 @@ from .output import (
     pollux_table,
     print_note,
     provenance_columns,
+    reference_mark,
     run_record,
     say_reference,
     say_verdict,
@@ -286,8 +287,7 @@ def _means_table(table: Any, problems: Sequence[str] = ()) -> Table:
         common = f" {COMMON}" if not math.isnan(row["speed-up jobs"]) else ""
         return shown + (f" {MARK}" if interval and e.includes(1.0) else "") + common
 
-    unfit = ", ".join(p.split(":", 1)[0] for p in problems)
-    mark = f"reference ({unfit})" if unfit else "reference"
+    mark = reference_mark(problems)
     rows, shown = [], []
     for index, row in table.iterrows():
         name = str(index)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .comparison import Comparison
 from .confidence import LEVEL, ratio_interval, reading
-from .replications import CONTRIBUTIONS, _groups, _ordered
+from .replications import CONTRIBUTIONS, _groups, _ordered, finished_by_both
 
 
 def group_gains(
@@ -84,20 +84,15 @@ def _group_means(
     order = _ordered(comparison.samples, with_row)
     out: Dict[Any, Tuple[List[float], List[float], List[int]]] = {}
     for s, w in zip(order["seed"], order["window"]):
-        a = _finished(comparison.runs[(without_row, s, w)].jobs, by)
-        b = _finished(comparison.runs[(with_row, s, w)].jobs, by)
-        both = pd.merge(
-            a, b[["jct"]], left_index=True, right_index=True, suffixes=("", "_with")
+        both = finished_by_both(
+            comparison.runs[(without_row, s, w)],
+            comparison.runs[(with_row, s, w)],
+            ["jct", by],
         )
-        for group, part in both.groupby(by, sort=False):
+        both = both[both[f"{by}_a"].notna()]  # the group as the trace gives it
+        for group, part in both.groupby(f"{by}_a", sort=False):
             tops, bottoms, counts = out.setdefault(group, ([], [], []))
-            tops.append(float(np.mean(part["jct"])))
-            bottoms.append(float(np.mean(part["jct_with"])))
+            tops.append(float(np.mean(part["jct_a"])))
+            bottoms.append(float(np.mean(part["jct_b"])))
             counts.append(len(part))
     return out
-
-
-def _finished(jobs: pd.DataFrame, by: str) -> pd.DataFrame:
-    """The finished jobs' JCT and group, indexed by job id."""
-    done = jobs[jobs["finish_time"].notna() & jobs[by].notna()]
-    return done[["id", by, "jct"]].set_index("id")

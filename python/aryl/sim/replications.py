@@ -500,15 +500,9 @@ def common_ratio(
     tops, bottoms, counts = [], [], []
     for a, b in pairs:
         assert a is not None and b is not None
-        both = pd.merge(
-            _finished(a, column),
-            _finished(b, column),
-            left_index=True,
-            right_index=True,
-            suffixes=("_a", "_b"),
-        )
-        tops.append(float(both.iloc[:, 0].mean()) if len(both) else math.nan)
-        bottoms.append(float(both.iloc[:, 1].mean()) if len(both) else math.nan)
+        both = finished_by_both(a, b, [column])
+        tops.append(float(both[f"{column}_a"].mean()) if len(both) else math.nan)
+        bottoms.append(float(both[f"{column}_b"].mean()) if len(both) else math.nan)
         counts.append(len(both))
     groups = _groups(order)
     unfinished = tuple(
@@ -519,11 +513,21 @@ def common_ratio(
     return estimate, Basis(min(counts), unfinished)
 
 
-def _finished(result: Result, column: str) -> pd.DataFrame:
-    """``column`` of the jobs ``result`` finished, indexed by job id."""
-    jobs = result.jobs
-    done = jobs[jobs["finish_time"].notna()]
-    return done[["id", column]].set_index("id")
+def finished_by_both(a: Result, b: Result, columns: Sequence[str]) -> pd.DataFrame:
+    """The jobs both runs finished, indexed by job id: ``columns`` of ``a``'s jobs and
+    of ``b``'s, suffixed ``_a`` and ``_b``."""
+
+    def finished(result: Result) -> pd.DataFrame:
+        jobs = result.jobs
+        return jobs[jobs["finish_time"].notna()][["id", *columns]].set_index("id")
+
+    return pd.merge(
+        finished(a),
+        finished(b),
+        left_index=True,
+        right_index=True,
+        suffixes=("_a", "_b"),
+    )
 
 
 def _same_finished(a: Result, b: Result) -> bool:
