@@ -3,24 +3,12 @@ R5-12): another row's entry, a path outside ``runs/``, files swapped between ent
 an empty fingerprint are refused with a ``ManifestError`` naming the run, never a full
 table of other numbers."""
 
-import importlib
 import shutil
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def benchmark(name):
-    """The module ``benchmarks/<name>.py`` (the folder on the path only to import it)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+from test_pollux_windows import benchmark
 
 
 @pytest.fixture(scope="module")
