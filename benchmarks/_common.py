@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable, List, Sequence
 
-from aryl.sim.provenance import machine  # noqa: F401  (the scripts' import)
+from aryl.engine.provenance import machine  # noqa: F401  (the scripts' import)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # tests/reference: the plain-Python versions

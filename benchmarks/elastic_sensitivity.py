@@ -50,7 +50,7 @@ def cell(
 ) -> Dict[str, Any]:
     """The three rows over ``seeds`` seeds for one selection and range."""
     import aryl.sim as sim
-    from aryl.sim.runs import trace_jobs
+    from aryl.engine.runs import trace_jobs
 
     cap = cluster.training_servers * cluster.gpus_per_server
     elastic = dict(
@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     import aryl.sim as sim
-    from aryl.sim.runs import trace_jobs
+    from aryl.engine.runs import trace_jobs
 
     print(machine())
     for trace in ("itp", "philly") if args.trace == "both" else (args.trace,):

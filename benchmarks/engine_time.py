@@ -25,7 +25,7 @@ def engine_seconds(
     the whole ``simulate`` call (``simulate_cpu``), and the ``result``."""
     import aryl.sim as sim
     from aryl import traces
-    from aryl.sim import simulation
+    from aryl.engine import simulation
 
     frame, load = traces.synthetic(days=days, jobs=jobs, seed=0)
     trace = sim.scenario(traces.to_jobs(frame, seed=0), "basic", seed=0)

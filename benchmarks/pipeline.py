@@ -22,7 +22,7 @@ import time
 from typing import Any, Dict, List, Tuple
 
 from aryl import _core, sim, traces
-from aryl.sim import simulation
+from aryl.engine import simulation
 
 
 def _status(field: str) -> float:

@@ -123,7 +123,7 @@ def demand_table(frames: Dict[str, pd.DataFrame]) -> str:
 @contextlib.contextmanager
 def without_minimums() -> Iterator[None]:
     """Every Pollux job mapped from the trace runs with no minimum (``min_replicas``
-    NaN, as the artifact's workloads): ``aryl.sim.sweep.run_point`` reads
+    NaN, as the artifact's workloads): ``aryl.studies.sweep.run_point`` reads
     ``pollux_profiles`` from its module at each run."""
     from aryl.traces import pollux_mapping
 
@@ -143,7 +143,7 @@ def without_minimums() -> Iterator[None]:
 def run_without_minimums(the_plan: Any, window: int, run: bool = True) -> Path:
     """The Pollux row on ``window`` (0-based) without minimums, kept under CAUSES (run
     only if not kept there; ``run=False``: a ``FileNotFoundError`` instead)."""
-    from aryl.sim.sweep import run_point
+    from aryl.studies.sweep import run_point
 
     folder = CAUSES / f"no-minimums-window-{window + 1}-of-{WINDOWS}"
     if (folder / "run.json").exists():

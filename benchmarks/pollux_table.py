@@ -279,7 +279,7 @@ def check_entry(entry: Any, row: Dict[str, Any], result: Any, path: Path) -> Non
     """``ManifestError`` unless the entry at ``path`` is the run its manifest row
     says: its ``row.json`` names this entry and this result, and the result's
     provenance holds this row's settings, the plan's, this seed and this window."""
-    from aryl.sim.storage import same_value
+    from aryl.engine.storage import same_value
 
     what = f"{_what(entry)} ({path})"
     if not isinstance(row, dict) or row.get("fingerprint") != entry["fingerprint"]:
@@ -335,9 +335,9 @@ def cell(e: Any, digits: int = 0) -> str:
 
 
 def headers() -> List[str]:
-    """The pooled statistics' column headers (``aryl.sim.metrics``)."""
-    from aryl.sim.metrics import METRICS
-    from aryl.sim.replications import POOLED_KEYS
+    """The pooled statistics' column headers (``aryl.engine.metrics``)."""
+    from aryl.engine.metrics import METRICS
+    from aryl.studies.replications import POOLED_KEYS
 
     return [METRICS[k].header for k in POOLED_KEYS]
 
@@ -346,7 +346,7 @@ def tables(folder: Path = RESULTS, **settings: float) -> str:
     """The README's section: every table of one plan (these settings, the others as
     ``run``'s defaults), from the files in ``folder``."""
     from aryl import sim
-    from aryl.sim.replications import POOLED_KEYS, pooled
+    from aryl.studies.replications import POOLED_KEYS, pooled
 
     settings = {**PLAN_DEFAULTS, **settings}
     main = load_runs(folder, **settings)
@@ -395,7 +395,7 @@ def paired(main: pd.DataFrame, names: List[str], k: int) -> str:
     from aryl import sim
     from aryl._display import render
     from aryl.cli.output import pollux_table
-    from aryl.sim.replications import pooled
+    from aryl.studies.replications import pooled
 
     done = set.intersection(*(set(main[main["row"] == n]["window"]) for n in names))
     if not done:
@@ -419,7 +419,7 @@ def paired(main: pd.DataFrame, names: List[str], k: int) -> str:
 def windowing_cost(whole: pd.DataFrame, cut: pd.DataFrame, k: int) -> str:
     """K = 1 (the whole trace, one run) against the K windows pooled, per row run both
     ways: the relative difference of each pooled statistic."""
-    from aryl.sim.replications import POOLED_KEYS, pooled
+    from aryl.studies.replications import POOLED_KEYS, pooled
 
     rows = []
     for name in whole["row"]:

@@ -57,7 +57,7 @@ def run(point: Tuple[float, float, int, bool, str, int]) -> Dict[str, Any]:
     """One simulation: (T4 speed, any-type share, training servers, checkpoints,
     reclaim policy, seed) -> the point and its metrics."""
     from aryl import sim
-    from aryl.sim.runs import run_arguments, trace_jobs
+    from aryl.engine.runs import run_arguments, trace_jobs
 
     speed, share, servers, checkpoint, policy, seed = point
     frame, load = _trace()
@@ -184,7 +184,7 @@ class _Both:
 def why() -> str:
     """Each policy's work lost on the same reclaim states vs over the whole run."""
     from aryl import sim
-    from aryl.sim.runs import run_arguments, trace_jobs
+    from aryl.engine.runs import run_arguments, trace_jobs
 
     frame, load = _trace()
     lines = [

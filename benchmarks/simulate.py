@@ -117,7 +117,7 @@ def main(quick: bool = False) -> None:
             rows,
         )
     )
-    from aryl.sim.paper import TABLE3_KEYS
+    from aryl.studies.paper import TABLE3_KEYS
 
     keys = [*TABLE3_KEYS, "collateral_damage", "flexible_reclaim_share"]
     print("\nSummaries:\n")

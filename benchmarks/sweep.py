@@ -4,7 +4,7 @@
    --grid reclaim=aryl,scf` on the whole embedded ITP trace with a fresh cache: starts a local
    Ray (2 CPUs on the project's machine) and simulates 24 runs.
 2. The same command again: every run comes from the cache (no Ray, no simulation).
-3. The same sweep through the API in one process (`aryl.sim.sweep`), cached: the time of the
+3. The same sweep through the API in one process (`aryl.studies.sweep`), cached: the time of the
    call alone, without starting Python and importing pandas.
 4. The same 24 runs one after the other in one process (`engine="serial"`, no cache), the
    reference the parallel engine is measured against (skipped with --quick).
@@ -69,7 +69,7 @@ def main() -> None:
         assert cached["cached"].all()
         rows.append(
             (
-                "aryl.sim.sweep, cached, the call alone",
+                "aryl.studies.sweep, cached, the call alone",
                 f"{time.perf_counter() - start:.2f} s",
             )
         )

@@ -53,7 +53,7 @@ def testbed_trace() -> Tuple[Any, Any]:
     import pandas as pd
 
     from aryl import traces
-    from aryl.sim.provenance import extend_to_jobs
+    from aryl.engine.provenance import extend_to_jobs
 
     frame, load = traces.load_default()
     ok = frame[
@@ -85,7 +85,7 @@ def row_arguments(name: str, frame: Any, load: Any) -> Tuple[Dict[str, Any], Any
     """(``simulate``'s arguments, cluster, config) of row ``name`` (``aryl`` or
     ``baseline``): what the live run and its simulations share."""
     from aryl import sim
-    from aryl.sim.runs import run_arguments, trace_jobs
+    from aryl.engine.runs import run_arguments, trace_jobs
 
     scenario = "baseline" if name == "baseline" else "basic"
     run = run_arguments(
@@ -163,7 +163,7 @@ def run_row(
 
 
 def main() -> None:
-    from aryl.sim.paper import TABLE3_KEYS
+    from aryl.studies.paper import TABLE3_KEYS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--compression", type=float, default=60.0)

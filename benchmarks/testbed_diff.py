@@ -126,8 +126,8 @@ def replayed(row: str, both: pd.DataFrame) -> Tuple[float, Any, Any]:
 
 def main() -> None:
     from aryl import sim
-    from aryl.sim.metrics import METRICS
-    from aryl.sim.paper import TABLE3_KEYS
+    from aryl.engine.metrics import METRICS
+    from aryl.studies.paper import TABLE3_KEYS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folder", type=Path, help="testbed.py's --out folder")

@@ -246,7 +246,7 @@ void register_sim(py::module_& m) {
       "job, the index of its application, its global batch size and (optionally) the "
       "fraction of its application's work it does. `progress(fraction, now)`: the "
       "run's progress in [0, 1] and the simulated time in s. `hooks`: a policy of the "
-      "caller's (aryl.sim.hooks.CoreHooks), asked instead of the built-in kernels.");
+      "caller's (aryl.engine.hooks.CoreHooks), asked instead of the built-in kernels.");
 }
 
 }  // namespace aryl::bindings

@@ -15,7 +15,7 @@ py::array_t<T> read_only(py::array_t<T>&& a) {
   return std::move(a);
 }
 
-// The engine's state as the columns aryl.sim.hooks builds its view from: the
+// The engine's state as the columns aryl.engine.hooks builds its view from: the
 // trace index of each state job, the workers (state job, server, flexible), each
 // server's loan, a copy of the state itself (an aryl._core.ClusterState: the
 // view's compiled copy, validated already, so the view need not rebuild one),
@@ -46,7 +46,7 @@ py::tuple state_columns(const ClusterState& state, const std::vector<int>& job_o
       read_only(to_numpy(std::move(held))), read_only(to_numpy(std::move(queue))));
 }
 
-// Each state job's service (JobService) as aryl.sim.hooks reads it: (attained
+// Each state job's service (JobService) as aryl.engine.hooks reads it: (attained
 // GPU-s, waited s, preemptions).
 py::tuple service_columns(const sim::JobService& service) {
   std::vector<double> attained = service.attained, waited = service.waited;

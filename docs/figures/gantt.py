@@ -36,7 +36,7 @@ def basic_run() -> Any:
 
 def chosen(result: Any) -> Tuple[List[Any], Tuple[float, float]]:
     """The jobs to draw, in order of first start, and the window around the reclaim."""
-    from aryl.sim.history import RECLAIMS, intervals
+    from aryl.engine.history import RECLAIMS, intervals
 
     spans = intervals(result.history())
     reclaimed = spans[spans["closed"].isin(RECLAIMS)]

@@ -257,7 +257,7 @@ def schedule(state: typing.Any, policy: typing.Any = 'aryl', placement: typing.A
     """
 def simulate(servers: dict, jobs: dict, throughput: typing.Any, load_time: typing.Any, load: typing.Any, config: dict, progress: typing.Any = None, applications: collections.abc.Sequence[Application] = [], job_application: typing.Any = [], job_batch_size: typing.Any = [], job_work_scale: typing.Any = [], hooks: typing.Any = None) -> dict:
     """
-    Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index of its application, its global batch size and (optionally) the fraction of its application's work it does. `progress(fraction, now)`: the run's progress in [0, 1] and the simulated time in s. `hooks`: a policy of the caller's (aryl.sim.hooks.CoreHooks), asked instead of the built-in kernels.
+    Run the event simulator (see aryl.sim.simulate); returns a dict of arrays and totals. Goodput-driven jobs: `applications` (aryl._core.Application) and, per job, the index of its application, its global batch size and (optionally) the fraction of its application's work it does. `progress(fraction, now)`: the run's progress in [0, 1] and the simulated time in s. `hooks`: a policy of the caller's (aryl.engine.hooks.CoreHooks), asked instead of the built-in kernels.
     """
 def spare_servers(load: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], inference_servers: typing.SupportsInt | typing.SupportsIndex, headroom: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> list[int]:
     """

@@ -28,7 +28,7 @@ def duration(seconds: float) -> str:
 
 
 def metric(value: Any, kind: str) -> str:
-    """A summary value of ``kind`` (``aryl.sim.metrics``) with its unit: times in s (and
+    """A summary value of ``kind`` (``aryl.engine.metrics``) with its unit: times in s (and
     h/d), ratios as percentages, counts, hours (``1,234.5 h``), factors (``2.50x``)."""
     if isinstance(value, bool) or value is None:
         return str(value)

@@ -46,7 +46,7 @@ ScenarioName = Literal["baseline", "basic", "advanced", "ideal"]
 ElasticSelection = Literal["gpu_time", "jobs"]
 #: Server pools.
 Pool = Literal["training", "inference"]
-#: Where ``aryl.sim.sweep`` runs its points.
+#: Where ``aryl.studies.sweep`` runs its points.
 SweepEngine = Literal["auto", "ray", "processes", "threads", "serial"]
 
 __all__ = [

@@ -238,7 +238,7 @@ _SAVED: dict = {}  # file name -> bytes of one saved result that is a sweep cach
 
 def _saved_files() -> dict:
     if not _SAVED:
-        sweep = importlib.import_module("aryl.sim.sweep")
+        sweep = importlib.import_module("aryl.studies.sweep")
         run = sim.simulate(
             [aryl.Job(f"j{i}", 8, 1, 2, 600.0) for i in range(3)],
             sim.Cluster(2, 0),
@@ -276,7 +276,7 @@ def saved_result(data: bytes) -> None:
             assert "result.json" not in files
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            importlib.import_module("aryl.sim.sweep")._cached(Path(tmp), "entry")
+            importlib.import_module("aryl.studies.sweep")._cached(Path(tmp), "entry")
 
 
 TARGETS = {

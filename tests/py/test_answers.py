@@ -11,8 +11,8 @@ import pytest
 
 from aryl import sim
 from aryl.cli import main
-from aryl.sim.confidence import Estimate, format_ratio, reading
-from aryl.sim.reference import reference_problems
+from aryl.studies.confidence import Estimate, format_ratio, reading
+from aryl.studies.reference import reference_problems
 
 SMALL = ["--training-servers", "4", "--inference-servers", "4", "--plot-format", "png"]
 
@@ -74,7 +74,7 @@ def test_common_ratio_takes_the_jobs_both_rows_finished():
         )
         return sim.Result.__new__(sim.Result), jobs
 
-    from aryl.sim.replications import common_ratio
+    from aryl.studies.replications import common_ratio
 
     results = {}
     for name, finish in (("x", [1.0, 1.0, 1.0]), ("y", [1.0, math.nan, 1.0])):

@@ -5,7 +5,7 @@ import inspect
 from pathlib import Path
 
 import aryl.cli
-from aryl import sim
+from aryl import sim, studies
 from aryl.cli import inputs, output
 from aryl.cli.inputs import cluster_of, config_fields
 from aryl.cli.output import Console
@@ -42,7 +42,7 @@ def test_config_fields_set_only_what_is_given():
 
 def test_cluster_of_counts_says_it_unless_quiet(capsys):
     cluster = cluster_of(4, "auto", None, 0.8, {}, Console())
-    assert cluster == sim.Cluster(4, sim.sizing.inference_count(4))
+    assert cluster == sim.Cluster(4, studies.sizing.inference_count(4))
     assert "Cluster: 4 training" in capsys.readouterr().out
     cluster_of(4, 2, None, 0.8, {}, Console(quiet=True))
     assert capsys.readouterr().out == ""

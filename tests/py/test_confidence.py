@@ -1,4 +1,4 @@
-"""aryl.sim.confidence: Student-t intervals, paired ratios and differences, verdicts."""
+"""aryl.studies.confidence: Student-t intervals, paired ratios and differences, verdicts."""
 
 import math
 import statistics
@@ -6,8 +6,8 @@ import statistics
 import numpy as np
 import pytest
 
-from aryl.sim import confidence
-from aryl.sim.confidence import (
+from aryl.studies import confidence
+from aryl.studies.confidence import (
     Estimate,
     difference_interval,
     format_ratio,

@@ -309,7 +309,7 @@ def test_the_checked_in_cli_page_overviews_every_command(tmp_path, monkeypatch):
 
 
 def test_a_sweep_takes_tiresias_and_answers_las_with_it():
-    from aryl.sim.sweep_runs import resolve
+    from aryl.studies.sweep_runs import resolve
 
     assert resolve({"policy": "tiresias"})["policy"] == "tiresias"
     with pytest.raises(ValueError, match="did you mean 'tiresias'"):

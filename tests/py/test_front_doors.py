@@ -15,7 +15,7 @@ import pytest
 
 import aryl
 import aryl.sim as sim
-from aryl import ClusterState, Job, Server, Worker, defaults
+from aryl import ClusterState, Job, Server, Worker, defaults, engine
 from aryl.cli.parser import _parser
 
 JOBS = [Job("a", 8, 1, 1, 60)]
@@ -88,7 +88,7 @@ def test_the_same_policy_mistake_through_schedule_simulate_and_sweep():
     # simulate and a sweep run Tiresias too (on the training servers): one more choice
     runs = [
         lambda: sim.simulate(JOBS, SERVERS, policy="lottery"),
-        lambda: importlib.import_module("aryl.sim.sweep").resolve(
+        lambda: importlib.import_module("aryl.studies.sweep").resolve(
             {"policy": "lottery"}
         ),
     ]
@@ -138,7 +138,7 @@ def test_every_entry_point_reads_its_defaults_from_aryl_defaults():
         assert _default(function, "elastic_gpu_share") == defaults.ELASTIC_GPU_SHARE
         assert _default(function, "hetero_share") == defaults.HETERO_SHARE
     assert _default(sim.size_cluster, "utilisation") == defaults.PAPER_BASELINE_USE
-    error = sim.scenarios.apply_prediction_error
+    error = engine.scenarios.apply_prediction_error
     assert _default(error, "fraction") == defaults.PREDICTION_ERROR_FRACTION
     assert _default(error, "max_error") == defaults.PREDICTION_MAX_ERROR
     assert sim.PARAMETERS["any_type_share"][0] == defaults.ANY_TYPE_SHARE
@@ -497,6 +497,6 @@ def test_the_engine_refuses_what_the_front_doors_call_unplaceable():
             [],
             [],
             [],
-            sim.simulation._core_config(sim.Config(), "aryl", "aryl", 0),
+            engine.simulation._core_config(sim.Config(), "aryl", "aryl", 0),
             None,
         )

@@ -5,9 +5,9 @@ import json
 import pandas as pd
 import pytest
 
-from aryl import sim
+from aryl import engine, sim
 from aryl.cli import main
-from aryl.sim.groups import group_gains
+from aryl.studies.groups import group_gains
 
 SMALL = ["--training-servers", "12", "--inference-servers", "4", "--plot-format", "png"]
 
@@ -27,10 +27,12 @@ def teams(trace_slice, tmp_path):
 def test_group_gains_are_the_groups_paired_means(teams):
     jobs, load = teams
     frame = pd.read_csv(jobs)
-    runs = sim.paper_runs(sim.runs.trace_jobs(frame, seed=0), pd.read_csv(load), seed=0)
+    runs = sim.paper_runs(
+        engine.runs.trace_jobs(frame, seed=0), pd.read_csv(load), seed=0
+    )
     pair = {k: runs[k] for k in ("Aryl Basic", "Elastic only, aryl")}
     table = sim.compare(
-        sim.runs.trace_jobs(frame, seed=0), sim.Cluster(12, 4), pair, seeds=[0, 1]
+        engine.runs.trace_jobs(frame, seed=0), sim.Cluster(12, 4), pair, seeds=[0, 1]
     )
     gains = group_gains(table, "vc")
     row = gains[gains["group"] == "team-b"].iloc[0]

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import aryl  # noqa: E402
 from aryl import plot, sim, traces  # noqa: E402
-from aryl.sim.history import CHANGES, COLUMNS, gpu_seconds, intervals  # noqa: E402
+from aryl.engine.history import CHANGES, COLUMNS, gpu_seconds, intervals  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import aryl
-from aryl import sim, traces
+from aryl import engine, sim, studies, traces
 from aryl.cli import main
-from aryl.sim.sweep import resolve
+from aryl.studies.sweep import resolve
 
 SMALL = ["--training-servers", "4", "--inference-servers", "4"]
 QUIET = ["--quiet", "--plot-format", "png"]
@@ -240,10 +240,10 @@ def test_a_queue_longer_than_the_trace_warns(tmp_path, capsys):
     jobs = _jobs(n=30, duration=86400.0, gap=120.0)
     result = sim.simulate(jobs, sim.Cluster(1, 0), policy="fifo")
     with pytest.warns(UserWarning, match="far too small"):
-        sim.sizing.warn_if_too_small(result)
+        studies.sizing.warn_if_too_small(result)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sim.sizing.warn_if_too_small(sim.simulate(jobs, sim.Cluster(30, 0)))
+        studies.sizing.warn_if_too_small(sim.simulate(jobs, sim.Cluster(30, 0)))
     path = tmp_path / "crowded.csv"
     pd.DataFrame(
         {
@@ -275,7 +275,7 @@ def test_load_embedded_pairs_any_trace_with_the_embedded_series(
     run = next(iter(record["runs"].values()))
     load = traces.embedded_load()
     assert run["load_rows"] == len(load) == 2304
-    assert run["load_fingerprint"] == sim.provenance.fingerprint_load(
+    assert run["load_fingerprint"] == engine.provenance.fingerprint_load(
         load["time_s"].tolist(), load["load"].tolist()
     )
     assert traces.embedded_load().equals(traces.load_default()[1])

@@ -181,7 +181,7 @@ def test_a_table_simulates_as_its_records_do():
 
 
 def test_the_fingerprint_tells_id_types_apart():
-    from aryl.sim.provenance import fingerprint_jobs
+    from aryl.engine.provenance import fingerprint_jobs
 
     jobs = [aryl.Job(7, 8, 1, 1, 60.0)]
     assert fingerprint_jobs(jobs) != fingerprint_jobs([aryl.Job("7", 8, 1, 1, 60.0)])

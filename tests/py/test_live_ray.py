@@ -264,7 +264,7 @@ from aryl import Job
 from aryl.live import Clock, Controller, EmulatedJob
 from aryl.live.ray_backend import RayBackend
 from aryl.sim import Cluster, Config
-from aryl.sim.sweep_engines import on_loopback
+from aryl.loopback import on_loopback
 
 address, out, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from aryl.cli import main
-from aryl.sim import loaning
-from aryl.sim.confidence import Estimate
+from aryl.studies import loaning
+from aryl.studies.confidence import Estimate
 
 SMALL = ["--training-servers", "12", "--inference-servers", "4", "--plot-format", "png"]
 
@@ -101,7 +101,7 @@ def _quoted(text, marker):
 def test_docs_model_row7_bound_is_the_papers_table():
     from pathlib import Path
 
-    from aryl.sim import paper
+    from aryl.studies import paper
 
     text = (Path(__file__).parents[2] / "docs" / "model.md").read_text()
     table = paper.PAPER_TABLE3
@@ -119,7 +119,7 @@ def test_docs_model_nearest_reading_is_what_the_model_gives():
     """docs/model.md's nearest reading of rows 5-7, run as its command says."""
     from pathlib import Path
 
-    from aryl import sim, traces
+    from aryl import sim, studies, traces
 
     jobs, load = traces.load_default()
     rows = [
@@ -142,5 +142,5 @@ def test_docs_model_nearest_reading_is_what_the_model_gives():
     assert _quoted(text, "nearest-preemptions") == f"{shares}%"
     gain = c.loc["Loaning only, aryl reclaim", "speed-up JCT"]
     assert _quoted(text, "nearest-gain") == f"{gain:.3f}x"
-    assert gain < sim.paper.PAPER_LOANING_BOUND
+    assert gain < studies.paper.PAPER_LOANING_BOUND
     assert (c.loc[rows[1:], "lent_used_share"] < 0.10).all()

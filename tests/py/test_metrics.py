@@ -1,10 +1,10 @@
-"""The metric catalogue (aryl.sim.metrics): one home for keys, labels, headers, kinds."""
+"""The metric catalogue (aryl.engine.metrics): one home for keys, labels, headers, kinds."""
 
 import math
 
 from aryl import sim
 from aryl._display import metric
-from aryl.sim.metrics import METRICS, OPTIONAL_KEYS, SUMMARY_KEYS, kind
+from aryl.engine.metrics import METRICS, OPTIONAL_KEYS, SUMMARY_KEYS, kind
 
 
 def small_result():

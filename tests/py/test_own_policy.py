@@ -13,8 +13,8 @@ import pytest
 
 import aryl
 from aryl import Decision, sim
+from aryl.engine.hooks import PolicyError
 from aryl.policy import load_policy, policy_identity
-from aryl.sim.hooks import PolicyError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
 

@@ -15,7 +15,7 @@ import pytest
 
 import aryl
 from aryl import Decision, Worker, sim, traces
-from aryl.sim.hooks import PolicyError
+from aryl.engine.hooks import PolicyError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
 COLUMNS = ["start_time", "finish_time", "preemptions", "scaling_ops", "work_lost"]

@@ -5,8 +5,8 @@ import numpy as np
 
 import aryl
 from aryl import sim
+from aryl.engine.provenance import Provenance
 from aryl.policy import load_policy, policy_name, policy_record
-from aryl.sim.provenance import Provenance
 
 JOBS = [
     aryl.Job(f"j{k}", 8, 1, 1, 900.0 * (k + 1), submit_time=k * 60.0) for k in range(8)

@@ -15,15 +15,15 @@ import pytest
 
 from aryl import sim, traces
 from aryl.cli import main
-from aryl.sim import sweep_engines
-from aryl.sim.confidence import t_quantile
-from aryl.sim.replications import (
+from aryl.engine.result import job_times
+from aryl.studies import sweep_engines
+from aryl.studies.confidence import t_quantile
+from aryl.studies.replications import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     POOLED_KEYS,
     pooled,
 )
-from aryl.sim.result import job_times
 
 ROOT = Path(__file__).resolve().parents[2]
 

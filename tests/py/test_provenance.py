@@ -304,7 +304,7 @@ def test_readme_what_if_snippets_run_as_written(tmp_path, monkeypatch):
         "repeated" in result.provenance.load_extended
         and (tmp_path / "runs" / "aryl").is_dir()
     )
-    from aryl.sim.sweep import run_point
+    from aryl.studies.sweep import run_point
 
     cli_path = run_point(
         {"training_servers": 64, "inference_servers": 64},

@@ -55,7 +55,7 @@ main()
 def cluster(tmp_path_factory):
     # the client server's wait for the server it starts per client (30 s) ran out on a
     # loaded CI machine once; the proxy reads it when `ray start` starts the proxy.
-    # 60 s: aryl's three attempts (aryl.sim.sweep_engines.CLIENT_ATTEMPTS) stay within the timeout.
+    # 60 s: aryl's three attempts (aryl.studies.sweep_engines.CLIENT_ATTEMPTS) stay within the timeout.
     env = {**os.environ, "RAY_AUTH_MODE": "token"}
     env["RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S"] = "60"
     port, client = free_port(), free_port()

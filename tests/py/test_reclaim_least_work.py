@@ -13,7 +13,7 @@ from aryl import Job, Server, Worker, sim, traces
 from aryl.cli import main
 from aryl.defaults import RECLAIM_POLICIES, SIMULATION_RECLAIM_POLICIES
 from aryl.live import Controller, FakeBackend, VirtualClock
-from aryl.sim.sweep import run_point
+from aryl.studies.sweep import run_point
 
 # Two on-loan servers, one job each, neither with a checkpoint: "old" has run a
 # long time, "fresh" has just started; Algorithm 1 sees two equal servers.

@@ -190,10 +190,11 @@ def test_a_fifo_in_a_result_folder_is_refused_not_waited_on(tmp_path, name):
         f"""
         import os
         import aryl, aryl.sim as sim
-        from aryl.sim.storage import ResultFileError
+        from aryl import engine
+        from aryl.engine.storage import ResultFileError
         folder = sim.simulate([aryl.Job("a", 8, 1, 1, 60)], sim.Cluster(1, 0)).save("run")
         os.remove(folder / {name!r}); os.mkfifo(folder / {name!r})
-        for read in (sim.load, sim.storage.saved_summary):
+        for read in (sim.load, engine.storage.saved_summary):
             try:
                 read(folder)
             except (ResultFileError, FileNotFoundError) as e:

@@ -1,4 +1,4 @@
-"""Replicated comparisons (aryl.sim.replications): seeds, windows, paired intervals."""
+"""Replicated comparisons (aryl.studies.replications): seeds, windows, paired intervals."""
 
 import math
 
@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from aryl import sim, traces
-from aryl.sim import replications, sweep_engines
-from aryl.sim.confidence import mean_interval, ratio_interval
-from aryl.sim.metrics import undefined_share
+from aryl.engine.metrics import undefined_share
+from aryl.studies import replications, sweep_engines
+from aryl.studies.confidence import mean_interval, ratio_interval
 
 # Few seeds keep these tests short; test_verdict checks the warning they give.
 pytestmark = pytest.mark.filterwarnings(

@@ -1,10 +1,10 @@
-"""The run recipe (aryl.sim.runs): one home for trace -> jobs -> scenario -> simulate."""
+"""The run recipe (aryl.engine.runs): one home for trace -> jobs -> scenario -> simulate."""
 
 import pytest
 
 from aryl import sim, traces
+from aryl.engine.runs import run_arguments, scenario_settings, trace_jobs
 from aryl.jobtable import JobTable
-from aryl.sim.runs import run_arguments, scenario_settings, trace_jobs
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ import pytest
 
 import aryl
 from aryl import sim
-from aryl.sim import provenance, storage, sweep_runs
+from aryl.engine import provenance, storage
+from aryl.studies import sweep_runs
 
 FILES = ["jobs.parquet", "result.json", "timeline.parquet"]
 
@@ -347,7 +348,7 @@ def test_many_writers_and_readers_on_one_folder_lose_nothing(tmp_path):
 READ_IN_A_NEW_PROCESS = """
 import os, sys
 from aryl import sim
-from aryl.sim import storage
+from aryl.engine import storage
 
 def threads():
     return sorted(os.listdir("/proc/self/task"))

@@ -1,4 +1,4 @@
-"""Scenario presets (aryl.sim.scenarios): shares, ranges, work, determinism, bad input."""
+"""Scenario presets (aryl.engine.scenarios): shares, ranges, work, determinism, bad input."""
 
 import dataclasses
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import aryl
-from aryl.sim.scenarios import (
+from aryl.engine.scenarios import (
     SCENARIOS,
     apply_prediction_error,
     describe,

@@ -12,8 +12,9 @@ import pytest
 import aryl
 from aryl import sim, traces
 from aryl.cli import main
-from aryl.sim import sweep_engines
-from aryl.sim.sweep import grid_points, resolve, run_point
+from aryl.loopback import is_loopback
+from aryl.studies import sweep_engines
+from aryl.studies.sweep import grid_points, resolve, run_point
 
 SMALL = {"first_jobs": 200, "training_servers": 8, "inference_servers": 8}
 GRID = {"inference_servers": [0, 8], "reclaim": ["aryl", "scf"]}
@@ -247,7 +248,7 @@ def test_bad_config_values_are_refused_before_any_run(tmp_path):
     "options, given",
     [
         ([], {}),
-        (  # beyond the defaults: the recipe (aryl.sim.runs) reads each of them
+        (  # beyond the defaults: the recipe (aryl.engine.runs) reads each of them
             "--scenario advanced --seed 3 --any-type-share 0.5 --headroom 0.1".split(),
             {"scenario": "advanced", "seed": 3, "any_type_share": 0.5, "headroom": 0.1},
         ),
@@ -346,7 +347,7 @@ def test_cli_help_names_every_sweep_parameter():
 def test_progress_bar_has_an_eta():
     import io
 
-    from aryl.sim.sweep import SweepProgress
+    from aryl.studies.sweep import SweepProgress
 
     out = io.StringIO()
     bar = SweepProgress(4, 1, True, out)
@@ -453,9 +454,9 @@ def test_loopback_addresses_are_told_apart():
     loopback = ["127.0.0.1:6379", "ray://127.0.0.1:10001", "localhost:6390"]
     loopback += ["[::1]:6379", "127.0.0.2:6379"]
     for address in loopback:
-        assert sweep_engines.is_loopback(address), address
+        assert is_loopback(address), address
     for address in [None, "", "auto", "192.0.2.2:6379", "ray://head:10001", "head"]:
-        assert not sweep_engines.is_loopback(address), address
+        assert not is_loopback(address), address
 
 
 def test_ray_clients_server_failing_to_start_is_tried_again_then_named(

@@ -16,7 +16,7 @@ from scipy import stats
 
 from aryl import sim, traces
 from aryl.cli import main
-from aryl.sim.sweep_runs import resolve, run_fingerprint
+from aryl.studies.sweep_runs import resolve, run_fingerprint
 
 SMALL = {"first_jobs": 200, "training_servers": 8, "inference_servers": 8}
 
@@ -226,7 +226,9 @@ def test_a_misspelt_parameter_gets_a_did_you_mean(capsys):
 
 
 def test_the_files_are_written_whole_or_not_at_all(files, tmp_path, monkeypatch):
-    sweep_module = sys.modules["aryl.sim.sweep"]  # aryl.sim.sweep is the function
+    sweep_module = sys.modules[
+        "aryl.studies.sweep"
+    ]  # aryl.studies.sweep is the function
 
     def broken(table):
         raise OSError("disk full")

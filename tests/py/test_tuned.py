@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import aryl
-from aryl import _core, sim, traces
+from aryl import _core, sim, studies, traces
 from aryl.agents import PolluxAgent
 from aryl.cli import main
 
@@ -316,7 +316,7 @@ def test_compare_adds_the_pollux_rows(tmp_path, capsys):
     assert (table.loc[["Pollux", "Aryl+TunedJobs"], "jobs_unfinished"] == 0).all()
     # the table beside the paper: the runs' own figures, the paper's, the ratios
     beside = pd.read_csv(tmp_path / "o" / "pollux_paper.csv", index_col="metric")
-    assert list(beside.index) == list(sim.paper.POLLUX_METRICS)
+    assert list(beside.index) == list(studies.paper.POLLUX_METRICS)
     for run in sim.POLLUX_COMPARISON:
         assert list(beside[run]) == pytest.approx(
             list(table.loc[run, list(beside.index)])
@@ -372,12 +372,12 @@ def _without(summary, key):
 
 def _summary(scale, scaling_ops=0):
     """A summary whose times are ``scale`` times 10, 20, ... 600 s."""
-    times = dict(zip(sim.paper.TABLE3_KEYS[:6], (10, 20, 30, 100, 200, 600)))
+    times = dict(zip(studies.paper.TABLE3_KEYS[:6], (10, 20, 30, 100, 200, 600)))
     return {**{k: scale * v for k, v in times.items()}, "scaling_ops": scaling_ops}
 
 
 def test_the_papers_pollux_ratios_as_the_docs_quote_them():
-    # aryl.sim.paper's docstring and the issue quote these; Table 3 is the source.
+    # aryl.studies.paper's docstring and the issue quote these; Table 3 is the source.
     t = sim.PAPER_TABLE3
     pollux, tuned, elastic = t["Pollux"], t["Aryl+TunedJobs"], t["Elastic only, aryl"]
 

@@ -18,8 +18,8 @@ import pytest
 import aryl
 import aryl.typing as aryl_typing
 from aryl import defaults, validation
-from aryl.sim import scenarios, simulation
-from aryl.sim.sweep_engines import ENGINES
+from aryl.engine import scenarios, simulation
+from aryl.studies.sweep_engines import ENGINES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aryl import Server, sim, traces
-from aryl.sim.confidence import MIN_REPLICATIONS
-from aryl.sim.replications import replications_over
-from aryl.sim.verdict import NO_LOAD, answer, verdict_lines
+from aryl import Server, sim, studies, traces
+from aryl.studies.confidence import MIN_REPLICATIONS
+from aryl.studies.replications import replications_over
+from aryl.studies.verdict import NO_LOAD, answer, verdict_lines
 
 HOUR = 3600.0
 
@@ -159,13 +159,13 @@ def test_a_missing_row_is_named_and_elasticity_falls_back_to_the_control():
 
 def test_a_change_too_small_to_matter_is_not_read_as_a_finding():
     # 1.00001x [1.000005, 1.00002]: the interval excludes 1, the change is ~0.001%
-    text = answer(sim.confidence.Estimate(0.99999, 0.999985, 0.999995, 5))
+    text = answer(studies.confidence.Estimate(0.99999, 0.999985, 0.999995, 5))
     assert text.startswith("no gain that matters") and "longer" not in text
-    assert "longer" in answer(sim.confidence.Estimate(0.99, 0.985, 0.995, 5))
+    assert "longer" in answer(studies.confidence.Estimate(0.99, 0.985, 0.995, 5))
 
 
 def test_a_loss_reads_as_longer_and_the_interval_is_over_the_windows():
-    assert "longer mean JCT" in answer(sim.confidence.Estimate(0.8, 0.7, 0.9, 5))
+    assert "longer mean JCT" in answer(studies.confidence.Estimate(0.8, 0.7, 0.9, 5))
     samples = Replicated({"a": [1.0] * 6}, windows=2).samples
     assert replications_over(samples) == "2 windows, each the mean of 3 seeds"
     assert replications_over(Replicated({"a": [1.0]}).samples) == "one run"

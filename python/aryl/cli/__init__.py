@@ -47,11 +47,11 @@ def _check(args: argparse.Namespace) -> None:
             "--warmup is the warm-up before each window: it needs --windows"
         )
     if getattr(args, "seeds", None) is not None:
-        from ..sim.replications import seed_list
+        from ..studies.replications import seed_list
 
         seed_list(args.seeds, args.seed)  # --seed + --seeds past the largest seed
     if args.command == "sweep":
-        from ..sim.sweep import grid_points
+        from ..studies.sweep import grid_points
 
         names, grid = parse_grid(args.set, "--set"), parse_grid(args.grid, "--grid")
         both = sorted(set(names) & set(grid))

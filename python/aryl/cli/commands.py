@@ -64,7 +64,8 @@ from .output import (
 
 def simulate(args: argparse.Namespace) -> int:
     from .. import sim
-    from ..sim.runs import run_arguments, trace_jobs
+    from ..engine.runs import run_arguments, trace_jobs
+    from ..studies.sizing import warn_if_too_small
 
     console = console_of(args)
     out = output_directory(args.out)
@@ -106,7 +107,7 @@ def simulate(args: argparse.Namespace) -> int:
             label=f"{args.scenario}-{policy}",
             **run,
         )
-    sim.sizing.warn_if_too_small(result)
+    warn_if_too_small(result)
     report(
         result,
         console,
@@ -160,7 +161,7 @@ def _simulate_pollux(args: argparse.Namespace, out: Path, console: Console) -> i
 
 def compare(args: argparse.Namespace) -> int:
     from .. import plot, sim
-    from ..sim.runs import trace_jobs
+    from ..engine.runs import trace_jobs
 
     if args.seeds is not None or args.windows is not None:
         from .replicated import compare_replicated
@@ -207,7 +208,7 @@ def compare(args: argparse.Namespace) -> int:
         reference,
     )
     say_reference(console, reference, problems, list(results))
-    from ..sim.verdict import LEFT_OUT, NO_LOAD
+    from ..studies.verdict import LEFT_OUT, NO_LOAD
 
     missing = LEFT_OUT if load is not None else NO_LOAD
     answers = sim.verdict_lines(summaries=summaries, missing=missing)
@@ -274,11 +275,11 @@ def _say_groups(
     console: Any, results: Dict[str, Any], reference: str, args: argparse.Namespace
 ) -> None:
     """One run per row: what the answers' features buy each group, as one-run ratios
-    (``sim.groups.group_gains`` on the runs as one replication; no interval)."""
+    (``studies.groups.group_gains`` on the runs as one replication; no interval)."""
     import warnings
 
-    from ..sim.groups import group_gains
-    from ..sim.replications import CONTRIBUTIONS, assemble
+    from ..studies.groups import group_gains
+    from ..studies.replications import CONTRIBUTIONS, assemble
 
     runs = {(name, args.seed, 0): r for name, r in results.items()}
     with warnings.catch_warnings():  # one replication: no interval, said below
@@ -309,7 +310,7 @@ def _common_speedups(table: Any, results: Dict[str, Any], reference: str) -> Any
     ``speed-up jobs``: how many jobs that is (NaN: the same jobs, every one)."""
     import pandas as pd
 
-    from ..sim.replications import SPEEDUPS, common_ratio
+    from ..studies.replications import SPEEDUPS, common_ratio
 
     runs = {(name, 0, 0): r for name, r in results.items()}
     samples = pd.DataFrame(
@@ -369,9 +370,9 @@ def sweep(args: argparse.Namespace) -> int:
     with a seed axis, one per point over the seeds); sweep.parquet, sweep.csv and
     sweep_points.csv."""
     from .. import sim
-    from ..sim.confidence import LEVEL
-    from ..sim.metrics import METRICS
-    from ..sim.sweep import csv_frame, grid_points, resolve
+    from ..engine.metrics import METRICS
+    from ..studies.confidence import LEVEL
+    from ..studies.sweep import csv_frame, grid_points, resolve
 
     base = {
         "training_servers": args.training_servers,
@@ -494,7 +495,7 @@ def sweep(args: argparse.Namespace) -> int:
 def _points_table(points: Any, varied: List[str]) -> Table:
     """``aryl sweep``'s table of each point's mean over its seeds: the mean and its
     interval in a cell, or, where there is none to read, the reason in words."""
-    from ..sim.metrics import METRICS
+    from ..engine.metrics import METRICS
 
     first = varied or ["seeds"]
     keys = SWEEP_POINT_COLUMNS

@@ -56,7 +56,7 @@ def write_atomically(out: Path, write: Callable[[Path], T]) -> T:
     file it wrote into ``out`` with an atomic rename. An interruption (Ctrl-C) or an
     error leaves each result file either complete or absent, never partial; the
     hidden folder is removed either way."""
-    from ..sim.storage import naming_the_file
+    from ..engine.storage import naming_the_file
 
     folder = Path(tempfile.mkdtemp(prefix=".aryl-partial-", dir=out))
     try:

@@ -164,14 +164,11 @@ def cluster_of(
     """The cluster of the server counts, sizing ``auto`` with ``aryl.sim.size_cluster``
     (the FIFO Baseline at ``utilisation`` under ``config``)."""
     from .. import sim
+    from ..studies.sizing import inference_count
 
     if training != "auto":
         servers = int(training)
-        loanable = (
-            sim.sizing.inference_count(servers)
-            if inference == "auto"
-            else int(inference)
-        )
+        loanable = inference_count(servers) if inference == "auto" else int(inference)
         chosen = sim.Cluster(servers, loanable)  # a size beyond the limits stops here
         console.say(
             f"Cluster: {servers} training + {loanable} inference 8-GPU servers."
@@ -206,11 +203,11 @@ def servers_of(
     one line: each pool's servers and GPUs by type.
 
     GPU types that ``config``'s speeds do not list are named here, in one warning
-    (``aryl.sim.simulation.unlisted_gpu_types``); each run of the command finds
+    (``aryl.engine.simulation.unlisted_gpu_types``); each run of the command finds
     them again (and records them in its provenance), silenced for the rest of the
     command (``main`` restores the warning filters)."""
     from .. import traces
-    from ..sim.simulation import UNLISTED_WARNING, unlisted_gpu_types
+    from ..engine.simulation import UNLISTED_WARNING, unlisted_gpu_types
 
     servers = traces.read_servers(
         path, inference=None if inference is None else tuple(inference)
@@ -312,7 +309,8 @@ def size_auto(
     ``any_type_share`` and ``seed``, the Baseline at ``utilisation`` under ``config``.
     """
     from .. import sim, traces
-    from ..sim.runs import trace_jobs
+    from ..engine.runs import trace_jobs
+    from ..studies.sizing import inference_count
 
     training = base["training_servers"] == "auto" and "training_servers" not in grid
     inference = base["inference_servers"] == "auto" and "inference_servers" not in grid
@@ -347,4 +345,4 @@ def size_auto(
             "busy.",
         )
     elif inference:
-        base["inference_servers"] = sim.sizing.inference_count(base["training_servers"])
+        base["inference_servers"] = inference_count(base["training_servers"])

@@ -174,8 +174,8 @@ def _inputs(
     """(jobs, load, policy, Config, where): the trace read, the policy loaded and the
     model options, as ``aryl simulate`` takes them (``options``, ``inputs``)."""
     from .. import sim
+    from ..engine.runs import trace_jobs
     from ..policy import load_policy
-    from ..sim.runs import trace_jobs
     from .inputs import trace_frames
 
     frame, load, where = trace_frames(trace_files(args), console)
@@ -515,7 +515,7 @@ class _cluster:
             _restore_signal_handlers,
             _signal_handlers,
         )
-        from ..sim.sweep_engines import is_loopback, on_loopback
+        from ..loopback import is_loopback, on_loopback
 
         ray = _ray()
 

@@ -92,7 +92,7 @@ def elastic_options(
 
     With the cluster ``on``, ``--elastic-range cluster`` (inf) is bounded by its training
     servers' GPUs (``elastic_max_gpus``); without, the keywords are sweep parameters
-    (``aryl.sim.sweep`` bounds it the same way).
+    (``aryl.studies.sweep`` bounds it the same way).
     """
     options: Dict[str, Any] = {
         "elastic_selection": args.elastic_selection,

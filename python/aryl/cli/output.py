@@ -21,7 +21,7 @@ from typing import (
 from .._display import Table, render
 from .files import write_atomically
 
-# The paper's Table 3 columns, as (summary key, format); headers from aryl.sim.metrics.
+# The paper's Table 3 columns, as (summary key, format); headers from aryl.engine.metrics.
 TABLE_COLUMNS = [
     ("queuing_mean", "{:.0f}"),
     ("queuing_median", "{:.0f}"),
@@ -203,7 +203,7 @@ def report(
     is the command's (``run_record``), ``plot_window`` the usage plots' window in
     seconds."""
     from .. import plot
-    from ..sim.storage import write_result
+    from ..engine.storage import write_result
 
     result.check()
     summary = result.summary()
@@ -259,9 +259,9 @@ def save_runs(results: Dict[str, Any], out: Path) -> List[Path]:
 
 def summary_cell(key: str, row: Any) -> str:
     """``row[key]`` (a summary, or a table row of one) as ``format_value`` shows it;
-    "—" for a share that is 0 / 0 in it (``aryl.sim.metrics.SHARE_OF``) and for a value
+    "—" for a share that is 0 / 0 in it (``aryl.engine.metrics.SHARE_OF``) and for a value
     the run did not measure (NaN: a live run's restart and late server-hours)."""
-    from ..sim.metrics import undefined_share
+    from ..engine.metrics import undefined_share
 
     value = row[key]
     unmeasured = isinstance(value, float) and math.isnan(value)
@@ -272,7 +272,7 @@ def format_value(key: str, value: Any) -> str:
     """A summary value for a table: counts with separators, ratios as %, times in s,
     hours and factors as ``aryl._display.metric`` shows them."""
     from .._display import metric
-    from ..sim.metrics import kind
+    from ..engine.metrics import kind
 
     if isinstance(value, int) or (
         kind(key) == "count" and float(value).is_integer()  # a row of floats
@@ -289,7 +289,7 @@ def compare_table(
     """The comparison as printed: times in s, use and preemptions as %, unfinished
     jobs, speed-ups (``COMMON`` marks one taken over the jobs both rows finished; the
     reference row reads ``reference``, with what makes it unfit)."""
-    from ..sim.metrics import METRICS
+    from ..engine.metrics import METRICS
 
     keys = [key for key, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
     formats = [fmt for _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
@@ -348,7 +348,7 @@ def groups_table(groups: Any, by: str) -> Table:
 def show_groups(console: Any, gains: Any, by: str, features: Sequence[str]) -> None:
     """What each of ``features`` buys each group: the largest ``MAX_GROUPS`` groups of
     each; groups.csv has every feature and group."""
-    from ..sim.confidence import Estimate, format_ratio
+    from ..studies.confidence import Estimate, format_ratio
 
     for feature in features:
         mine = gains[gains["feature"] == feature].head(MAX_GROUPS)
@@ -408,9 +408,9 @@ def say_reference(
 
 def ledger_table(table: Any) -> Table:
     """The loaning ledger of each row of a comparison (``table``: one row per run with
-    the summary keys of ``aryl.sim.metrics.LEDGER_KEYS``; means over replications
+    the summary keys of ``aryl.engine.metrics.LEDGER_KEYS``; means over replications
     when replicated): GPU-hours lent and used, reclaims, preemptions, what they lost."""
-    from ..sim.metrics import LEDGER_KEYS, METRICS
+    from ..engine.metrics import LEDGER_KEYS, METRICS
 
     header = ["loaning ledger"] + [METRICS[k].header for k in LEDGER_KEYS]
     rows = [[name, *(row[k] for k in LEDGER_KEYS)] for name, row in table.iterrows()]
@@ -436,7 +436,7 @@ def pollux_table(frame: Any) -> Table:
     """The Pollux comparison beside the paper (``aryl.sim.pollux_beside_paper``'s
     frame) as printed: one row per metric, times and counts whole, ratios as ``1.42x``,
     ``—`` where there is no figure."""
-    from ..sim.metrics import METRICS
+    from ..engine.metrics import METRICS
 
     def shown(column: str, value: float) -> str:
         if math.isnan(value):
@@ -467,7 +467,7 @@ def run_record(options: Mapping[str, Any], where: str) -> Dict[str, Any]:
 
     ``options`` are the parsed options by name (with ``command`` and ``seed``).
     """
-    from ..sim.provenance import aryl_version
+    from ..engine.provenance import aryl_version
 
     parameters = {k: v for k, v in options.items() if k not in ("run", "command")}
     return {
@@ -507,7 +507,7 @@ def provenance_columns(
     """``table`` with, per run, what produced it (policy, config, seed, inputs, version)."""
     import pandas as pd
 
-    from ..sim.config import describe_config
+    from ..engine.config import describe_config
 
     rows: Dict[str, Dict[str, Any]] = {}
     for name, result in results.items():
@@ -541,7 +541,12 @@ def elastic_ceiling(bound: Mapping[str, float], summaries: Mapping[str, Any]) ->
     """One line: the most elasticity could cut mean running time on the Basic jobs
     (``aryl.sim.elastic_bound``), what Elastic only, aryl cut, and the share of the
     paper's row-11 cut the scenario can reach at most."""
-    from ..sim.paper import BASELINE, ELASTIC_ROW, PAPER_ELASTIC_CUT, running_time_cut
+    from ..studies.paper import (
+        BASELINE,
+        ELASTIC_ROW,
+        PAPER_ELASTIC_CUT,
+        running_time_cut,
+    )
 
     share = bound["reduction_share"]
     measured = (

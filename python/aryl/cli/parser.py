@@ -379,7 +379,7 @@ def _group_argument(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _engine_arguments(p: argparse.ArgumentParser, engine: str, why: str) -> None:
-    """Where a command's runs execute and are cached (through ``aryl.sim.sweep``)."""
+    """Where a command's runs execute and are cached (through ``aryl.studies.sweep``)."""
     p.add_argument(
         "--engine",
         choices=["auto", "ray", "processes", "threads", "serial"],

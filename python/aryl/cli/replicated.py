@@ -1,11 +1,11 @@
 """``aryl compare --seeds N`` / ``--windows K``: the comparison with intervals.
 
-Every row runs once per replication (``aryl.sim.replications``). The answers come
+Every row runs once per replication (``aryl.studies.replications``). The answers come
 first (``aryl.sim.verdict_lines``); the table shows each speed-up as ``1.16x [1.12,
 1.20]`` (a paired ratio with its 95% interval) and marks with ``~`` a row whose
 interval includes 1.0x (none without an interval: one replication). The loaning
 ledger follows, then each feature's own gain
-(``aryl.sim.replications.CONTRIBUTIONS``) and the paper's orderings judged as
+(``aryl.studies.replications.CONTRIBUTIONS``) and the paper's orderings judged as
 holding, reversed or not resolved.
 """
 
@@ -58,15 +58,15 @@ MARK = "~"
 def compare_replicated(args: argparse.Namespace) -> int:
     """``aryl compare`` with ``--seeds`` and/or ``--windows``."""
     from .. import sim
-    from ..sim.groups import group_gains
-    from ..sim.replications import (
+    from ..engine.runs import trace_jobs
+    from ..studies.groups import group_gains
+    from ..studies.replications import (
         CONTRIBUTIONS,
         contributions,
         replications_over,
         seed_list,
     )
-    from ..sim.runs import trace_jobs
-    from ..sim.verdict import LEFT_OUT, NO_LOAD
+    from ..studies.verdict import LEFT_OUT, NO_LOAD
 
     console = console_of(args)
     out = output_directory(args.out)
@@ -140,14 +140,14 @@ def _loaning_explained(
     seeds: List[int],
     over: str,
 ) -> List[str]:
-    """When loaning buys nothing: why (``sim.loaning.why_no_gain``), then, unless
+    """When loaning buys nothing: why (``studies.loaning.why_no_gain``), then, unless
     ``--no-break-even`` or the loaned GPU is already as fast as a training one, the
     answer under the paper's reading and the break-even speed, from Aryl Basic run
-    again at ``sim.loaning.BREAK_EVEN_SPEEDS`` (cached; its cost is said)."""
+    again at ``studies.loaning.BREAK_EVEN_SPEEDS`` (cached; its cost is said)."""
     import time
 
-    from ..sim import loaning
-    from ..sim.config import Cluster
+    from ..engine.config import Cluster
+    from ..studies import loaning
 
     gain = loaning.loaning_gain(table)
     if gain is None or not loaning.buys_nothing(gain):
@@ -222,7 +222,7 @@ def _replicate(
     ``sim.replicate_paper`` table. ``config``: the runs' ``Config`` fields (default:
     the options')."""
     from .. import sim
-    from ..sim.replications import DEFAULT_WARMUP
+    from ..studies.replications import DEFAULT_WARMUP
 
     windows = args.windows
     console.say(
@@ -277,8 +277,8 @@ def _means_table(table: Any, problems: Sequence[str] = ()) -> Table:
     reference finished different jobs, so the speed-up is over the jobs both
     finished); the reference row reads ``reference``, with what makes it unfit
     (``sim.reference_problems``: ``stalled``, ...). csv and json get the numbers."""
-    from ..sim.confidence import Estimate, format_ratio
-    from ..sim.metrics import METRICS
+    from ..engine.metrics import METRICS
+    from ..studies.confidence import Estimate, format_ratio
 
     def ratio(row: Any, column: str) -> str:
         e = Estimate(row[column], row[f"{column} low"], row[f"{column} high"], 0)
@@ -316,7 +316,7 @@ def _show_details(
 ) -> None:
     """What follows the means on a terminal: the Pollux rows beside the paper's, the
     loaning ledger, each feature's gain, the elastic ceiling and the orderings."""
-    from ..sim.confidence import Estimate, format_ratio
+    from ..studies.confidence import Estimate, format_ratio
 
     if found.pollux is not None:
         console.say(
@@ -403,7 +403,7 @@ def _write(
 def interval_note(table: Any, over: str) -> str:
     """What the intervals of ``table`` (a replicated ``Comparison``) are over and what
     ``~`` means; with fewer than ``MIN_REPLICATIONS`` it says how few."""
-    from ..sim.confidence import MIN_REPLICATIONS
+    from ..studies.confidence import MIN_REPLICATIONS
 
     n = int(table["replications"].iloc[0])
     if n < 2:
@@ -465,7 +465,7 @@ def _figures_note(seeds: List[int], windows: Optional[int]) -> str:
 
 #: The metric columns printed (means over replications): (summary key, header).
 #: compare.csv has every metric with its interval.
-#: Summary keys of the table, after the row's name; headers from aryl.sim.metrics.
+#: Summary keys of the table, after the row's name; headers from aryl.engine.metrics.
 _COLUMNS = ["queuing_mean", "jct_mean", "jobs_unfinished", "preemption_ratio"]
 
 
@@ -473,7 +473,7 @@ def _pollux_pooled(table: Any) -> Any:
     """``sim.pollux_beside_paper`` of the Pollux comparison's rows, each row's measured
     jobs pooled over all its runs (``replications.pooled``)."""
     from .. import sim
-    from ..sim.replications import pooled
+    from ..studies.replications import pooled
 
     summaries = {}
     for name in sim.POLLUX_COMPARISON:
@@ -508,8 +508,8 @@ def _basic_bound(
 ) -> Dict[str, float]:
     """``aryl.sim.elastic_bound`` of each seed's Basic jobs on the whole trace, averaged
     over the seeds (as every row of a replication draws its own)."""
+    from ..engine.runs import trace_jobs
     from ..sim import elastic_bound, scenario
-    from ..sim.runs import trace_jobs
 
     bounds = [
         elastic_bound(
@@ -529,7 +529,7 @@ def _answer(
     lines, what the intervals are over, the reference and what makes it unfit, every
     row's means with their intervals and speed-ups, the ledger, each feature's gain
     and the orderings. NaN is null."""
-    from ..sim.metrics import LEDGER_KEYS
+    from ..engine.metrics import LEDGER_KEYS
 
     def records(frame: pd.DataFrame) -> List[Dict[str, Any]]:
         return [

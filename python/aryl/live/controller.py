@@ -49,10 +49,8 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
     UNLISTED_GPU_SPEED,
 )
-from ..jobtable import JobTable
-from ..model import Job, Records, Server, Worker, as_records
-from ..sim.config import Cluster, Config
-from ..sim.hooks import (
+from ..engine.config import Cluster, Config
+from ..engine.hooks import (
     Epoch,
     check_policy,
     decision_rows,
@@ -60,6 +58,8 @@ from ..sim.hooks import (
     policy_name,
     reclaim_rows,
 )
+from ..jobtable import JobTable
+from ..model import Job, Records, Server, Worker, as_records
 from ..state import ClusterState
 from ..typing import AllocationPolicy, SimulationReclaimPolicy
 from .backend import Backend, Report
@@ -262,7 +262,7 @@ class Controller:
 
     def _header(self, load: Any) -> Dict[str, Any]:
         """The journal's first line: what makes a run this one (``_check_header``)."""
-        from ..sim.provenance import aryl_version, fingerprint_jobs
+        from ..engine.provenance import aryl_version, fingerprint_jobs
 
         policy = (
             self.policy
@@ -381,7 +381,7 @@ class Controller:
 
     def result(self) -> Any:
         """The run so far as an ``aryl.sim.Result``."""
-        from ..sim.provenance import Provenance, aryl_version, fingerprint_jobs
+        from ..engine.provenance import Provenance, aryl_version, fingerprint_jobs
 
         end = self.record.ended if self.record.ended is not None else self.record.now
         times, loads = self.load.series()

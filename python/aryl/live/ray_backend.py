@@ -41,8 +41,8 @@ from typing import (
     Tuple,
 )
 
+from ..loopback import LOOPBACK, QUIET_RAY, on_loopback
 from ..model import Job, Server, Worker
-from ..sim.sweep_engines import LOOPBACK, QUIET_RAY, on_loopback
 from .backend import Report, _without
 from .jobs import DONE, JobAgent, TrainingJob, run_id
 

@@ -5,7 +5,7 @@ every event to the journal (``Journal``: JSON lines, flushed and synced one by o
 before acting on it. Replaying the journal into a new ``Record`` therefore restores
 the run: which jobs arrived, which workers each holds, which servers are on loan
 (the whitelist), what finished, and every allocation interval in the simulator's
-history schema (``aryl.sim.history``). ``Record.result()`` is an ``aryl.sim.Result``
+history schema (``aryl.engine.history``). ``Record.result()`` is an ``aryl.sim.Result``
 with the same tables and totals a simulated run has.
 
 Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
@@ -40,9 +40,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 import pandas as pd
 
+from ..engine.history import CHANGES, COLUMNS, PREEMPTIONS, RESIZES
+from ..engine.result import TIMELINE_COLUMNS, Result
 from ..model import Job, Server
-from ..sim.history import CHANGES, COLUMNS, PREEMPTIONS, RESIZES
-from ..sim.result import TIMELINE_COLUMNS, Result
 from .jobs import throughput
 
 #: The timeline's columns, as ``aryl.sim.Result.timeline`` has them.
@@ -395,7 +395,7 @@ class Record:
         return used[0], used[1]
 
     def history(self) -> pd.DataFrame:
-        """The allocation intervals closed so far, in ``aryl.sim.history``'s schema."""
+        """The allocation intervals closed so far, in ``aryl.engine.history``'s schema."""
         frame = pd.DataFrame(self.rows, columns=list(COLUMNS))
         changes = pd.CategoricalDtype(list(CHANGES))
         frame["opened"] = frame["opened"].astype(changes)
@@ -417,7 +417,7 @@ class Record:
         """The run as an ``aryl.sim.Result``, built as the simulator builds its own
         (call after the ``end`` event); ``rejected``: add the column a policy's
         ``admit`` fills."""
-        from ..sim.simulation import _result
+        from ..engine.simulation import _result
 
         history = self.history()
         seconds = (history["end"] - history["start"]) * history["gpus"]
@@ -523,7 +523,7 @@ def restore(
 
 def load_integral(times: Sequence[float], loads: Sequence[float], end: float) -> float:
     """Integral of the load step function over ``[0, end]``."""
-    from ..sim.simulation import _load_integral
+    from ..engine.simulation import _load_integral
 
     if end <= 0 or math.isinf(end):
         return 0.0

@@ -103,7 +103,7 @@ class LoadSource:
         if callable(load):
             self._call = load
         elif load is not None:
-            from ..sim.simulation import _load
+            from ..engine.simulation import _load
 
             self.times, self.loads = _load(load)
             check_load(self.times, self.loads)
@@ -118,7 +118,7 @@ class LoadSource:
 
     def extend(self, last_submit: float) -> Optional[str]:
         """Repeat a series that ends before ``last_submit``, as ``simulate`` does."""
-        from ..sim.provenance import extend_to_jobs
+        from ..engine.provenance import extend_to_jobs
 
         if self._call is not None:
             return None

@@ -28,7 +28,7 @@ The look (``style``): Okabe & Ito's colour-blind-safe palette, each of its eight
 colours with its own dash and marker, so at most ``MAX_SERIES`` (8) series per
 axes; more raise a ``ValueError`` that asks to select (``save_all`` splits a larger
 comparison's CDFs into several files). Axes are labelled in words with units
-(``aryl.sim.metrics`` names the summary metrics), ratios in percent without
+(``aryl.engine.metrics`` names the summary metrics), ratios in percent without
 needless decimals, times in minutes, hours or days. Usage over time is averaged
 over hourly windows by default (``window``), and series of many steps are
 rasterised, so that months of 60-s steps stay readable and SVG/PDF files small.

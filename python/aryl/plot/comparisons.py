@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..sim.metrics import kind
+from ..engine.metrics import kind
 from .style import (
     GREY,
     PALETTE,
@@ -135,12 +135,12 @@ def sweep(
     Parameters
     ----------
     frame
-        ``aryl.sim.sweep``'s table (or any frame with columns ``x``, ``y``, ``by``).
+        ``aryl.studies.sweep``'s table (or any frame with columns ``x``, ``y``, ``by``).
     x
         The parameter on the x axis (e.g. ``"inference_servers"``).
     y
         A summary key (``aryl.sim.SUMMARY_KEYS``), labelled with its readable name
-        (``aryl.sim.metrics``): times are drawn in minutes, hours or days (by their
+        (``aryl.engine.metrics``): times are drawn in minutes, hours or days (by their
         largest value), ratios as percentages.
     by
         A parameter whose values get one line each (``None``: one line); at most 8
@@ -210,7 +210,7 @@ def intervals(
     ----------
     frame
         One row per point: columns ``x``, ``y`` (the estimate), ``"<y> low"`` and
-        ``"<y> high"`` (its interval, as ``aryl.sim.replications.contributions`` and
+        ``"<y> high"`` (its interval, as ``aryl.studies.replications.contributions`` and
         a replicated ``Comparison`` name them) and ``by``.
     x, y
         The parameter on the x axis and the estimate (e.g. ``"JCT gain"``).

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from matplotlib.figure import Figure
 
-from ..sim.result import Result
+from ..engine.result import Result
 from .comparisons import speedups
 from .distributions import cdf, preemptions
 from .runs import Results, named

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Mapping, Sequence, Tuple, Union
 
-from ..sim.result import Result
+from ..engine.result import Result
 
 #: A single ``Result``, a sequence of them (named by their ``.label``) or a
 #: mapping name -> ``Result``.

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from .._display import TIME_UNITS
-from ..sim.metrics import METRICS, kind
+from ..engine.metrics import METRICS, kind
 
 #: The axes of a plot function that draws several panels: a sequence of ``Axes`` or
 #: the array ``plt.subplots`` returns.
@@ -291,7 +291,7 @@ def duration(seconds: float) -> str:
 
 
 def column_label(column: str, unit: str = "") -> str:
-    """A column's axis label: a summary metric's readable name (``aryl.sim.metrics``)
+    """A column's axis label: a summary metric's readable name (``aryl.engine.metrics``)
     with ``unit`` in brackets when given, any other column with spaces for
     underscores (``inference_servers``: "inference servers")."""
     name = METRICS[column].label if column in METRICS else column.replace("_", " ")

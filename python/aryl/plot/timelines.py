@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..sim.result import Result
+from ..engine.result import Result
 from .runs import Results, named
 from .style import (
     GREY,
@@ -525,7 +525,7 @@ def gantt(
         unknown job or one twice (or too many), ``figsize`` with ``ax``, a run
         without history.
     """
-    from ..sim.history import intervals
+    from ..engine.history import intervals
 
     if color not in GANTT_COLORS:
         raise ValueError(f"color must be one of {GANTT_COLORS}, got {color!r}")

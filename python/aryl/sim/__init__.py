@@ -17,14 +17,31 @@ replicates a comparison with 95% intervals (``replications``, ``confidence``);
 elastic scaling buy) in one line each, with the interval.
 ``simulate(..., policy=obj)`` runs a policy of your own in the compiled engine
 (``Policy``: its hooks, called with a read-only ``aryl.ClusterState``; ``hooks``).
+
+This package is the face of two others and holds no code: the engine, one run
+(``aryl.engine``), and the studies built on it (``aryl.studies``). Each name below is
+re-exported from its home once.
 """
 
-from .compare import compare
-from .comparison import Comparison
-from .config import Cluster, Config
-from .hooks import Epoch, Policy
-from .metrics import SUMMARY_KEYS
-from .paper import (
+from ..engine.config import Cluster, Config
+from ..engine.hooks import Epoch, Policy
+from ..engine.metrics import SUMMARY_KEYS
+from ..engine.provenance import Provenance
+from ..engine.result import InvariantError, Result, load
+from ..engine.scenarios import (
+    ELASTIC_SELECTIONS,
+    SCENARIOS,
+    apply_prediction_error,
+    describe,
+    elastic_bound,
+    scenario,
+    scenario_config,
+)
+from ..engine.simulation import simulate
+from ..engine.storage import ResultFileError
+from ..studies.compare import compare
+from ..studies.comparison import Comparison
+from ..studies.paper import (
     BASELINE,
     ELASTIC_ROW,
     LOANING_ROWS,
@@ -42,31 +59,23 @@ from .paper import (
     running_time_cut,
     speedups,
 )
-from .paper_replications import (
+from ..studies.paper_replications import (
     PAPER_POINTS,
     POLLUX_POINTS,
     PaperPlan,
     paper_plan,
     replicate_paper,
 )
-from .provenance import Provenance
-from .reference import reference_problems
-from .replications import check_orderings
-from .result import InvariantError, Result, load
-from .scenarios import (
-    ELASTIC_SELECTIONS,
-    SCENARIOS,
-    apply_prediction_error,
-    describe,
-    elastic_bound,
-    scenario,
-    scenario_config,
+from ..studies.reference import reference_problems
+from ..studies.replications import check_orderings
+from ..studies.sizing import Sizing, size_cluster
+from ..studies.sweep import (
+    PARAMETERS,
+    sweep,
+    sweep_points,
+    sweep_summary,
 )
-from .simulation import simulate
-from .sizing import Sizing, size_cluster
-from .storage import ResultFileError
-from .sweep import PARAMETERS, sweep, sweep_points, sweep_summary
-from .verdict import verdict_lines
+from ..studies.verdict import verdict_lines
 
 __all__ = [
     "BASELINE",

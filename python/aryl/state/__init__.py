@@ -200,7 +200,7 @@ class ClusterState(Appliable):
         ``jobs`` (in that order), ``workers`` (``job`` indexing ``jobs``) and each of
         those jobs' ``remaining`` work and ``service`` (``columns.SERVICE`` arrays, in
         the same order; zeros if not given): what the simulator shows a policy of
-        your own (``aryl.sim.hooks``). ``core``: the engine's own compiled copy of
+        your own (``aryl.engine.hooks``). ``core``: the engine's own compiled copy of
         that state, if the caller has one (taken as it is: the engine validated
         it); ``known``: ``columns()``' ``workers`` and ``queue`` if the caller has
         them (likewise). Its updates raise ``ValueError``; read it and schedule on

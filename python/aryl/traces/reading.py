@@ -790,7 +790,7 @@ def load_default() -> Tuple[pd.DataFrame, pd.DataFrame]:
 def embedded_load() -> pd.DataFrame:
     """The embedded inference load alone (``load_default``'s second frame), to pair
     with any trace: ``aryl.sim.simulate`` repeats its 8 days end to end to cover the
-    trace's submissions (``aryl.sim.provenance.extend_to_jobs``), as with the embedded
+    trace's submissions (``aryl.engine.provenance.extend_to_jobs``), as with the embedded
     jobs; ``--load embedded`` on the command line.
 
     Returns

@@ -7,7 +7,7 @@ returns one tidy ``DataFrame``: a row per run with its parameters and summary.
 
 A run's parameters (``PARAMETERS``, plus any ``aryl.sim.Config`` field such as
 ``headroom`` or ``lend_hold``) say how it is built, with the recipe ``aryl simulate``
-uses (``aryl.sim.runs``): the trace's job frame (its first ``first_jobs`` rows) becomes jobs with
+uses (``aryl.engine.runs``): the trace's job frame (its first ``first_jobs`` rows) becomes jobs with
 ``aryl.traces.to_jobs(any_type_share, seed)``, ``aryl.sim.scenario(scenario, seed,
 elastic_gpu_share, hetero_share)`` makes some of them elastic, and ``aryl.sim.simulate``
 replays them on ``Cluster(training_servers, inference_servers)`` with the trace's load,
@@ -29,12 +29,12 @@ and ``"serial"`` for small sweeps and debugging.
 
 ``sweep_summary(table)`` gives each point of a sweep with a ``seed`` axis (every other
 parameter equal) its mean over the seeds and 95% Student-t interval
-(``aryl.sim.confidence``), and ``csv_frame(table)`` is a table as ``aryl sweep`` writes
+(``aryl.studies.confidence``), and ``csv_frame(table)`` is a table as ``aryl sweep`` writes
 it to CSV (``sweep.csv``, ``sweep_points.csv``).
 
 Here: the sweep, its progress line and its cache. A run's parameters and recipe are
-in ``aryl.sim.sweep_runs`` (its public names are importable from here too), the
-engines in ``aryl.sim.sweep_engines``.
+in ``aryl.studies.sweep_runs`` (its public names are importable from here too), the
+engines in ``aryl.studies.sweep_engines``.
 """
 
 from __future__ import annotations
@@ -51,12 +51,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from ..typing import SweepEngine
-from .confidence import LEVEL, mean_interval
-from .metrics import OPTIONAL_KEYS, SHARE_OF, SUMMARY_KEYS
-from .provenance import aryl_version, machine, source_commit
-from .result import Result
-from .storage import (
+from ..engine.metrics import OPTIONAL_KEYS, SHARE_OF, SUMMARY_KEYS
+from ..engine.provenance import aryl_version, machine, source_commit
+from ..engine.result import Result
+from ..engine.storage import (
     ResultFileError,
     read_regular,
     same_value,
@@ -64,6 +62,8 @@ from .storage import (
     write_folder,
     write_result,
 )
+from ..typing import SweepEngine
+from .confidence import LEVEL, mean_interval
 from .sweep_engines import check_shippable, choose_engine, run_local, run_ray
 from .sweep_runs import (  # the runs' parameters and recipe, documented here too
     CONFIG_FIELDS,

@@ -4,7 +4,7 @@
 ``path/history.parquet`` (only for a run that recorded its allocation history) and
 ``path/result.json`` (label, totals, capacity, violations, provenance, the history's row
 count, each Parquet file's SHA-256 and, for reading without aryl, the summary); ``aryl.sim.load(path)`` (``read``
-with ``Result``'s builder, in ``sim/result.py``) reads them back into a ``Result`` equal
+with ``Result``'s builder, in ``engine/result.py``) reads them back into a ``Result`` equal
 to the saved one (same columns, dtypes and values; floats bit for bit).
 
 What saving promises:
@@ -61,7 +61,7 @@ ARYL_FILES = frozenset(
 PathLike = Union[str, "os.PathLike[str]"]
 T = TypeVar("T")
 #: What ``read`` builds from a folder's tables and ``result.json``: ``(jobs, timeline,
-#: meta, history or None) -> a Result`` (``aryl.sim.result.load``'s builder; anything
+#: meta, history or None) -> a Result`` (``aryl.engine.result.load``'s builder; anything
 #: with the Result's ``summary()``, ``jobs`` and ``totals``).
 Build = Callable[
     [pd.DataFrame, pd.DataFrame, Dict[str, Any], Optional[pd.DataFrame]], T

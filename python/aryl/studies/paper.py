@@ -68,6 +68,7 @@ from ..defaults import (
     ELASTIC_SELECTION,
     HETERO_SHARE,
 )
+from ..engine.scenarios import SCENARIOS, scenario, scenario_config
 from ..model import Records
 from ..policy import check_policy
 from ..traces.pollux_mapping import pollux_profiles
@@ -77,7 +78,6 @@ from ..typing import (
     ScenarioName,
     SimulationReclaimPolicy,
 )
-from .scenarios import SCENARIOS, scenario, scenario_config
 
 #: Name of the first row, the Baseline every speed-up is measured against.
 BASELINE = "Baseline (FIFO)"
@@ -356,7 +356,7 @@ def pollux_nodes(cluster: Any, node_gpus: int = 4) -> Any:
     into nodes of ``node_gpus`` GPUs (the same GPUs: the Pollux applications were
     profiled on nodes of at most 4 GPUs), no inference servers (the rows do not lend).
     """
-    from .config import Cluster
+    from ..engine.config import Cluster
 
     if not isinstance(cluster, Cluster):
         raise ValueError(f"pollux_nodes needs a Cluster, got {type(cluster).__name__}")

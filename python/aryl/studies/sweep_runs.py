@@ -2,7 +2,7 @@
 
 A run is a mapping of ``PARAMETERS`` (plus any ``aryl.sim.Config`` field):
 ``resolve`` fills in and checks it, ``run_point`` simulates it on a trace with the
-recipe ``aryl simulate`` uses (``aryl.sim.runs``), and ``run_fingerprint`` names it in
+recipe ``aryl simulate`` uses (``aryl.engine.runs``), and ``run_fingerprint`` names it in
 the sweep cache (the trace's contents, the resolved run and the code).
 """
 
@@ -31,6 +31,12 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
+from ..engine.config import Cluster, Config
+from ..engine.provenance import code_fingerprint, fingerprint_frame, fingerprint_jobs
+from ..engine.result import Result
+from ..engine.runs import run_arguments, scenario_settings, trace_jobs
+from ..engine.scenarios import ELASTIC_SELECTIONS, SCENARIOS
+from ..engine.simulation import _config, simulate
 from ..policy import (
     check_policy,
     has_hook,
@@ -40,12 +46,6 @@ from ..policy import (
     run_copy,
 )
 from ..typing import GoodputPolicy
-from .config import Cluster, Config
-from .provenance import code_fingerprint, fingerprint_frame, fingerprint_jobs
-from .result import Result
-from .runs import run_arguments, scenario_settings, trace_jobs
-from .scenarios import ELASTIC_SELECTIONS, SCENARIOS
-from .simulation import _config, simulate
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {

@@ -10,7 +10,6 @@ start this client's server.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import pickle
 import signal
 import sys
@@ -30,9 +29,10 @@ from typing import (
     get_args,
 )
 
+from ..engine.result import Result
+from ..loopback import LOOPBACK, QUIET_RAY, is_loopback, on_loopback
 from ..policy import policy_name
 from ..typing import SweepEngine
-from .result import Result
 from .sweep_runs import Trace, is_policy_name, run_point, trace_name
 
 ENGINES = get_args(SweepEngine)
@@ -152,53 +152,6 @@ def run_local(
             for future in futures:
                 future.cancel()
             raise
-
-
-#: The address every Ray that aryl starts on this machine binds and is reached on.
-LOOPBACK = "127.0.0.1"
-#: Ray's settings for a Ray that aryl starts: no metrics exported (the dashboard
-#: agent's Prometheus port), as there is no dashboard.
-QUIET_RAY: Dict[str, Any] = {"enable_metrics_collection": False}
-
-
-def is_loopback(address: Optional[str]) -> bool:
-    """Whether ``address`` (``host:port``, ``ray://host:port``, ``[::1]:port``) is
-    on this machine's loopback."""
-    if not address:
-        return False
-    host = address.partition("://")[2] or address
-    host = host.rpartition(":")[0] or host
-    host = host.strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-@contextlib.contextmanager
-def on_loopback() -> Iterator[None]:
-    """Keep the loopback address while Ray starts or connects in this process.
-
-    Ray rewrites a loopback address it is given (a node address ``127.0.0.1``, a
-    cluster address ``127.0.0.1:port``) to the machine's network address, so that a
-    Ray on the loopback could be neither started nor joined, except in its
-    single-machine mode (the default on macOS and Windows; ``ENABLE_RAY_CLUSTER``
-    false), where this machine's address is the loopback: that mode, meanwhile and in
-    this process only. The processes Ray starts take their addresses from their
-    command lines, so they stay on the loopback."""
-    try:
-        from ray._private import ray_constants
-    except ImportError:  # not Ray's layout (a stand-in module): nothing to keep
-        yield
-        return
-    before = getattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = before
 
 
 def start_local_ray(workers: int, **options: Any) -> Any:

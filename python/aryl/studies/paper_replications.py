@@ -1,4 +1,4 @@
-"""The paper's comparison, replicated through ``aryl.sim.sweep``: cached, on Ray or locally.
+"""The paper's comparison, replicated through ``aryl.studies.sweep``: cached, on Ray or locally.
 
 ``replicate_paper(frame, load, training_servers, inference_servers, seeds=5)`` runs the
 rows of ``paper_runs`` (``PAPER_POINTS``: each row as sweep parameters, which build the
@@ -10,7 +10,7 @@ seed, window) fingerprint and saved as soon as it finishes. Running it again wit
 seeds runs only the new ones; running it again after an interruption runs only the
 runs that had not finished. ``paper_plan`` lists the runs (and their cache entries)
 without running them. It returns the same ``Comparison`` as
-``compare(..., seeds=..., windows=...)`` (``aryl.sim.replications``: the windows, the
+``compare(..., seeds=..., windows=...)`` (``aryl.studies.replications``: the windows, the
 warm-up rule and the intervals).
 """
 
@@ -24,6 +24,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import pandas as pd
 
 from ..defaults import ANY_TYPE_SHARE
+from ..engine.result import Result
+from ..engine.result import load as load_result
 from ..typing import SweepEngine
 from .comparison import Comparison
 from .paper import LOANING_ROWS, OWN_POLICY_BASE, chosen_rows
@@ -36,8 +38,6 @@ from .replications import (
     window_load,
     window_slice,
 )
-from .result import Result
-from .result import load as load_result
 from .sweep import SweepReport, run_keys, sweep_points
 
 #: The rows of ``paper_runs`` (its Pollux rows aside) as ``sweep`` parameters.
@@ -233,7 +233,7 @@ def replicate_paper(
         converts the frame to jobs with it (``to_jobs(any_type_share, seed)``).
     windows, warmup
         ``K`` disjoint time slices, each after ``warmup`` seconds of warm-up
-        (``aryl.sim.replications``).
+        (``aryl.studies.replications``).
     config
         ``Config`` fields given to every row (a row's own settings win), e.g.
         ``{"pollux_generations": 100}`` for the Pollux row's search.

@@ -86,7 +86,7 @@ METRICS: Dict[str, Metric] = {
     "user_slowdown_spread": Metric(
         "per-user mean slowdown, worst / best user", "user slowdown spread", "factor"
     ),
-    # only in runs of a policy of your own (aryl.sim.hooks), after the others
+    # only in runs of a policy of your own (aryl.engine.hooks), after the others
     "jobs_rejected": Metric("jobs rejected", "rejected", "count"),
 }
 

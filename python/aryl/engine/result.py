@@ -60,7 +60,7 @@ class Result:
     interval (GPUs used by training jobs on training and on loaned servers,
     servers on loan, inference servers needed, queue length, running jobs).
     ``totals`` holds the run's integrals and counters; ``summary()`` the paper's
-    metrics and the loaning ledger (``aryl.sim.metrics``); ``groups(by)`` JCT and
+    metrics and the loaning ledger (``aryl.engine.metrics``); ``groups(by)`` JCT and
     queuing per user or virtual cluster when the jobs carry a ``user`` / ``vc``
     column; ``check()`` verifies the invariants. ``provenance`` records what
     produced the run (``aryl.sim.Provenance``: inputs' fingerprints, cluster,
@@ -83,7 +83,7 @@ class Result:
         """Every job's allocation intervals: one row per (job, interval, server).
 
         Columns ``job, interval, start, end, opened, closed, server, workers, gpus,
-        gpu_type, on_loan`` (module ``aryl.sim.history`` has their meaning and the
+        gpu_type, on_loan`` (module ``aryl.engine.history`` has their meaning and the
         reasons ``opened`` / ``closed`` take). Raises ``ValueError`` when the run was
         simulated without ``history=True``.
         """
@@ -96,7 +96,7 @@ class Result:
 
     def summary(self) -> Dict[str, float]:
         """The paper's metrics, the loaning ledger and a fairness figure, keyed as
-        ``aryl.sim.metrics.METRICS`` (labels and kinds there): times in seconds, ratios
+        ``aryl.engine.metrics.METRICS`` (labels and kinds there): times in seconds, ratios
         in [0, 1], GPU-hours and server-hours, counts."""
         t = self.totals
         span = t["end_time"]
@@ -131,7 +131,7 @@ class Result:
         return out
 
     def _ledger(self) -> Dict[str, float]:
-        """The loaning ledger (``aryl.sim.metrics``): what was lent, used, reclaimed
+        """The loaning ledger (``aryl.engine.metrics``): what was lent, used, reclaimed
         and lost, from the engine's counters."""
         t = self.totals
         lent, used = t["loaned_capacity_seconds"] / HOUR, t["loaned_gpu_seconds"] / HOUR
@@ -199,7 +199,7 @@ class Result:
         reported unfinished; work delivered = work completed + work lost; GPU use
         never above capacity in the timeline; and, when the run recorded its history,
         that every job's intervals tile its running time and add up to its preemption
-        and scaling counts, within the run's GPU-seconds (``aryl.sim.history``).
+        and scaling counts, within the run's GPU-seconds (``aryl.engine.history``).
         """
         problems = list(self.violations)
         j = self.jobs
@@ -241,7 +241,7 @@ class Result:
         ``aryl.sim.load(path)`` reads it back equal. An aryl result already at ``path``
         is replaced whole, at once; any other existing file or folder raises
         ``ValueError`` and is left as it was, unless ``overwrite=True``
-        (``aryl.sim.storage`` has the rules).
+        (``aryl.engine.storage`` has the rules).
         """
         return storage.save(self, path, overwrite=overwrite)
 
@@ -325,7 +325,7 @@ def load(path: Union[str, os.PathLike[str]]) -> Result:
 
     Raises ``FileNotFoundError`` when there is no saved result at ``path`` and
     ``aryl.sim.ResultFileError`` (a ``ValueError``) naming the file when it is damaged
-    or was edited (``aryl.sim.storage`` has the rules).
+    or was edited (``aryl.engine.storage`` has the rules).
     """
     return storage.read(path, _from_saved)
 

@@ -24,7 +24,7 @@ from typing import List
 
 import numpy as np
 
-from .result import Result
+from ..engine.result import Result
 
 #: A stall: jobs queued while at least this share of the training GPUs is idle ...
 IDLE_GPUS = 0.5

@@ -54,12 +54,12 @@ from ..defaults import (
     PAPER_INFERENCE_SERVERS,
     PAPER_TRAINING_SERVERS,
 )
+from ..engine.config import Cluster, Config
+from ..engine.result import Result
+from ..engine.scenarios import _gpu_time, scenario
+from ..engine.simulation import gpu_types, simulate
 from ..jobtable import JobTable
 from ..model import Records
-from .config import Cluster, Config
-from .result import Result
-from .scenarios import _gpu_time, scenario
-from .simulation import gpu_types, simulate
 
 
 @dataclass

@@ -6,7 +6,7 @@ from typing import Dict, Optional, Tuple
 
 import pandas as pd
 
-from .result import Result
+from ..engine.result import Result
 
 
 class Comparison(pd.DataFrame):
@@ -19,7 +19,7 @@ class Comparison(pd.DataFrame):
     are plain DataFrames.
 
     A replicated comparison (``compare(..., seeds=N)`` or ``windows=K``;
-    ``aryl.sim.replications``) also has ``samples`` (one row per run: row, seed,
+    ``aryl.studies.replications``) also has ``samples`` (one row per run: row, seed,
     window and its summary), ``runs`` ((row, seed, window) -> ``Result``, every
     replication's run) and ``reference`` (the row its speed-ups are over); its
     ``results`` are each row's first run. A single comparison has ``samples`` None.

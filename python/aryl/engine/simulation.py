@@ -1,4 +1,4 @@
-"""Running the compiled event simulator: `simulate` and `compare`."""
+"""Running the compiled event simulator: `simulate` (one run; `aryl.studies.compare` runs several)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,9 @@ ProgressCallback = Union[
 GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
 AGENTS = get_args(JobAgent)
-RECLAIM_POLICIES = SIMULATION_RECLAIM_POLICIES  # aryl.sim.simulation.RECLAIM_POLICIES
+RECLAIM_POLICIES = (
+    SIMULATION_RECLAIM_POLICIES  # aryl.engine.simulation.RECLAIM_POLICIES
+)
 #: The start of ``unlisted_gpu_types``' warning, as ``warnings.filterwarnings`` takes it.
 UNLISTED_WARNING = r"GPU types? .* no speed in gpu_speed"
 #: GPU types that run at their own speed when ``gpu_speed`` does not list them: the
@@ -125,7 +127,7 @@ def simulate(
         (``reference_workers``) on the training servers; it lends nothing, so pass
         ``Config(loaning=False)`` with a load series.
         ``policy`` may also be a policy of your own: any object with the hooks of
-        ``aryl.sim.hooks.Policy`` (``allocate(state, epoch)``, optionally
+        ``aryl.engine.hooks.Policy`` (``allocate(state, epoch)``, optionally
         ``reclaim(state, n, epoch)`` and ``admit(job, epoch)``), called with a
         read-only ``aryl.ClusterState`` where the engine would run its kernels; every
         answer is checked before it is applied (a ``ValueError`` naming the epoch
@@ -136,7 +138,7 @@ def simulate(
         pairs): the fraction of inference capacity needed from that time on. Without
         it, or without inference servers, nothing is lent. A series that ends
         before the last submission is repeated to cover the trace
-        (``aryl.sim.provenance.extend_to_jobs``), and ``provenance.load_extended``
+        (``aryl.engine.provenance.extend_to_jobs``), and ``provenance.load_extended``
         says so.
     config
         A ``Config`` or a dict of its fields.

@@ -1,5 +1,5 @@
 """``compare``: several configurations on the same input, one row per run, or per
-replication when seeds or windows are given (``aryl.sim.replications``)."""
+replication when seeds or windows are given (``aryl.studies.replications``)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import Any, Mapping, Optional, Union
 
 import pandas as pd
 
+from ..engine.config import Cluster
+from ..engine.metrics import SUMMARY_KEYS
+from ..engine.result import Result
+from ..engine.simulation import simulate
 from ..model import Records
 from ..policy import run_copy
 from .comparison import Comparison
-from .config import Cluster
-from .metrics import SUMMARY_KEYS
 from .paper import BASELINE
 from .replications import DEFAULT_WARMUP, Progress, Runs, Seeds, compare_replicated
-from .result import Result
-from .simulation import simulate
 from .sizing import warn_if_too_small
 
 
@@ -55,7 +55,7 @@ def compare(
     every replication draws its own scenarios. ``warmup``: seconds of warm-up before
     each window (default one day); ``reference``: the row speed-ups are over (default
     the Baseline, else the first row); ``progress(done, total)``: called after each
-    run. The rules: ``aryl.sim.replications``.
+    run. The rules: ``aryl.studies.replications``.
     """
     if seeds is not None or windows is not None:
         return compare_replicated(

@@ -22,7 +22,7 @@ metric is theirs); its ``timeline`` and GPU-use totals cover the whole run, warm
 included. A slice in which no job is submitted has nothing to measure: it is left out,
 with a warning naming it, and the intervals rest on the other windows.
 
-**Intervals** (``aryl.sim.confidence``): each metric's mean over replications with its
+**Intervals** (``aryl.studies.confidence``): each metric's mean over replications with its
 95% Student-t interval, and each row's speed-up over a reference row as a paired ratio
 (interval on the log-ratio). With windows the windows are the replications (batch
 means: a window's seeds are averaged first, since they share its jobs); without, the
@@ -57,6 +57,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .. import validation
+from ..engine.metrics import SHARE_OF, SUMMARY_KEYS
+from ..engine.provenance import extend_to_jobs
+from ..engine.result import Result, job_times
+from ..engine.simulation import _load, simulate
 from ..jobtable import JobTable
 from ..model import Records
 from ..policy import run_copy
@@ -71,14 +75,10 @@ from .confidence import (
     reading,
     verdict,
 )
-from .metrics import SHARE_OF, SUMMARY_KEYS
 from .paper import BASELINE, ORDERING_MECHANISMS, ORDERINGS, TABLE3_KEYS
-from .provenance import extend_to_jobs
-from .result import Result, job_times
-from .simulation import _load, simulate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import Cluster
+    from ..engine.config import Cluster
 
 #: Seeds of a replicated comparison: how many (from ``seed`` on), or which.
 Seeds = Union[int, Sequence[int]]
