@@ -8,7 +8,7 @@ unless said otherwise.
 
 from __future__ import annotations
 
-from typing import Dict, Tuple, get_args
+from typing import Dict, Iterable, Mapping, Tuple, get_args
 
 from .typing import (
     AllocationPolicy,
@@ -44,6 +44,34 @@ POLICY_ALIASES: Dict[str, Tuple[str, str]] = {
 #: Relative GPU speeds (reference: the training GPU); a T4 is a quarter of a V100
 #: (Appendix A).
 DEFAULT_GPU_SPEED: Dict[str, float] = {"V100": 1.0, "T4": 0.25}
+#: Published relative training speeds (V100 = 1) of GPU types the paper does not
+#: give, each the geometric mean of a public benchmark's measured single-GPU
+#: training throughputs over its models (docs/model.md, "GPU speeds", has the
+#: sources and the spread). A run whose servers have one of these types and whose
+#: ``gpu_speed`` does not list it runs it at this speed and says so in its config;
+#: a type in neither table (Alibaba's undisclosed G2 and G3) runs at
+#: ``UNLISTED_GPU_SPEED`` with a warning.
+PUBLISHED_GPU_SPEED: Dict[str, float] = {
+    "K80": 0.27,  # Gavel (OSDI'20) measured throughputs, 6 models
+    "P100": 0.58,  # same
+    "A10": 0.89,  # Lambda deeplearning-benchmark, PyTorch fp16, 10 models
+    "A100": 2.2,  # same, A100 40GB PCIe
+    "H100": 4.4,  # same, H100 80GB SXM5
+}
+
+
+def with_published_speeds(
+    gpu_speed: Mapping[str, float], types: Iterable[str]
+) -> Dict[str, float]:
+    """``gpu_speed`` plus the ``PUBLISHED_GPU_SPEED`` of each of ``types`` it does not
+    list (the run's own GPU types: a speed given always wins)."""
+    out = dict(gpu_speed)
+    for t in sorted(set(types)):
+        if t not in out and t in PUBLISHED_GPU_SPEED:
+            out[t] = PUBLISHED_GPU_SPEED[t]
+    return out
+
+
 #: GPU types a ``gpu_speed`` may name although a run has none of them (then it only
 #: warns): the data-centre GPUs of the public traces aryl reads and of the peers'
 #: cluster configurations. Any other name must be a type of the run's servers or jobs.

@@ -13,6 +13,7 @@ import pytest
 import aryl
 from aryl import sim, traces
 from aryl.cli import main
+from aryl.defaults import PUBLISHED_GPU_SPEED
 from aryl.traces import TraceError
 
 DATA = Path(__file__).parent / "data" / "alibaba2023"
@@ -170,17 +171,34 @@ def _two_types(second="P100"):
 
 
 def test_a_gpu_type_without_a_speed_is_named_with_how_to_give_it():
-    jobs, servers = _two_types()
+    jobs, servers = _two_types("G2")  # Alibaba's undisclosed type: no published speed
     with pytest.warns(UserWarning) as caught:
         result = sim.simulate(jobs, servers)
     (said,) = [str(w.message) for w in caught]
-    assert "P100 (1 server, 2 GPUs) has no speed in gpu_speed" in said, said
-    assert "--gpu-speed P100=" in said and "V100 (" not in said  # V100 is 1.0
-    assert result.provenance.cluster["unlisted_gpu_types"] == {"P100": 1}
+    assert "G2 (1 server, 2 GPUs) has no speed in gpu_speed" in said, said
+    assert "--gpu-speed G2=" in said and "V100 (" not in said  # V100 is 1.0
+    assert result.provenance.cluster["unlisted_gpu_types"] == {"G2": 1}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        given = sim.simulate(jobs, servers, config={"gpu_speed": {"P100": 0.5}})
+        given = sim.simulate(jobs, servers, config={"gpu_speed": {"G2": 0.5}})
     assert "unlisted_gpu_types" not in given.provenance.cluster
+
+
+@pytest.mark.parametrize("gpu", sorted(PUBLISHED_GPU_SPEED))
+def test_a_type_with_a_published_speed_runs_at_it_and_says_so(gpu):
+    speed = PUBLISHED_GPU_SPEED[gpu]
+    servers = [aryl.Server("g0", "training", 2, gpu)]
+    jobs = [aryl.Job("j", 1, 2, 2, 100.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing unlisted: no warning
+        result = sim.simulate(jobs, servers)
+    assert result.jobs["jct"].iloc[0] == pytest.approx(100.0 / speed)
+    assert result.provenance.config["gpu_speed"][gpu] == speed
+    assert "unlisted_gpu_types" not in result.provenance.cluster
+    given = sim.simulate(jobs, servers, config={"gpu_speed": {gpu: 1.0}})
+    assert given.jobs["jct"].iloc[0] == pytest.approx(100.0)  # a given speed wins
+    # aryl.schedule reads the same table: the job's speed sets its running time
+    assert aryl.schedule(jobs, servers).start  # placed, at the published speed
 
 
 def test_the_command_line_warns_once_for_every_run(tmp_path, capsys):
@@ -201,7 +219,7 @@ def test_the_command_line_warns_once_for_every_run(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert err.count("no speed in gpu_speed") == 1, err
-    assert "G2 (18 servers, 144 GPUs), G3 (2 servers, 16 GPUs), P100 (22" in err
+    assert "G2 (18 servers, 144 GPUs), G3 (2 servers, 16 GPUs) have no speed" in err
 
 
 # ---- each job's GPU types ---------------------------------------------------------------

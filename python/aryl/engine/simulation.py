@@ -26,8 +26,10 @@ from .. import _core, validation
 from ..defaults import (
     DEFAULT_GPU_SPEED,
     PLACEMENTS,
+    PUBLISHED_GPU_SPEED,
     SIMULATION_RECLAIM_POLICIES,
     UNLISTED_GPU_SPEED,
+    with_published_speeds,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
@@ -202,6 +204,7 @@ def simulate(
     _check_fixed_duration_run(kernel, reclaim, config, inference_load)
     las = kernel == "tiresias"
     servers = _servers(cluster)
+    config = _published_speeds(config, servers)
     table = _run_table(JobTable.of(jobs), servers, config, las, seed)
     unlisted = unlisted_gpu_types(servers, config.gpu_speed)
     server_table, columns = server_columns(servers), table.core_columns()
@@ -461,6 +464,16 @@ def _describe_cluster(
     return out
 
 
+def _published_speeds(config: Config, servers: Sequence[Server]) -> Config:
+    """``config`` with the published speed of each of the servers' GPU types its
+    ``gpu_speed`` does not list (``aryl.defaults.PUBLISHED_GPU_SPEED``), so that the
+    run's saved config names every speed it ran at."""
+    speeds = with_published_speeds(config.gpu_speed, (s.gpu_type for s in servers))
+    if speeds == dict(config.gpu_speed):
+        return config
+    return dataclasses.replace(config, gpu_speed=speeds)
+
+
 def unlisted_gpu_types(
     servers: Sequence[Server], gpu_speed: Mapping[str, float], stacklevel: int = 3
 ) -> Dict[str, int]:
@@ -468,13 +481,14 @@ def unlisted_gpu_types(
     counts (``{"P100": 10}``), in name order; a ``UserWarning`` names them once per
     message (Python shows a repeated warning once), since the engine runs them at
     ``UNLISTED_GPU_SPEED`` (1.0, the V100's speed): aryl gives no speed it has no
-    source for (only the paper's V100 and T4, docs/model.md), so the user gives
-    theirs (``--gpu-speed P100=0.5`` / ``Config(gpu_speed=...)``)."""
+    source for (the paper's V100 and T4 and ``PUBLISHED_GPU_SPEED``, docs/model.md),
+    so the user gives theirs (``--gpu-speed P100=0.5`` / ``Config(gpu_speed=...)``)."""
     counts: Dict[str, int] = {}
     gpus: Dict[str, int] = {}
     for s in servers:
-        # the V100, the reference, is 1.0 listed or not
-        if s.gpu_type not in gpu_speed and s.gpu_type not in REFERENCE_GPUS:
+        # the V100, the reference, is 1.0 listed or not; a published speed applies
+        known = s.gpu_type in REFERENCE_GPUS or s.gpu_type in PUBLISHED_GPU_SPEED
+        if s.gpu_type not in gpu_speed and not known:
             counts[s.gpu_type] = counts.get(s.gpu_type, 0) + 1
             gpus[s.gpu_type] = gpus.get(s.gpu_type, 0) + s.gpus
     if not counts:
@@ -539,6 +553,7 @@ def _simulate_pollux(
     names = sorted(set(workload["application"]))
     index = {name: i for i, name in enumerate(names)}
     servers = _servers(cluster)
+    config = _published_speeds(config, servers)
     unlisted = unlisted_gpu_types(servers, config.gpu_speed, stacklevel=4)
     scale = optional_column(workload, "work_scale", 1.0)
     if policy == "pollux":  # the policy decides replicas; jobs choose their batch

@@ -14,6 +14,7 @@ from ..defaults import (
     DEFAULT_GPU_TYPE,
     PLACEMENTS,
     UNLISTED_GPU_SPEED,
+    with_published_speeds,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..model import Worker, trusted_records
@@ -471,11 +472,14 @@ def _server_speeds(state: Any, gpu_speed: Optional[Mapping[str, float]]) -> np.n
 
 def _speeds(state: Any, gpu_speed: Optional[Mapping[str, float]]) -> Dict[str, float]:
     """The default speeds with ``gpu_speed`` over them, its names checked against the
-    state's GPU types (``validation.run_gpu_speeds``)."""
+    state's GPU types (``validation.run_gpu_speeds``), and the published speed of
+    each of the state's types neither lists (``defaults.PUBLISHED_GPU_SPEED``)."""
     if "gpu_types" not in state._cache:  # until the state changes
         state._cache["gpu_types"] = gpu_types(state)
     given = validation.run_gpu_speeds(gpu_speed or {}, state._cache["gpu_types"])
-    return {**DEFAULT_GPU_SPEED, **given}
+    return with_published_speeds(
+        {**DEFAULT_GPU_SPEED, **given}, state._cache["gpu_types"]
+    )
 
 
 def gpu_types(state: Any) -> List[str]:
