@@ -13,7 +13,8 @@ Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
 servers, policy, reclaim, config, load, seed), ``arrive`` (``job``), ``reject``
 (``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as
 ``[server, flexible]`` pairs, ``why``: the history's change, ``done``: the fraction
-done then), ``lend`` (``servers`` asked of the inference side; a ``loan`` puts them
+done then; a preemption of a job without checkpoint books that fraction as lost, as
+the simulator does, since the job starts over), ``lend`` (``servers`` asked of the inference side; a ``loan`` puts them
 on the whitelist once they joined), ``unlend`` (``servers`` lent that went back
 before joining), ``lost`` (``job``, ``fraction`` of it lost to a kill or a failure;
 ``restart``: true when its workers were restarted in place), ``loan`` (``servers``,
@@ -255,11 +256,7 @@ class Record:
                 t, event["job"], event["workers"], event["why"], event["done"]
             )
         elif kind == "lost":
-            row = self.job_row[event["job"]]
-            self.work_lost[row] += float(event["fraction"]) * self.work[row]
-            self.done[row] = max(0.0, self.done[row] - float(event["fraction"]))
-            if event.get("restart"):
-                self.restarts[event["job"]] = self.restarts.get(event["job"], 0) + 1
+            self._lost(event)
         elif kind == "lend":
             self.joining.extend(event["servers"])
         elif kind == "unlend":
@@ -301,6 +298,20 @@ class Record:
                 self._close(job, t, "end")
             self.ended = t
 
+    def _lost(self, event: Dict[str, Any]) -> None:
+        """Progress lost to a kill or a failure (back to the last checkpoint). A job
+        without checkpoint that no longer runs lost all its progress when it was
+        stopped (``_workers``): a kill after that stop has nothing left to lose."""
+        job = event["job"]
+        row = self.job_row[job]
+        fraction = float(event["fraction"])
+        if not self.jobs[row].checkpoint and job not in self.workers:
+            fraction = 0.0
+        self.work_lost[row] += fraction * self.work[row]
+        self.done[row] = max(0.0, self.done[row] - fraction)
+        if event.get("restart"):
+            self.restarts[job] = self.restarts.get(job, 0) + 1
+
     def _workers(
         self, t: float, job: Any, workers: List[List[Any]], why: str, done: float
     ) -> None:
@@ -317,6 +328,11 @@ class Record:
             self.dirty = True  # a job left: the next epoch runs
         if why in PREEMPTIONS:
             self.preemptions[row] += 1
+            if not self.jobs[row].checkpoint:
+                # the simulator's rule (Engine::preempt): a job without checkpoint
+                # starts over, so all its progress since it started is lost
+                self.work_lost[row] += self.done[row] * self.work[row]
+                self.done[row] = 0.0
         elif why in RESIZES:
             self.scaling_ops[row] += 1
         elif why == "finish":
