@@ -80,7 +80,8 @@ class NodeProvider(Protocol):
     """Starts and stops the node of an inference server (lending)."""
 
     def add(self, server: Server) -> None:
-        """Start ``server``'s node, labelled."""
+        """Start ``server``'s node, labelled (not a second one: a resumed controller
+        may ask again for a server whose node is still joining)."""
 
     def remove(self, server: Server) -> None:
         """Stop ``server``'s node (if it has not exited already)."""
@@ -161,7 +162,10 @@ class LocalCluster:
         return str(self.cluster.address)
 
     def add(self, server: Server) -> None:
-        """Start ``server``'s node (it joins a moment later)."""
+        """Start ``server``'s node (it joins a moment later); one it started already,
+        and did not remove, is not started twice."""
+        if server.id in self.nodes:
+            return
         handlers = _signal_handlers()
         try:
             with _child_output(self.log):
@@ -274,19 +278,22 @@ def wait_joined(servers: Sequence[Any], timeout: float = JOIN_TIMEOUT_S) -> None
 
 
 class _Stepped:
-    """A job's ``JobAgent`` stepped on wall time at the clock's compression."""
+    """A job's ``JobAgent`` stepped on wall time at the clock's compression; no step
+    while its new workers start (``starting``: the simulator's ``start_overhead``)."""
 
     def __init__(self, agent: JobAgent, compression: float) -> None:
         self.agent = agent
         self.compression = compression
         self.finished_wall: Optional[float] = None
         self.last = time.time()
+        self.starting = 0  # the start under way (a number), 0 for none
+        self.start_workers: List[Worker] = []  # the workers it starts
 
     def advance(self) -> None:
         now = time.time()
         seconds = (now - self.last) * self.compression
         self.last = now
-        if not self.agent.workers or self.finished_wall is not None:
+        if not self.agent.workers or self.finished_wall is not None or self.starting:
             return
         left_of = getattr(self.agent.program, "seconds_left", None)
         left = float(left_of()) if callable(left_of) else math.inf
@@ -318,6 +325,9 @@ def _host_class() -> Any:
             self.compression, self.tick = compression, tick
             self.agents: Dict[Any, _Stepped] = {}
             self.lock = threading.Lock()
+            self.starts = 0  # starts asked so far: each one's number
+            self.waits: List[float] = []  # wall seconds each job's start waited
+            self.failed: List[Tuple[Any, str]] = []  # (job, why) of starts that failed
             threading.Thread(target=self._loop, daemon=True).start()
 
         def _loop(self) -> None:
@@ -350,18 +360,81 @@ def _host_class() -> Any:
 
         def resize(self, job: Any, workers: List[Worker], servers: Any) -> None:
             with self.lock:
-                self._agent(job).agent.resize(workers, servers)
+                agent = self._agent(job)
+                if agent.starting and _same(workers, agent.start_workers):
+                    return  # asked again (a resumed controller): it goes on
+                agent.starting = 0  # a start under way is overtaken
+                agent.agent.resize(workers, servers)
+
+        def start(
+            self,
+            job: Any,
+            workers: List[Worker],
+            servers: Any,
+            actors: List[Any],
+            began: float,
+        ) -> None:
+            """Resize the job's agent to ``workers`` once the new ``actors`` are up,
+            in a thread: the controller goes on meanwhile, and the job makes no
+            progress (``_Stepped.starting``), as the simulator's start overhead."""
+            with self.lock:
+                self.starts += 1
+                number = self.starts
+                agent = self._agent(job)
+                agent.starting, agent.start_workers = number, list(workers)
+            threading.Thread(
+                target=self._started,
+                args=(job, workers, servers, actors, began, number),
+                daemon=True,
+            ).start()
+
+        def _started(
+            self,
+            job: Any,
+            workers: List[Worker],
+            servers: Any,
+            actors: List[Any],
+            began: float,
+            number: int,
+        ) -> None:
+            try:
+                ray.get([a.where.remote() for a in actors], timeout=START_TIMEOUT_S)
+                failed = ""
+            except Exception as error:  # GetTimeoutError, ActorDiedError
+                failed = f"{type(error).__name__}: {error}"
+            with self.lock:
+                agent = self.agents.get(job)
+                if agent is None or agent.starting != number:
+                    return  # stopped, lost or resized meanwhile
+                if failed:
+                    self.failed.append((job, failed))
+                    return
+                agent.advance()  # up to now, while it started: no progress
+                agent.starting = 0
+                agent.agent.resize(workers, servers)
+                self.waits.append(time.time() - began)
 
         def lose(self, job: Any) -> float:
             with self.lock:
-                return float(self._agent(job).agent.lose())
+                agent = self._agent(job)
+                agent.starting = 0
+                return float(agent.agent.lose())
 
-        def report(self, jobs: List[Any]) -> List[Tuple[float, Optional[float]]]:
+        def report(
+            self, jobs: List[Any]
+        ) -> Tuple[
+            List[Tuple[float, Optional[float]]], List[float], List[Tuple[Any, str]]
+        ]:
+            """Each job's (done, wall time it finished), and the starts' waits and
+            failures since the last report."""
             with self.lock:
-                return [
+                answers = [
                     (self._agent(j).agent.done, self.agents[j].finished_wall)
                     for j in jobs
                 ]
+                waits, self.waits = self.waits, []
+                failed, self.failed = self.failed, []
+                return answers, waits, failed
 
         def remove(self, job: Any) -> None:
             with self.lock:
@@ -456,8 +529,9 @@ class RayBackend:
         self._stopping: List[Tuple[Worker, Any]] = []  # killed, not yet confirmed gone
         self._joining: Dict[Any, float] = {}  # lent server -> wall time it was lent
         self._checked = 0.0  # wall time nodes were last checked
-        # (what, count, wall seconds) of each wait for Ray: "start" (the new workers of
-        # one decision up and their agents resized), "lend" (a lent node, until joined)
+        # (what, count, wall seconds) of each wait for Ray: "start" (a job's new
+        # workers up, from its decision, timed by the agent host), "lend" (a lent
+        # node, until joined)
         self.waits: List[Tuple[str, int, float]] = []
         self._adopting = False  # resume(): keep what an earlier controller started
         self._started = 0  # workers started: their names
@@ -513,13 +587,20 @@ class RayBackend:
 
     def lend(self, servers: Sequence[Any]) -> List[Any]:
         """Start the servers' nodes (provider) without waiting: ``poll`` reports each
-        as it joins (none is ready yet)."""
+        as it joins. A server whose labelled node is up already is ready now, and one
+        whose lend is under way (its node joining) is not started again: a resumed
+        controller asks again for the servers it lent before it stopped."""
+        nodes = self._nodes()
+        ready: List[Any] = []
         for s in servers:
-            if self.provider is not None:
-                self.provider.add(self.servers[s])
             self.log.append(("lend", s))
-            self._joining[s] = time.monotonic()
-        return []
+            if nodes.get(str(s), ("", False))[1] and s not in self.drained:
+                ready.append(s)
+            elif s not in self._joining:
+                if self.provider is not None:
+                    self.provider.add(self.servers[s])
+                self._joining[s] = time.monotonic()
+        return ready
 
     def _joined(self, nodes: Dict[str, Tuple[str, bool]]) -> List[Any]:
         """Lent servers whose labelled node is up in ``nodes`` (each join's wait kept
@@ -626,11 +707,12 @@ class RayBackend:
 
     def start_overhead(self) -> float:
         """The mean time a job's start waited for Ray so far, in simulated seconds
-        (``RayBackend.waits``, each of a decision's jobs waiting the whole wait, times
-        the compression); 0.0 before any start. As ``Config.start_overhead`` it teaches
-        the simulator this cluster's start latency: the mean, since the simulator
-        charges it at every start and the waits are skewed (a run's first starts wait
-        for Ray's worker processes to come up)."""
+        (``RayBackend.waits``: from the decision until the job's new workers were up,
+        times the compression); 0.0 before any start. As ``Config.start_overhead`` it
+        teaches the simulator this cluster's start latency, booked alike: the job
+        holds its workers without progress meanwhile and the controller goes on. The
+        mean, since the simulator charges it at every start and the waits are skewed
+        (a run's first starts wait for Ray's worker processes to come up)."""
         starts = [(n, w) for kind, n, w in self.waits if kind == "start"]
         jobs = sum(n for n, _ in starts)
         return self.compression * sum(n * w for n, w in starts) / jobs if jobs else 0.0
@@ -647,7 +729,7 @@ class RayBackend:
         whose gangs could not be placed are named in one ``RuntimeError`` after the
         others have started."""
         ray = _ray()
-        began = time.monotonic()
+        began = time.time()  # the agent host, on this node, times the starts from it
         plans = {job: self._diff(job, workers) for job, workers in changes.items()}
         emptied = [job for job, workers in changes.items() if not workers]
         host = self._host()
@@ -670,10 +752,6 @@ class RayBackend:
             for job, (keep, _, joining) in starting.items()
             if job not in unplaced
         }
-        ray.get(  # every new actor up (a pinned single waits for its GPUs)
-            [a.where.remote() for new in started.values() for _, a in new],
-            timeout=START_TIMEOUT_S,
-        )
         for job, new in started.items():
             self.log.append(
                 (
@@ -683,18 +761,26 @@ class RayBackend:
                 )
             )
             self.running[job] = starting[job][0] + new
+        # a job with new actors is resized by the host once they are up (a pinned
+        # single waits for its GPUs), without the controller waiting; the others now
         ray.get(
             [
-                host.resize.remote(j, [w for w, _ in self.running[j]], self.servers)
-                for j in started
+                host.start.remote(
+                    j, self._placed(j), self.servers, [a for _, a in new], began
+                )
+                if new
+                else host.resize.remote(j, self._placed(j), self.servers)
+                for j, new in started.items()
             ]
         )
-        if started:
-            self.waits.append(("start", len(started), time.monotonic() - began))
         if unplaced:
             raise RuntimeError(
                 f"job(s) {sorted(map(str, unplaced))}: their gangs could not be placed"
             )
+
+    def _placed(self, job: Any) -> List[Worker]:
+        """The workers ``job`` holds (its actors' records)."""
+        return [w for w, _ in self.running.get(job, [])]
 
     def _diff(
         self, job: Any, workers: Sequence[Worker]
@@ -801,7 +887,11 @@ class RayBackend:
         ray = _ray()
         report = Report()
         jobs = list(self.running)
-        answers = ray.get(self._host().report.remote(jobs)) if jobs else []
+        answers: List[Tuple[float, Optional[float]]] = []
+        failed: List[Tuple[Any, str]] = []
+        if jobs:
+            answers, waits, failed = ray.get(self._host().report.remote(jobs))
+            self.waits += [("start", 1, w) for w in waits]
         wall = time.time()
         for job, (done, finished) in zip(jobs, answers):
             report.done[job] = done
@@ -809,13 +899,15 @@ class RayBackend:
                 report.finished[job] = min(
                     now, now - (wall - finished) * self.compression
                 )
-        check = wall - self._checked >= NODE_CHECK_S
+        # a failed start is a dead node's (seen below) or an error
+        check = wall - self._checked >= NODE_CHECK_S or bool(failed)
         if not (check or self._joining):
             return report
         nodes = self._nodes()  # one listing for the joins and the dead-node check
         report.joined = self._joined(nodes)
         if not check:
             return report
+        _check_started(failed, self.running, nodes)
         self._checked = wall
         for server in {w.server for p in self.running.values() for w, _ in p}:
             if server in self._dead or server in self.drained:
@@ -916,6 +1008,29 @@ def _alive(ray: Any, actor: Any) -> bool:
     except Exception:  # ActorDiedError, ActorUnavailableError, timeouts
         return False
     return True
+
+
+def _check_started(
+    failed: Sequence[Tuple[Any, str]],
+    running: Mapping[Any, Sequence[Tuple[Worker, Any]]],
+    nodes: Mapping[str, Tuple[str, bool]],
+) -> None:
+    """A ``RuntimeError`` naming the jobs whose workers did not start (``failed``:
+    job, why) on live nodes; a start that failed with its node is the dead-node
+    check's, and one of a job stopped meanwhile is no one's."""
+    errors = [
+        f"{job!r}: {why}"
+        for job, why in failed
+        if job in running
+        and all(nodes.get(str(w.server), ("", False))[1] for w, _ in running[job])
+    ]
+    if errors:
+        raise RuntimeError("the workers of job(s) did not start: " + "; ".join(errors))
+
+
+def _same(a: Sequence[Worker], b: Sequence[Worker]) -> bool:
+    """Whether ``a`` and ``b`` are the same workers, in any order."""
+    return sorted(map(repr, a)) == sorted(map(repr, b))
 
 
 def _identity(worker: Worker) -> Tuple[Any, Any, Optional[int], bool]:
