@@ -238,6 +238,8 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
             programs={"a": Noted(job, {"V100": 1.0})},
         )
         controller.run(until=240.0)
+        backend.where("a")  # its workers are up (the controller does not wait)
+        controller.run(until=controller.clock.now() + 240.0)
         server = controller.record.workers["a"][0][0]
         nodes.kill(server)
         result = controller.run().check()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import json
 import math
 import os
@@ -130,6 +129,7 @@ def _report(
     """The simulated (and calibrated) runs beside the live one (``ran``: its result,
     backend and controller): saved and printed."""
     from .. import sim
+    from ..live import calibrated as live_calibrated
 
     result, backend, controller = ran
     config = controller.config
@@ -155,9 +155,7 @@ def _report(
     console.say(LEDGER_NOTE)
     overhead = backend.start_overhead()
     if overhead > 0.0:  # the simulator again, taught this cluster's start latency
-        calibrated = simulated_with(
-            dataclasses.replace(config, start_overhead=overhead)
-        )
+        calibrated = simulated_with(live_calibrated(config, overhead))
         calibrated.save(out / "calibrated", overwrite=True)
         console.say(
             f"with the measured start latency ({overhead:,.0f} s a start) as "

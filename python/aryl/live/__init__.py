@@ -16,7 +16,7 @@ from .backend import Backend, FakeBackend, Report
 from .controller import RECLAIM_GRACE_S, WORKER_RESTARTS, Controller
 from .jobs import EmulatedJob, JobAgent, TrainingJob, progress_rate
 from .record import Journal, JournalMismatch, JournalRepaired, Record, replay
-from .timing import Clock, LoadSource, VirtualClock
+from .timing import Clock, LoadSource, VirtualClock, calibrated
 
 __all__ = [
     "Backend",
@@ -36,6 +36,7 @@ __all__ = [
     "TrainingJob",
     "VirtualClock",
     "WORKER_RESTARTS",
+    "calibrated",
     "progress_rate",
     "replay",
 ]
