@@ -239,7 +239,7 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
         )
         controller.run(until=240.0)
         backend.where("a")  # its workers are up (the controller does not wait)
-        controller.run(until=controller.clock.now() + 240.0)
+        controller.run(until=controller.clock.now() + 150.0)
         server = controller.record.workers["a"][0][0]
         nodes.kill(server)
         result = controller.run().check()
