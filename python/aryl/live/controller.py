@@ -49,11 +49,10 @@ from .backend import Backend
 from .epochs import Epochs
 from .faults import Faults
 from .jobs import TrainingJob, emulated_programs
+from .journal import Journal, JournalRepaired
 from .journaling import Journaling, _check_header
 from .loans import Loans
 from .record import (
-    Journal,
-    JournalRepaired,
     Record,
     load_integral,
     restore,

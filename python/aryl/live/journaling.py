@@ -26,11 +26,9 @@ from ..decisions import Decision
 from ..jobtable import JobTable
 from ..model import Worker
 from .epochs import _gpus
+from .journal import JournalMismatch
 from .loans import _drain_event
 from .parts import ControllerParts
-from .record import (
-    JournalMismatch,
-)
 
 
 class Journaling(ControllerParts):

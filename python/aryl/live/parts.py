@@ -20,7 +20,8 @@ from ..state import ClusterState
 from ..typing import SimulationReclaimPolicy
 from .backend import Backend
 from .jobs import TrainingJob
-from .record import Journal, Record
+from .journal import Journal
+from .record import Record
 from .timing import Clock, LoadSource
 
 
