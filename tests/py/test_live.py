@@ -305,9 +305,7 @@ def test_a_preempted_job_without_checkpoint_books_its_lost_work_as_simulated(
 
 # Elastic jobs (1 to 2 servers) on the same cluster: scale-outs and moves start
 # workers too.
-ELASTIC = [
-    Job(f"e{i}", 8, 1, 2, 3000 + 700 * i, submit_time=400 * i) for i in range(6)
-]
+ELASTIC = [Job(f"e{i}", 8, 1, 2, 3000 + 700 * i, submit_time=400 * i) for i in range(6)]
 
 
 @pytest.mark.parametrize("jobs", [JOBS, ELASTIC], ids=["rigid", "elastic"])
