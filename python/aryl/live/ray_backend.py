@@ -190,9 +190,13 @@ class RayBackend(Nodes, Gangs, Agents, Health):
 
     def register(self, servers: Sequence[Server]) -> None:
         """Check every training server has a live node with its GPUs (a new run
-        first clears the actors an earlier controller left, see ``resume``)."""
-        if not self._adopting:
+        first clears the actors an earlier controller left, see ``resume``), and
+        start the agent host: its process starts now, before the controller's clock
+        does, not at the first job's arrival, where every job arriving meanwhile
+        would wait for it."""
+        if not self._adopting and self._host_handle is None:
             _clear_leftovers()
+        _ray().get(self._host().jobs.remote())  # made (or adopted) and answering
         self.servers.update({s.id: s for s in servers})
         nodes = self._nodes()
         missing = [
