@@ -93,6 +93,10 @@ __all__ = [
 ]
 
 
+#: Wall seconds a new run waits for the names of an earlier run's actors to be free.
+CLEAR_TIMEOUT_S = 10.0
+
+
 class RayBackend(Nodes, Gangs, Agents, Health):
     """The ``Backend`` protocol on a Ray cluster (see the module).
 
@@ -257,9 +261,17 @@ class RayBackend(Nodes, Gangs, Agents, Health):
 
 def _clear_leftovers() -> None:
     """Kill the agents and workers and remove the gangs an earlier controller of this
-    namespace left: a new run starts on an empty cluster."""
+    namespace left: a new run starts on an empty cluster. Waits (at most
+    ``CLEAR_TIMEOUT_S``) until their names are free: the new agent host takes its name
+    at once."""
     ray = _ray()
-    for prefix in (HOST_NAME, WORKER_NAME.format("")):
+    prefixes = (HOST_NAME, WORKER_NAME.format(""))
+    for prefix in prefixes:
         for _, actor in _named(prefix):
             ray.kill(actor)
     _remove_gangs(keep=set())
+    deadline = time.monotonic() + CLEAR_TIMEOUT_S
+    while time.monotonic() < deadline and any(
+        name.startswith(prefixes) for name in _ray("util").list_named_actors()
+    ):
+        time.sleep(0.1)
