@@ -268,6 +268,77 @@ def test_the_deadline_kill_records_the_work_lost(tmp_path):
     assert result.jobs["finish_time"].notna().all()
 
 
+# Four jobs without checkpoint on 1 training + 2 lent servers: the reclaim at 3,000 s
+# preempts the two on the lent servers, which start over (issue 44's lost work).
+UNSAVED = [
+    Job(f"u{i}", 8, 1, 1, 2500 + 1000 * i, submit_time=100 * i, checkpoint=False)
+    for i in range(4)
+]
+SMALL = Cluster(1, 2, inference_gpu="V100")
+
+
+@pytest.mark.parametrize("hung", [False, True])
+def test_a_preempted_job_without_checkpoint_books_its_lost_work_as_simulated(
+    tmp_path, hung
+):
+    """Live books the progress a job without checkpoint loses at a preemption as the
+    simulator does (all of it since it started, GPU-seconds = progress x GPUs), and a
+    kill past the grace (a hung job) adds nothing to what its stop booked."""
+    sim = simulate(UNSAVED, SMALL, inference_load=LOAD, config=CONFIG)
+    backend = FakeBackend(str(tmp_path / "ckpt"))
+    if hung:
+        backend.hang("u1")  # on a lent server at the reclaim: ignores its stop
+    controller = Controller(
+        UNSAVED, SMALL, backend, "aryl", load=LOAD, config=CONFIG, clock=VirtualClock()
+    )
+    result = controller.run().check()
+    assert ("kill", "i0") in backend.log or ("kill", "i1") in backend.log or not hung
+    assert sim.totals["work_lost_gpu_seconds"] > 0
+    np.testing.assert_allclose(result.jobs["work_lost"], sim.jobs["work_lost"])
+    np.testing.assert_allclose(result.jobs["jct"], sim.jobs["jct"], rtol=1e-9)
+    for key in ("work_lost_gpu_seconds", "work_lost_total", "work_delivered"):
+        assert result.totals[key] == pytest.approx(sim.totals[key], rel=1e-9)
+    assert result.summary()["work_lost_gpu_hours"] == pytest.approx(
+        sim.summary()["work_lost_gpu_hours"], rel=1e-9
+    )
+
+
+# Elastic jobs (1 to 2 servers) on the same cluster: scale-outs and moves start
+# workers too.
+ELASTIC = [Job(f"e{i}", 8, 1, 2, 3000 + 700 * i, submit_time=400 * i) for i in range(6)]
+
+
+@pytest.mark.parametrize("jobs", [JOBS, ELASTIC], ids=["rigid", "elastic"])
+def test_a_start_latency_is_booked_where_the_calibrated_simulation_books_it(
+    tmp_path, jobs
+):
+    """Issue 44: a backend whose starts take 300 s (the controller going on, the job
+    holding its workers without progress, as on Ray) and the simulation calibrated
+    with it (``aryl.live.calibrated``) book it alike: as running time, not queuing,
+    on first starts, scale-outs and restarts after a reclaim."""
+    config = Config(lend_hold=0.0, restart_overhead=63.0)
+    backend = FakeBackend(str(tmp_path / "ckpt"), start=300.0)
+    result = live(tmp_path, backend=backend, jobs=jobs, config=config)[0].run().check()
+    sim = simulate(
+        jobs, CLUSTER, inference_load=LOAD, config=aryl.live.calibrated(config, 300.0)
+    )
+    assert result.totals["reclaims"] == sim.totals["reclaims"] == 1
+    assert result.jobs["preemptions"].sum() == sim.jobs["preemptions"].sum() > 0
+    for column in ("start_time", "queuing_time", "finish_time", "scaling_ops"):
+        np.testing.assert_allclose(result.jobs[column], sim.jobs[column], rtol=1e-9)
+    plain = FakeBackend(str(tmp_path / "plain"))
+    faster = live(tmp_path / "plain", backend=plain, jobs=jobs, config=config)[0].run()
+    assert (result.jobs["jct"] > faster.jobs["jct"]).all()
+
+
+def test_calibrated_adds_the_start_latency_to_restarts_and_refuses_nonsense():
+    config = aryl.live.calibrated(Config(restart_overhead=63.0), 17.0)
+    assert (config.start_overhead, config.restart_overhead) == (17.0, 80.0)
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="start_latency"):
+            aryl.live.calibrated(Config(), bad)
+
+
 def test_a_journal_replay_restores_the_state(tmp_path):
     controller, _ = live(tmp_path)
     controller.run(until=3300.0)  # mid-run: jobs running, one reclaim behind

@@ -125,6 +125,12 @@ def node_of(server):
     raise AssertionError(f"no node for {server}")
 
 
+def test_the_agent_host_is_up_once_the_servers_are_registered(backend):
+    """Its process starts before a controller's clock does, so no arrival waits for
+    it (issue 44: at --compression 1000 that wait was every first job's queuing)."""
+    assert "aryl-agents" in ray.util.list_named_actors()
+
+
 def test_workers_land_on_the_servers_named_with_their_own_gpus(backend):
     job = Job("a", 4, 3, 3, 600.0)
     backend.submit(job, _program(job))
@@ -238,6 +244,8 @@ def test_a_killed_nodes_job_resumes_at_its_checkpoint(nodes, tmp_path):
             programs={"a": Noted(job, {"V100": 1.0})},
         )
         controller.run(until=240.0)
+        backend.where("a")  # its workers are up (the controller does not wait)
+        controller.run(until=controller.clock.now() + 150.0)
         server = controller.record.workers["a"][0][0]
         nodes.kill(server)
         result = controller.run().check()

@@ -4,44 +4,49 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
-import json
-import math
-import os
-import shutil
-import socket
 import sys
-import threading
-import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
-from .._display import Table
 from .files import output_directory
-from .options import config_of, console_of, trace_files
-from .output import LEDGER_NOTE, Console, ledger_table
-
-#: The rows of the sim-vs-live table: summary key, label, how the difference reads.
-ROWS: Tuple[Tuple[str, str, str], ...] = (
-    ("jct_mean", "mean JCT (s)", "%"),
-    ("jct_p95", "p95 JCT (s)", "%"),
-    ("queuing_mean", "mean queuing (s)", "%"),
-    ("preemptions", "preemptions", "count"),
-    ("jobs_finished", "jobs finished", "count"),
+from .live_out import LOCK, RUN, OutLock, _check_replaceable, _run_id
+from .live_show import (
+    LATENCY_SHARE,
+    ROWS,
+    LiveProgress,
+    comparison_table,
+    latency_warning,
+    live_ledger_table,
+    progress_line,
+    sim_vs_live_line,
 )
+from .options import config_of, console_of, trace_files
+from .output import LEDGER_NOTE, Console
+
+__all__ = [
+    "LATENCY_SHARE",
+    "LOCK",
+    "MAX_LOCAL_SERVERS",
+    "ROWS",
+    "RUN",
+    "LiveProgress",
+    "OutLock",
+    "add_parser",
+    "comparison_table",
+    "latency_warning",
+    "live",
+    "live_ledger_table",
+    "parse_cluster",
+    "progress_line",
+    "sim_vs_live_line",
+]
 
 #: Servers (T + I) a ``--local-cluster`` may have: each is a Ray node on this machine
 #: (a raylet, a dashboard agent and a runtime-env agent, about 200 MB and three
 #: processes), and all of them must join within ``JOIN_TIMEOUT_S``; a larger cluster
 #: spans machines (``--address``).
 MAX_LOCAL_SERVERS = 32
-#: ``OUT``'s lock (the PID of the ``aryl live`` writing there) and run record (its run
-#: id: the jobs' checkpoints end in ``.<run>.ckpt``).
-LOCK, RUN = ".aryl-live.lock", "run-id"
-#: Above this share of the mean job's duration, the start latency times the
-#: compression (``RayBackend.start_overhead``) dominates what live measures: a warning.
-LATENCY_SHARE = 0.1
 
 
 def parse_cluster(text: str) -> Tuple[int, int]:
@@ -130,6 +135,7 @@ def _report(
     """The simulated (and calibrated) runs beside the live one (``ran``: its result,
     backend and controller): saved and printed."""
     from .. import sim
+    from ..live import calibrated as live_calibrated
 
     result, backend, controller = ran
     config = controller.config
@@ -155,9 +161,7 @@ def _report(
     console.say(LEDGER_NOTE)
     overhead = backend.start_overhead()
     if overhead > 0.0:  # the simulator again, taught this cluster's start latency
-        calibrated = simulated_with(
-            dataclasses.replace(config, start_overhead=overhead)
-        )
+        calibrated = simulated_with(live_calibrated(config, overhead))
         calibrated.save(out / "calibrated", overwrite=True)
         console.say(
             f"with the measured start latency ({overhead:,.0f} s a start) as "
@@ -236,266 +240,6 @@ def _run_live(
     finally:
         backend.shutdown()
     return result, backend, controller
-
-
-def _check_replaceable(journal: Path, overwrite: bool) -> None:
-    """A new run on OUT: refused when OUT's journal holds a run that did not end (one
-    ``--resume`` can continue), unless ``overwrite``."""
-    if overwrite or not journal.is_file() or journal.stat().st_size == 0:
-        return
-    if _ended(journal):
-        return
-    raise ValueError(
-        f"{journal}: holds a run that did not end, which --resume (with --address) "
-        "can continue; to start a new run there instead, discarding it (its journal "
-        "and checkpoints), add --overwrite, or give another --out"
-    )
-
-
-def _ended(journal: Path) -> bool:
-    """Whether the journal's last whole line is the ``end`` event."""
-    with open(journal, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 65536))
-        lines = [line for line in f.read().splitlines() if line.strip()]
-    try:
-        return bool(lines) and json.loads(lines[-1]).get("event") == "end"
-    except (ValueError, AttributeError):
-        return False
-
-
-def _run_id(out: Path, resume: bool) -> str:
-    """The run's id: OUT's (``RUN``) when resuming, else a new one, after the earlier
-    run's journal and checkpoints are removed (they are checked replaceable)."""
-    from ..live.jobs import run_id
-
-    record = out / RUN
-    if resume:
-        try:
-            return run_id(record.read_text().strip())
-        except (OSError, ValueError):
-            return run_id()  # adopted agents keep their own run
-    journal, checkpoints = out / "journal.jsonl", out / "checkpoints"
-    if journal.exists() or checkpoints.exists():
-        journal.unlink(missing_ok=True)
-        shutil.rmtree(checkpoints, ignore_errors=False)
-        print(
-            f"aryl: replaced the earlier run's journal and checkpoints in {out}",
-            file=sys.stderr,
-        )
-    run = run_id()
-    record.write_text(run + "\n")
-    return run
-
-
-class OutLock:
-    """One ``aryl live`` per OUT: a file holding the PID and host of the command
-    writing there. A lock whose process is gone (on this host) is stale and taken
-    over; a live one is refused, naming its PID."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.held = False
-
-    def __enter__(self) -> OutLock:
-        mine = f"{os.getpid()} {socket.gethostname()}\n"
-        for _ in range(3):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                holder = self._holder()
-                if holder is not None:
-                    pid, host = holder
-                    raise ValueError(
-                        f"{self.path.parent}: another aryl live (PID {pid} on {host}) "
-                        f"is writing there; wait for it, or give another --out (if no "
-                        f"such run is going on, delete {self.path})"
-                    ) from None
-                self.path.unlink(missing_ok=True)  # stale: its process is gone
-                continue
-            with os.fdopen(fd, "w") as f:
-                f.write(mine)
-            self.held = True
-            return self
-        raise ValueError(f"{self.path}: could not take the lock")
-
-    def _holder(self) -> Optional[Tuple[int, str]]:
-        """(PID, host) of a live holder, or None when the lock is stale."""
-        try:
-            pid_text, host = (self.path.read_text().split() + ["", ""])[:2]
-            pid = int(pid_text)
-        except (OSError, ValueError):
-            # unreadable or half-written: stale only if old (a writer takes ~ms)
-            try:
-                young = time.time() - self.path.stat().st_mtime < 5.0
-            except OSError:
-                return None
-            return (0, "?") if young else None
-        if host != socket.gethostname():
-            return pid, host  # another machine's: cannot tell, so it holds
-        if pid == os.getpid():
-            return pid, host
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:  # alive, another user's
-            return pid, host
-        return pid, host
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.held:
-            self.path.unlink(missing_ok=True)
-            self.held = False
-
-
-class LiveProgress:
-    """Progress of a live run on stderr (rich, as ``simulate`` shows it), for a
-    person watching: jobs submitted, running and finished, servers on loan, simulated
-    and wall time. A thread reads the controller's record twice a second."""
-
-    def __init__(self, controller: Any, enabled: bool, stream: Any = None) -> None:
-        self.controller, self.enabled, self.stream = controller, enabled, stream
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self._bar: Any = None
-
-    def line(self) -> str:
-        """What the bar says now."""
-        return progress_line(self.controller)
-
-    def __enter__(self) -> LiveProgress:
-        if not self.enabled:
-            return self
-        from rich.console import Console as RichConsole
-        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as RichProgress
-
-        console = RichConsole(
-            file=self.stream or sys.stderr, force_terminal=True if self.stream else None
-        )
-        self._bar = RichProgress(
-            TextColumn("live"),
-            BarColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=console,
-        )
-        self._task = self._bar.add_task("", total=max(1, len(self.controller.jobs)))
-        self._bar.start()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        while not self._stop.wait(0.5):
-            self._draw()
-
-    def _draw(self) -> None:
-        try:
-            finished = len(self.controller.record.finished)
-            self._bar.update(self._task, completed=finished, description=self.line())
-        except Exception:  # the record changed while read: the next draw shows it
-            pass
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        if self._bar is not None:
-            self._draw()
-            self._bar.stop()
-
-
-def progress_line(controller: Any) -> str:
-    """Jobs submitted, running and finished, servers on loan, simulated time."""
-    record = controller.record
-    submitted = len(record.arrived)
-    finished = len(record.finished)
-    running = sum(1 for workers in list(record.workers.values()) if workers)
-    now = controller.clock.now() if controller.clock is not None else 0.0
-    return (
-        f"{submitted}/{len(controller.jobs)} submitted, {running} running, "
-        f"{finished} finished; {len(record.on_loan)} on loan; "
-        f"simulated {_hours(now)}"
-    )
-
-
-def _hours(seconds: float) -> str:
-    seconds = max(0.0, float(seconds))
-    return f"{int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}"
-
-
-def latency_warning(overhead: float, jobs: Any, compression: float) -> str:
-    """A warning when the start latency measured (simulated seconds a start, the wall
-    latency times the compression) is a large share (``LATENCY_SHARE``) of the mean
-    job's duration: live then measures Ray's start more than the schedule."""
-    durations = [float(j.duration) for j in jobs]
-    mean = sum(durations) / len(durations) if durations else 0.0
-    if mean <= 0.0 or overhead < LATENCY_SHARE * mean:
-        return ""
-    return (
-        f"each start waited {overhead:,.0f} simulated s for Ray ({overhead / compression:.1f} "
-        f"wall s x --compression {compression:g}), {overhead / mean:.0%} of the mean "
-        f"job's {mean:,.0f} s: at this compression, live measures Ray's start latency "
-        "more than the schedule (queuing above all); lower --compression for a "
-        "comparison"
-    )
-
-
-def live_ledger_table(result: Any, simulated: Any) -> Table:
-    """The loaning ledger (``output.ledger_table``) of the live and the simulated run."""
-    import pandas as pd
-
-    rows = {"live": result.summary(), "simulated": simulated.summary()}
-    return ledger_table(pd.DataFrame.from_dict(rows, orient="index"))
-
-
-def comparison_table(result: Any, simulated: Any) -> Table:
-    """Live, simulated and the difference, one row per metric of ``ROWS``."""
-    rows: List[List[Any]] = []
-    shown: List[List[str]] = []
-    a, b = _metrics(result), _metrics(simulated)
-    for key, label, kind in ROWS:
-        diff = _difference(a[key], b[key], kind)
-        rows.append([label, a[key], b[key], diff])
-        shown.append([label, _number(a[key]), _number(b[key]), _diff_text(diff, kind)])
-    return Table(["metric", "live", "simulated", "difference"], rows, shown)
-
-
-def sim_vs_live_line(result: Any, simulated: Any) -> str:
-    """One line: the difference in mean and p95 JCT, queuing and preemptions."""
-    a, b = _metrics(result), _metrics(simulated)
-    parts = [
-        f"{label.split(' (')[0]} {_diff_text(_difference(a[k], b[k], kind), kind)}"
-        for k, label, kind in ROWS[:4]
-    ]
-    return "live vs simulated: " + ", ".join(parts)
-
-
-def _metrics(result: Any) -> Dict[str, float]:
-    out = dict(result.summary())
-    out["preemptions"] = float(result.jobs["preemptions"].sum())
-    return out
-
-
-def _difference(live: float, simulated: float, kind: str) -> float:
-    if kind == "count":
-        return live - simulated
-    if not simulated or math.isnan(simulated) or math.isnan(live):
-        return math.nan
-    return 100.0 * (live - simulated) / simulated
-
-
-def _number(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value:,.0f}"
-
-
-def _diff_text(diff: float, kind: str) -> str:
-    if math.isnan(diff):
-        return "—"
-    return f"{diff:+.0f}" if kind == "count" else f"{diff:+.1f}%"
 
 
 class _cluster:

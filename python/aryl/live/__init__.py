@@ -15,8 +15,9 @@ from ..defaults import MAX_COMPRESSION
 from .backend import Backend, FakeBackend, Report
 from .controller import RECLAIM_GRACE_S, WORKER_RESTARTS, Controller
 from .jobs import EmulatedJob, JobAgent, TrainingJob, progress_rate
-from .record import Journal, JournalMismatch, JournalRepaired, Record, replay
-from .timing import Clock, LoadSource, VirtualClock
+from .journal import Journal, JournalMismatch, JournalRepaired
+from .record import Record, replay
+from .timing import Clock, LoadSource, VirtualClock, calibrated
 
 __all__ = [
     "Backend",
@@ -36,6 +37,7 @@ __all__ = [
     "TrainingJob",
     "VirtualClock",
     "WORKER_RESTARTS",
+    "calibrated",
     "progress_rate",
     "replay",
 ]

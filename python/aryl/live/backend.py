@@ -136,13 +136,21 @@ class FakeBackend:
     """
 
     def __init__(
-        self, checkpoints: str, checkpoint_every: float = math.inf, join: float = 0.0
+        self,
+        checkpoints: str,
+        checkpoint_every: float = math.inf,
+        join: float = 0.0,
+        start: float = 0.0,
     ) -> None:
         """``checkpoints``: the folder for the jobs' checkpoints; ``join``: simulated
-        seconds a lent server takes to join (0: ready when lent)."""
+        seconds a lent server takes to join (0: ready when lent); ``start``: simulated
+        seconds new workers take to start, during which their job makes no progress
+        and the controller goes on (as on Ray: ``Config.start_overhead``'s rule)."""
         self.checkpoints = checkpoints
         self.checkpoint_every = checkpoint_every
         self.join = join
+        self.start = start
+        self._starting: Dict[Any, float] = {}  # job -> when its new workers are up
         self._joining: Dict[Any, float] = {}  # lent server -> when it joins
         self._joined: Set[Any] = set()  # lent servers that joined, until released
         self.servers: Dict[Any, Server] = {}
@@ -203,23 +211,27 @@ class FakeBackend:
             self.log.append(
                 ("gang" if not now else "join", job, tuple(w.server for w in joining))
             )
+            if self.start > 0.0:
+                self._starting[job] = self._last + self.start
         if wanted:
             self.agents[job].resize(wanted, self.servers)
             self.running[job] = wanted
         else:
             self.running.pop(job, None)
+            self._starting.pop(job, None)
 
     def poll(self, now: float) -> Report:
         """Step every running job to ``now``; report completions and faults."""
         report = Report()
         now = max(now, self._last)  # a resumed controller's clock may lag the jobs
-        seconds = now - self._last
         for job in list(self.running):
             agent = self.agents[job]
+            began = max(self._last, self._starting.get(job, self._last))
+            seconds = max(0.0, now - began)  # none while its new workers start
             left = _seconds_left(agent)
             if left <= seconds:
                 agent.step(left)
-                report.finished[job] = self._last + left
+                report.finished[job] = began + left
             else:
                 agent.step(seconds)
             report.done[job] = agent.done
@@ -291,6 +303,7 @@ class FakeBackend:
         agent = self.agents[job]
         lost = agent.lose()
         agent.resize(workers, self.servers)
+        self._starting.pop(job, None)
         self.log.append(("restart", job))
         return lost
 
@@ -298,12 +311,16 @@ class FakeBackend:
         """Drop the agent of a finished job."""
         self.running.pop(job, None)
         self.agents.pop(job, None)
+        self._starting.pop(job, None)
 
     def next_event(self, now: float) -> float:
         """The next completion at the jobs' current rates."""
-        lefts = [_seconds_left(self.agents[j]) for j in self.running]
-        joins = self._joining.values()
-        return min([self._last + min(lefts, default=math.inf), *joins])
+        ends = [
+            max(self._last, self._starting.get(j, self._last))
+            + _seconds_left(self.agents[j])
+            for j in self.running
+        ]
+        return min([*ends, *self._joining.values()], default=math.inf)
 
     def shutdown(self) -> None:
         """Nothing runs outside this object."""
@@ -333,6 +350,7 @@ class FakeBackend:
             if any(w.server == server for w in workers):
                 lost[job] = self.agents[job].lose()
                 del self.running[job]
+                self._starting.pop(job, None)
         return lost
 
 

@@ -1,7 +1,7 @@
 """What a live run did, rebuilt from its events: the journal and the ``Result``.
 
 The controller changes nothing except by an event (``Record.apply``), and appends
-every event to the journal (``Journal``: JSON lines, flushed and synced one by one)
+every event to the journal (``Journal``, ``journal.py``: JSON lines, flushed and synced)
 before acting on it. Replaying the journal into a new ``Record`` therefore restores
 the run: which jobs arrived, which workers each holds, which servers are on loan
 (the whitelist), what finished, and every allocation interval in the simulator's
@@ -13,7 +13,8 @@ Events (``"event"`` names the kind; every one has ``"t"``, simulated seconds):
 servers, policy, reclaim, config, load, seed), ``arrive`` (``job``), ``reject``
 (``job``: a policy's ``admit`` said no), ``workers`` (``job``, its ``workers`` now as
 ``[server, flexible]`` pairs, ``why``: the history's change, ``done``: the fraction
-done then), ``lend`` (``servers`` asked of the inference side; a ``loan`` puts them
+done then; a preemption of a job without checkpoint books that fraction as lost, as
+the simulator does, since the job starts over), ``lend`` (``servers`` asked of the inference side; a ``loan`` puts them
 on the whitelist once they joined), ``unlend`` (``servers`` lent that went back
 before joining), ``lost`` (``job``, ``fraction`` of it lost to a kill or a failure;
 ``restart``: true when its workers were restarted in place), ``loan`` (``servers``,
@@ -31,11 +32,9 @@ and an epoch without all its changes were never acted on and are cut off; a
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
@@ -44,6 +43,20 @@ from ..engine.history import CHANGES, COLUMNS, PREEMPTIONS, RESIZES
 from ..engine.result import TIMELINE_COLUMNS, Result
 from ..model import Job, Server
 from .jobs import throughput
+from .journal import Journal, JournalMismatch, JournalRepaired
+
+__all__ = [
+    "Journal",
+    "JournalMismatch",
+    "JournalRepaired",
+    "KINDS",
+    "MAX_TIME_S",
+    "Record",
+    "TIMELINE",
+    "load_integral",
+    "replay",
+    "restore",
+]
 
 #: The timeline's columns, as ``aryl.sim.Result.timeline`` has them.
 TIMELINE = TIMELINE_COLUMNS
@@ -65,103 +78,6 @@ KINDS = (
     "sample",
     "epoch",
 )
-
-
-class JournalMismatch(ValueError):
-    """A journal to resume from is not this run's (another trace, cluster, policy,
-    configuration, load or seed), or has no header to tell."""
-
-
-class JournalRepaired(UserWarning):
-    """A resumed journal's torn last line (a crash in mid-write) was cut off."""
-
-
-class Journal:
-    """An append-only JSON-lines file of events; ``read`` gives them back.
-
-    Every event is one line, written whole with its newline, flushed and synced. A
-    crash in mid-write leaves a last line without its newline: torn, never acted on
-    (the controller acts after the write returns). ``read`` skips it, and opening an
-    existing journal cuts it off (``repaired`` says how many bytes), so that the next
-    event starts a line of its own.
-    """
-
-    def __init__(
-        self, path: Optional[os.PathLike[str] | str], keep: Optional[int] = None
-    ) -> None:
-        """``path=None`` keeps no file (events are still applied). An existing file is
-        cut to its whole lines, or to its first ``keep`` bytes (``restore`` says
-        how many: an epoch journaled in part goes too)."""
-        self.path = None if path is None else Path(path)
-        self._file = None
-        self.repaired = 0  # bytes of a torn last line cut off an existing journal
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.is_file():
-                size = self.path.stat().st_size
-                whole = Journal.whole(self.path)
-                self.repaired = size - whole  # a torn last line
-                cut = whole if keep is None else min(keep, whole)
-                if cut < size:
-                    os.truncate(self.path, cut)
-            self._file = open(self.path, "a", encoding="utf-8")
-
-    def append(self, event: Dict[str, Any]) -> None:
-        """Write one event and make it durable before the controller acts on it."""
-        if self._file is None:
-            return
-        self._file.write(json.dumps(event, default=_plain) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        """Close the file."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    @staticmethod
-    def whole(path: os.PathLike[str] | str) -> int:
-        """The length in bytes of the journal's whole lines (up to its last newline)."""
-        data = Path(path).read_bytes()
-        return data.rfind(b"\n") + 1
-
-    @staticmethod
-    def read(path: os.PathLike[str] | str) -> Iterator[Dict[str, Any]]:
-        """The events of the journal at ``path``, in order; a torn last line (a crash
-        in mid-write: no newline) is skipped, any other bad line is a ``ValueError``
-        naming the file and the line."""
-        for _, _, event in Journal.lines(path):
-            yield event
-
-    @staticmethod
-    def lines(
-        path: os.PathLike[str] | str,
-    ) -> Iterator[Tuple[int, int, Dict[str, Any]]]:
-        """``(line number, byte offset, event)`` of each whole line (``read``)."""
-        data = Path(path).read_bytes()
-        offset = 0
-        for number, raw in enumerate(data.split(b"\n")[:-1], 1):  # the last: torn
-            start, offset = offset, offset + len(raw) + 1
-            line = raw.decode("utf-8", errors="replace")
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                raise ValueError(
-                    f"{path}, line {number}: not JSON: {line[:80]!r}"
-                ) from None
-            if not isinstance(event, dict) or "event" not in event or "t" not in event:
-                raise ValueError(f"{path}, line {number}: not an event: {line[:80]!r}")
-            yield number, start, event
-
-
-def _plain(value: Any) -> Any:
-    """NumPy scalars as Python numbers in JSON."""
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot journal {value!r}")
 
 
 class Record:
@@ -255,11 +171,7 @@ class Record:
                 t, event["job"], event["workers"], event["why"], event["done"]
             )
         elif kind == "lost":
-            row = self.job_row[event["job"]]
-            self.work_lost[row] += float(event["fraction"]) * self.work[row]
-            self.done[row] = max(0.0, self.done[row] - float(event["fraction"]))
-            if event.get("restart"):
-                self.restarts[event["job"]] = self.restarts.get(event["job"], 0) + 1
+            self._lost(event)
         elif kind == "lend":
             self.joining.extend(event["servers"])
         elif kind == "unlend":
@@ -301,6 +213,20 @@ class Record:
                 self._close(job, t, "end")
             self.ended = t
 
+    def _lost(self, event: Dict[str, Any]) -> None:
+        """Progress lost to a kill or a failure (back to the last checkpoint). A job
+        without checkpoint that no longer runs lost all its progress when it was
+        stopped (``_workers``): a kill after that stop has nothing left to lose."""
+        job = event["job"]
+        row = self.job_row[job]
+        fraction = float(event["fraction"])
+        if not self.jobs[row].checkpoint and job not in self.workers:
+            fraction = 0.0
+        self.work_lost[row] += fraction * self.work[row]
+        self.done[row] = max(0.0, self.done[row] - fraction)
+        if event.get("restart"):
+            self.restarts[job] = self.restarts.get(job, 0) + 1
+
     def _workers(
         self, t: float, job: Any, workers: List[List[Any]], why: str, done: float
     ) -> None:
@@ -317,6 +243,11 @@ class Record:
             self.dirty = True  # a job left: the next epoch runs
         if why in PREEMPTIONS:
             self.preemptions[row] += 1
+            if not self.jobs[row].checkpoint:
+                # the simulator's rule (Engine::preempt): a job without checkpoint
+                # starts over, so all its progress since it started is lost
+                self.work_lost[row] += self.done[row] * self.work[row]
+                self.done[row] = 0.0
         elif why in RESIZES:
             self.scaling_ops[row] += 1
         elif why == "finish":

@@ -1,4 +1,5 @@
-"""Time and inference load for the live runtime: ``Clock``, ``VirtualClock``, ``LoadSource``.
+"""Time and inference load for the live runtime: ``Clock``, ``VirtualClock``, ``LoadSource``,
+and ``calibrated`` (a measured start latency as the simulator's configuration).
 
 Everything the controller decides is in simulated seconds, as in the simulator. A
 ``Clock(compression=C)`` runs them ``C`` times faster than wall time (``C = 1`` for
@@ -9,12 +10,33 @@ in-process backend, so that a live run there has no timing slack at all.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import time
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .. import _core
 from ..defaults import MAX_COMPRESSION
+from ..engine.config import Config
+
+
+def calibrated(config: Config, start_latency: float) -> Config:
+    """``config`` for a simulation that books a start latency measured live
+    (simulated seconds a start waited for the cluster, ``RayBackend.start_overhead()``)
+    where the live run booked it: each start's job holds its workers without progress
+    that long (``start_overhead``: running time, not queuing), and a restart from a
+    checkpoint waits for it before its own ``restart_overhead``, as a live restart
+    does (the simulator charges a restart ``restart_overhead`` instead of
+    ``start_overhead``, so the calibrated one is their sum)."""
+    if not (0.0 <= start_latency < math.inf):
+        raise ValueError(
+            f"start_latency must be a finite number of seconds >= 0, got {start_latency}"
+        )
+    return dataclasses.replace(
+        config,
+        start_overhead=float(start_latency),
+        restart_overhead=config.restart_overhead + float(start_latency),
+    )
 
 
 class Clock:
