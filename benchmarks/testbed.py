@@ -26,7 +26,6 @@ each row's live journal and results, for benchmarks/testbed_diff.py)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import tempfile
@@ -107,6 +106,7 @@ def run_row(
     runs job by job (``benchmarks/testbed_diff.py``)."""
     from aryl import sim
     from aryl.live import Clock, Controller
+    from aryl.live import calibrated as calibrated_config
     from aryl.live.ray_backend import LocalCluster, RayBackend
 
     run, cluster, config = row_arguments(name, frame, load)
@@ -140,7 +140,7 @@ def run_row(
     calibrated = sim.simulate(
         cluster=cluster,
         history=True,
-        **{**run, "config": dataclasses.replace(config, start_overhead=overhead)},
+        **{**run, "config": calibrated_config(config, overhead)},
     )
     if out is not None:
         for label, result in (
