@@ -12,7 +12,8 @@ the embedded Alibaba load over the same window. Each row (Aryl: Basic scenario, 
 and elasticity; Baseline: FIFO, no loaning, no elasticity) runs live at compression C
 with emulated jobs, then in the simulator on the same jobs, servers and load; both use
 ``restart_overhead = 0`` (live, restarts cost what they really cost, C-fold). Then the
-simulator again with ``start_overhead`` set to what live measured (the mean wall time a
+simulator again calibrated (``aryl.live.calibrated``: ``start_overhead`` set to what live measured, and
+added to ``restart_overhead``; the mean wall time a
 job's start waited for Ray, C-fold: ``RayBackend.waits``), which says how much of the
 difference the start latency explains; ``testbed_diff.py`` then compares the runs job by
 job and replays each job's own measured latency.
