@@ -1,8 +1,9 @@
 // The Pollux policy's genetic search as it was before its sparse rewrite
-// (pollux.cpp): an individual is a dense job x node matrix, every child copied,
-// repaired and scored whole, one random stream for the round. Kept, unchanged
-// but for the warm start (one round from the current allocations), so that
-// tests and benchmarks/pollux_replay.py can compare the new search with it.
+// (pollux.cpp, pollux_search.cpp): an individual is a dense job x node matrix,
+// every child copied, repaired and scored whole, one random stream for the
+// round. Kept, unchanged but for the warm start (one round from the current
+// allocations), so that tests and benchmarks/pollux_replay.py can compare the
+// new search with it.
 // Its speedup table, PolluxSpeedups, is here too (the new search keeps
 // PolluxGoodputs, pollux_objective.cpp).
 //
