@@ -12,16 +12,19 @@ dataclasses once, then `state.reclaim(n)` (index arrays) and `state.reclaim(n).p
 time (`time.process_time`: the machine is shared).
 Quality: mean preempted jobs of aryl, scf, random and exact on the random small
 instances of the test suite.
+The records API against plain Python: ``aryl.reclaim`` on lists of records (build
+the state, then reclaim) against the kernel and the plain-Python reference, read in
+turn round after round, for each ``--to-return`` count (default 100 and 200 of the
+1,000 on-loan servers); ``--records-only`` prints only this part.
 
-Run: python benchmarks/reclaim.py
+Run: python benchmarks/reclaim.py [--to-return N ...] [--records-only]
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 from functools import partial
-
-from reference.reclaim import aryl_reclaim
 
 import aryl
 from _common import (
@@ -127,6 +130,8 @@ def state_speed() -> str:
 
 
 def speed() -> str:
+    from reference.reclaim import aryl_reclaim  # tests/: on the path after _common
+
     servers, jobs, workers = big_cluster()
     state = aryl.ClusterState.from_records(servers, jobs, workers)
     on_loan = [i for i, s in enumerate(servers) if s.on_loan]
@@ -184,11 +189,15 @@ def records_speed(n: int = 100) -> str:
     reclaim) against the kernel and the plain-Python reference, in CPU time
     (``time.process_time``: the machine is shared), on the 1,000-server cluster; the
     four are read in turn, round after round, so that their ratios share conditions."""
+    from reference.reclaim import aryl_reclaim  # tests/: on the path after _common
+
     servers, jobs, workers = big_cluster()
     state = aryl.ClusterState.from_records(servers, jobs, workers)
     on_loan = [i for i, s in enumerate(servers) if s.on_loan]
     pairs = [(state._job_index[w.job], state._server_index[w.server]) for w in workers]
     mins = [j.min_workers for j in jobs]
+    expected = [servers[s].id for s in aryl_reclaim(on_loan, pairs, mins, n)[0]]
+    assert aryl.reclaim(servers, jobs, workers, n).servers == expected
     return records_api_report(
         "aryl.reclaim",
         f"reclaim {n} of {len(on_loan)} on-loan servers, {len(jobs)} jobs, "
@@ -236,11 +245,38 @@ def quality(instances: int = 300) -> str:
     )
 
 
-if __name__ == "__main__":
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--to-return",
+        type=int,
+        nargs="+",
+        default=[100, 200],
+        metavar="N",
+        help="servers to return in the records-API comparison (default: 100 200)",
+    )
+    parser.add_argument(
+        "--records-only",
+        action="store_true",
+        help="only the records-API comparison",
+    )
+    args = parser.parse_args()
+    loaned = sum(s.on_loan for s in big_cluster()[0])
+    for n in args.to_return:
+        if not 1 <= n <= loaned:
+            parser.error(f"--to-return must be in [1, {loaned}], got {n}")
     print(f"Machine: {machine()}\n")
-    print("## Speed\n")
-    print(speed())
-    print("\n### Through a reusable `aryl.ClusterState` (same cluster)\n")
-    print(state_speed())
-    print("\n## Quality\n")
-    print(quality())
+    if not args.records_only:
+        print("## Speed\n")
+        print(speed())
+        print("\n### Through a reusable `aryl.ClusterState` (same cluster)\n")
+        print(state_speed())
+        print("\n## Quality\n")
+        print(quality())
+    print("\n## The records API against plain Python\n")
+    for n in args.to_return:
+        print(records_speed(n) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,11 @@
 // The Pollux policy's genetic search as it was before its sparse rewrite
-// (pollux.cpp): an individual is a dense job x node matrix, every child copied,
-// repaired and scored whole, one random stream for the round. Kept, unchanged
-// but for the warm start (one round from the current allocations), so that
-// tests and benchmarks/pollux_replay.py can compare the new search with it.
+// (pollux.cpp, pollux_search.cpp): an individual is a dense job x node matrix,
+// every child copied, repaired and scored whole, one random stream for the
+// round. Kept, unchanged but for the warm start (one round from the current
+// allocations), so that tests and benchmarks/pollux_replay.py can compare the
+// new search with it.
+// Its speedup table, PolluxSpeedups, is here too (the new search keeps
+// PolluxGoodputs, pollux_objective.cpp).
 //
 // An individual ("state") is a job x node matrix of replica counts, flattened
 // row-major, jobs in priority order (least attained service first: the repair
@@ -23,13 +26,14 @@
 namespace aryl {
 namespace {
 
-constexpr double kMutateRow = 0.1;    // chance a row resets, or is thinned
-constexpr double kThinElement = 0.1;  // chance a thinned row's element is zeroed
-constexpr double kCrossover = 0.9;    // pymoo's default crossover probability
-
 using State = std::vector<int>;
 
 using pollux_detail::chance;
+using pollux_detail::Individual;  // its slot: in the arena
+using pollux_detail::kCrossover;
+using pollux_detail::kMutateRow;
+using pollux_detail::kThinElement;
+using pollux_detail::mix64;
 using pollux_detail::threshold;
 
 // Rng::below for a bound known at compile time: the divisions become multiplies.
@@ -64,12 +68,6 @@ void shuffle(Rng& rng, std::vector<int>& v) {
 // child, and keeping hashes instead of states saves a copy per child. Four
 // interleaved FNV-1a chains (elements k, k + 4, ...) run in parallel, and a
 // SplitMix64 finaliser folds them, so that no lane's difference is lost.
-std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31U);
-}
-
 std::uint64_t state_hash(const int* s, std::size_t size) {
   constexpr std::uint64_t kPrime = 1099511628211ULL;
   std::array<std::uint64_t, 4> h{1469598103934665603ULL, 1ULL, 2ULL, 3ULL};
@@ -104,12 +102,6 @@ class Arena {
   std::size_t stride_;
   std::vector<int> cells_;
   std::vector<int> free_;
-};
-
-struct Individual {
-  int slot;  // in the arena
-  double value;
-  std::uint64_t hash;
 };
 
 // What the objective needs of one row, gathered while repairing it.
@@ -377,6 +369,32 @@ class Search {
 
 }  // namespace
 
+PolluxSpeedups::PolluxSpeedups(std::optional<GoodputModel> model, int fair_replicas,
+                               int max_nodes, int max_replicas)
+    : model_(std::move(model)),
+      fair_replicas_(std::max(fair_replicas, 1)),
+      max_replicas_(std::max(max_replicas, 0)),
+      table_(
+          static_cast<std::size_t>((std::max(max_nodes, 0) + 1) * (max_replicas_ + 1)),
+          -1.0) {
+  if (!model_) return;
+  base_ = model_->optimize(1, fair_replicas).goodput;
+  // A fair share the job cannot use at all (its batch range rules it out):
+  // measure against one GPU instead of dividing by zero.
+  if (!(base_ > 0.0)) base_ = model_->optimize(1, 1).goodput;
+  if (!(base_ > 0.0)) base_ = 1.0;
+}
+
+double PolluxSpeedups::operator()(int nodes, int replicas) {
+  if (replicas <= 0) return 0.0;
+  if (!model_) return replicas / fair_replicas_;
+  const auto key = static_cast<std::size_t>(nodes * (max_replicas_ + 1) + replicas);
+  if (replicas > max_replicas_ || key >= table_.size())
+    return model_->optimize(nodes, replicas).goodput / base_;
+  double& slot = table_[key];
+  if (slot < 0.0) slot = model_->optimize(nodes, replicas).goodput / base_;
+  return slot;
+}
 PolluxRound pollux_reference_round(const std::vector<PolluxJob>& jobs,
                                    const std::vector<int>& node_gpus,
                                    const PolluxOptions& options) {

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <span>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "index.hpp"
 
@@ -86,36 +88,20 @@ class LoanedServers {
   // GPU-seconds that preempting job j throws away (work_at_risk; 0 if none given).
   [[nodiscard]] double risk(int j) const { return risk_[at(j)]; }
 
+  // Algorithm 1's view of returning candidate c: each job it would preempt costs
+  // 1 / |S_j|.
   [[nodiscard]] Effect effect(int c) const {
-    Effect e;
-    for (const Entry& x : jobs_on(c)) {
-      if (!alive_[at(x.job)]) continue;
-      if (count_[at(x.job)] - x.workers >= job(x.job).min_workers) {
-        e.scaled += x.workers;
-      } else {
-        e.cost += 1.0 / span(x.job);
-        ++e.preempted;
-      }
-    }
-    return e;
+    return effect_with(c, [&](Effect& e, int j) { e.cost += 1.0 / span(j); });
   }
 
   // least-work's view of returning candidate c with `left` picks to go (this one
   // included): each job it would preempt costs its work at risk shared among
   // min(|S_j|, left) servers; `work` is the unshared sum.
   [[nodiscard]] Effect work_effect(int c, int left) const {
-    Effect e;
-    for (const Entry& x : jobs_on(c)) {
-      if (!alive_[at(x.job)]) continue;
-      if (count_[at(x.job)] - x.workers >= job(x.job).min_workers) {
-        e.scaled += x.workers;
-      } else {
-        e.cost += risk(x.job) / std::min(span(x.job), left);
-        e.work += risk(x.job);
-        ++e.preempted;
-      }
-    }
-    return e;
+    return effect_with(c, [&](Effect& e, int j) {
+      e.cost += risk(j) / std::min(span(j), left);
+      e.work += risk(j);
+    });
   }
 
   // Returns candidate c; `changed` receives the jobs whose state changed.
@@ -129,7 +115,7 @@ class LoanedServers {
       const Index j = at(x.job);
       if (!alive_[j]) continue;
       changed.push_back(x.job);
-      if (count_[j] - x.workers >= job(x.job).min_workers) {
+      if (scales_in(x)) {
         count_[j] -= x.workers;
         scaled_[j] += x.workers;
       } else {
@@ -154,6 +140,28 @@ class LoanedServers {
   }
 
  private:
+  // Whether the job of entry x keeps min_workers without x's workers.
+  [[nodiscard]] bool scales_in(const Entry& x) const {
+    return count_[at(x.job)] - x.workers >= job(x.job).min_workers;
+  }
+
+  // Returning candidate c: the workers scaled in and the jobs preempted, each of
+  // which on_preempt(effect, job) charges.
+  template <typename OnPreempt>
+  [[nodiscard]] Effect effect_with(int c, OnPreempt on_preempt) const {
+    Effect e;
+    for (const Entry& x : jobs_on(c)) {
+      if (!alive_[at(x.job)]) continue;
+      if (scales_in(x)) {
+        e.scaled += x.workers;
+      } else {
+        on_preempt(e, x.job);
+        ++e.preempted;
+      }
+    }
+    return e;
+  }
+
   // entries_: per candidate, one (job, workers) per job, by counting sort.
   void build_jobs_on(const std::vector<int>& candidate_of) {
     entry_begin_.assign(candidates_.size() + 1, 0);
@@ -227,21 +235,65 @@ bool better(const Effect& a, const Effect& b, bool last) {
   return a.scaled < b.scaled;
 }
 
+// The candidates that preempt nothing, least workers scaled in first (then input
+// order): a min-heap of (scaled, candidate) whose entries go stale when the
+// candidate is returned or its effect changes (a changed effect pushes a new one).
+class FreePicks {
+ public:
+  void push(int c, const Effect& e) {
+    if (e.preempted > 0) return;
+    heap_.emplace_back(e.scaled, c);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+  // The first of them, or -1 if none.
+  int first(const LoanedServers& loan, const std::vector<Effect>& effect) {
+    while (!heap_.empty()) {
+      const auto [scaled, c] = heap_.front();
+      const Effect& e = effect[at(c)];
+      if (!loan.returned(c) && e.preempted == 0 && e.scaled == scaled) return c;
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      heap_.pop_back();
+    }
+    return -1;
+  }
+
+ private:
+  std::vector<std::pair<int, int>> heap_;
+};
+
+// The candidate to return next: the first best by `better`, in input order.
+int scan(const LoanedServers& loan, const std::vector<Effect>& effect, bool last) {
+  int best = -1;
+  for (int c = 0; c < loan.size(); ++c)
+    if (!loan.returned(c) &&
+        (best < 0 || better(effect[at(c)], effect[at(best)], last)))
+      best = c;
+  return best;
+}
+
+// The scan, except where a candidate that preempts nothing is left: it is the one
+// the scan picks. Such a candidate costs 0 and every other one at least
+// 1 / |S_j| >= 1 / candidates, more than the tolerance above it, so the scan's
+// best is among them; among them `better` compares workers scaled in alone (the
+// last pick puts preempted jobs first, 0 for them), so the scan keeps the first
+// with the fewest, the heap's top. Each pick then costs O(log n), not a scan.
 void select_aryl(LoanedServers& loan, int n) {
   std::vector<Effect> effect(at(loan.size()));
-  for (int c = 0; c < loan.size(); ++c) effect[at(c)] = loan.effect(c);
+  FreePicks free;
+  const bool heap = 1.0 / std::max(loan.size(), 1) > 2 * cost_tolerance;
+  const auto set = [&](int c, const Effect& e) {
+    effect[at(c)] = e;
+    if (heap) free.push(c, e);
+  };
+  for (int c = 0; c < loan.size(); ++c) set(c, loan.effect(c));
   std::vector<int> changed;
   for (int pick = 0; pick < n; ++pick) {
-    const bool last = pick == n - 1;
-    int best = -1;
-    for (int c = 0; c < loan.size(); ++c)
-      if (!loan.returned(c) &&
-          (best < 0 || better(effect[at(c)], effect[at(best)], last)))
-        best = c;
+    int best = heap ? free.first(loan, effect) : -1;
+    if (best < 0) best = scan(loan, effect, pick == n - 1);
     loan.give_back(best, changed);
     for (int j : changed)
       for (const Entry& e : loan.span_of(j))
-        if (!loan.returned(e.job)) effect[at(e.job)] = loan.effect(e.job);
+        if (!loan.returned(e.job)) set(e.job, loan.effect(e.job));
   }
 }
 

@@ -375,6 +375,8 @@ class ClusterState(Appliable):
         if self._remaining_rows is not None:
             return np.asarray(self._remaining_rows, dtype=float)
         left = self._remaining
+        if not left:  # no job advanced yet (a state built from records): all left
+            return np.ones(len(self._jobs["id"]))
         return np.array([left.get(i, 1.0) for i in self._jobs["id"].tolist()])
 
     def _service_columns(self) -> Table:
