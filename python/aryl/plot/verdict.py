@@ -8,7 +8,10 @@ import math
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from matplotlib import rcParams
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.transforms import offset_copy
 
 from ..engine.result import Result
 from ..studies.verdict import QUESTIONS
@@ -19,7 +22,6 @@ from .style import (
     Panels,
     canvas,
     compact,
-    legend,
     root,
     series_styles,
     title,
@@ -117,7 +119,7 @@ def verdict_cdf(
     clipped = any(s[2] for s in spans)
     for axes in panels:
         cdf_axes(axes, metric, (lo, hi), clipped)
-        legend(axes, outside=False, heading="markers: the means")
+        _legend_below(axes)
     if own:  # the shared axis labelled once: under the last panel, left of the first
         for axes in panels[:-1] if stacked else panels[1:]:
             if stacked:
@@ -153,6 +155,30 @@ def _question_panel(
     told = f"{apart}mean without / with: {ratio:.2f}x" if math.isfinite(ratio) else ""
     ax.set_title(f"{question}{told}", fontsize="medium")
     return span
+
+
+def _legend_below(ax: Axes) -> None:
+    """The axes' legend under its x axis' label (inside, the long row names would
+    cover the curves): as far below the axes as the ticks and the label reach, in
+    points, whatever the axes' height; constrained layout makes room for it."""
+    text = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
+    label = FontProperties(size=rcParams["axes.labelsize"]).get_size_in_points()
+    reach = (
+        rcParams["xtick.major.size"]
+        + rcParams["xtick.major.pad"]
+        + 1.3 * text
+        + rcParams["axes.labelpad"]
+        + 1.3 * label
+    )
+    below = offset_copy(ax.transAxes, fig=root(ax), y=-reach, units="points")
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=below,
+        fontsize="small",
+        title="markers: the means",
+        title_fontsize="small",
+    )
 
 
 def _mean_marker(
