@@ -178,36 +178,38 @@ def _band(
     x: np.ndarray,
     base: float,
     height: np.ndarray,
-    label: str,
-    line: str,
+    names: Tuple[str, str],
+    color: str = _LOANED,
     **fill: Any,
 ) -> None:
-    """``height`` drawn from ``base`` up as a filled area labelled ``label`` (in the
-    loan's colour, no edge) and its top as a step line labelled ``line`` (kept out
-    of the legend by its leading underscore; drawn only where ``height`` > 0, so
-    that nothing loan-coloured lies on the capacity line where nothing was lent)."""
+    """``height`` drawn from ``base`` up: a filled area (no edge) labelled
+    ``names[0]`` and its top as a step line labelled ``names[1]`` (a leading
+    underscore keeps it out of the legend; it carries the data). A loan's line is
+    drawn only where ``height`` > 0, so that nothing loan-coloured lies on the
+    capacity line where nothing was lent."""
     dense = len(x) > RASTER_POINTS
     ax.fill_between(
         x,
         base,
         base + height,
         step="post",
-        color=_LOANED,
+        color=color,
         linewidth=0,
-        label=label,
+        label=names[0],
         rasterized=dense,
         **fill,
     )
-    top = np.where(height > 0, base + height, np.nan)
-    marker = "o" if len(x) == 1 else None
+    top = base + height
+    if color == _LOANED:
+        top = np.where(height > 0, top, np.nan)
     ax.step(
         x,
         top,
         where="post",
-        color=_LOANED,
+        color=color,
         linewidth=1.0,
-        marker=marker,
-        label=line,
+        label=names[1],
+        marker="o" if len(x) == 1 else None,
         rasterized=dense,
     )
 
@@ -215,38 +217,17 @@ def _band(
 def _gpu_floors(
     ax: Axes, x: np.ndarray, cols: Mapping[str, np.ndarray], capacity: int, text: str
 ) -> None:
-    """A run's GPUs in two floors: the training servers' (their use, filled, under
-    their capacity, dashed and labelled ``text``) and above the capacity the GPUs
-    lent (hatched) and the part of them training used (solid), when any was lent.
-    The step lines carry the data under labels ``_training``, ``_lent``, ``_used``."""
-    dense = len(x) > RASTER_POINTS
+    """A run's GPUs in two floors: the training servers' (their use under their
+    capacity, dashed and labelled ``text``) and above the capacity the GPUs lent
+    (hatched) and the part of them training used (solid), when any was lent. The
+    step lines carry the data under labels ``_training``, ``_lent``, ``_used``."""
     train = cols["training_gpus_used"]
-    ax.fill_between(
-        x,
-        train,
-        step="post",
-        color=_TRAINING,
-        alpha=0.35,
-        linewidth=0,
-        label=TRAINING_USED,
-        rasterized=dense,
-    )
-    marker = "o" if len(x) == 1 else None
-    ax.step(
-        x,
-        train,
-        where="post",
-        color=_TRAINING,
-        linewidth=1.0,
-        marker=marker,
-        label="_training",
-        rasterized=dense,
-    )
+    _band(ax, x, 0.0, train, (TRAINING_USED, "_training"), _TRAINING, alpha=0.35)
     ax.axhline(capacity, color=_TRAINING, linestyle="--", linewidth=1, label=text)
     if not _lent_any(cols):
         return
-    _band(ax, x, capacity, cols[LENT], LENT_LABEL, "_lent", alpha=0.18, hatch="///")
-    _band(ax, x, capacity, cols["loaned_gpus_used"], LOANED_USED, "_used", alpha=0.8)
+    _band(ax, x, capacity, cols[LENT], (LENT_LABEL, "_lent"), alpha=0.18, hatch="///")
+    _band(ax, x, capacity, cols["loaned_gpus_used"], (LOANED_USED, "_used"), alpha=0.8)
 
 
 def _lent_any(cols: Mapping[str, np.ndarray]) -> bool:
