@@ -29,8 +29,8 @@ from .style import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-_METRICS = {
-    # metric: (axis label, title, what a NaN means)
+#: The per-job metrics the CDFs draw: metric -> (axis label, title, what a NaN means).
+CDF_METRICS = {
     "jct": ("job completion time", "Job completion time", "unfinished"),
     "queuing_time": ("queuing time", "Queuing time", "never started"),
 }
@@ -105,16 +105,16 @@ def cdf(
     fig, (axes,), own = canvas(ax, figsize, (9.5, 4.8), "cdf")
     lo, hi, clipped = cdf_curves(axes, runs, metric, styles)
     cdf_axes(axes, metric, (lo, hi), clipped)
-    title(fig, axes, f"{_METRICS[metric][1]}: CDF per run", whole=False)
+    title(fig, axes, f"{CDF_METRICS[metric][1]}: CDF per run", whole=False)
     legend(axes, outside=own)
     return fig
 
 
 def check_metric(metric: str) -> None:
     """A ``ValueError`` unless ``metric`` is one the CDFs draw."""
-    if metric not in _METRICS:
+    if metric not in CDF_METRICS:
         raise ValueError(
-            f"unknown metric {metric!r}; expected one of {', '.join(_METRICS)}"
+            f"unknown metric {metric!r}; expected one of {', '.join(CDF_METRICS)}"
         )
 
 
@@ -127,7 +127,7 @@ def cdf_axes(ax: Axes, metric: str, span: Tuple[float, float], clipped: bool) ->
     ax.set_ylim(0, 1.02)
     percent_ticks(ax.yaxis)
     note = "; values below 1 s shown at 1 s" if clipped else ""
-    ax.set_xlabel(f"{_METRICS[metric][0]} ({unit}log scale{note})")
+    ax.set_xlabel(f"{CDF_METRICS[metric][0]} ({unit}log scale{note})")
     ax.set_ylabel("share of jobs (CDF)")
     ax.grid(True, which="major", alpha=0.3)
 
@@ -142,7 +142,7 @@ def cdf_curves(
     """One empirical CDF of ``metric`` per run on ``ax`` in its style (``styles`` by
     name; ``suffix`` adds to a run's legend label); returns (smallest value, largest
     value, whether any value below 1 s was clipped to 1 s) for the log time axis."""
-    missing_word = _METRICS[metric][2]
+    missing_word = CDF_METRICS[metric][2]
     lo, hi = math.inf, -math.inf
     clipped = False
     for name, result in runs:

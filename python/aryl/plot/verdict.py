@@ -15,7 +15,7 @@ from matplotlib.transforms import offset_copy
 
 from ..engine.result import Result
 from ..studies.verdict import QUESTIONS
-from .distributions import _METRICS, cdf_axes, cdf_curves, check_metric
+from .distributions import CDF_METRICS, cdf_axes, cdf_curves, check_metric
 from .runs import Results, named
 from .style import (
     COLUMN_WIDTH,
@@ -126,8 +126,8 @@ def verdict_cdf(
                 axes.set_xlabel("")
             else:
                 axes.set_ylabel("")
-    heading = f"{_METRICS[metric][1]} of the rows that answer each question: CDF"
-    if own and not compact(fig):
+    heading = f"{CDF_METRICS[metric][1]} of the rows that answer each question: CDF"
+    if own:
         title(fig, panels[0], heading, whole=True)
     return fig
 
