@@ -151,9 +151,12 @@ def test_usage_two_panels_sharing_time(runs):
     assert legend_texts(top) == [
         "used on training servers",
         "training capacity (16 GPUs)",
+        "lent (inference servers on loan)",
         "used on loaned servers",
-        "loaned capacity (servers on loan x GPUs)",
     ]
+    assert top.get_legend().get_title().get_text() == (
+        "lent GPUs: above the training capacity"
+    )
     assert legend_texts(bottom) == [
         "on loan to training",
         "needed by inference",
@@ -166,19 +169,26 @@ def test_usage_two_panels_sharing_time(runs):
 
     times = np.r_[tl["t"], end] / 3600
 
-    def drawn(label, column, factor=1):
-        # The timeline, with its last row held until the end of the run, as a step function
-        # (rows repeating the previous one may be left out: the steps are the same).
-        expected = np.r_[tl[column].to_numpy(), tl[column].iloc[-1]] * factor
+    def drawn(label, column, factor=1, base=0, where=None):
+        # The timeline, with its last row held until the end of the run, as a step
+        # function (rows repeating the previous one may be left out: the steps are
+        # the same), from ``base`` up; NaN (no line) where ``where`` is False.
+        held = np.r_[tl[column].to_numpy(), tl[column].iloc[-1]] * factor
+        expected = base + held
+        if where is not None:
+            expected = np.where(where(held), expected, np.nan)
         xs = np.asarray(lines[label].get_xdata())
         at = np.asarray(lines[label].get_ydata())[
             np.searchsorted(xs, times, side="right") - 1
         ]
         np.testing.assert_array_equal(at, expected)
 
-    drawn("used on training servers", "training_gpus_used")
-    drawn("used on loaned servers", "loaned_gpus_used")
-    drawn("loaned capacity (servers on loan x GPUs)", "on_loan", 8)
+    lent = result.capacity["max_inference_server_gpus"]
+    assert lent == 8  # the timeline counts servers; 8 GPUs each are lent
+    drawn("_training", "training_gpus_used")
+    # Lent GPUs and the part used, both above the training capacity (16 GPUs).
+    drawn("_lent", "on_loan", factor=lent, base=16, where=lambda v: v > 0)
+    drawn("_used", "loaned_gpus_used", base=16, where=lambda v: v > 0)
     drawn("on loan to training", "on_loan")
     drawn("needed by inference", "inference_needed")
     xs = np.asarray(lines["on loan to training"].get_xdata())
@@ -213,12 +223,11 @@ def test_usage_short_timelines_stay_visible(runs):
     )
     assert len(result.timeline) == 1 and result.totals["end_time"] > 0
     top, _ = plot.usage(result).axes
-    line = next(
-        ln for ln in top.get_lines() if ln.get_label() == "used on loaned servers"
-    )
+    line = next(ln for ln in top.get_lines() if ln.get_label() == "_training")
     assert list(line.get_xdata()) == [0, result.totals["end_time"] / 60]
     assert top.figure.axes[1].get_xlabel() == "time since start (minutes)"
-    held = result.timeline["loaned_gpus_used"].iloc[0]
+    held = result.timeline["training_gpus_used"].iloc[0]
+    assert held > 0
     assert list(line.get_ydata()) == [held, held]
     # Nothing to hold it until: the single point is marked.
     point = sim.Result(
@@ -230,7 +239,7 @@ def test_usage_short_timelines_stay_visible(runs):
     )
     top, bottom = plot.usage(point).axes
     for ln in top.get_lines() + bottom.get_lines():
-        if ln.get_label() in ("used on loaned servers", "on loan to training"):
+        if ln.get_label() in ("_training", "on loan to training"):
             assert ln.get_marker() == "o" and len(ln.get_xdata()) == 1
 
 
@@ -330,9 +339,7 @@ def test_usage_window_means_are_exact_time_weighted_means(runs):
     result = sim.Result(base.jobs, timeline, totals, base.capacity, "made up")
     window = 3600.0
     top, _ = plot.usage(result, window=window).axes
-    line = next(
-        ln for ln in top.get_lines() if ln.get_label() == "used on training servers"
-    )
+    line = next(ln for ln in top.get_lines() if ln.get_label() == "_training")
     xs, ys = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
     unit = 86400.0 if end > 3 * 86400 else 3600.0
     edges = np.r_[np.arange(0.0, end, window), end]
@@ -345,9 +352,7 @@ def test_usage_window_means_are_exact_time_weighted_means(runs):
     assert "1-h means" in top.figure.get_suptitle()
     # raw: every step kept
     raw_top, _ = plot.usage(result, window=None).axes
-    raw = next(
-        ln for ln in raw_top.get_lines() if ln.get_label() == "used on training servers"
-    )
+    raw = next(ln for ln in raw_top.get_lines() if ln.get_label() == "_training")
     assert (
         len(raw.get_xdata()) > len(xs) and "means" not in raw_top.figure.get_suptitle()
     )
@@ -362,16 +367,15 @@ def test_usage_grid_one_panel_per_run(runs):
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == [
         "used on training servers",
-        "used on loaned servers",
         "training capacity",
+        "lent (inference servers on loan)",
+        "used on loaned servers",
     ]
-    peak = max(
-        (r.timeline["training_gpus_used"] + r.timeline["loaned_gpus_used"]).max()
-        for r in runs.values()
-    )
+    # Lent GPUs sit on the training capacity (16 GPUs): the highest lent floor fits.
+    peak = max(16 + (r.timeline["on_loan"] * 8).max() for r in runs.values())
     assert panels[0].get_ylim()[1] >= peak
     assert panels[2].get_ylim() == panels[0].get_ylim()
-    assert fig.get_suptitle().startswith("GPUs used by training jobs")
+    assert fig.get_suptitle().startswith("GPUs used by training, and GPUs lent")
 
 
 def test_save_all_writes_each_figure_in_each_format(runs, tmp_path):

@@ -108,7 +108,19 @@ CALLS = {
             interval_table(), x="mean_load", y="JCT gain", by="t4_speed", **kw
         ),
     ),
+    "verdict_cdf": (2, lambda r, **kw: plot.verdict_cdf(as_rows(r), **kw)),
 }
+
+
+def as_rows(runs):
+    """The fixture's runs under the names of the rows that answer the verdict's two
+    questions (loaning: Aryl Basic over Elastic only; elastic scaling: Aryl Basic
+    over Loaning only)."""
+    return {
+        "Aryl Basic": runs["aryl"],
+        "Elastic only, aryl": runs["scf"],
+        "Loaning only, aryl reclaim": runs["random"],
+    }
 
 
 def test_every_public_plot_function_is_covered_here():

@@ -1,5 +1,7 @@
-"""Figures of simulated runs: JCT / queuing CDFs, GPU usage over time, preemptions,
-speed-ups, sweeps, confidence intervals, and a Gantt chart of jobs' allocations.
+"""Figures of simulated runs: JCT / queuing CDFs (``verdict_cdf``: the two rows that
+answer each question of the verdict in one axes), GPU usage over time (GPUs lent
+beside GPUs used), preemptions, speed-ups, sweeps, confidence intervals, and a Gantt
+chart of jobs' allocations.
 
 Every function takes ``aryl.sim.Result`` objects (``speedups``: the table of
 ``aryl.sim.speedups``; ``sweep`` and ``intervals``: a table of runs) and returns a
@@ -10,7 +12,8 @@ global state, nothing shown), so it works headless with any backend; save it wit
 
 Into your own figure: every function takes ``ax=`` -- an ``Axes``, or for the
 functions that draw several panels (``usage``: 2, ``preemptions``: 2,
-``speedups``: 2, ``usage_grid``: one per run) a sequence of exactly that many --
+``speedups``: 2, ``usage_grid``: one per run, ``verdict_cdf``: one per question
+answered) a sequence of exactly that many --
 and draws there, returning that figure; ``figsize=`` sizes the figure it makes
 otherwise::
 
@@ -36,6 +39,7 @@ rasterised, so that months of 60-s steps stay readable and SVG/PDF files small.
 allocation history of a run simulated with ``history=True``.
 """
 
+from .allocations import GANTT_COLORS, GANTT_JOBS, GANTT_MAX_JOBS, gantt
 from .comparisons import intervals, speedups, sweep
 from .distributions import cdf, preemptions
 from .files import FORMATS, save_all
@@ -47,15 +51,9 @@ from .style import (
     PALETTE,
     NotebookFigure,
 )
-from .timelines import (
-    DEFAULT_WINDOW,
-    GANTT_COLORS,
-    GANTT_JOBS,
-    GANTT_MAX_JOBS,
-    gantt,
-    usage,
-    usage_grid,
-)
+from .timelines import usage, usage_grid
+from .timeseries import DEFAULT_WINDOW
+from .verdict import verdict_cdf
 
 __all__ = [
     "COLUMN_WIDTH",
@@ -78,4 +76,5 @@ __all__ = [
     "sweep",
     "usage",
     "usage_grid",
+    "verdict_cdf",
 ]

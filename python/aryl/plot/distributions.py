@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullLocator
 
+from ..engine.result import Result
 from .runs import Results, named
 from .style import (
     PALETTE,
@@ -20,6 +21,7 @@ from .style import (
     legend,
     percent,
     percent_ticks,
+    root,
     series_styles,
     title,
 )
@@ -27,8 +29,8 @@ from .style import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-_METRICS = {
-    # metric: (axis label, title, what a NaN means)
+#: The per-job metrics the CDFs draw: metric -> (axis label, title, what a NaN means).
+CDF_METRICS = {
     "jct": ("job completion time", "Job completion time", "unfinished"),
     "queuing_time": ("queuing time", "Queuing time", "never started"),
 }
@@ -97,14 +99,50 @@ def cdf(
     ``style.RASTER_POINTS`` jobs are rasterised in SVG and PDF files (the axes
     and text stay vector).
     """
-    if metric not in _METRICS:
-        raise ValueError(
-            f"unknown metric {metric!r}; expected one of {', '.join(_METRICS)}"
-        )
+    check_metric(metric)
     runs = named(results)
     styles = series_styles([name for name, _ in runs], "cdf")
     fig, (axes,), own = canvas(ax, figsize, (9.5, 4.8), "cdf")
-    axis_label, heading, missing_word = _METRICS[metric]
+    lo, hi, clipped = cdf_curves(axes, runs, metric, styles)
+    cdf_axes(axes, metric, (lo, hi), clipped)
+    title(fig, axes, f"{CDF_METRICS[metric][1]}: CDF per run", whole=False)
+    legend(axes, outside=own)
+    return fig
+
+
+def check_metric(metric: str) -> None:
+    """A ``ValueError`` unless ``metric`` is one the CDFs draw."""
+    if metric not in CDF_METRICS:
+        raise ValueError(
+            f"unknown metric {metric!r}; expected one of {', '.join(CDF_METRICS)}"
+        )
+
+
+def cdf_axes(ax: Axes, metric: str, span: Tuple[float, float], clipped: bool) -> None:
+    """A CDF's axes: ``metric`` on a log time axis over ``span`` (smallest, largest
+    value in seconds; coarse ticks on a ``compact`` figure), shares in percent,
+    labels in words (saying so when values below 1 s were ``clipped`` to 1 s)."""
+    coarse = compact(root(ax))
+    unit = "" if log_time_axis(ax, span[0], span[1], coarse) else "s, "
+    ax.set_ylim(0, 1.02)
+    percent_ticks(ax.yaxis)
+    note = "; values below 1 s shown at 1 s" if clipped else ""
+    ax.set_xlabel(f"{CDF_METRICS[metric][0]} ({unit}log scale{note})")
+    ax.set_ylabel("share of jobs (CDF)")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def cdf_curves(
+    ax: Axes,
+    runs: List[Tuple[str, Result]],
+    metric: str,
+    styles: Dict[str, Dict[str, Any]],
+    suffix: Optional[Dict[str, str]] = None,
+) -> Tuple[float, float, bool]:
+    """One empirical CDF of ``metric`` per run on ``ax`` in its style (``styles`` by
+    name; ``suffix`` adds to a run's legend label); returns (smallest value, largest
+    value, whether any value below 1 s was clipped to 1 s) for the log time axis."""
+    missing_word = CDF_METRICS[metric][2]
     lo, hi = math.inf, -math.inf
     clipped = False
     for name, result in runs:
@@ -114,13 +152,13 @@ def cdf(
         values = values[~np.isnan(values)]
         clipped = clipped or bool((values < 1.0).any())
         values = np.sort(np.maximum(values, 1.0))
-        label = name
+        label = name + (suffix or {}).get(name, "")
         if missing:
             label += f" ({missing:,} of {len(result.jobs):,} {missing_word}, excluded)"
         if len(values):
             y = np.arange(1, len(values) + 1) / len(values)
             # Start each curve at 0 so that the jump at the first value shows.
-            axes.plot(
+            ax.plot(
                 np.r_[values[0], values],
                 np.r_[0.0, y],
                 drawstyle="steps-post",
@@ -132,26 +170,17 @@ def cdf(
             )
             lo, hi = min(lo, values[0]), max(hi, values[-1])
         else:
-            axes.plot(
+            ax.plot(
                 [],
                 [],
                 label=f"{label} -- no values",
                 color=style["color"],
                 linestyle=style["linestyle"],
             )
-    unit = "" if _log_time_axis(axes, lo, hi, compact(fig)) else "s, "
-    axes.set_ylim(0, 1.02)
-    percent_ticks(axes.yaxis)
-    note = "; values below 1 s shown at 1 s" if clipped else ""
-    axes.set_xlabel(f"{axis_label} ({unit}log scale{note})")
-    axes.set_ylabel("share of jobs (CDF)")
-    title(fig, axes, f"{heading}: CDF per run", whole=False)
-    axes.grid(True, which="major", alpha=0.3)
-    legend(axes, outside=own)
-    return fig
+    return lo, hi, clipped
 
 
-def _log_time_axis(ax: Axes, lo: float, hi: float, coarse: bool) -> bool:
+def log_time_axis(ax: Axes, lo: float, hi: float, coarse: bool) -> bool:
     """A log x axis over [lo, hi] seconds with ticks in human units (1 min, 1 h; only
     the ``coarse`` ones on a narrow figure if two fit) when two or more fall in it
     (then True; else plain seconds)."""

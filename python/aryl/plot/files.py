@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from matplotlib.figure import Figure
 
@@ -12,7 +22,9 @@ from .comparisons import speedups
 from .distributions import cdf, preemptions
 from .runs import Results, named
 from .style import DPI, MAX_SERIES
-from .timelines import DEFAULT_WINDOW, usage, usage_grid
+from .timelines import usage, usage_grid
+from .timeseries import DEFAULT_WINDOW
+from .verdict import answered, verdict_cdf
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -52,21 +64,25 @@ def save_all(
     note
         A caption under every figure drawn from ``results`` (all but ``speedups``):
         a replicated comparison says there which seed the runs are
-        (``"seed 0, the first of 5 seeds; ..."``).
+        (``"seed 0, the first of 5 seeds; ..."``). Nothing else is drawn there:
+        the legends are beside or above the axes.
 
     Returns
     -------
     list of pathlib.Path
-        Per format, in this order: ``jct_cdf``, ``queuing_cdf``, ``preemptions``,
-        ``speedups`` (with ``headline``) and ``usage``: for one run its two-panel
-        ``usage`` figure, for several one ``usage_grid`` figure.
+        Per format, in this order: ``jct_cdf``, ``queuing_cdf``, ``verdict_cdf``
+        (when the runs hold the two rows of a verdict question: ``verdict_cdf``),
+        ``preemptions``, ``speedups`` (with ``headline``) and ``usage``: for one run
+        its two-panel ``usage`` figure, for several one ``usage_grid`` figure.
 
     Notes
     -----
     A CDF draws at most 8 runs (``cdf``). With more, the CDFs are split into
     figures of 8: ``jct_cdf`` has the first 8 runs, ``jct_cdf_2`` the first run
     (the reference, e.g. the Baseline, in the same colour) and the next 7, and so
-    on; a run keeps its colour and dash within each file. PNGs, and the dense
+    on; a run keeps its colour and dash within each file. The rows that answer
+    one question of the verdict share an axes in ``verdict_cdf`` whatever file
+    their CDFs fall in. PNGs, and the dense
     series of SVG and PDF files (rasterised, see ``usage``), are rendered at 120
     dpi (a default figure shrunk to a paper's column is then finer than 300 dpi);
     figures are released after saving; nothing is left open in pyplot.
@@ -76,14 +92,10 @@ def save_all(
         raise ValueError(
             f"unknown figure format(s) {unknown}; expected some of {FORMATS}"
         )
-    runs = named(results)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths: List[Path] = []
-
-    def write(stem: str, fig: Figure, captioned: bool = True) -> None:
-        if note and captioned:
-            fig.supxlabel(note, fontsize="small", color="0.35")
+    for stem, fig in standard_figures(results, window, headline, note):
         try:
             for fmt in formats:
                 path = out / f"{stem}.{fmt}"
@@ -96,19 +108,39 @@ def save_all(
                 paths.append(path)
         finally:
             fig.clear()
+    return sorted(paths, key=lambda p: formats.index(p.suffix[1:]))
+
+
+def standard_figures(
+    results: Results,
+    window: Optional[float] = DEFAULT_WINDOW,
+    headline: Optional[pd.DataFrame] = None,
+    note: Optional[str] = None,
+) -> Iterator[Tuple[str, Figure]]:
+    """(file stem, figure) of each figure ``save_all`` writes, in its order, drawn one
+    at a time as the iteration reaches it (``note`` below every figure but the
+    speed-ups'), so that a caller can free each before the next."""
+    runs = named(results)
+
+    def captioned(fig: Figure) -> Figure:
+        if note:
+            fig.supxlabel(note, fontsize="small", color="0.35")
+        return fig
 
     for stem, metric in (("jct_cdf", "jct"), ("queuing_cdf", "queuing_time")):
         for suffix, group in _cdf_groups(runs):
-            write(stem + suffix, cdf(dict(group), metric))
+            yield stem + suffix, captioned(cdf(dict(group), metric))
     mapping = dict(runs)
-    write("preemptions", preemptions(mapping))
+    if answered(list(mapping)):
+        yield "verdict_cdf", captioned(verdict_cdf(mapping))
+    yield "preemptions", captioned(preemptions(mapping))
     if headline is not None:
-        write("speedups", speedups(headline), captioned=False)
+        yield "speedups", speedups(headline)
     if len(runs) == 1:
-        write("usage", usage(runs[0][1], label=runs[0][0], window=window))
+        name, result = runs[0]
+        yield "usage", captioned(usage(result, label=name, window=window))
     else:
-        write("usage", usage_grid(mapping, window=window))
-    return sorted(paths, key=lambda p: formats.index(p.suffix[1:]))
+        yield "usage", captioned(usage_grid(mapping, window=window))
 
 
 def _cdf_groups(

@@ -162,7 +162,7 @@ def canvas(
         if not isinstance(ax, Axes):
             raise TypeError(f"{what}: ax must be a matplotlib Axes, got {ax!r}")
         _check_cartesian(ax, what)
-        return _root(ax), [ax], False
+        return root(ax), [ax], False
     given = list(np.asarray(ax, dtype=object).ravel())  # a list, or plt.subplots'
     if not all(isinstance(a, Axes) for a in given):
         raise TypeError(f"{what}: ax must be a sequence of matplotlib Axes, got {ax!r}")
@@ -172,9 +172,9 @@ def canvas(
         raise ValueError(
             f"{what} draws {panels} panels: ax must be {panels} Axes, got {len(given)}"
         )
-    if len({id(_root(a)) for a in given}) > 1:
+    if len({id(root(a)) for a in given}) > 1:
         raise ValueError(f"{what}: the axes in ax must belong to one figure")
-    return _root(given[0]), given, False
+    return root(given[0]), given, False
 
 
 def _check_cartesian(ax: Axes, what: str) -> None:
@@ -212,7 +212,7 @@ def bar_panels(
     return fig, left, right, own
 
 
-def _root(ax: Axes) -> Figure:
+def root(ax: Axes) -> Figure:
     """The figure ``ax`` is saved with (a subfigure's parent figure)."""
     figure = ax.figure
     return figure if isinstance(figure, Figure) else figure.figure
@@ -242,7 +242,7 @@ def legend(ax: Axes, outside: bool, heading: Optional[str] = None) -> None:
     caller's axes, often small, with no room beside them)."""
     if not ax.get_legend_handles_labels()[0]:
         return
-    if outside and not compact(_root(ax)):
+    if outside and not compact(root(ax)):
         ax.legend(
             loc="upper left",
             bbox_to_anchor=(1.01, 1.0),
