@@ -412,13 +412,13 @@ def test_a_non_bool_flag_is_one_type_and_message_through_every_door(tmp_path, ca
         ),
     }
     for door, call in doors.items():
-        with pytest.raises(TypeError) as raised:
+        with pytest.raises(ValueError) as raised:
             call()
         assert str(raised.value) == FLAG, door
     argv = ["sweep", "--first-jobs", "5", "--set", "loaning=yes", "-q"]
     assert main([*argv, "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"aryl: error: {FLAG}\n"
-    with pytest.raises(TypeError, match="^goodput_jobs must be True or False, got 1$"):
+    with pytest.raises(ValueError, match="^goodput_jobs must be True or False, got 1$"):
         sim.sweep({"first_jobs": 5, "goodput_jobs": 1}, engine="serial", cache=False)
 
 

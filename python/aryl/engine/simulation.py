@@ -167,8 +167,7 @@ def simulate(
         ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``,
         ``.provenance`` (what produced it), ``.save(path)``.
     """
-    if not isinstance(history, bool):
-        raise TypeError(f"history must be True or False, got {history!r}")
+    history = validation.flag(history, "history")
     config = _config(config)
     validation.check_config(config, PLACEMENTS)
     validation.check_progress(progress)
