@@ -289,7 +289,7 @@ def compare_table(
     """The comparison as printed: times in s, use and preemptions as %, unfinished
     jobs, speed-ups (``COMMON`` marks one taken over the jobs both rows finished; the
     reference row reads ``reference``, with what makes it unfit)."""
-    from ..engine.metrics import METRICS
+    from ..engine.metrics import METRICS, undefined_share
 
     keys = [key for key, _ in TABLE_COLUMNS] + ["speed-up JCT", "speed-up queue"]
     formats = [fmt for _, fmt in TABLE_COLUMNS] + ["{:.2f}x", "{:.2f}x"]
@@ -302,8 +302,11 @@ def compare_table(
     mark = reference_mark(problems)
     shown = []
     for (name, row), values in zip(table.iterrows(), rows):
-        # v != v: NaN, a speed-up over a mean of 0
-        cells = ["—" if v != v else f.format(v) for f, v in zip(formats, values[1:])]
+        # v != v: NaN, a speed-up over a mean of 0; a share of nothing is undefined
+        cells = [
+            "—" if v != v or undefined_share(k, row) else f.format(v)
+            for k, f, v in zip(keys, formats, values[1:])
+        ]
         if name == reference:
             cells[-2:] = [mark, mark]
         elif not math.isnan(float(row.get("speed-up jobs", math.nan))):
