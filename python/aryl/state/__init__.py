@@ -16,14 +16,14 @@ The package's parts: ``cluster_state`` (``ClusterState``: construction, the
 simulator's view, the kernels and time), ``stored`` (its tables and their one
 commit), ``views`` (its records, columns and frames), ``updates`` (its changes in
 place), ``tables`` (records and columns into validated tables), ``schedule`` and
-``reclaim`` (the kernels on a state), ``columns`` (``StateColumns``, what a policy
-reads).
+``reclaim`` (the kernels on a state), ``schedule_result`` (what ``schedule``
+decided), ``columns`` (``StateColumns``, what a policy reads).
 """
 
 from __future__ import annotations
 
 from .cluster_state import ClusterState
 from .reclaim import ReclaimResult
-from .schedule import ScheduleResult
+from .schedule_result import ScheduleResult
 
 __all__ = ["ClusterState", "ReclaimResult", "ScheduleResult"]

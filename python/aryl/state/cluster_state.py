@@ -16,13 +16,13 @@ from ..typing import AllocationPolicy, ReclaimPolicy
 from .columns import SERVICE
 from .reclaim import ReclaimResult, reclaim_state
 from .schedule import (
-    ScheduleResult,
     advance_state,
     gpu_types,
     placeable_unlent,
     schedule_state,
     server_type_codes,
 )
+from .schedule_result import ScheduleResult
 from .tables import (
     _EMPTY,
     Table,
