@@ -54,4 +54,6 @@ def test_numpy_bools_pass_every_door():
     state.set_on_loan(["s"], np.bool_(True))
     assert state.servers()[0].on_loan is True
     assert aryl.Job("j", 1, 1, 1, 60.0, checkpoint=np.bool_(True)).checkpoint is True
-    assert sim.simulate(JOBS, sim.Cluster(1, 0), history=np.bool_(False)).jobs is not None
+    assert (
+        sim.simulate(JOBS, sim.Cluster(1, 0), history=np.bool_(False)).jobs is not None
+    )

@@ -7,11 +7,11 @@ from typing import Any
 
 from ..validation import MAX_INT
 from .arguments import _number
-from .commands import SWEEP_PARAMETERS, sweep
 from .options_shared import (
     _engine_arguments,
     _trace_arguments,
 )
+from .sweep_command import SWEEP_PARAMETERS, sweep
 
 
 def add_parser(sub: Any) -> None:
