@@ -80,11 +80,17 @@ def _gpu_type(value: Any, what: str) -> Optional[str]:
     raise ValueError(f"{what} must be a str or None, got {_received(value)}")
 
 
-def _flag(value: Any, what: str) -> bool:
-    """A bool (Python's or NumPy's): not 0/1, not a str such as 'yes'."""
+def _flag(value: Any, what: str, typed: bool = True) -> bool:
+    """A bool (Python's or NumPy's): not 0/1, not a str such as 'yes'.
+
+    The one check of a flag at every door (records and their columns here; an
+    argument or a ``Config`` field through ``validation.flag``): anything else is a
+    ``ValueError``, as every other bad record or option value. ``typed``: the
+    message names the type received too."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{what} must be True or False, got {_received(value)}")
+    got = _received(value) if typed else repr(value)
+    raise ValueError(f"{what} must be True or False, got {got}")
 
 
 def _id(value: Any, what: str) -> Id:

@@ -3,8 +3,9 @@
 Records (servers, jobs, workers) are checked by ``model`` and the C++ core; this
 module checks the other arguments — seeds, counts, simulator settings — and
 refuses up front a simulation whose time values would make unbounded work.
-Wrong types raise ``TypeError``, wrong values ``ValueError``; messages name the
-argument.
+Wrong types raise ``TypeError``, wrong values ``ValueError``, except a flag that is
+not a bool: a ``ValueError`` at every door, as a record's (``flag``); messages name
+the argument.
 
 Limits (documented in the README, "Limits"):
 
@@ -39,6 +40,7 @@ from .defaults import (
     MIN_HETERO_EFFICIENCY,
     POLICY_ALIASES,
 )
+from .model import _flag
 from .typing import JobAgent, Scaling
 
 #: Throughput scalings of jobs without their own curve.
@@ -100,10 +102,9 @@ def real(
 
 
 def flag(value: Any, what: str) -> bool:
-    """A bool (Python or NumPy), nothing else: ``'no'`` is not False."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise TypeError(f"{what} must be True or False, got {value!r}")
+    """A bool (Python or NumPy), nothing else: ``'no'`` is not False. A
+    ``ValueError`` otherwise, as a record's flag (``model._flag``, the one check)."""
+    return _flag(value, what, typed=False)
 
 
 def text(value: Any, what: str, choices: Sequence[str]) -> str:

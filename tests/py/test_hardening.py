@@ -407,8 +407,8 @@ def test_cli_demo_negative_servers():
     [
         ({"scaling": 0}, TypeError),
         ({"scaling": "cubic"}, ValueError),
-        ({"backfill": "no"}, TypeError),
-        ({"audit": 1}, TypeError),
+        ({"backfill": "no"}, ValueError),
+        ({"audit": 1}, ValueError),
         ({"gpu_speed": None}, TypeError),
         ({"gpu_speed": {5: 1.0}}, TypeError),
         ({"horizon": math.nan}, ValueError),
@@ -563,7 +563,7 @@ def test_schedule_remaining_for_a_job_not_yet_submitted():
         (dict(remaining=[0.5]), TypeError),
         (dict(now=math.nan), ValueError),
         (dict(now="0"), TypeError),
-        (dict(backfill="yes"), TypeError),
+        (dict(backfill="yes"), ValueError),
     ],
 )
 def test_schedule_arguments(kwargs, error):

@@ -104,7 +104,7 @@ def test_history_is_off_by_default_and_changes_nothing(reclaimed):
 
 
 def test_history_must_be_a_bool():
-    with pytest.raises(TypeError, match="history must be True or False"):
+    with pytest.raises(ValueError, match="history must be True or False"):
         sim.simulate([aryl.Job("a", 1, 1, 1, 10.0)], sim.Cluster(1, 0), history=1)
 
 

@@ -2,6 +2,9 @@
 
 import math
 
+import pandas as pd
+import pytest
+
 from aryl import sim
 from aryl._display import metric
 from aryl.engine.metrics import METRICS, OPTIONAL_KEYS, SUMMARY_KEYS, kind
@@ -54,3 +57,22 @@ def test_a_result_in_a_notebook_shows_the_catalogue_labels():
     shown = small_result()._repr_html_()
     for key in SUMMARY_KEYS:
         assert METRICS[key].label in shown
+
+
+@pytest.mark.parametrize(
+    "reclaims, preemptions, undefined",
+    [
+        (0, 0, True),  # the Baseline: nothing reclaimed, nothing preempted
+        (121, 0, False),  # reclaims that preempted nothing: a measured 0
+        (0, 7, False),  # a preemptive policy's rounds (Tiresias), nothing lent
+    ],
+)
+def test_a_preemption_ratio_is_undefined_only_where_nothing_could_preempt(
+    reclaims, preemptions, undefined
+):
+    from aryl.engine.metrics import defined_runs, undefined_share
+
+    row = {"preemption_ratio": 0.0, "reclaims": reclaims, "preemptions": preemptions}
+    assert undefined_share("preemption_ratio", row) is undefined
+    runs = pd.DataFrame([row, {**row, "reclaims": 1}])
+    assert len(defined_runs("preemption_ratio", runs)) == (1 if undefined else 2)

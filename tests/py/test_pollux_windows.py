@@ -209,7 +209,7 @@ def test_pooled_bounds_stay_inside_what_the_jobs_can_give():
         ({"rows": ["Aryl Basic"]}, ValueError, "need a load series"),
         (
             {"config": {"goodput_jobs": "yes"}},
-            TypeError,  # as every non-bool flag
+            ValueError,  # as every non-bool flag
             "goodput_jobs must be True or False",
         ),
     ],

@@ -339,7 +339,7 @@ def test_aryl_sweep_rejects_a_bad_grid(capsys):
 
 
 def test_cli_help_names_every_sweep_parameter():
-    from aryl.cli.commands import SWEEP_PARAMETERS
+    from aryl.cli.sweep_command import SWEEP_PARAMETERS
 
     assert SWEEP_PARAMETERS.split(", ") == list(sim.PARAMETERS)
 

@@ -313,7 +313,7 @@ def test_pai_fractional_instance_count_is_refused(tmp_path):
     "format", ["aryl", "philly", "alibaba-pai", "alibaba-2023", "helios"]
 )
 def test_drop_invalid_must_be_a_bool(tmp_path, format):
-    with pytest.raises(TypeError, match="drop_invalid must be True or False"):
+    with pytest.raises(ValueError, match="drop_invalid must be True or False"):
         read(pai_tables(tmp_path), format=format, drop_invalid="yes")
 
 

@@ -18,7 +18,7 @@ import pytest
 import aryl
 import aryl.typing as aryl_typing
 from aryl import defaults, validation
-from aryl.engine import scenarios, simulation
+from aryl.engine import pollux_runs, scenarios, simulation
 from aryl.studies.sweep_engines import ENGINES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ def test_user_script_runs(tmp_path):
         (defaults.SCHEDULE_POLICIES, aryl_typing.AllocationPolicy),
         (defaults.PLACEMENTS, aryl_typing.Placement),
         (defaults.RECLAIM_POLICIES, aryl_typing.ReclaimPolicy),
-        (simulation.GOODPUT_POLICIES, aryl_typing.GoodputPolicy),
+        (pollux_runs.GOODPUT_POLICIES, aryl_typing.GoodputPolicy),
         (simulation.RECLAIM_POLICIES, aryl_typing.SimulationReclaimPolicy),
         (scenarios.SCENARIOS, aryl_typing.ScenarioName),
         (ENGINES, aryl_typing.SweepEngine),

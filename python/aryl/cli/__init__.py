@@ -22,8 +22,8 @@ import warnings
 from typing import Any, Dict, Optional, Sequence
 
 from .arguments import parse_grid
-from .commands import Interrupted
 from .parser import EXIT_INTERRUPTED, EXIT_USAGE, _parser
+from .sweep_command import Interrupted
 
 __all__ = ["main"]
 

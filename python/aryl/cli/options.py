@@ -11,8 +11,8 @@ import math
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ..policy import load_policy, policy_name
+from .console import Console
 from .inputs import TraceFiles, cluster_of, config_fields, servers_of
-from .output import Console
 
 if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..jobtable import JobTable

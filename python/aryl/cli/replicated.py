@@ -484,6 +484,8 @@ def _pollux_pooled(table: Any) -> Any:
 
 
 def _value(key: str, value: float) -> str:
+    if math.isnan(value):  # undefined in every run (metrics.SHARE_OF)
+        return "—"
     if key == "preemption_ratio":
         return f"{value:.2%}"
     if key == "jobs_unfinished":  # a mean over replications: 0.4 is not 0

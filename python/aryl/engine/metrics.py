@@ -111,22 +111,35 @@ LEDGER_KEYS: Tuple[str, ...] = (
 )
 
 #: The shares that are 0 / 0 in a run without what they are a share of: share key ->
-#: the summary count that is 0 there (no reclaim: no collateral damage to measure;
-#: nothing lent: no share of it used). ``Result.summary()`` gives 0.0 there, so that
-#: summaries compare equal; undefined is not 0, so a replicated comparison's mean
-#: and interval leave those runs out (NaN when no run has one) and tables show "—".
-SHARE_OF: Dict[str, str] = {
-    "collateral_damage": "reclaims",
-    "flexible_reclaim_share": "servers_reclaimed",
-    "lent_used_share": "lent_gpu_hours",
+#: the summary counts that are all 0 there (no reclaim: no collateral damage to
+#: measure; nothing lent: no share of it used; nothing reclaimed and nothing
+#: preempted, as in the Baseline: no preemption to measure, where a reclaim or a
+#: preemptive policy's round makes even none a measured 0). ``Result.summary()``
+#: gives 0.0 there, so that summaries compare equal; undefined is not 0, so a
+#: replicated comparison's mean and interval leave those runs out (NaN when no run
+#: has one) and tables show "—".
+SHARE_OF: Dict[str, Tuple[str, ...]] = {
+    "collateral_damage": ("reclaims",),
+    "flexible_reclaim_share": ("servers_reclaimed",),
+    "lent_used_share": ("lent_gpu_hours",),
+    "preemption_ratio": ("reclaims", "preemptions"),
 }
 
 
 def undefined_share(key: str, row: Mapping[str, Any]) -> bool:
     """Whether ``row``'s (a summary's, or a table row's) share ``key`` is 0 / 0:
-    ``SHARE_OF[key]`` is 0 (or NaN) in it."""
-    of = SHARE_OF.get(key)
-    return of is not None and of in row and not float(row[of]) > 0
+    each of ``SHARE_OF[key]`` it has is 0 (or NaN) in it."""
+    of = [k for k in SHARE_OF.get(key, ()) if k in row]
+    return bool(of) and not any(float(row[k]) > 0 for k in of)
+
+
+def defined_runs(key: str, runs: Any) -> Any:
+    """The runs (a DataFrame of summaries, one row each) where ``key`` is defined:
+    all of them but those where it is a share of nothing (``undefined_share``)."""
+    of = [k for k in SHARE_OF.get(key, ()) if k in runs.columns]
+    if not of:
+        return runs
+    return runs[(runs[of].to_numpy(dtype=float) > 0).any(axis=1)]
 
 
 #: Suffixes of keys derived from a metric (``aryl.sim.compare``'s interval bounds).

@@ -9,7 +9,6 @@ import warnings
 from typing import (
     Any,
     Callable,
-    Dict,
     List,
     Mapping,
     Optional,
@@ -23,62 +22,46 @@ import numpy as np
 import pandas as pd
 
 from .. import _core, validation
-from ..defaults import (
-    DEFAULT_GPU_SPEED,
-    PLACEMENTS,
-    PUBLISHED_GPU_SPEED,
-    SIMULATION_RECLAIM_POLICIES,
-    UNLISTED_GPU_SPEED,
-    with_published_speeds,
-)
+from ..defaults import PLACEMENTS, SIMULATION_RECLAIM_POLICIES
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..jobtable import JobTable
-from ..model import Job, Records, Server, as_records, job_columns, server_columns
+from ..model import Records, Server, server_columns
 from ..policy import policy_record
-from ..state import ClusterState
-from ..traces.pollux_mapping import (
-    aryl_policy_jobs,
-    optional_column,
-    pollux_policy_jobs,
-)
-from ..typing import (
-    GoodputPolicy,
-    JobAgent,
-    SimulationPolicy,
-    SimulationReclaimPolicy,
-)
+from ..typing import JobAgent, SimulationPolicy, SimulationReclaimPolicy
 from .config import Cluster, Config
-from .history import history_frame
+from .core_io import _NO_WORKERS, _curves, _describe_cluster, _servers
+
+# Other rooms import these from here (live.record, live.timing, studies.replications,
+# studies.sweep_runs, cli.inputs, tests): their homes are core_io and gpu_types,
+# split off this module as they were (and pollux_runs).
+from .core_io import _config as _config
+from .core_io import _core_config as _core_config
+from .core_io import _load as _load
+from .core_io import _load_integral as _load_integral
+from .core_io import _result as _result
+from .gpu_types import UNLISTED_WARNING as UNLISTED_WARNING
+from .gpu_types import _mixed, gpu_types, published_speeds
+from .gpu_types import unlisted_gpu_types as unlisted_gpu_types
 from .hooks import CoreHooks, Policy, check_policy, has_hook, policy_name
+from .pollux_runs import _is_pollux_workload, _simulate_pollux
 from .provenance import (
     Provenance,
     aryl_version,
     extend_to_jobs,
-    fingerprint_frame,
     fingerprint_jobs,
     fingerprint_load,
 )
-from .result import TIMELINE_COLUMNS, Result
+from .result import Result
 from .scenarios import apply_prediction_error
 
 #: ``simulate``'s ``progress``: ``progress(fraction)`` or ``progress(fraction, now)``.
 ProgressCallback = Union[
     Callable[[float], Optional[bool]], Callable[[float, float], Optional[bool]]
 ]
-
-#: Allocation policies of goodput-driven (Pollux workload) runs.
-GOODPUT_POLICIES = get_args(GoodputPolicy)
 #: Job agents a goodput-driven run under policy "aryl" may give its jobs.
 AGENTS = get_args(JobAgent)
 RECLAIM_POLICIES = (
     SIMULATION_RECLAIM_POLICIES  # aryl.engine.simulation.RECLAIM_POLICIES
-)
-#: The start of ``unlisted_gpu_types``' warning, as ``warnings.filterwarnings`` takes it.
-UNLISTED_WARNING = r"GPU types? .* no speed in gpu_speed"
-#: GPU types that run at their own speed when ``gpu_speed`` does not list them: the
-#: reference, the V100 (1.0 by definition).
-REFERENCE_GPUS = frozenset(
-    t for t, v in DEFAULT_GPU_SPEED.items() if v == UNLISTED_GPU_SPEED
 )
 
 
@@ -169,8 +152,7 @@ def simulate(
         ``.jobs``, ``.timeline`` (DataFrames), ``.summary()``, ``.check()``,
         ``.provenance`` (what produced it), ``.save(path)``.
     """
-    if not isinstance(history, bool):
-        raise TypeError(f"history must be True or False, got {history!r}")
+    history = validation.flag(history, "history")
     config = _config(config)
     validation.check_config(config, PLACEMENTS)
     validation.check_progress(progress)
@@ -204,7 +186,7 @@ def simulate(
     _check_fixed_duration_run(kernel, reclaim, config, inference_load)
     las = kernel == "tiresias"
     servers = _servers(cluster)
-    config = _published_speeds(config, servers)
+    config = published_speeds(config, servers)
     table = _run_table(JobTable.of(jobs), servers, config, las, seed)
     unlisted = unlisted_gpu_types(servers, config.gpu_speed)
     server_table, columns = server_columns(servers), table.core_columns()
@@ -335,12 +317,6 @@ def arrival_times(submit: Any, scale: float) -> np.ndarray:
     return out
 
 
-def gpu_types(servers: Sequence[Server], jobs: JobTable) -> List[str]:
-    """The GPU types of a run: its servers' and those its jobs require."""
-    required = pd.unique(pd.Series(jobs.column("gpu_type"), dtype=object).dropna())
-    return sorted({s.gpu_type for s in servers} | {str(t) for t in required if t})
-
-
 def _watched(
     progress: Optional[ProgressCallback],
 ) -> Tuple[Optional[Callable[[float, float], Optional[bool]]], List[bool]]:
@@ -411,403 +387,3 @@ def _warn_unfinished(
             stacklevel=3,
         )
     return result
-
-
-_NO_WORKERS: Dict[str, List[Any]] = {"job": [], "server": [], "flexible": []}
-
-
-def _servers(cluster: Union[Cluster, Records]) -> List[Server]:
-    """The cluster's servers, none on loan (the simulator lends them)."""
-    servers = (
-        cluster.servers()
-        if isinstance(cluster, Cluster)
-        else as_records(cluster, Server, "server")
-    )
-    return [dataclasses.replace(s, on_loan=False) for s in servers]
-
-
-def _curves(
-    table: JobTable, throughput: Optional[Mapping[Any, Sequence[float]]]
-) -> List[List[float]]:
-    """Per-job throughput curves in the table's order (empty list: none given)."""
-    if not throughput:
-        return []
-    index = {id_: i for i, id_ in enumerate(table.ids.tolist())}
-    curves: List[List[float]] = [[] for _ in range(len(table))]
-    for job_id, curve in throughput.items():
-        if job_id not in index:
-            raise ValueError(f"throughput: unknown job {job_id!r}")
-        curves[index[job_id]] = [float(v) for v in curve]
-    return curves
-
-
-def _describe_cluster(
-    cluster: Union[Cluster, Records],
-    servers: List[Server],
-    unlisted: Optional[Dict[str, int]] = None,
-) -> Dict[str, Any]:
-    """The cluster as counts (a ``Cluster``'s fields, or counted from the servers),
-    and, when some of its servers' GPU types have no speed in ``gpu_speed``,
-    ``unlisted_gpu_types``: their server counts by type (they ran at
-    ``UNLISTED_GPU_SPEED``)."""
-    out: Dict[str, Any] = {}
-    if isinstance(cluster, Cluster):
-        out = dataclasses.asdict(cluster)
-    else:
-        for pool in ("training", "inference"):
-            mine = [s for s in servers if s.pool == pool]
-            out[f"{pool}_servers"] = len(mine)
-            out[f"{pool}_gpus"] = sum(s.gpus for s in mine)
-            out[f"{pool}_gpu"] = "+".join(sorted({s.gpu_type for s in mine}))
-    if unlisted:
-        out["unlisted_gpu_types"] = dict(unlisted)
-    return out
-
-
-def _published_speeds(config: Config, servers: Sequence[Server]) -> Config:
-    """``config`` with the published speed of each of the servers' GPU types its
-    ``gpu_speed`` does not list (``aryl.defaults.PUBLISHED_GPU_SPEED``), so that the
-    run's saved config names every speed it ran at."""
-    speeds = with_published_speeds(config.gpu_speed, (s.gpu_type for s in servers))
-    if speeds == dict(config.gpu_speed):
-        return config
-    return dataclasses.replace(config, gpu_speed=speeds)
-
-
-def unlisted_gpu_types(
-    servers: Sequence[Server], gpu_speed: Mapping[str, float], stacklevel: int = 3
-) -> Dict[str, int]:
-    """The servers' GPU types that ``gpu_speed`` does not list, with their server
-    counts (``{"P100": 10}``), in name order; a ``UserWarning`` names them once per
-    message (Python shows a repeated warning once), since the engine runs them at
-    ``UNLISTED_GPU_SPEED`` (1.0, the V100's speed): aryl gives no speed it has no
-    source for (the paper's V100 and T4 and ``PUBLISHED_GPU_SPEED``, docs/model.md),
-    so the user gives theirs (``--gpu-speed P100=0.5`` / ``Config(gpu_speed=...)``)."""
-    counts: Dict[str, int] = {}
-    gpus: Dict[str, int] = {}
-    for s in servers:
-        # the V100, the reference, is 1.0 listed or not; a published speed applies
-        known = s.gpu_type in REFERENCE_GPUS or s.gpu_type in PUBLISHED_GPU_SPEED
-        if s.gpu_type not in gpu_speed and not known:
-            counts[s.gpu_type] = counts.get(s.gpu_type, 0) + 1
-            gpus[s.gpu_type] = gpus.get(s.gpu_type, 0) + s.gpus
-    if not counts:
-        return {}
-    counts = dict(sorted(counts.items()))
-    named = ", ".join(
-        f"{t} ({n:,} server{'s' * (n != 1)}, {gpus[t]:,} GPUs)"
-        for t, n in counts.items()
-    )
-    example = ",".join(f"{t}=0.5" for t in counts)
-    listed = ", ".join(f"{t}={v:g}" for t, v in gpu_speed.items()) or "none"
-    many = len(counts) != 1
-    warnings.warn(
-        f"GPU type{'s' * many} {named} {'have' if many else 'has'} no speed in "
-        f"gpu_speed ({listed}), so {'they run' if many else 'it runs'} at a V100's "
-        f"speed ({UNLISTED_GPU_SPEED:.1f}); aryl has no published speed for "
-        f"{'them' if many else 'it'}: give {'each' if many else 'it'} relative to "
-        f"the V100, e.g. --gpu-speed {example} for half a V100's "
-        "(Config(gpu_speed=...) in Python)",
-        UserWarning,
-        stacklevel=stacklevel,
-    )
-    return counts
-
-
-def _is_pollux_workload(jobs: Any) -> bool:
-    from ..traces.pollux import WORKLOAD_COLUMNS
-
-    return isinstance(jobs, pd.DataFrame) and all(
-        c in jobs.columns for c in WORKLOAD_COLUMNS
-    )
-
-
-def _simulate_pollux(
-    workload: pd.DataFrame,
-    cluster: Union[Cluster, Records],
-    policy: str,
-    config: Config,
-    seed: int,
-    progress: Optional[Callable[[float, float], Optional[bool]]],
-    label: str,
-    history: bool = False,
-) -> Result:
-    """A Pollux workload's goodput-driven jobs; the applications' tables cross to C++ once."""
-    from ..traces.pollux import check_workload, pollux_applications
-
-    if policy not in GOODPUT_POLICIES and policy != "aryl":
-        raise ValueError(
-            "a Pollux workload runs under policy 'tiresias', 'pollux' or 'aryl', "
-            f"got {policy!r}"
-        )
-    if config.agent is not None and policy != "aryl":
-        raise ValueError(f"agent {config.agent!r} needs policy 'aryl', got {policy!r}")
-    apps = dict(workload.attrs.get("applications") or {})
-    missing = sorted(set(workload["application"]) - set(apps))
-    if missing:
-        known = pollux_applications()
-        if not set(missing) <= set(known):
-            raise ValueError(f"no profiles for application(s) {missing}")
-        apps.update({a: known[a] for a in missing})
-    check_workload(workload, apps)
-    names = sorted(set(workload["application"]))
-    index = {name: i for i, name in enumerate(names)}
-    servers = _servers(cluster)
-    config = _published_speeds(config, servers)
-    unlisted = unlisted_gpu_types(servers, config.gpu_speed, stacklevel=4)
-    scale = optional_column(workload, "work_scale", 1.0)
-    if policy == "pollux":  # the policy decides replicas; jobs choose their batch
-        jobs, batch = pollux_policy_jobs(workload, servers)
-    elif policy == "aryl":
-        node_gpus = max((s.gpus for s in servers if s.pool == "training"), default=1)
-        tuned = config.agent is not None
-        jobs, batch = aryl_policy_jobs(workload, apps, node_gpus, scale, tuned)
-    else:
-        # duration is not used by goodput-driven jobs (their applications decide).
-        replicas = workload["num_replicas"].astype(int).tolist()
-        batch = workload["batch_size"].astype(float).tolist()
-        jobs = [
-            Job(str(name), 1, r, r, 1.0, float(t))
-            for name, r, t in zip(workload["name"], replicas, workload["time"])
-        ]
-    ClusterState.from_records(servers, jobs)  # validates ids and records
-    raw = _core.simulate(
-        server_columns(servers),
-        job_columns(jobs),
-        [],
-        [],
-        [],
-        _core_config(config, policy, "aryl", seed, history or _mixed(servers)),
-        progress,
-        applications=[apps[name].core for name in names],
-        job_application=[index[a] for a in workload["application"]],
-        job_batch_size=batch,
-        job_work_scale=scale,
-    )
-    ids = np.empty(len(jobs), dtype=object)
-    ids[:] = [j.id for j in jobs]
-    result = _result(
-        servers,
-        ids,
-        np.array([j.submit_time for j in jobs]),
-        raw,
-        label or policy,
-        np.ones(len(jobs), dtype=np.int64),  # one-GPU replicas
-        (
-            np.array([j.user for j in jobs], dtype=object),
-            np.array([j.vc for j in jobs], dtype=object),
-        ),
-        history,
-    )
-    result.provenance = Provenance(
-        jobs=len(jobs),
-        jobs_fingerprint=fingerprint_frame(workload) or "",
-        cluster=_describe_cluster(cluster, servers, unlisted),
-        policy=policy,
-        reclaim="none",
-        config=dataclasses.asdict(config),
-        seed=int(seed),
-        aryl_version=aryl_version(),
-    )
-    return result
-
-
-def _config(config: Union[Config, Mapping[str, Any], None]) -> Config:
-    if config is None:
-        return Config()
-    if isinstance(config, Config):
-        return config
-    names = {f.name for f in dataclasses.fields(Config)}
-    unknown = sorted(set(config) - names)
-    if unknown:
-        raise ValueError(
-            f"unknown config field(s) {unknown}; expected some of {sorted(names)}"
-        )
-    return Config(**config)
-
-
-def _core_config(
-    config: Config, policy: str, reclaim: str, seed: int, history: bool = False
-) -> Dict[str, Any]:
-    return {
-        "policy": policy,
-        "reclaim": reclaim,
-        "placement": config.placement,
-        "backfill": bool(config.backfill),
-        "scaling": config.scaling,
-        "schedule_interval": float(config.schedule_interval),
-        "loan_interval": float(config.loan_interval),
-        "restart_overhead": float(config.restart_overhead),
-        "start_overhead": float(config.start_overhead),
-        "headroom": float(config.headroom),
-        "lend_hold": float(config.lend_hold),
-        "hetero_efficiency": float(config.hetero_efficiency),
-        "gpu_speed": {str(k): float(v) for k, v in config.gpu_speed.items()},
-        "horizon": float(config.horizon),
-        "seed": int(seed),
-        "audit": bool(config.audit),
-        "reallocation_overhead": float(config.reallocation_overhead),
-        "tiresias_threshold": float(config.tiresias_threshold),
-        "pollux_population": int(config.pollux_population),
-        "pollux_generations": int(config.pollux_generations),
-        "tuned": config.agent == "pollux",
-        "history": history,
-    }
-
-
-def _load(inference_load: Any) -> Tuple[List[float], List[float]]:
-    """(times, loads) from a DataFrame (time_s/time and load columns) or pairs."""
-    if inference_load is None:
-        return [], []
-    if isinstance(inference_load, pd.DataFrame):
-        time_col = "time_s" if "time_s" in inference_load else "time"
-        if time_col not in inference_load or "load" not in inference_load:
-            raise ValueError(
-                "inference_load needs columns 'time_s' (or 'time') and 'load'"
-            )
-        rows = inference_load[[time_col, "load"]].to_numpy(dtype=float)
-    else:
-        rows = np.asarray(inference_load, dtype=float)
-        if rows.ndim != 2 or rows.shape[1] != 2:
-            raise ValueError(
-                f"inference_load must be (time_s, load) pairs, got shape {rows.shape}"
-            )
-    if np.isnan(rows).any():
-        raise ValueError(
-            f"inference_load row {int(np.isnan(rows).any(axis=1).argmax())} has NaN"
-        )
-    return rows[:, 0].tolist(), rows[:, 1].tolist()
-
-
-def _load_integral(times: List[float], loads: List[float], end: float) -> float:
-    """Integral over [0, end] of the load step function the engine uses (before the first
-    point, the first value; then each value until the next point)."""
-    if not times or end <= 0:
-        return 0.0
-    t = np.clip(np.asarray(times, dtype=float), 0.0, end)
-    edges = np.r_[0.0, t[1:], end]
-    return float(np.sum(np.asarray(loads, dtype=float) * np.diff(edges)))
-
-
-def _result(
-    servers: List[Server],
-    ids: np.ndarray,
-    submit: np.ndarray,
-    raw: Dict[str, Any],
-    label: str,
-    gpus_per_worker: np.ndarray,
-    groups: Tuple[np.ndarray, np.ndarray],
-    history: bool = True,
-) -> Result:
-    """The run's ``Result`` from the engine's columns; ``history``: keep the
-    allocation history (recorded also, and then dropped, to say each job's GPU types
-    on a cluster whose pool mixes types: ``job_gpu_types``)."""
-    start, finish = raw["start_time"], raw["finish_time"]
-    on_training, on_inference = (
-        raw["ran_on_training"].astype(bool),
-        raw["ran_on_inference"].astype(bool),
-    )
-    types = job_gpu_types(servers, on_training, on_inference, raw.get("history"))
-    frame = pd.DataFrame(
-        {
-            "id": ids.tolist(),
-            "submit_time": submit,
-            "start_time": start,
-            "finish_time": finish,
-            "queuing_time": start - submit,
-            "jct": finish - submit,
-            "preemptions": raw["preemptions"],
-            "scaling_ops": raw["scaling_ops"],
-            "work_lost": raw["work_lost"],
-            "ran_on_training": on_training,
-            "ran_on_inference": on_inference,
-            "ran_mixed": raw["ran_mixed"].astype(bool),
-            "gpu_types": types,
-            "user": pd.Series(groups[0], dtype=object),  # None: not recorded
-            "vc": pd.Series(groups[1], dtype=object),
-        }
-    )
-    if "rejected" in raw:  # a policy of your own (hooks): its admit's answers
-        frame["rejected"] = raw.pop("rejected").astype(bool)
-    timeline = pd.DataFrame({k: raw[k] for k in TIMELINE_COLUMNS})
-    totals = {k: v for k, v in raw.items() if np.isscalar(v)}
-    inference = [s.gpus for s in servers if s.pool == "inference"]
-    capacity = {
-        "training_gpus": sum(s.gpus for s in servers if s.pool == "training"),
-        "inference_gpus": sum(inference),
-        "max_inference_server_gpus": max(inference, default=0),
-    }
-    result = Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
-    if "history" in raw and history:
-        result.allocations = history_frame(
-            raw["history"], ids, gpus_per_worker, servers
-        )
-    return result
-
-
-def _mixed(servers: Sequence[Server]) -> bool:
-    """Whether a pool of the servers has more than one GPU type: then which pool a
-    job ran on does not say on which types (``job_gpu_types``)."""
-    return any(
-        len({s.gpu_type for s in servers if s.pool == pool}) > 1
-        for pool in ("training", "inference")
-    )
-
-
-def job_gpu_types(
-    servers: Sequence[Server],
-    on_training: np.ndarray,
-    on_inference: np.ndarray,
-    history: Optional[Dict[str, np.ndarray]] = None,
-) -> np.ndarray:
-    """``Result.jobs``' ``gpu_types``: the GPU types each job's workers ran on,
-    ``+``-joined, its training servers' types first, then its lent inference
-    servers' (each in name order, none twice: ``V100+T4``); ``""`` for a job that
-    never ran.
-
-    The engine records per job only which pools it ran on, which says its types
-    when each pool has one type. When a pool mixes types (``_mixed``) ``simulate``
-    records the allocation history (``history``: the engine's ``job`` and
-    ``server`` columns, one row per interval and server), and the types are read
-    from it. An object column of shared ``str``, one per combination of types.
-    """
-    pools = [s.pool == "inference" for s in servers]
-    # (pool, type): training (False) first, then by name
-    order = sorted({(pool, s.gpu_type) for pool, s in zip(pools, servers)})
-    if history is None or not _mixed(servers):
-        names = {pool: [t for p, t in order if p == pool] for pool in (False, True)}
-        # Four possible values: an object column of shared str, not one per job.
-        table = np.array(
-            [
-                "",
-                "+".join(names[False]),
-                "+".join(names[True]),
-                "+".join(dict.fromkeys(names[False] + names[True])),
-            ],
-            dtype=object,
-        )
-        out: np.ndarray = table[
-            on_training.astype(np.intp) + 2 * on_inference.astype(np.intp)
-        ]
-        return out
-    code = {pair: i for i, pair in enumerate(order)}
-    server_code = np.array(
-        [code[(pool, s.gpu_type)] for pool, s in zip(pools, servers)], dtype=np.int64
-    )
-    jobs = len(on_training)
-    pairs = np.unique(
-        np.asarray(history["job"], dtype=np.int64) * len(order)
-        + server_code[np.asarray(history["server"], dtype=np.intp)]
-    )
-    job, which = np.divmod(pairs, len(order))
-    ran: List[List[int]] = [[] for _ in range(jobs)]
-    for j, c in zip(job.tolist(), which.tolist()):  # in code order per job
-        ran[j].append(c)
-    shared: Dict[Tuple[int, ...], str] = {}
-    out = np.empty(jobs, dtype=object)
-    for j, codes in enumerate(ran):
-        key = tuple(codes)
-        if key not in shared:
-            shared[key] = "+".join(dict.fromkeys(order[c][1] for c in codes))
-        out[j] = shared[key]
-    return out

@@ -28,6 +28,11 @@ concurrent save while it is read is read again. Only regular files are opened: a
 FIFO, a device or a folder in a file's place is refused, never waited on.
 """
 
+# Longer than the house's ~500 lines on purpose: saving and loading are one protocol
+# (the folder's files and format, the swap a save makes and the re-read a load does
+# when it meets one, the regular-file reads both use); split in two, each half would
+# import the other's private names. Its halves are marked "saving" and "loading".
+
 from __future__ import annotations
 
 import contextlib

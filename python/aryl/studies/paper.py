@@ -43,7 +43,9 @@ same GPUs as 4-GPU nodes, the most the applications' profiles cover per node.
 Without a load series (``load=None``) the rows that lend servers (2–7 and the ablations) are
 left out: with nothing to lend they would repeat the no-loaning rows.
 
-The paper's own figures are here once: ``PAPER_TABLE3`` (Table 3, by row name) and
+The orderings the paper implies between the rows are in ``paper_orderings``
+(``ORDERINGS``, re-exported here). The paper's own figures are here once:
+``PAPER_TABLE3`` (Table 3, by row name) and
 ``PAPER_POLLUX_SCALING``; ``pollux_beside_paper`` sets the Pollux comparison's runs
 beside them. Three ratios in the paper's text do not follow from Table 3's rows 10 and
 12: the median JCT's 1.32x (the table gives 721 / 564 = 1.28x; the text cites a
@@ -78,6 +80,11 @@ from ..typing import (
     ScenarioName,
     SimulationReclaimPolicy,
 )
+
+# The orderings live beside the rows they order; imported from here by the faces and
+# studies.replications.
+from .paper_orderings import ORDERING_MECHANISMS as ORDERING_MECHANISMS
+from .paper_orderings import ORDERINGS as ORDERINGS
 
 #: Name of the first row, the Baseline every speed-up is measured against.
 BASELINE = "Baseline (FIFO)"
@@ -395,85 +402,6 @@ def speedups(
         mean = table[key].astype(float)
         table[column] = float(mean[base]) / mean.where(mean > 0)
     return table
-
-
-#: The orderings the paper's evaluation implies between rows of ``paper_runs``, as
-#: (claim, metric, chain of rows): each row's metric is below (``<``) or not above (``<=``) the next.
-ORDERINGS = (
-    (
-        "loaning + elastic beats elastic alone (mean JCT)",
-        "jct_mean",
-        ("Aryl Basic", "<", "Elastic only, aryl"),
-    ),
-    (
-        "loaning + elastic beats loaning alone (mean JCT)",
-        "jct_mean",
-        ("Aryl Basic", "<", "Loaning only, aryl reclaim"),
-    ),
-    (
-        "Ideal <= Advanced <= Basic (mean JCT)",
-        "jct_mean",
-        ("Aryl Ideal", "<=", "Aryl Advanced", "<=", "Aryl Basic"),
-    ),
-    (
-        "imperfect scaling raises mean JCT over linear",
-        "jct_mean",
-        ("Aryl Basic", "<", "Ablation: Basic, imperfect"),
-    ),
-    (
-        "plain BFD placement preempts more than aryl placement",
-        "preemption_ratio",
-        ("Aryl Basic", "<", "Ablation: Basic, plain BFD"),
-    ),
-    (
-        "aryl reclaim preempts no more than SCF",
-        "preemption_ratio",
-        ("Loaning only, aryl reclaim", "<=", "Loaning only, SCF reclaim"),
-    ),
-    (
-        "SCF preempts fewer than random reclaim",
-        "preemption_ratio",
-        ("Loaning only, SCF reclaim", "<", "Loaning only, random reclaim"),
-    ),
-)
-
-
-#: What must have happened for an ordering to be tested: claim -> (the row that
-#: must show it, or None for every row of the claim's chain; the summary key that
-#: counts it; what did not happen, in words). A claim whose rows show none of it in
-#: any replication reads "not tested" (a tie of zeros would read "holds").
-ORDERING_MECHANISMS = {
-    "loaning + elastic beats elastic alone (mean JCT)": (
-        "Aryl Basic",
-        "lent_used_gpu_hours",
-        "no training work ran on a loaned server in Aryl Basic",
-    ),
-    "loaning + elastic beats loaning alone (mean JCT)": (
-        "Aryl Basic",
-        "scaling_ops",
-        "no elastic job scaled in Aryl Basic",
-    ),
-    "imperfect scaling raises mean JCT over linear": (
-        "Ablation: Basic, imperfect",
-        "scaling_ops",
-        "no elastic job scaled in the imperfect-scaling row",
-    ),
-    "plain BFD placement preempts more than aryl placement": (
-        None,
-        "preemption_ratio",
-        "no job was preempted in either row",
-    ),
-    "aryl reclaim preempts no more than SCF": (
-        None,
-        "preemption_ratio",
-        "no reclaim preempted a job in any of these rows",
-    ),
-    "SCF preempts fewer than random reclaim": (
-        None,
-        "preemption_ratio",
-        "no reclaim preempted a job in any of these rows",
-    ),
-}
 
 
 def pollux_beside_paper(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:

@@ -57,7 +57,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .. import validation
-from ..engine.metrics import SHARE_OF, SUMMARY_KEYS
+from ..engine.metrics import SHARE_OF, SUMMARY_KEYS, defined_runs
 from ..engine.provenance import extend_to_jobs
 from ..engine.result import Result, job_times
 from ..engine.simulation import _load, simulate
@@ -373,7 +373,7 @@ def _defined_mean(mine: pd.DataFrame, key: str, level: float) -> Estimate:
     where it is defined: a share (``metrics.SHARE_OF``) is 0 / 0 in a run without what
     it is a share of, and such runs are left out; NaN when none is left."""
     if key in SHARE_OF:
-        mine = mine[mine[SHARE_OF[key]].to_numpy(dtype=float) > 0]
+        mine = defined_runs(key, mine)
         if mine.empty:
             return Estimate(math.nan, math.nan, math.nan, 0)
     return mean_interval(mine[key].to_numpy(dtype=float), level, _groups(mine))

@@ -55,9 +55,10 @@ from ..defaults import (
     PAPER_TRAINING_SERVERS,
 )
 from ..engine.config import Cluster, Config
+from ..engine.gpu_types import gpu_types
 from ..engine.result import Result
 from ..engine.scenarios import _gpu_time, scenario
-from ..engine.simulation import gpu_types, simulate
+from ..engine.simulation import simulate
 from ..jobtable import JobTable
 from ..model import Records
 

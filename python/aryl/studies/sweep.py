@@ -51,7 +51,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import pandas as pd
 
-from ..engine.metrics import OPTIONAL_KEYS, SHARE_OF, SUMMARY_KEYS
+from ..engine.metrics import OPTIONAL_KEYS, SUMMARY_KEYS, defined_runs
 from ..engine.provenance import aryl_version, machine, source_commit
 from ..engine.result import Result
 from ..engine.storage import (
@@ -595,8 +595,7 @@ def _summarised(
 ) -> Dict[str, Any]:
     """``key``'s mean, interval and note over one point's runs ``mine``."""
     n = len(mine)
-    if key in SHARE_OF and SHARE_OF[key] in mine.columns:
-        mine = mine[mine[SHARE_OF[key]].to_numpy(dtype=float) > 0]
+    mine = defined_runs(key, mine)
     values = mine[key].to_numpy(dtype=float)
     values = values[~np.isnan(values)]
     if len(values) == 0:
