@@ -59,6 +59,15 @@ struct ScheduleOptions {
   // in it (the simulator): each epoch then skips reading every server record.
   // It must describe the state's servers; null = read them.
   std::shared_ptr<const ServerLayout> layout;
+  // Start on loan (sim::Config::start_on_loan; the policy's own queue order
+  // only): a queued job whose only open GPUs are slower than its fastest type
+  // starts there rather than wait; a running job whose base workers are slower
+  // than its fastest type is a mover, offered that type in the same queue order
+  // (by its remaining time), and moves there whole when its base demand fits and
+  // the move pays: its time there plus `move_overhead` seconds without progress
+  // is shorter than its time where it runs. Its flexible workers then stop.
+  bool start_on_loan = false;
+  double move_overhead = 0.0;
 };
 
 struct Decision {
@@ -66,6 +75,7 @@ struct Decision {
   std::vector<int> stop;        // indices into state.workers to remove (scale-ins)
   std::vector<int> allocation;  // job -> workers after the decision (0 = not running)
   std::vector<int> pending;     // queued jobs left queued, in queue order
+  std::vector<int> moved;       // running jobs moved to faster GPUs (start_on_loan)
 };
 
 // Running jobs (those with workers) keep their base workers where they are; a
