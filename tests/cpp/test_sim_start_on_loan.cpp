@@ -2,7 +2,9 @@
 // on loaned slower GPUs and moves to its type once that frees and the move pays.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "aryl/sim/simulator.hpp"
@@ -112,6 +114,28 @@ TEST_CASE("movers and queued jobs take freed GPUs shortest first",
   }
 }
 
+TEST_CASE("a moved elastic job's workers on loan stop with it",
+          "[sim][start_on_loan]") {
+  TwoServers run;
+  run.config.start_on_loan = true;
+  add_server(run.cluster, "train1", false);
+  add_server(run.cluster, "loan1", true);
+  // Y1 and Y2 hold both V100 servers until 1000 s; E (1..2 workers) starts on the
+  // two T4 servers and moves to the V100 servers at 1020 s, not half of it.
+  const std::vector<SimJob> jobs{sim_job("Y1", 8, 1, 1, 1000),
+                                 sim_job("Y2", 8, 1, 1, 1000),
+                                 sim_job("E", 8, 1, 2, 2000, 10)};
+  const Result r = simulate(run.cluster.servers, jobs, run.load, run.config);
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.ran_mixed(2) == 0);
+  const History& h = r.history;
+  std::vector<std::int64_t> last;  // E's servers in its last interval
+  for (std::size_t k = 0; k < h.job.size(); ++k)
+    if (h.job[k] == 2 && h.start[k] >= 1020) last.push_back(h.server[k]);
+  std::sort(last.begin(), last.end());
+  REQUIRE(last == std::vector<std::int64_t>{0, 2});  // train, train1
+}
+
 TEST_CASE("a reclaim still preempts a job started on loan", "[sim][start_on_loan]") {
   TwoServers run;
   run.config.start_on_loan = true;
@@ -143,6 +167,8 @@ TEST_CASE("invariants hold with start_on_loan on random traces under every polic
       for (std::size_t j = 0; j < jobs.size(); ++j) {
         REQUIRE(std::isfinite(r.finish_time(j)));
         REQUIRE(r.finish_time(j) >= r.start_time(j));
+        // a moved job's flexible workers stop with it: one GPU type unless hetero
+        if (!jobs[j].job.hetero) REQUIRE(r.ran_mixed(j) == 0);
       }
       REQUIRE(r.work_delivered == Approx(r.work_completed + r.work_lost_total));
     }

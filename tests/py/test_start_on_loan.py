@@ -2,6 +2,7 @@
 type starts on a free loaned (slower) server and moves to its type once that frees, if
 the move pays; off, the results are today's."""
 
+import pandas as pd
 import pytest
 
 import aryl
@@ -109,7 +110,8 @@ def test_live_refuses_it(tmp_path):
         Controller(JOBS, SERVERS, backend, config=sim.Config(start_on_loan=True))
 
 
-def test_the_cli_flag_sets_it(tmp_path):
+def _trace_files(tmp_path):
+    """JOBS (Y typed V100; X of no type, any type with --any-type-share 1) and a load."""
     trace = tmp_path / "jobs.csv"
     trace.write_text(
         "job_id,submit_time_s,num_gpus,duration_s,gpu_type\n"
@@ -117,6 +119,11 @@ def test_the_cli_flag_sets_it(tmp_path):
     )
     load = tmp_path / "load.csv"
     load.write_text("time_s,load\n0,0\n")
+    return trace, load
+
+
+def test_the_cli_flag_sets_it(tmp_path):
+    trace, load = _trace_files(tmp_path)
     servers = tmp_path / "servers.csv"
     servers.write_text(
         "id,pool,gpus,gpu_type\ntrain,training,8,V100\nloan,inference,8,T4\n"
@@ -142,3 +149,36 @@ def test_the_cli_flag_sets_it(tmp_path):
     assert result.provenance.config["start_on_loan"] is True
     finish = result.jobs.set_index("id")["finish_time"]
     assert finish["X"] == pytest.approx(1020 + 63 + 760)
+
+
+def test_a_sweep_takes_it_as_a_grid_axis(tmp_path):
+    """Off, X finishes at 2,020 s; on, at 1,843 s: mean JCT (1,000 + 2,010) / 2 and
+    (1,000 + 1,833) / 2."""
+    trace, load = _trace_files(tmp_path)
+    out = tmp_path / "sweep"
+    args = [
+        "sweep",
+        str(trace),
+        "--load",
+        str(load),
+        "--training-servers",
+        "1",
+        "--inference-servers",
+        "1",
+        "--lend-hold",
+        "0",
+        "--any-type-share",
+        "1",
+        "--grid",
+        "start_on_loan=false,true",
+        "--engine",
+        "serial",
+        "--no-cache",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert main(args) == 0
+    table = pd.read_csv(out / "sweep.csv")
+    assert list(table["start_on_loan"]) == [False, True]
+    assert list(table["jct_mean"]) == pytest.approx([1505.0, 1416.5])
