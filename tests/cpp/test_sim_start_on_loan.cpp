@@ -136,6 +136,21 @@ TEST_CASE("a moved elastic job's workers on loan stop with it",
   REQUIRE(last == std::vector<std::int64_t>{0, 2});  // train, train1
 }
 
+TEST_CASE("a job moves only if it beats all the workers it holds on loan",
+          "[sim][start_on_loan]") {
+  TwoServers run;
+  run.config.start_on_loan = true;
+  for (const char* id : {"loan1", "loan2", "loan3"}) add_server(run.cluster, id, true);
+  // E (1..4 workers) grows onto the four T4 servers: 4 x 0.25 = one V100. At 1020 s
+  // the V100 frees, but one V100 worker plus the overhead would not beat that.
+  const std::vector<SimJob> jobs{sim_job("Y", 8, 1, 1, 1000),
+                                 sim_job("E", 8, 1, 4, 2000, 10)};
+  const Result r = simulate(run.cluster.servers, jobs, run.load, run.config);
+  REQUIRE(r.violations.empty());
+  REQUIRE(r.start_time(1) == Approx(60));
+  REQUIRE(r.ran_on_training(1) == 0);
+}
+
 TEST_CASE("a reclaim still preempts a job started on loan", "[sim][start_on_loan]") {
   TwoServers run;
   run.config.start_on_loan = true;

@@ -262,21 +262,31 @@ class Epoch {
   }
 
   // Start on loan: moves mover j's base workers to its fastest GPU type if its
-  // base demand fits there now and the move pays (ScheduleOptions). Its old
-  // workers' GPUs are free at once for the jobs after it in the queue.
+  // base demand fits there now and the move pays (ScheduleOptions): its time
+  // there at base demand plus the overhead is shorter than its time on all the
+  // workers it holds now. Its old workers' GPUs are free at once for the jobs
+  // after it in the queue.
   void move_one(int j) {
     const int fast = fastest_type(j);
     if (placer_.free_gpus(fast) < base_demand(j) * job(j).gpus_per_worker) return;
+    std::vector<int> base;     // its base workers' indices
+    std::vector<Worker> held;  // all its workers
+    for (std::size_t w = 0; w < state_.workers.size(); ++w)
+      if (state_.workers[w].job == j) {
+        held.push_back(state_.workers[w]);
+        if (!flexible_[w]) base.push_back(static_cast<int>(w));
+      }
+    const double here = running_time(job(j), static_cast<int>(held.size()),
+                                     remaining(j), curve(j), mean_speed(held));
     const double there = running_time(job(j), base_demand(j), remaining(j), curve(j),
                                       placer_.type_speed(fast));
-    if (!(there + options_.move_overhead < time_with(j, 0, 0))) return;
-    const std::vector<int> old = base_workers(j);
-    std::vector<Worker> workers;
-    for (const int w : old) workers.push_back(state_.workers[at(w)]);
-    placer_.undo(workers);  // frees their GPUs and unties the job from their type
+    if (!(there + options_.move_overhead < here)) return;
+    std::vector<Worker> old;
+    for (const int w : base) old.push_back(state_.workers[at(w)]);
+    placer_.undo(old);  // frees their GPUs and unties the job from their type
     const std::size_t first = decision_.start.size();
     if (!placer_.place(j, base_demand(j), false, decision_.start, fast)) {
-      for (const Worker& w : workers) placer_.keep(w);
+      for (const Worker& w : old) placer_.keep(w);
       return;
     }
     fixed_[at(j)] = 0;
@@ -284,19 +294,10 @@ class Epoch {
     base_type_[at(j)] = -1;
     for (std::size_t k = first; k < decision_.start.size(); ++k)
       add_base(decision_.start[k]);
-    decision_.stop.insert(decision_.stop.end(), old.begin(), old.end());
+    decision_.stop.insert(decision_.stop.end(), base.begin(), base.end());
     decision_.moved.push_back(j);
     if (moved_.empty()) moved_.assign(state_.jobs.size(), 0);
     moved_[at(j)] = 1;
-  }
-
-  // Indices of job j's base workers (those not released as flexible).
-  [[nodiscard]] std::vector<int> base_workers(int j) const {
-    std::vector<int> out;
-    for (std::size_t w = 0; w < state_.workers.size(); ++w)
-      if (state_.workers[w].job == j && !flexible_[w])
-        out.push_back(static_cast<int>(w));
-    return out;
   }
 
   // Mean GPU speed of a job's workers, with the hetero efficiency if mixed.

@@ -64,8 +64,9 @@ struct ScheduleOptions {
   // starts there rather than wait; a running job whose base workers are slower
   // than its fastest type is a mover, offered that type in the same queue order
   // (by its remaining time), and moves there whole when its base demand fits and
-  // the move pays: its time there plus `move_overhead` seconds without progress
-  // is shorter than its time where it runs. Its flexible workers then stop.
+  // the move pays: its time there at base demand plus `move_overhead` seconds
+  // without progress is shorter than its time on all the workers it holds. Its
+  // flexible workers then stop; Decision::moved lists the jobs moved.
   bool start_on_loan = false;
   double move_overhead = 0.0;
 };
@@ -78,7 +79,8 @@ struct Decision {
   std::vector<int> moved;       // running jobs moved to faster GPUs (start_on_loan)
 };
 
-// Running jobs (those with workers) keep their base workers where they are; a
+// Running jobs (those with workers) keep their base workers where they are
+// (unless start_on_loan moves them, see ScheduleOptions); a
 // running job's base workers are its first min_workers workers not marked
 // flexible (then marked ones, in input order, if too few are unmarked). Queued
 // jobs (no workers) are admitted by the policy's phase 1, each only if all its
