@@ -182,3 +182,12 @@ def test_a_sweep_takes_it_as_a_grid_axis(tmp_path):
     table = pd.read_csv(out / "sweep.csv")
     assert list(table["start_on_loan"]) == [False, True]
     assert list(table["jct_mean"]) == pytest.approx([1505.0, 1416.5])
+
+
+def test_aryl_live_refuses_the_flag_before_anything_starts(tmp_path, capsys):
+    trace, _ = _trace_files(tmp_path)
+    out = tmp_path / "out"
+    args = ["live", str(trace), "--local-cluster", "1+1", "--start-on-loan"]
+    assert main([*args, "--out", str(out)]) == 2
+    assert "aryl live does not do yet" in capsys.readouterr().err
+    assert not out.exists()
