@@ -60,6 +60,7 @@ TEST_CASE("on, a job starts on loan and moves when its type frees",
   REQUIRE(r.ran_on_inference(1) == 1);
   REQUIRE(r.ran_on_training(1) == 1);
   REQUIRE(r.preemptions(1) == 0);
+  REQUIRE(r.scaling_ops(1) == 1);  // the move, as the history counts it
   // 960 s on the T4 did 960 x 0.25 = 240 s of V100 work; at 1020 s it moves,
   // pays 63 s and runs the 760 s left at V100 speed.
   REQUIRE(r.finish_time(1) == Approx(1020 + 63 + 760));

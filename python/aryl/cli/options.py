@@ -36,7 +36,7 @@ def config_of(args: argparse.Namespace) -> Dict[str, Any]:
         args.lend_hold,
         args.gpu_speed,
         args.arrival_scale,
-        getattr(args, "start_on_loan", False),  # aryl live has no such option
+        args.start_on_loan,
     )
 
 

@@ -80,9 +80,9 @@ struct Decision {
 };
 
 // Running jobs (those with workers) keep their base workers where they are
-// (unless start_on_loan moves them, see ScheduleOptions); a
-// running job's base workers are its first min_workers workers not marked
-// flexible (then marked ones, in input order, if too few are unmarked). Queued
+// (unless start_on_loan moves them: ScheduleOptions); a running job's base
+// workers are its first min_workers workers not marked flexible (then marked
+// ones, in input order, if too few are unmarked). Queued
 // jobs (no workers) are admitted by the policy's phase 1, each only if all its
 // base workers can be placed at once (otherwise skipped, not blocking; strict
 // fifo blocks). Elastic policies then distribute the remaining GPUs, including

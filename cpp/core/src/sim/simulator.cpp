@@ -645,8 +645,8 @@ void Engine::apply(const Decision& d, const ClusterState& state,
       dirty_ = true;                   // the next epoch may start it elsewhere
       continue;
     }
-    if (held[k] > 0) accounting_.scaled(j);
     const bool moves = std::binary_search(moved.begin(), moved.end(), changed[k]);
+    if (held[k] > 0) accounting_.scaled(j);  // a move too, as history counts it
     if (history_.on())
       history_.changed(j, now(),
                        status_of(j) == Status::queued ? Change::start

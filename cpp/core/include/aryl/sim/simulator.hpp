@@ -53,8 +53,9 @@ struct Config {
   // base demand, if the move pays: its time there plus restart_overhead is
   // shorter than its time where it runs. A move is checkpointed (its progress
   // kept, so its remaining work runs at the faster speed) and costs
-  // restart_overhead s without progress. Movers take the freed GPUs in the queue's
-  // own order (SJF: by remaining time) among the queued jobs (ScheduleOptions).
+  // restart_overhead s without progress; it counts as a scaling operation, as
+  // every Change::move does. Movers take the freed GPUs in the queue's own
+  // order (SJF: by remaining time) among the queued jobs (ScheduleOptions).
   bool start_on_loan = false;
   Scaling scaling = Scaling::linear;
   double schedule_interval = 60.0;  // s between scheduling epochs
