@@ -31,6 +31,7 @@ sim::Config config_from(const py::dict& c) {
   config.placement = parse_placement_policy(text("placement"));
   config.reclaim = parse_reclaim_policy(text("reclaim"));
   config.backfill = flag("backfill");
+  if (c.contains("start_on_loan")) config.start_on_loan = flag("start_on_loan");
   const auto scaling = text("scaling");
   if (scaling != "linear" && scaling != "imperfect")
     throw py::value_error("scaling must be 'linear' or 'imperfect', got '" + scaling +

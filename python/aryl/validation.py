@@ -198,7 +198,7 @@ def check_config(config: Any, placements: Sequence[str]) -> None:
     """Every field of a ``sim.Config``, by type and range (see the module's limits)."""
     text(config.placement, "placement", placements)
     text(config.scaling, "scaling", SCALINGS)
-    for name in ("backfill", "loaning", "elasticity", "audit"):
+    for name in ("backfill", "loaning", "elasticity", "audit", "start_on_loan"):
         flag(getattr(config, name), name)
     for name in ("schedule_interval", "loan_interval"):
         real(getattr(config, name), name, MIN_INTERVAL_S)

@@ -192,7 +192,7 @@ class Epoch {
     std::vector<int> queue;
     queue.reserve(state_.jobs.size());
     for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      if (!running(j)) queue.push_back(j);
+      if (!running(j) || (options_.start_on_loan && mover(j))) queue.push_back(j);
     const bool shortest_first = options_.policy == AllocationPolicy::aryl ||
                                 options_.policy == AllocationPolicy::sjf;
     // Keys computed once per job, not once per comparison.
@@ -213,6 +213,10 @@ class Epoch {
     const bool strict = options_.policy == AllocationPolicy::fifo && !options_.backfill;
     bool blocked = false;
     for (int j : queue) {
+      if (running(j)) {  // a mover (start_on_loan): it runs on either way
+        if (!blocked) move_one(j);
+        continue;
+      }
       if (!blocked && admit_one(j)) continue;
       decision_.pending.push_back(j);
       blocked = strict;
@@ -221,7 +225,8 @@ class Epoch {
 
   // Places job j's base demand (fastest GPUs first). If only slower GPUs were
   // open, the job takes them only when it would finish sooner there than by
-  // waiting for its fastest GPU type (wait_for).
+  // waiting for its fastest GPU type (wait_for), or always under start_on_loan
+  // (it may move later: move_one).
   bool admit_one(int j) {
     const std::size_t first = decision_.start.size();
     if (!placer_.place(j, base_demand(j), false, decision_.start)) return false;
@@ -230,7 +235,7 @@ class Epoch {
         decision_.start.end());
     const int fast = fastest_type(j);
     const double speed = mean_speed(placed);
-    if (speed < placer_.type_speed(fast) * (1.0 - 1e-12)) {
+    if (!options_.start_on_loan && speed < placer_.type_speed(fast) * (1.0 - 1e-12)) {
       placer_.undo(placed);
       const auto time_at = [&](double s) {
         return running_time(job(j), base_demand(j), remaining(j), curve(j), s);
@@ -243,6 +248,56 @@ class Epoch {
     }
     for (const Worker& w : placed) add_base(w);
     return true;
+  }
+
+  // Start on loan: whether running job j's base workers (all of its base
+  // demand) run slower than its fastest GPU type.
+  [[nodiscard]] bool mover(int j) const {
+    const std::size_t k = at(j);
+    if (fixed_[k] == 0 || fixed_[k] != base_demand(j)) return false;
+    const int fast = fastest_type(j);
+    const double speed = base_speed_[k] / fixed_[k] *
+                         (base_type_[k] == -2 ? options_.hetero_efficiency : 1.0);
+    return fast >= 0 && speed < placer_.type_speed(fast) * (1.0 - 1e-12);
+  }
+
+  // Start on loan: moves mover j's base workers to its fastest GPU type if its
+  // base demand fits there now and the move pays (ScheduleOptions): its time
+  // there at base demand plus the overhead is shorter than its time on all the
+  // workers it holds now. Its old workers' GPUs are free at once for the jobs
+  // after it in the queue.
+  void move_one(int j) {
+    const int fast = fastest_type(j);
+    if (placer_.free_gpus(fast) < base_demand(j) * job(j).gpus_per_worker) return;
+    std::vector<int> base;     // its base workers' indices
+    std::vector<Worker> held;  // all its workers
+    for (std::size_t w = 0; w < state_.workers.size(); ++w)
+      if (state_.workers[w].job == j) {
+        held.push_back(state_.workers[w]);
+        if (!flexible_[w]) base.push_back(static_cast<int>(w));
+      }
+    const double here = running_time(job(j), static_cast<int>(held.size()),
+                                     remaining(j), curve(j), mean_speed(held));
+    const double there = running_time(job(j), base_demand(j), remaining(j), curve(j),
+                                      placer_.type_speed(fast));
+    if (!(there + options_.move_overhead < here)) return;
+    std::vector<Worker> old;
+    for (const int w : base) old.push_back(state_.workers[at(w)]);
+    placer_.undo(old);  // frees their GPUs and unties the job from their type
+    const std::size_t first = decision_.start.size();
+    if (!placer_.place(j, base_demand(j), false, decision_.start, fast)) {
+      for (const Worker& w : old) placer_.keep(w);
+      return;
+    }
+    fixed_[at(j)] = 0;
+    base_speed_[at(j)] = 0.0;
+    base_type_[at(j)] = -1;
+    for (std::size_t k = first; k < decision_.start.size(); ++k)
+      add_base(decision_.start[k]);
+    decision_.stop.insert(decision_.stop.end(), base.begin(), base.end());
+    decision_.moved.push_back(j);
+    if (moved_.empty()) moved_.assign(state_.jobs.size(), 0);
+    moved_[at(j)] = 1;
   }
 
   // Mean GPU speed of a job's workers, with the hetero efficiency if mixed.
@@ -426,18 +481,25 @@ class Epoch {
     for (std::size_t w = 0; w < state_.workers.size(); ++w) {
       if (!flexible_[w]) continue;
       const Worker& worker = state_.workers[w];
-      if (extra_[at(worker.job)] < target[at(worker.job)] && placer_.keep(worker))
+      const bool moved = !moved_.empty() && moved_[at(worker.job)] != 0;
+      if (!moved && extra_[at(worker.job)] < target[at(worker.job)] &&
+          placer_.keep(worker))
         ++extra_[at(worker.job)];
       else
         decision_.stop.push_back(static_cast<int>(w));
     }
   }
 
-  // A worker stopped and started again on the same server is no change at all.
+  // A flexible worker stopped and started again on the same server is no change
+  // at all (a moved job's base workers really stop: move_one).
   void reuse_stopped_workers() {
     std::vector<int> stop;
     for (int w : decision_.stop) {
       const Worker& old = state_.workers[at(w)];
+      if (!flexible_[at(w)]) {
+        stop.push_back(w);
+        continue;
+      }
       const auto same = std::find_if(
           decision_.start.begin(), decision_.start.end(), [&](const Worker& n) {
             return n.flexible && n.job == old.job && n.server == old.server;
@@ -473,6 +535,7 @@ class Epoch {
       base_type_;  // job -> GPU type of its base workers (-1 none, -2 mixed)
   std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
   std::vector<std::vector<std::pair<double, int>>> releases_;  // see estimate_releases
+  std::vector<char> moved_;  // job -> moved this epoch (start_on_loan; empty: none)
   Decision decision_;
 };
 

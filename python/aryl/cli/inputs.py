@@ -235,10 +235,12 @@ def config_fields(
     lend_hold: Optional[float] = None,
     gpu_speed: Optional[Iterable[Mapping[str, float]]] = None,
     arrival_scale: Optional[float] = None,
+    start_on_loan: bool = False,
 ) -> Dict[str, Any]:
     """The ``Config`` fields the options set: ``lend_hold`` and ``arrival_scale`` only
     when given (else ``Config``'s default applies), GPU speeds only when some
-    ``--gpu-speed`` is given."""
+    ``--gpu-speed`` is given, ``start_on_loan`` only when on (so that runs without it
+    keep their cache keys)."""
     config: Dict[str, Any] = {"headroom": headroom}
     if lend_hold is not None:
         config["lend_hold"] = lend_hold
@@ -246,6 +248,8 @@ def config_fields(
         config["gpu_speed"] = gpu_speeds(gpu_speed)
     if arrival_scale is not None:
         config["arrival_scale"] = arrival_scale
+    if start_on_loan:
+        config["start_on_loan"] = True
     return config
 
 

@@ -80,6 +80,11 @@ def live(args: argparse.Namespace) -> int:
     from .. import sim
 
     console = console_of(args)
+    if args.start_on_loan:
+        raise ValueError(
+            "--start-on-loan moves running jobs to faster GPUs, which aryl live does not "
+            "do yet: aryl simulate and aryl compare take it"
+        )
     if args.resume and args.local_cluster:
         raise ValueError(
             "--resume continues a run on the cluster at --address; a --local-cluster "
@@ -413,6 +418,12 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         metavar="SECONDS",
         help="lend a server only after the load has left it spare this long "
         "(default 0: a short trace has no hour to wait)",
+    )
+    p.add_argument(
+        "--start-on-loan",
+        action="store_true",
+        help="refused: aryl live does not move running jobs yet (aryl simulate and "
+        "aryl compare take it)",
     )
     p.add_argument(
         "--restart-overhead",

@@ -29,10 +29,14 @@ def trace_files(args: argparse.Namespace) -> TraceFiles:
 
 
 def config_of(args: argparse.Namespace) -> Dict[str, Any]:
-    """The ``Config`` fields ``--headroom``, ``--lend-hold``, ``--gpu-speed`` and
-    ``--arrival-scale`` set."""
+    """The ``Config`` fields ``--headroom``, ``--lend-hold``, ``--gpu-speed``,
+    ``--arrival-scale`` and ``--start-on-loan`` set."""
     return config_fields(
-        args.headroom, args.lend_hold, args.gpu_speed, args.arrival_scale
+        args.headroom,
+        args.lend_hold,
+        args.gpu_speed,
+        args.arrival_scale,
+        args.start_on_loan,
     )
 
 

@@ -218,6 +218,14 @@ def _trace_arguments(
         "as training ones; repeat or separate with commas",
     )
     p.add_argument(
+        "--start-on-loan",
+        action="store_true",
+        help="a job that would wait for its fastest GPU type starts on free slower "
+        "(loaned) GPUs instead, and moves to its type once that has room, if that pays "
+        "(restart overhead included; its progress kept); aryl.sim.Config.start_on_loan, "
+        "default off",
+    )
+    p.add_argument(
         "--drop-invalid",
         action="store_true",
         help="skip invalid trace rows (one line on stderr says how many) instead of "

@@ -57,6 +57,16 @@ class Config:
     the jobs' arrival rate: every inter-arrival time is divided by it (from the first
     submission on), so 2 offers twice the load and 0.5 half; the inference load keeps
     its times. ``horizon``: stop time.
+    ``start_on_loan`` (off by default): a queued job whose only open GPUs are slower
+    than its fastest type (loaned T4s) starts on them instead of waiting for that
+    type, and moves to it (checkpointed: its progress kept, then
+    ``restart_overhead`` seconds without progress) once it has room for the job's
+    base demand and the move pays — its remaining time there plus the overhead is
+    shorter than where it runs. Movers take freed GPUs in the policy's queue order
+    among the queued jobs (shortest remaining time first under SJF and aryl). The
+    built-in ``aryl``, ``sjf``, ``fifo``, ``gandiva`` and ``afs`` policies only: a
+    policy of your own, ``tiresias``, ``pollux`` and goodput-driven runs ignore it,
+    and ``aryl.live`` refuses it (it does not move jobs).
     ``audit``: check the invariants after every event (slow; tests use it).
     A bad value is refused when the ``Config`` is made, as ``simulate`` and
     ``sweep`` refuse it: a ``TypeError`` for a wrong type (``loaning='yes'``), a
@@ -98,6 +108,7 @@ class Config:
     pollux_generations: int = POLLUX_GENERATIONS
     agent: Optional[JobAgent] = None
     start_overhead: float = START_OVERHEAD_S
+    start_on_loan: bool = False
 
     def __post_init__(self) -> None:
         # Every field checked here, as simulate and sweep check them: a bad value is

@@ -99,6 +99,7 @@ def _core_config(
         "reclaim": reclaim,
         "placement": config.placement,
         "backfill": bool(config.backfill),
+        "start_on_loan": bool(config.start_on_loan),
         "scaling": config.scaling,
         "schedule_interval": float(config.schedule_interval),
         "loan_interval": float(config.loan_interval),

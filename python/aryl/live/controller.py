@@ -126,6 +126,11 @@ class Controller(Epochs, Loans, Faults, Journaling):
         self.config = config if config is not None else Config()
         if not isinstance(self.config, Config):
             raise TypeError(f"config must be an aryl.sim.Config, got {config!r}")
+        if self.config.start_on_loan:
+            raise ValueError(
+                "start_on_loan moves running jobs to faster GPUs, which aryl live does "
+                "not do yet: run it in aryl.sim.simulate (aryl simulate --start-on-loan)"
+            )
         if isinstance(policy, str):
             if policy not in SCHEDULE_POLICIES:
                 raise ValueError(

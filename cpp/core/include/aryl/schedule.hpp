@@ -59,6 +59,16 @@ struct ScheduleOptions {
   // in it (the simulator): each epoch then skips reading every server record.
   // It must describe the state's servers; null = read them.
   std::shared_ptr<const ServerLayout> layout;
+  // Start on loan (sim::Config::start_on_loan; the policy's own queue order
+  // only): a queued job whose only open GPUs are slower than its fastest type
+  // starts there rather than wait; a running job whose base workers are slower
+  // than its fastest type is a mover, offered that type in the same queue order
+  // (by its remaining time), and moves there whole when its base demand fits and
+  // the move pays: its time there at base demand plus `move_overhead` seconds
+  // without progress is shorter than its time on all the workers it holds. Its
+  // flexible workers then stop; Decision::moved lists the jobs moved.
+  bool start_on_loan = false;
+  double move_overhead = 0.0;
 };
 
 struct Decision {
@@ -66,11 +76,13 @@ struct Decision {
   std::vector<int> stop;        // indices into state.workers to remove (scale-ins)
   std::vector<int> allocation;  // job -> workers after the decision (0 = not running)
   std::vector<int> pending;     // queued jobs left queued, in queue order
+  std::vector<int> moved;       // running jobs moved to faster GPUs (start_on_loan)
 };
 
-// Running jobs (those with workers) keep their base workers where they are; a
-// running job's base workers are its first min_workers workers not marked
-// flexible (then marked ones, in input order, if too few are unmarked). Queued
+// Running jobs (those with workers) keep their base workers where they are
+// (unless start_on_loan moves them: ScheduleOptions); a running job's base
+// workers are its first min_workers workers not marked flexible (then marked
+// ones, in input order, if too few are unmarked). Queued
 // jobs (no workers) are admitted by the policy's phase 1, each only if all its
 // base workers can be placed at once (otherwise skipped, not blocking; strict
 // fifo blocks). Elastic policies then distribute the remaining GPUs, including

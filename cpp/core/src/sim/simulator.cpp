@@ -74,6 +74,9 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   options_.placement = config.placement;
   options_.backfill = config.backfill;
   options_.hetero_efficiency = config.hetero_efficiency;
+  // Rounds of goodput-driven jobs keep the kernel's counts, not its placement.
+  options_.start_on_loan = config.start_on_loan && !goodput_run_;
+  options_.move_overhead = config.restart_overhead;
   layout_ = std::make_shared<ServerLayout>(servers, speed_);
   for (std::size_t s = 0; s < servers.size(); ++s)  // none lent yet
     layout_->set_usable(static_cast<int>(s), servers[s].pool == Pool::training);
@@ -615,6 +618,9 @@ void Engine::apply(const Decision& d, const ClusterState& state,
   started.reserve(d.start.size());
   for (const Worker& w : d.start) started.push_back(w.job);
   std::sort(started.begin(), started.end());
+  std::vector<int> moved = d.moved;  // state jobs moved whole (start_on_loan)
+  std::sort(moved.begin(), moved.end());
+  dirty_ |= !moved.empty();  // the GPUs they left may start a job left out
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   std::vector<int> touched;
@@ -639,12 +645,13 @@ void Engine::apply(const Decision& d, const ClusterState& state,
       dirty_ = true;                   // the next epoch may start it elsewhere
       continue;
     }
-    if (held[k] > 0) accounting_.scaled(j);
+    const bool moves = std::binary_search(moved.begin(), moved.end(), changed[k]);
+    if (held[k] > 0) accounting_.scaled(j);  // a move too, as history counts it
     if (history_.on())
       history_.changed(j, now(),
-                       status_of(j) == Status::queued
-                           ? Change::start
-                           : resized(held[k], workers_[at(j)].size()),
+                       status_of(j) == Status::queued ? Change::start
+                       : moves ? Change::move
+                               : resized(held[k], workers_[at(j)].size()),
                        workers_[at(j)]);
     const bool starts = std::binary_search(started.begin(), started.end(), changed[k]);
     if (status_of(j) == Status::queued && !workers_[at(j)].empty()) {
@@ -657,6 +664,8 @@ void Engine::apply(const Decision& d, const ClusterState& state,
       s.paused_until =
           now() + (s.restarted ? config_.restart_overhead : config_.start_overhead);
       s.restarted = false;
+    } else if (moves) {  // checkpointed, then restarted where it moved
+      s.paused_until = std::max(s.paused_until, now() + config_.restart_overhead);
     } else if (starts && config_.start_overhead > 0.0) {
       s.paused_until = std::max(s.paused_until, now() + config_.start_overhead);
     }

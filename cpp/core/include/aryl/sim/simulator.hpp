@@ -47,6 +47,16 @@ struct Config {
   PlacementPolicy placement = PlacementPolicy::aryl;
   ReclaimPolicy reclaim = ReclaimPolicy::aryl;
   bool backfill = false;
+  // Start on loan (the kernel's policies; off: today's rule): a queued job whose
+  // only open GPUs are slower than its fastest type (loaned T4s) starts there
+  // instead of waiting for that type, and moves to it once it has room for its
+  // base demand, if the move pays: its time there plus restart_overhead is
+  // shorter than its time where it runs. A move is checkpointed (its progress
+  // kept, so its remaining work runs at the faster speed) and costs
+  // restart_overhead s without progress; it counts as a scaling operation, as
+  // every Change::move does. Movers take the freed GPUs in the queue's own
+  // order (SJF: by remaining time) among the queued jobs (ScheduleOptions).
+  bool start_on_loan = false;
   Scaling scaling = Scaling::linear;
   double schedule_interval = 60.0;  // s between scheduling epochs
   double loan_interval = 300.0;     // s between loan/reclaim decisions
