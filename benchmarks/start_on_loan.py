@@ -16,8 +16,8 @@ import itertools
 
 from aryl import sim, traces
 from aryl.defaults import ANY_TYPE_SHARE
-from aryl.studies.paper import paper_runs
 from aryl.engine.runs import trace_jobs
+from aryl.studies.paper import paper_runs
 
 ROWS = ["Aryl Basic", "Loaning only, aryl reclaim"]
 
