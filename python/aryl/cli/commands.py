@@ -33,6 +33,7 @@ from .options import (
     console_of,
     elastic_options,
     own_rows,
+    sweep_cluster,
     trace_files,
 )
 from .output import (
@@ -329,7 +330,8 @@ def _common_speedups(table: Any, results: Dict[str, Any], reference: str) -> Any
 
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
 SWEEP_PARAMETERS = (
-    "trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
+    "trace, first_jobs, training_servers, inference_servers, servers, scenario, "
+    "elastic_gpu_share, "
     "elastic_selection, elastic_job_share, elastic_range, hetero_share, policy, reclaim, "
     "seed, any_type_share, goodput_jobs"
 )
@@ -375,8 +377,7 @@ def sweep(args: argparse.Namespace) -> int:
     from ..studies.sweep import csv_frame, grid_points, resolve
 
     base = {
-        "training_servers": args.training_servers,
-        "inference_servers": args.inference_servers,
+        **sweep_cluster(args),  # --servers: read here, so a grid is checked on it
         "any_type_share": args.any_type_share,
         "seed": args.seed,
         **config_of(args),
