@@ -120,3 +120,15 @@ def test_compare_on_the_gpuspec33_pods_runs_and_counts_the_waiting_jobs(
     # under FIFO a waiting job at the head of the queue holds back those behind it
     fifo = sim.load(tmp_path / "runs" / "baseline-fifo").jobs
     assert set(fifo.loc[fifo["finish_time"].isna(), "id"]) > t4
+
+
+# ---- per QoS class ----------------------------------------------------------------------
+
+
+def test_the_pods_qos_class_is_their_group(tmp_path, capsys):
+    frame = read_quietly(SPEC33)
+    assert (frame["vc"] == frame["qos"]).all()
+    argv = ["simulate", str(SPEC33), "--trace-format", "alibaba-2023", "--by", "vc"]
+    argv += ["--servers", str(NODES), "--gpu-speed", SPEEDS, "--quiet"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    assert set(sim.load(tmp_path).jobs["vc"]) == set(frame["qos"])

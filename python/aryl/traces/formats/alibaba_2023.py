@@ -75,7 +75,8 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     has that every type ``gpu_spec`` allows is (``V100`` for ``V100M16|V100M32``,
     ``T4``), ``any`` for an empty ``gpu_spec`` (the release: any type will do; such a
     job may run on a loaned server, ``to_jobs``), else ``unknown`` (``P100``, ``G2``,
-    ``G3``, mixes).
+    ``G3``, mixes); ``vc`` is ``qos`` when the file has it (the QoS class, the
+    release's one way to group its pods: ``--by vc`` answers per class).
     Pods of every ``pod_phase`` are kept; a phase is one of ``POD_PHASES`` in any case
     and spacing (``running`` is ``Running``, kept as the release spells it), and any
     other value is refused. Left out and counted: CPU pods (``num_gpu`` 0), pods
@@ -169,6 +170,8 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
         out = frame.drop(columns=["num_gpu"]).assign(
             pod_phase=phase.to_numpy(),
             job_id=frame["name"],
+            # the release's one way to group its pods: their QoS class
+            **({"vc": frame["qos"]} if "qos" in frame else {}),
             submit_time_s=created,
             num_gpus=whole(gpus),
             duration_s=duration,
