@@ -41,7 +41,7 @@ from .replications import (
     window_slice,
 )
 from .sweep import SweepReport, run_keys, sweep_points
-from .sweep_runs import server_list
+from .sweep_clusters import server_list
 
 #: The rows of ``paper_runs`` (its Pollux rows aside) as ``sweep`` parameters.
 PAPER_POINTS: Dict[str, Dict[str, Any]] = {

@@ -21,7 +21,6 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
-    Set,
     Tuple,
     get_args,
 )
@@ -41,13 +40,12 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
-from ..engine.config import Cluster, Config
+from ..engine.config import Config
 from ..engine.provenance import code_fingerprint, fingerprint_frame, fingerprint_jobs
 from ..engine.result import Result
 from ..engine.runs import run_arguments, scenario_settings, trace_jobs
 from ..engine.scenarios import ELASTIC_SELECTIONS, SCENARIOS
 from ..engine.simulation import _config, simulate
-from ..model import Server, as_records
 from ..policy import (
     check_policy,
     has_hook,
@@ -57,6 +55,14 @@ from ..policy import (
     run_copy,
 )
 from ..typing import GoodputPolicy
+from .sweep_clusters import (
+    gpu_types,
+    is_server_list,
+    resolve_cluster,
+    run_cluster,
+    servers_fingerprint,
+    training_gpus,
+)
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {
@@ -202,7 +208,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         ):
             raise ValueError(f"{name} must be an integer >= 0, got {p[name]!r}")
         p[name] = int(p[name])
-    _resolve_servers(p, point)
+    resolve_cluster(p, point)
     if p["first_jobs"] is not None:
         p["first_jobs"] = validation.integer(p["first_jobs"], "first_jobs", 1)
     for share in (
@@ -231,79 +237,6 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
     validation.check_config(checked, PLACEMENTS)  # every field, before any run
     p["config"] = dataclasses.asdict(checked)
     return p
-
-
-def _resolve_servers(p: Dict[str, Any], point: Mapping[str, Any]) -> None:
-    """A run's cluster: ``servers`` as a tuple of ``Server`` records, with the
-    server counts theirs (so a table's columns say the cluster), or the counts
-    checked against the size limit. A run that gives both, or runs the Pollux rows
-    (whose nodes are cut from a cluster of counts) on a list, is a ``ValueError``."""
-    if p["servers"] is None:
-        Cluster(p["training_servers"], p["inference_servers"])  # its size limit
-        return
-    servers = server_list(p["servers"])
-    counts = [n for n in ("training_servers", "inference_servers") if n in point]
-    if counts:
-        raise ValueError(
-            f"servers gives the whole cluster ({len(servers):,} servers); a run "
-            f"cannot also set {' and '.join(counts)}: drop {' and '.join(counts)} "
-            "(--set/--grid), or the server list (--servers)"
-        )
-    if p["goodput_jobs"]:
-        raise ValueError(
-            "goodput_jobs (the Pollux rows) runs on a cluster of server counts, cut "
-            "into 4-GPU nodes; it does not take a server list (servers)"
-        )
-    p["servers"] = servers
-    p["training_servers"] = sum(s.pool == "training" for s in servers)
-    p["inference_servers"] = len(servers) - p["training_servers"]
-
-
-def server_list(value: Any) -> Tuple[Server, ...]:
-    """A run's ``servers`` as a tuple of ``Server`` records (records, dicts or a
-    DataFrame, as ``simulate`` takes its cluster), checked: at least one, ids unique."""
-    if isinstance(value, tuple) and all(type(s) is Server for s in value):
-        servers: Tuple[Server, ...] = value  # resolved before
-    else:
-        try:
-            servers = tuple(as_records(value, Server, "server"))
-        except TypeError:
-            raise ValueError(
-                "servers: give a list of aryl.Server records (e.g. "
-                f"aryl.traces.read_servers(FILE)), got {type(value).__name__}"
-            ) from None
-    if not servers:
-        raise ValueError("servers: the server list is empty")
-    seen: Set[Any] = set()
-    for s in servers:
-        if s.id in seen:
-            raise ValueError(f"servers: server id {s.id!r} is given twice")
-        seen.add(s.id)
-    return servers
-
-
-def servers_fingerprint(servers: Sequence[Server]) -> str:
-    """16 hex digits of SHA-256 over each server's id (with its type), pool, GPUs
-    and GPU type, in order: a sweep run's cache key covers its server list's
-    content (whether a server is on loan is not the list's: the simulator lends)."""
-    text = json.dumps(
-        [[repr(s.id), s.pool, s.gpus, s.gpu_type] for s in servers], sort_keys=True
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def run_cluster(p: Mapping[str, Any]) -> Any:
-    """A resolved run's cluster: its server list, or its ``Cluster`` of counts."""
-    if p["servers"] is not None:
-        return list(p["servers"])
-    return Cluster(p["training_servers"], p["inference_servers"])
-
-
-def training_gpus(cluster: Any) -> int:
-    """The GPUs of a cluster's training servers (a ``Cluster`` or a server list)."""
-    if isinstance(cluster, Cluster):
-        return cluster.training_servers * cluster.gpus_per_server
-    return sum(s.gpus for s in cluster if s.pool == "training")
 
 
 #: How a sweep's ``gpu_speed`` may be given, for its error message.
@@ -470,20 +403,12 @@ def _jsonable_point(point: Mapping[str, Any]) -> Dict[str, Any]:
 def display_value(value: Any) -> Any:
     """A parameter's value as tables show it: a policy object by its name, a server
     list by its size and content's fingerprint."""
-    if _is_server_list(value):
+    if is_server_list(value):
         return f"{len(value):,} servers {servers_fingerprint(value)}"
     return (
         value
         if is_policy_name(value) or not has_hook(value, "allocate")
         else (policy_name(value))
-    )
-
-
-def _is_server_list(value: Any) -> bool:
-    return (
-        isinstance(value, (list, tuple))
-        and bool(value)
-        and all(isinstance(s, Server) for s in value)
     )
 
 
@@ -536,12 +461,3 @@ def check_gpu_names(
         required = {str(t) for t in pd.unique(pd.Series(named, dtype=object).dropna())}
         unknown = {t for t in required if t.strip().lower() in UNKNOWN_GPU_TYPES}
         validation.run_gpu_speeds(speeds, gpu_types(run) | (required - unknown))
-
-
-def gpu_types(run: Mapping[str, Any]) -> Set[str]:
-    """The GPU types of a resolved run's servers."""
-    if run["servers"] is not None:
-        return {s.gpu_type for s in run["servers"]}
-    cluster = Cluster(run["training_servers"], run["inference_servers"])
-    types = {cluster.training_gpu} if cluster.training_servers else set()
-    return types | ({cluster.inference_gpu} if cluster.inference_servers else set())
