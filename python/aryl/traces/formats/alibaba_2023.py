@@ -83,8 +83,8 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     never scheduled (no ``scheduled_time``: they were pending), pods still running
     when the trace ends, and pods that ran 0 s. **Censoring** goes by time, not by
     phase: the release's ``deletion_time`` is when a pod was deleted, and the
-    trace's end is its last ``deletion_time`` (the time it was collected: the pods
-    still there then carry it), so a pod deleted then, or with no
+    trace's end is its last valid ``deletion_time``, in any row (the time it was
+    collected: the pods still there then carry it), so a pod deleted then, or with no
     ``deletion_time``, had not finished and its run time is not known, whatever
     its ``pod_phase`` says; a pod deleted earlier ended then, whatever its phase
     (a ``Running`` pod deleted before the end was stopped while running: it ran
@@ -183,7 +183,8 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             ),
         )
         pods.keep(chunk, good, skip, out.drop(columns=["name"]))
-        ended = good & ~undeleted
+        # the trace's end: its last deletion_time, in any row that has a valid one
+        ended = (why_end == "") & ~undeleted
         last = max(last, end[ended].max(initial=-np.inf))
 
     def still_running(jobs: pd.DataFrame) -> np.ndarray:
