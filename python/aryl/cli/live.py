@@ -75,8 +75,9 @@ def live(args: argparse.Namespace) -> int:
     console = console_of(args)
     if args.resume and (args.local_cluster or args.servers):
         raise ValueError(
-            "--resume continues a run on the cluster at --address; a --local-cluster "
-            "ends with the command that started it, so nothing of it runs on"
+            "--resume continues a run on the cluster at --address; a local cluster "
+            "(--local-cluster, --servers) ends with the command that started it, so "
+            "nothing of it runs on"
         )
     if args.resume and args.overwrite:
         raise ValueError(
@@ -141,7 +142,7 @@ def _local_servers(args: argparse.Namespace) -> Optional[List[Any]]:
 
 
 def _pools(servers: Sequence[Any]) -> str:
-    """``"2 training + 2 inference servers"`` (GPUs of each pool)."""
+    """``"2 training (16 GPUs) + 2 inference (16 GPUs) servers"``."""
     return (
         " + ".join(
             f"{len(mine)} {pool} ({sum(s.gpus for s in mine)} GPUs)"
