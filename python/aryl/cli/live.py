@@ -75,9 +75,9 @@ def live(args: argparse.Namespace) -> int:
     console = console_of(args)
     if args.resume and (args.local_cluster or args.servers):
         raise ValueError(
-            "--resume continues a run on the cluster at --address; a local cluster "
-            "(--local-cluster, --servers) ends with the command that started it, so "
-            "nothing of it runs on"
+            "--resume continues a run on the cluster at --address; a --local-cluster "
+            "ends with the command that started it (so does the local cluster of "
+            "--servers), so nothing of it runs on"
         )
     if args.resume and args.overwrite:
         raise ValueError(
