@@ -345,13 +345,16 @@ def check_can_run(
     load: Sequence[float],
     headroom: float,
 ) -> None:
-    """Refuse a simulation with a job that can never start.
+    """Refuse a simulation with a job that can never start, and warn of the jobs
+    that will wait for ever.
 
     ``jobs`` is a ``JobTable``, ``core`` the ``_core.ClusterState`` of ``servers`` and
-    ``jobs``. The engine refuses a job that fits nowhere even with every inference
-    server lent; this also counts only the inference servers the load series lends at
-    most from the job's submission on, so a job that needs more of them than the load
-    leaves idle is refused up front instead of waiting for ever.
+    ``jobs``. A job that fits nowhere even with every inference server lent is
+    refused (as the engine refuses it). A job that fits only with more inference
+    servers lent than the load series lends at most from its submission on (a T4
+    job on a cluster whose T4s are all inference servers, with no load) is not: it
+    would run when they are lent, and waits, unfinished; a ``RuntimeWarning``
+    counts such jobs up front.
     """
 
     inference = sum(s.pool == "inference" for s in servers)
@@ -374,8 +377,28 @@ def check_can_run(
         )
         lendable = later[np.clip(rows, 0, None)].tolist()
     demands = _core.base_demands(core, policy)
-    for job_id, reason in unplaceable(jobs, demands, servers, lendable, core).items():
+    for job_id, reason in unplaceable(jobs, demands, servers, inference, core).items():
         raise ValueError(
-            f"job {job_id!r} can never run: it {reason}, counting the inference servers the "
-            f"load series lends at most after its submission"
+            f"job {job_id!r} can never run: it {reason}, even with every inference "
+            "server lent"
         )
+    waiting = unplaceable(jobs, demands, servers, lendable, core)
+    if waiting:
+        _warn_waiting(list(waiting))
+
+
+def _warn_waiting(ids: List[Any]) -> None:
+    """Jobs that fit only with inference servers the load series never lends them
+    (after their submission) are not refused: they would run on those servers when
+    lent, and wait for ever here, left unfinished (``jobs_unfinished``). One warning
+    counts them."""
+    shown = ", ".join(repr(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+    warnings.warn(
+        f"{len(ids):,} job(s) ({shown}) fit only with inference servers lent (their "
+        "GPU type, or their size, needs the inference pool), and this run never lends "
+        "them enough (no load series, loaning off, or a load that never spares "
+        "enough after their submission): they wait, left unfinished (the "
+        "'unfinished' column, jobs_unfinished)",
+        RuntimeWarning,
+        stacklevel=4,
+    )

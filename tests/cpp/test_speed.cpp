@@ -188,9 +188,14 @@ TEST_CASE("a job that only a short load dip could host ends the run unfinished",
   const Result r = simulate(c.servers, {{j, {}}}, load, audited());
   REQUIRE(std::isnan(r.finish_time(0)));
   REQUIRE(r.end_time < 10 * 3600);
-  SECTION("and one the load never spares is refused up front") {
+  SECTION("and so does one the load never spares (it would run, were they lent)") {
     const std::vector<LoadPoint> busy{{0, 0.9}};
-    REQUIRE_THROWS_WITH(simulate(c.servers, {{j, {}}}, busy, audited()),
+    const Result never = simulate(c.servers, {{j, {}}}, busy, audited());
+    REQUIRE(std::isnan(never.finish_time(0)));
+  }
+  SECTION("one that fits nowhere, every inference server lent, is refused") {
+    j.min_workers = j.max_workers = 4;
+    REQUIRE_THROWS_WITH(simulate(c.servers, {{j, {}}}, load, audited()),
                         Catch::Contains("job 'wide' can never run"));
   }
 }

@@ -211,13 +211,18 @@ def test_keyboard_interrupt_while_converting_is_not_an_input_error():
 # ---- hangs: refused up front ---------------------------------------------------------
 
 
-def test_job_that_fits_only_on_servers_never_lent():
-    with pytest.raises(ValueError, match="job 'b' can never run"):
-        sim.simulate(
+def test_job_that_fits_only_on_servers_never_lent_waits_unfinished():
+    # it would run were they lent: warned up front and at the end, not refused
+    with pytest.warns(RuntimeWarning) as caught:
+        result = sim.simulate(
             [aryl.Job("b", 8, 2, 2, 100.0, gpu_type="T4")],
             sim.Cluster(1, 2),
             inference_load=[(0, 1.0)],
         )
+    said = " ".join(str(w.message) for w in caught)
+    assert "('b') fit only with inference servers lent" in said
+    assert "1 job(s) never finished ('b')" in said
+    assert result.summary()["jobs_unfinished"] == 1
 
 
 def test_job_that_fits_on_servers_lent_runs():
@@ -832,7 +837,9 @@ def test_progress_gets_the_time_only_when_it_requires_two_arguments(method, argu
 
 def test_job_submitted_after_the_load_takes_the_servers_back_for_good():
     jobs = [aryl.Job("late", 8, 2, 2, 100.0, submit_time=600.0, gpu_type="T4")]
-    with pytest.raises(ValueError, match="job 'late' can never run"):
-        sim.simulate(
+    with pytest.warns(RuntimeWarning) as caught:
+        result = sim.simulate(
             jobs, sim.Cluster(1, 2), inference_load=[(0, 0.0), (300, 1.0), (600, 1.0)]
         )
+    assert "1 job(s) ('late') fit only" in " ".join(str(w.message) for w in caught)
+    assert result.summary()["jobs_unfinished"] == 1

@@ -138,18 +138,18 @@ def test_servers_and_server_counts_are_refused_together(options, capsys):
     assert "gives the whole cluster" in err
 
 
-def test_sweep_says_it_takes_server_counts(capsys):
+def test_sweep_refuses_servers_with_server_counts(capsys):
     with pytest.raises(SystemExit) as stop:
-        main(["sweep", "--servers", str(NODES)])
+        main(["sweep", "--servers", str(NODES), "--training-servers", "4"])
     err = capsys.readouterr().err
-    assert stop.value.code == 2 and "simulate take --servers FILE" in err, err
+    assert stop.value.code == 2 and "gives the whole cluster" in err, err
 
 
 @pytest.mark.parametrize(
     "options, message",
     [
         (["--inference-types", "T4"], "--inference-types chooses the pools"),
-        (["--servers", str(NODES), "--seeds", "2"], "--seeds replays on a cluster"),
+        (["--servers", str(NODES), "--pollux-rows"], "--pollux-rows runs the Pollux"),
     ],
 )
 def test_what_servers_does_not_go_with(options, message, tmp_path, capsys):

@@ -87,7 +87,8 @@ def test_grid_points_and_resolution():
 @pytest.mark.parametrize(
     "base, grid, message",
     [
-        ({"servers": 3}, {}, r"unknown sweep parameter\(s\) \['servers'\]"),
+        ({"nodes": 3}, {}, r"unknown sweep parameter\(s\) \['nodes'\]"),
+        ({"servers": 3}, {}, "servers: give a list of aryl.Server records"),
         ({}, {"headroom": []}, "non-empty list"),
         ({}, {"policy": "aryl"}, "non-empty list"),
         ({"policy": "tetris"}, {}, "unknown policy 'tetris'"),

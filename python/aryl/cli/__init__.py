@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Set
 
 from .arguments import parse_grid
 from .parser import EXIT_INTERRUPTED, EXIT_USAGE, _parser
@@ -62,16 +62,28 @@ def _check(args: argparse.Namespace) -> None:
         )  # unknown names raise here
 
 
-def _warning(
-    message: Any,
-    category: Any,
-    filename: str,
-    lineno: int,
-    file: Any = None,
-    line: Optional[str] = None,
-) -> None:
-    """A warning as one line on stderr, without Python's source line."""
-    print(f"aryl: warning: {message}", file=sys.stderr if file is None else file)
+class _Warnings:
+    """Warnings as ``warnings.showwarning``: each as one line on stderr, without
+    Python's source line, and each message once in a command (the runs of a
+    comparison find the same thing, and the filters that would say it once are
+    reset whenever a run changes them)."""
+
+    def __init__(self) -> None:
+        self.said: Set[str] = set()
+
+    def __call__(
+        self,
+        message: Any,
+        category: Any,
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: Optional[str] = None,
+    ) -> None:
+        text = str(message)
+        if text not in self.said:
+            self.said.add(text)
+            print(f"aryl: warning: {text}", file=sys.stderr if file is None else file)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -93,7 +105,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore" if getattr(args, "quiet", False) else "default")
-        warnings.showwarning = _warning
+        warnings.showwarning = _Warnings()
         return _run(args)
 
 

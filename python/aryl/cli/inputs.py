@@ -307,7 +307,8 @@ def size_auto(
     console: Console,
 ) -> None:
     """Replace ``auto`` server counts in ``base`` (not varied by the grid) once, before the runs:
-    training by ``aryl.sim.size_cluster``, inference at the paper's ratio to training.
+    training by ``aryl.sim.size_cluster``, inference at the paper's ratio to training
+    (nothing when ``base`` has a server list, ``servers``).
 
     ``given`` is ``sweep_trace``'s; the sizing run's jobs are built from its frame with
     ``any_type_share`` and ``seed``, the Baseline at ``utilisation`` under ``config``.
@@ -316,6 +317,8 @@ def size_auto(
     from ..engine.runs import trace_jobs
     from ..studies.sizing import inference_count
 
+    if "servers" in base:  # a server list: nothing to size
+        return
     training = base["training_servers"] == "auto" and "training_servers" not in grid
     inference = base["inference_servers"] == "auto" and "inference_servers" not in grid
     if inference and not training and "training_servers" in grid:

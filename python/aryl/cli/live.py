@@ -7,7 +7,7 @@ import copy
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from .files import output_directory
 from .live_out import LOCK, RUN, OutLock, _check_replaceable, _run_id
@@ -77,18 +77,17 @@ def live(args: argparse.Namespace) -> int:
     Everything is checked before OUT changes: the trace, the policy, the options and
     the cluster; a run that did not end (resumable) is replaced only with
     ``--overwrite``, and one ``aryl live`` at a time writes to OUT (its lock)."""
-    from .. import sim
-
     console = console_of(args)
     if args.start_on_loan:
         raise ValueError(
             "--start-on-loan moves running jobs to faster GPUs, which aryl live does not "
             "do yet: aryl simulate and aryl compare take it"
         )
-    if args.resume and args.local_cluster:
+    if args.resume and (args.local_cluster or args.servers):
         raise ValueError(
             "--resume continues a run on the cluster at --address; a --local-cluster "
-            "ends with the command that started it, so nothing of it runs on"
+            "ends with the command that started it (so does the local cluster of "
+            "--servers), so nothing of it runs on"
         )
     if args.resume and args.overwrite:
         raise ValueError(
@@ -102,23 +101,22 @@ def live(args: argparse.Namespace) -> int:
         if not args.resume:
             _check_replaceable(journal, args.overwrite)
         jobs, load, policy, config, where = _inputs(args, console)
-        training, inference = args.local_cluster or (0, 0)
-        cluster = sim.Cluster(training, inference)
+        local = _local_servers(args)  # None: the cluster at --address
         name = args.policy if isinstance(policy, str) else _policy_name(policy)
         console.say(
             f"Replaying {len(jobs)} jobs of {where} live at {args.compression:g}x on "
             + (
-                f"a local Ray cluster of {training}+{inference} 8-GPU servers"
-                if args.local_cluster
+                f"a local Ray cluster of {_pools(local)}"
+                if local is not None
                 else f"the Ray cluster at {args.address}"
             )
             + f", policy {name}."
         )
         log = out / "ray.log"
-        with _cluster(args, cluster.servers(), log) as provider:
-            servers = cluster if args.local_cluster else _servers(args)
+        with _cluster(args, local or [], log) as provider:
+            servers = local if local is not None else _servers(args)
             run = _run_id(out, args.resume)  # the cluster answered: OUT may change
-            if args.local_cluster:
+            if local is not None:
                 console.say(f"Ray's own output (its nodes' messages) goes to {log}.")
             result, backend, controller = _run_live(
                 args, console, out, run, jobs, servers, policy, load, config, provider
@@ -126,6 +124,43 @@ def live(args: argparse.Namespace) -> int:
         # still OUT's writer: the results go beside the journal
         _report(args, console, out, jobs, (result, backend, controller), policy, load)
     return 0
+
+
+def _local_servers(args: argparse.Namespace) -> Optional[List[Any]]:
+    """The servers of the cluster started here: ``--local-cluster T+I``'s (8-GPU
+    V100 and T4 servers), or ``--servers FILE``'s (``options.file_servers``: at most
+    ``MAX_LOCAL_SERVERS``, a training server among them); None with ``--address``."""
+    from .. import sim
+    from .options import file_servers
+
+    given = file_servers(args)
+    if given is None:
+        counts = args.local_cluster
+        return None if counts is None else sim.Cluster(*counts).servers()
+    if len(given) > MAX_LOCAL_SERVERS:
+        raise ValueError(
+            f"--servers {args.servers}: {len(given):,} servers would start as many "
+            f"Ray nodes on this machine; a local cluster takes at most "
+            f"{MAX_LOCAL_SERVERS} servers. For a larger one, start labelled nodes "
+            "across machines and give --address (docs/live.md)"
+        )
+    if not any(s.pool == "training" for s in given):
+        raise ValueError(
+            f"--servers {args.servers}: a live run needs a training server"
+        )
+    return given
+
+
+def _pools(servers: Sequence[Any]) -> str:
+    """``"2 training (16 GPUs) + 2 inference (16 GPUs) servers"``."""
+    return (
+        " + ".join(
+            f"{len(mine)} {pool} ({sum(s.gpus for s in mine)} GPUs)"
+            for pool in ("training", "inference")
+            for mine in [[s for s in servers if s.pool == pool]]
+        )
+        + " servers"
+    )
 
 
 def _report(
@@ -268,7 +303,7 @@ class _cluster:
 
         ray = _ray()
 
-        if self.args.local_cluster:
+        if self.args.local_cluster or self.args.servers:
             self.local = LocalCluster(self.servers, log=str(self.log))
             return self.local
         # a cluster on this machine's loopback is joined there, as given
@@ -363,6 +398,7 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         "--gpu-speed",
         "--any-type-share",
         "--headroom",
+        "--inference-types",
     ):
         p._add_action(copy.copy(simulate._option_string_actions[option]))
     where = p.add_mutually_exclusive_group(required=True)
@@ -373,6 +409,14 @@ def add_parser(sub: Any, output_arguments: Any) -> None:
         help="start a Ray cluster on this machine with T training (V100) and I "
         "inference (T4) 8-GPU servers, declared, not real GPUs; shut down at the end "
         f"(T+I at most {MAX_LOCAL_SERVERS}: a Ray node each, on this machine)",
+    )
+    where.add_argument(
+        "--servers",
+        type=readable_file("--servers"),
+        metavar="FILE",
+        help="start a Ray cluster on this machine with the servers of FILE, as aryl "
+        "simulate --servers takes it (aryl's server CSV or the Alibaba GPU 2023 node "
+        f"list; at most {MAX_LOCAL_SERVERS} servers), declared, not real GPUs",
     )
     where.add_argument(
         "--address",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ..policy import load_policy, policy_name
 from .console import Console
@@ -44,27 +44,15 @@ def cluster(args: argparse.Namespace, jobs: JobTable) -> Any:
     """The cluster of ``--servers`` (its servers: a list of ``aryl.Server``), or of
     ``--training-servers`` and ``--inference-servers``, ``auto`` sized on ``jobs`` at
     ``--utilisation`` (a ``sim.Cluster``)."""
-    given = getattr(args, "servers", None)
-    types = getattr(args, "inference_types", None)
-    if given is None:
-        if types is not None:
+    given = file_servers(args)
+    if given is not None:
+        if getattr(args, "pollux_rows", False):  # nodes cut from a cluster of counts
             raise ValueError(
-                "--inference-types chooses the pools of a node list given as --servers"
+                "--pollux-rows runs the Pollux rows on the training servers cut into "
+                "4-GPU nodes, a cluster of server counts (--training-servers); it does "
+                "not take --servers"
             )
-    else:
-        # these run on clusters of counts (sweep points): not yet on a file's servers
-        for option, used in (
-            ("--seeds", getattr(args, "seeds", None) is not None),
-            ("--windows", getattr(args, "windows", None) is not None),
-            ("--pollux-rows", bool(getattr(args, "pollux_rows", False))),
-        ):
-            if used:
-                raise ValueError(
-                    f"--servers runs one simulation per row; {option} replays on a "
-                    "cluster of server counts (--training-servers, --inference-servers) "
-                    "and does not take --servers yet"
-                )
-        return servers_of(given, types, config_of(args), console_of(args))
+        return given
     return cluster_of(
         args.training_servers,
         args.inference_servers,
@@ -73,6 +61,31 @@ def cluster(args: argparse.Namespace, jobs: JobTable) -> Any:
         config_of(args),
         console_of(args),
     )
+
+
+def file_servers(args: argparse.Namespace) -> Optional[List[Any]]:
+    """The servers of ``--servers`` (``inputs.servers_of``, said in one line), or
+    None without it (then ``--inference-types`` is refused)."""
+    types = getattr(args, "inference_types", None)
+    if getattr(args, "servers", None) is None:
+        if types is not None:
+            raise ValueError(
+                "--inference-types chooses the pools of a node list given as --servers"
+            )
+        return None
+    return servers_of(args.servers, types, config_of(args), console_of(args))
+
+
+def sweep_cluster(args: argparse.Namespace) -> Dict[str, Any]:
+    """``aryl sweep``'s cluster as sweep parameters: ``servers``, the list of
+    ``--servers``, or the server counts (``auto`` sized later: ``inputs.size_auto``)."""
+    given = file_servers(args)
+    if given is not None:
+        return {"servers": given}
+    return {
+        "training_servers": args.training_servers,
+        "inference_servers": args.inference_servers,
+    }
 
 
 def own_rows(args: argparse.Namespace) -> Dict[str, str]:

@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
         "table with each row's speed-up over Baseline and writes compare.csv and plots. By "
         "default the cluster is sized to the paper's Baseline load (72% training GPU use).",
     )
-    _trace_arguments(p, "aryl-results/compare", servers=True)
+    _trace_arguments(p, "aryl-results/compare")
     _plot_arguments(p)
     _elastic_arguments(p)
     _group_argument(

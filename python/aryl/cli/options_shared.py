@@ -77,27 +77,7 @@ class _ClusterAction(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-class _NoServers(argparse.Action):
-    """``--servers`` where a command runs on server counts only: refused, saying
-    what does take it."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: Optional[str] = None,
-    ) -> None:
-        parser.error(
-            "--servers: aryl sweep runs each point on a cluster of server counts "
-            "(--set/--grid training_servers, inference_servers); aryl compare and aryl "
-            "simulate take --servers FILE"
-        )
-
-
-def _trace_arguments(
-    p: argparse.ArgumentParser, out: str, servers: bool = False
-) -> None:
+def _trace_arguments(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument(
         "jobs",
         nargs="?",
@@ -137,46 +117,42 @@ def _trace_arguments(
         "--training-servers auto sizes the cluster on the trace as recorded (F = 1), "
         "so F is the offered load relative to the paper's (default 1)",
     )
-    counts: Any = {"action": _ClusterAction} if servers else {}
     p.add_argument(
         "--training-servers",
         type=_servers_or_auto("--training-servers", 1),
-        default=_AUTO if servers else "auto",
+        default=_AUTO,
         metavar="N|auto",
         help="8-GPU V100 training servers; auto (default) sizes the cluster so that the FIFO "
         "Baseline keeps --utilisation of them busy (aryl.sim.size_cluster)",
-        **counts,
+        action=_ClusterAction,
     )
     p.add_argument(
         "--inference-servers",
         type=_servers_or_auto("--inference-servers", 0),
-        default=_AUTO if servers else "auto",
+        default=_AUTO,
         metavar="N|auto",
         help="8-GPU T4 inference servers that can be lent; auto (default): the paper's 520 "
         "per 443 training servers",
-        **counts,
+        action=_ClusterAction,
     )
-    if not servers:  # sweep: its points are clusters of server counts
-        p.add_argument("--servers", action=_NoServers, help=argparse.SUPPRESS)
-    else:
-        p.add_argument(
-            "--servers",
-            action=_ClusterAction,
-            type=_readable_file("--servers"),
-            metavar="FILE",
-            help="the cluster as a file, instead of --training-servers and "
-            "--inference-servers: aryl's server CSV (id, pool, gpus, gpu_type) or the "
-            "Alibaba GPU 2023 node list (openb_node_list_gpu_node.csv: T4 servers the "
-            "inference pool, the rest training; docs/traces.md). Give the speed of each "
-            "GPU type the paper lacks with --gpu-speed",
-        )
-        p.add_argument(
-            "--inference-types",
-            type=_type_names,
-            metavar="TYPE,...",
-            help="with a node list as --servers: the GPU types whose servers are the "
-            "inference pool, lent to training (default T4; none: no inference pool)",
-        )
+    p.add_argument(
+        "--servers",
+        action=_ClusterAction,
+        type=_readable_file("--servers"),
+        metavar="FILE",
+        help="the cluster as a file, instead of --training-servers and "
+        "--inference-servers: aryl's server CSV (id, pool, gpus, gpu_type) or the "
+        "Alibaba GPU 2023 node list (openb_node_list_gpu_node.csv: T4 servers the "
+        "inference pool, the rest training; docs/traces.md). Give the speed of each "
+        "GPU type the paper lacks with --gpu-speed",
+    )
+    p.add_argument(
+        "--inference-types",
+        type=_type_names,
+        metavar="TYPE,...",
+        help="with a node list as --servers: the GPU types whose servers are the "
+        "inference pool, lent to training (default T4; none: no inference pool)",
+    )
     p.add_argument(
         "--utilisation",
         type=_number(float, "--utilisation", 0.0, 1.0, low_open=True),

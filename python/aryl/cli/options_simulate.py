@@ -28,7 +28,7 @@ def add_parser(sub: Any) -> None:
         description="Simulate one scheduling policy, reclaim policy and scenario on a "
         "trace; print the summary; write jobs.csv, timeline.csv, summary.json and plots.",
     )
-    _trace_arguments(p, "aryl-results/simulate", servers=True)
+    _trace_arguments(p, "aryl-results/simulate")
     _plot_arguments(p)
     _group_argument(p, "print queuing, JCT and slowdown")
     p.add_argument(

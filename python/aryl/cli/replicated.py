@@ -146,16 +146,17 @@ def _loaning_explained(
     again at ``studies.loaning.BREAK_EVEN_SPEEDS`` (cached; its cost is said)."""
     import time
 
-    from ..engine.config import Cluster
     from ..studies import loaning
 
     gain = loaning.loaning_gain(table)
     if gain is None or not loaning.buys_nothing(gain):
         return []
     config = config_of(args)
-    loaned_gpu = Cluster().inference_gpu  # the CLI's inference servers
-    speed = loaning.loaned_speed(config, loaned_gpu)
-    lines = [loaning.why_no_gain(table, loaned_gpu, speed, args.any_type_share)]
+    lent = loaned_gpu(on)
+    if lent is None:  # no one loaned GPU type (several in the pool): no one speed
+        return []
+    speed = loaning.loaned_speed(config, lent)
+    lines = [loaning.why_no_gain(table, lent, speed, args.any_type_share)]
     if args.no_break_even or speed >= 1.0:
         return lines
     speeds = [s for s in loaning.BREAK_EVEN_SPEEDS if s > speed]
@@ -168,7 +169,7 @@ def _loaning_explained(
     def run_with(s: float) -> Any:
         at = {
             **config,
-            "gpu_speed": {**dict(config.get("gpu_speed") or {}), loaned_gpu: s},
+            "gpu_speed": {**dict(config.get("gpu_speed") or {}), lent: s},
         }
         only = {"rows": [loaning.WITH], "reference": None, "pollux_rows": False}
         quiet = argparse.Namespace(**{**vars(args), **only})
@@ -251,9 +252,8 @@ def _replicate(
         return sim.replicate_paper(
             frame,
             load,
-            on.training_servers,
-            on.inference_servers,
-            seeds,
+            seeds=seeds,
+            **_cluster_keywords(on),
             windows=windows,
             warmup=DEFAULT_WARMUP if args.warmup is None else args.warmup,
             config=config,
@@ -269,6 +269,26 @@ def _replicate(
             rows=args.rows,
             reference=args.reference,
         )
+
+
+def _cluster_keywords(on: Any) -> Dict[str, Any]:
+    """``replicate_paper``'s cluster: the server list of ``--servers``, or the counts."""
+    if isinstance(on, list):
+        return {"servers": on}
+    return {
+        "training_servers": on.training_servers,
+        "inference_servers": on.inference_servers,
+    }
+
+
+def loaned_gpu(on: Any) -> Optional[str]:
+    """The GPU type of the inference servers a replicated comparison lends: the
+    ``Cluster``'s, or the one type of a server list's inference pool (None when the
+    pool mixes types, or has none: no one speed to run again at)."""
+    if not isinstance(on, list):
+        return str(on.inference_gpu)
+    types = {s.gpu_type for s in on if s.pool == "inference"}
+    return types.pop() if len(types) == 1 else None
 
 
 def _means_table(table: Any, problems: Sequence[str] = ()) -> Table:

@@ -14,12 +14,13 @@ from .._display import Table
 from .arguments import parse_grid
 from .files import output_directory, write_atomically
 from .inputs import size_auto, sweep_trace
-from .options import config_of, console_of, trace_files
+from .options import config_of, console_of, sweep_cluster, trace_files
 from .output import cell, run_record, summary_cell
 
 #: ``aryl.sim.PARAMETERS``' names, for the help text without importing the simulator.
 SWEEP_PARAMETERS = (
-    "trace, first_jobs, training_servers, inference_servers, scenario, elastic_gpu_share, "
+    "trace, first_jobs, training_servers, inference_servers, servers, scenario, "
+    "elastic_gpu_share, "
     "elastic_selection, elastic_job_share, elastic_range, hetero_share, policy, reclaim, "
     "seed, any_type_share, goodput_jobs"
 )
@@ -65,8 +66,7 @@ def sweep(args: argparse.Namespace) -> int:
     from ..studies.sweep import csv_frame, grid_points, resolve
 
     base = {
-        "training_servers": args.training_servers,
-        "inference_servers": args.inference_servers,
+        **sweep_cluster(args),  # --servers: read here, so a grid is checked on it
         "any_type_share": args.any_type_share,
         "seed": args.seed,
         **config_of(args),

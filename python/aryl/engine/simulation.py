@@ -379,7 +379,7 @@ def _warn_unfinished(
             "the policy left them queued when nothing more was to happen"
             if own
             else "they could not start once the capacity they needed was gone (e.g. "
-            "lent inference servers reclaimed)"
+            "lent inference servers reclaimed), or it was never lent"
         )
         warnings.warn(
             f"{len(left)} job(s) never finished ({shown}): {why}",

@@ -2,7 +2,7 @@
 
 A platform team asks not only "does loaning pay" but "for whom": the same loaning
 can shorten one team's jobs by a quarter and leave another's as they were.
-``group_gains`` takes each feature's pair of rows (``replications.CONTRIBUTIONS``:
+``group_gains`` takes each feature's pair of rows (``contributions.CONTRIBUTIONS``:
 with it, without it, otherwise alike) and, per value of a job column kept from the
 trace (``"vc"``, the team or QoS class; ``"user"``), the paired ratio of the group's
 mean JCT without / with the feature, replication by replication, with its 95%
@@ -20,7 +20,8 @@ import pandas as pd
 
 from .comparison import Comparison
 from .confidence import LEVEL, ratio_interval, reading
-from .replications import CONTRIBUTIONS, _groups, _ordered, finished_by_both
+from .contributions import CONTRIBUTIONS
+from .pairing import _groups, _ordered, finished_by_both
 
 
 def group_gains(

@@ -1,6 +1,7 @@
 """The paper's comparison, replicated through ``aryl.studies.sweep``: cached, on Ray or locally.
 
-``replicate_paper(frame, load, training_servers, inference_servers, seeds=5)`` runs the
+``replicate_paper(frame, load, training_servers, inference_servers, seeds=5)`` (or
+``replicate_paper(frame, load, seeds=5, servers=read_servers(FILE))``) runs the
 rows of ``paper_runs`` (``PAPER_POINTS``: each row as sweep parameters, which build the
 same jobs, policy, reclaim and config as ``paper_runs`` does for the same seed; with
 ``pollux_rows=True`` also ``POLLUX_POINTS``, the Pollux and Aryl+TunedJobs rows) once
@@ -26,6 +27,7 @@ import pandas as pd
 from ..defaults import ANY_TYPE_SHARE
 from ..engine.result import Result
 from ..engine.result import load as load_result
+from ..model import Records
 from ..typing import SweepEngine
 from .comparison import Comparison
 from .paper import LOANING_ROWS, OWN_POLICY_BASE, chosen_rows
@@ -39,6 +41,7 @@ from .replications import (
     window_slice,
 )
 from .sweep import SweepReport, run_keys, sweep_points
+from .sweep_clusters import server_list
 
 #: The rows of ``paper_runs`` (its Pollux rows aside) as ``sweep`` parameters.
 PAPER_POINTS: Dict[str, Dict[str, Any]] = {
@@ -117,10 +120,11 @@ class PaperPlan:
 def paper_plan(
     frame: pd.DataFrame,
     load: Any,
-    training_servers: int,
-    inference_servers: int,
-    seeds: Seeds,
+    training_servers: Optional[int] = None,
+    inference_servers: Optional[int] = None,
+    seeds: Seeds = 1,
     *,
+    servers: Optional[Records] = None,
     windows: Optional[int] = None,
     warmup: float = DEFAULT_WARMUP,
     seed: int = 0,
@@ -143,8 +147,7 @@ def paper_plan(
     common = {
         **dict(config or {}),
         **dict(scenario_options or {}),
-        "training_servers": int(training_servers),
-        "inference_servers": int(inference_servers),
+        **_cluster(training_servers, inference_servers, servers),
         "any_type_share": float(any_type_share),
     }
     runs, points = [], []
@@ -157,6 +160,25 @@ def paper_plan(
 
 
 _POINTS = {**PAPER_POINTS, **POLLUX_POINTS}
+
+
+def _cluster(
+    training: Optional[int], inference: Optional[int], servers: Optional[Records]
+) -> Dict[str, Any]:
+    """The runs' cluster as sweep parameters: the server counts, or the server list
+    (``sweep_runs.server_list``: its content is in every run's cache key)."""
+    if servers is not None:
+        if training is not None or inference is not None:
+            raise ValueError(
+                "servers gives the whole cluster: give it, or training_servers and "
+                "inference_servers, not both"
+            )
+        return {"servers": server_list(servers)}
+    if training is None or inference is None:
+        raise ValueError(
+            "give the cluster: training_servers and inference_servers, or servers"
+        )
+    return {"training_servers": int(training), "inference_servers": int(inference)}
 
 
 def _available(policies: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
@@ -197,10 +219,11 @@ def _rows(
 def replicate_paper(
     frame: pd.DataFrame,
     load: Any,
-    training_servers: int,
-    inference_servers: int,
-    seeds: Seeds,
+    training_servers: Optional[int] = None,
+    inference_servers: Optional[int] = None,
+    seeds: Seeds = 1,
     *,
+    servers: Optional[Records] = None,
     windows: Optional[int] = None,
     warmup: float = DEFAULT_WARMUP,
     seed: int = 0,
@@ -228,6 +251,9 @@ def replicate_paper(
     training_servers, inference_servers
         The cluster (8-GPU V100 and T4 servers; the Pollux rows run on the training
         servers as 4-GPU nodes, ``pollux_nodes``).
+    servers
+        Or the cluster as a list of servers (``aryl.traces.read_servers(FILE)``;
+        not with the Pollux rows, whose nodes are cut from a cluster of counts).
     seeds
         How many seeds (from ``seed`` on) or which; every row runs with each, and
         converts the frame to jobs with it (``to_jobs(any_type_share, seed)``).
@@ -272,6 +298,7 @@ def replicate_paper(
         training_servers,
         inference_servers,
         seeds,
+        servers=servers,
         windows=windows,
         warmup=warmup,
         seed=seed,

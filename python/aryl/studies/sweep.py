@@ -32,38 +32,35 @@ parameter equal) its mean over the seeds and 95% Student-t interval
 (``aryl.studies.confidence``), and ``csv_frame(table)`` is a table as ``aryl sweep`` writes
 it to CSV (``sweep.csv``, ``sweep_points.csv``).
 
-Here: the sweep, its progress line and its cache. A run's parameters and recipe are
-in ``aryl.studies.sweep_runs`` (its public names are importable from here too), the
-engines in ``aryl.studies.sweep_engines``.
+Here: the sweep and its progress line. A run's parameters and recipe are in
+``aryl.studies.sweep_runs``, the engines in ``aryl.studies.sweep_engines``, the cache's
+entries in ``aryl.studies.sweep_cache`` and the table's summary and CSV form in
+``aryl.studies.sweep_tables`` (their public names are importable from here too).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
 
-from ..engine.metrics import OPTIONAL_KEYS, SUMMARY_KEYS, defined_runs
-from ..engine.provenance import aryl_version, machine, source_commit
+from ..engine.metrics import SUMMARY_KEYS
+from ..engine.provenance import aryl_version
 from ..engine.result import Result
-from ..engine.storage import (
-    ResultFileError,
-    read_regular,
-    same_value,
-    saved_summary,
-    write_folder,
-    write_result,
-)
 from ..typing import SweepEngine
-from .confidence import LEVEL, mean_interval
+from .sweep_cache import (
+    _cached,
+    _check_writable,
+    _run_by,
+    _store,
+    default_cache_dir,
+)
 from .sweep_engines import check_shippable, choose_engine, run_local, run_ray
 from .sweep_runs import (  # the runs' parameters and recipe, documented here too
     CONFIG_FIELDS,
@@ -80,6 +77,7 @@ from .sweep_runs import (  # the runs' parameters and recipe, documented here to
     trace_fingerprint,
     trace_name,
 )
+from .sweep_tables import RUN_COLUMNS, csv_frame, interval_note, sweep_summary
 
 __all__ = [
     "PARAMETERS",
@@ -88,6 +86,7 @@ __all__ = [
     "csv_frame",
     "default_cache_dir",
     "grid_points",
+    "interval_note",
     "resolve",
     "run_keys",
     "run_point",
@@ -96,16 +95,6 @@ __all__ = [
     "sweep_summary",
     "trace_fingerprint",
 ]
-
-
-def default_cache_dir() -> Path:
-    """``$ARYL_CACHE_DIR``, else ``$XDG_CACHE_HOME/aryl/sweeps``, else ``~/.cache/aryl/sweeps``."""
-    if os.environ.get("ARYL_CACHE_DIR"):
-        return Path(os.environ["ARYL_CACHE_DIR"])
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache"
-    )
-    return Path(root) / "aryl" / "sweeps"
 
 
 # ---- progress ------------------------------------------------------------------------------
@@ -381,33 +370,6 @@ def sweep_points(
     return _frame(given, resolved, rows, list(varied))
 
 
-def _check_writable(folder: Path, missing: int, total: int) -> None:
-    """A ``PermissionError`` before anything runs when runs must be saved in a cache
-    that cannot be written (a read-only cache that holds every run is only read)."""
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent  # the folder is made when the first run is saved
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise PermissionError(
-            f"{folder}: the sweep cache is not writable, and {missing} of {total} "
-            "runs are not in it; give a writable cache folder (or run without one: "
-            "cache=False, --no-cache)"
-        )
-
-
-def _run_by(engine: str, workers: int) -> Dict[str, Any]:
-    """Where and how a run ran: the commit of aryl's source, the command, the machine,
-    the engine and when it finished (a sweep cache entry's ``row.json`` keeps it)."""
-    return {
-        "commit": source_commit(),
-        "command": " ".join(sys.argv),
-        "machine": machine(),
-        "engine": engine,
-        "workers": workers,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-
-
 def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:
     p = result.provenance
     return {
@@ -418,81 +380,6 @@ def _row(result: Result, key: str, trace_fp: str) -> Dict[str, Any]:
         "fingerprint": key,
         "aryl_version": p.aryl_version if p else aryl_version(),
     }
-
-
-#: The columns of a sweep's table that describe a run, neither parameter nor metric.
-RUN_COLUMNS = (
-    "label",
-    "jobs",
-    "trace_fingerprint",
-    "fingerprint",
-    "aryl_version",
-    "cached",
-    "seconds",
-    "cpu_seconds",
-    "saved",
-)
-
-
-#: What a cache entry's ``row.json`` holds besides the summary.
-_ROW_KEYS = {
-    "label": str,
-    "jobs": int,
-    "trace_fingerprint": str,
-    "fingerprint": str,
-    "aryl_version": str,
-}
-
-
-def _store(entry: Path, result: Result, row: Dict[str, Any]) -> None:
-    """Save ``result`` and its row as the cache entry ``entry``, whole and at once.
-
-    The entry is the cache's own (named by its key): a damaged one is replaced.
-    """
-
-    def fill(tmp: Path) -> None:
-        write_result(result, tmp)
-        text = json.dumps({**row, "cached": None}, default=repr) + "\n"
-        (tmp / "row.json").write_text(text)
-
-    if entry.is_symlink():  # the cache's own name: replace the link, not its target
-        entry.unlink()
-    write_folder(entry, fill, overwrite=True)
-
-
-def _cached(folder: Optional[Path], key: str) -> Optional[Dict[str, Any]]:
-    """The row cached under ``key``; ``None`` (recompute) if absent or damaged, with a warning."""
-    if folder is None or not (folder / key).exists():
-        return None
-    try:
-        return _read_entry(folder / key, key)
-    except (ResultFileError, FileNotFoundError) as exc:
-        warnings.warn(f"{exc}; recomputing this sweep run", stacklevel=3)
-        return None
-
-
-def _read_entry(entry: Path, key: str) -> Dict[str, Any]:
-    def damaged(why: str) -> ResultFileError:
-        return ResultFileError(
-            f"{entry / 'row.json'}: damaged sweep cache entry: {why}"
-        )
-
-    summary = saved_summary(entry)
-    try:
-        row: Any = json.loads(read_regular(entry / "row.json"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise damaged(f"unreadable ({exc})") from None
-    if not isinstance(row, dict):
-        raise damaged("not a JSON object")
-    for name, kind in _ROW_KEYS.items():
-        if not isinstance(row.get(name), kind) or isinstance(row.get(name), bool):
-            raise damaged(f"{name!r} missing or not a {kind.__name__}")
-    if row["fingerprint"] != key:
-        raise damaged(f"its fingerprint {row['fingerprint']!r} is not its name")
-    for name in SUMMARY_KEYS:
-        if name not in row or not same_value(row[name], summary.get(name)):
-            raise damaged(f"{name!r} differs from the saved result's summary (edited?)")
-    return row
 
 
 def _frame(
@@ -523,124 +410,3 @@ def _frame(
             }
         )
     return pd.DataFrame.from_records(records)
-
-
-# ---- a sweep's table, summarised and written -------------------------------------------------
-
-
-def sweep_summary(
-    table: pd.DataFrame,
-    over: str = "seed",
-    metrics: Optional[Sequence[str]] = None,
-    level: float = LEVEL,
-) -> pd.DataFrame:
-    """Each point of a sweep over ``over`` (every other parameter equal): the mean of
-    each metric over its runs and the Student-t interval (``confidence.mean_interval``).
-
-    ``table`` is ``sweep``'s (one row per run); the runs of a point are its rows that
-    differ only in ``over`` (a seed axis: ``grid={"seed": [0, 1, 2], ...}``). Its
-    parameters are every column but the metrics and the run's own columns (label,
-    fingerprints, timings, ...). ``metrics``: summary keys (default: every one in the
-    table). A share that is 0 / 0 in a run (``collateral_damage`` without a reclaim:
-    ``metrics.SHARE_OF``) leaves that run out of its mean, as a replicated comparison
-    does.
-
-    Returns one row per point, in the table's order: its parameters (``over`` left
-    out), ``replications`` (its runs), ``<over>s`` (their values, e.g. ``"0, 1, 2"``)
-    and for each metric ``<key>`` (the mean), ``<key>_low``, ``<key>_high`` (the
-    interval at ``level``) and ``<key>_note``, which says in words where there is no
-    interval to read: ``"1 seed: no interval"`` (``low``, ``high`` NaN), ``"no
-    spread: the same in all 3 seeds"`` (a zero-width interval: no seed's draws moved
-    it, which is not certainty), or how many runs it is undefined in; else empty.
-    """
-    if over not in table.columns:
-        raise ValueError(
-            f"sweep_summary: the table has no {over!r} column to summarise over "
-            f"(its columns: {list(table.columns)})"
-        )
-    every = [k for k in (*SUMMARY_KEYS, *OPTIONAL_KEYS) if k in table.columns]
-    keys = every if metrics is None else list(metrics)
-    missing = [k for k in keys if k not in table.columns]
-    if missing:
-        raise ValueError(
-            f"sweep_summary: metric(s) {missing} not in the table{_hint(missing, every)}"
-        )
-    skip = {*SUMMARY_KEYS, *OPTIONAL_KEYS, *RUN_COLUMNS, over}
-    params = [c for c in table.columns if c not in skip]
-    points: Dict[str, List[int]] = {}
-    for i, (_, row) in enumerate(table.iterrows()):
-        key = json.dumps([row[c] for c in params], default=repr, sort_keys=True)
-        points.setdefault(key, []).append(i)
-    records = []
-    for rows in points.values():
-        mine = table.iloc[rows]
-        first = mine.iloc[0]
-        record: Dict[str, Any] = {c: first[c] for c in params}
-        record["replications"] = len(rows)
-        record[f"{over}s"] = ", ".join(str(v) for v in mine[over])
-        for key in keys:
-            record.update(_summarised(mine, key, over, level))
-        records.append(record)
-    return pd.DataFrame.from_records(records)
-
-
-def _hint(names: Sequence[str], choices: Sequence[str]) -> str:
-    from ..validation import did_you_mean
-
-    return did_you_mean(names[0], choices) if len(names) == 1 else ""
-
-
-def _summarised(
-    mine: pd.DataFrame, key: str, over: str, level: float
-) -> Dict[str, Any]:
-    """``key``'s mean, interval and note over one point's runs ``mine``."""
-    n = len(mine)
-    mine = defined_runs(key, mine)
-    values = mine[key].to_numpy(dtype=float)
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        e_value, low, high = math.nan, math.nan, math.nan
-        note = f"undefined in every {over}"
-    else:
-        e = mean_interval(values, level)
-        e_value, low, high = e.value, e.low, e.high
-        note = interval_note(values, over)
-        if len(values) < n:
-            left = f"undefined in {n - len(values)} of {n} {over}s, left out"
-            note = f"{left}; {note}" if note else left
-    return {
-        key: e_value,
-        f"{key}_low": low,
-        f"{key}_high": high,
-        f"{key}_note": note,
-    }
-
-
-def interval_note(values: Any, over: str = "seed") -> str:
-    """Why the interval of ``values`` (one per ``over``, e.g. per seed) is not one to
-    read, in words: ``"1 seed: no interval"``, ``"no spread: the same in all 3
-    seeds"`` (``"... in both seeds"``); ``""`` when it is."""
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2:
-        return f"{len(x)} {over}: no interval"
-    if np.all(x == x[0]):
-        every = f"both {over}s" if len(x) == 2 else f"all {len(x)} {over}s"
-        return f"no spread: the same in {every}"
-    return ""
-
-
-def csv_frame(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` as ``aryl sweep`` writes it to CSV: a value that is not a scalar (a
-    ``gpu_speed`` dict, a list) as JSON, so that the file reads back
-    (``json.loads``) and gives the value as ``--grid`` takes it."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, (dict, list, tuple)):
-            return json.dumps(value, default=repr, sort_keys=True)
-        return value
-
-    out = table.copy()
-    for column in out.columns:
-        if out[column].dtype == object:
-            out[column] = out[column].map(plain)
-    return out

@@ -14,7 +14,16 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, get_args
+from typing import (
+    Any,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    get_args,
+)
 
 import numpy as np
 import pandas as pd
@@ -31,7 +40,7 @@ from ..defaults import (
     SIMULATION_RECLAIM_POLICIES,
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
-from ..engine.config import Cluster, Config
+from ..engine.config import Config
 from ..engine.provenance import code_fingerprint, fingerprint_frame, fingerprint_jobs
 from ..engine.result import Result
 from ..engine.runs import run_arguments, scenario_settings, trace_jobs
@@ -46,6 +55,14 @@ from ..policy import (
     run_copy,
 )
 from ..typing import GoodputPolicy
+from .sweep_clusters import (
+    gpu_types,
+    is_server_list,
+    resolve_cluster,
+    run_cluster,
+    servers_fingerprint,
+    training_gpus,
+)
 
 #: The parameters of a run besides ``Config``'s fields: name -> (default, meaning).
 PARAMETERS: Dict[str, Tuple[Any, str]] = {
@@ -57,6 +74,12 @@ PARAMETERS: Dict[str, Tuple[Any, str]] = {
     "first_jobs": (None, "use only the trace's first N jobs (None: all)"),
     "training_servers": (64, "8-GPU V100 training servers"),
     "inference_servers": (64, "8-GPU T4 inference servers that can be lent"),
+    "servers": (
+        None,
+        "the cluster as a list of servers (aryl.Server records, e.g. "
+        "aryl.traces.read_servers(FILE)) instead of training_servers and "
+        "inference_servers (None: those counts)",
+    ),
     "scenario": ("basic", "which jobs are elastic/hetero (aryl.sim.SCENARIOS)"),
     "elastic_gpu_share": (
         ELASTIC_GPU_SHARE,
@@ -185,7 +208,7 @@ def resolve(point: Mapping[str, Any]) -> Dict[str, Any]:
         ):
             raise ValueError(f"{name} must be an integer >= 0, got {p[name]!r}")
         p[name] = int(p[name])
-    Cluster(p["training_servers"], p["inference_servers"])  # its size limit, up front
+    resolve_cluster(p, point)
     if p["first_jobs"] is not None:
         p["first_jobs"] = validation.integer(p["first_jobs"], "first_jobs", 1)
     for share in (
@@ -276,6 +299,8 @@ def run_fingerprint(resolved: Mapping[str, Any], trace_fingerprint: str) -> str:
     the version string, so a changed aryl never serves the old code's results.
     """
     run = {k: v for k, v in resolved.items() if k != "trace"}
+    if run.get("servers") is not None:  # by content, not as a page of reprs
+        run["servers"] = servers_fingerprint(run["servers"])
     if not is_policy_name(run["policy"]):  # its code and settings, not its address
         run["policy"] = policy_identity(own_policy(run["policy"]))
     text = json.dumps(
@@ -333,7 +358,7 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
     policy = p["policy"]
     if not is_policy_name(policy):
         policy = run_copy(own_policy(policy))
-    cluster = Cluster(p["training_servers"], p["inference_servers"])
+    cluster = run_cluster(p)
     run = run_arguments(
         trace_jobs(jobs, p["first_jobs"], p["any_type_share"], p["seed"]),
         load,
@@ -348,9 +373,7 @@ def run_point(point: Mapping[str, Any], trace: Trace, check: bool = True) -> Res
         elastic_job_share=p["elastic_job_share"],
         elastic_range=p["elastic_range"],
         elastic_max_gpus=(
-            cluster.training_servers * cluster.gpus_per_server
-            if math.isinf(p["elastic_range"])
-            else None
+            training_gpus(cluster) if math.isinf(p["elastic_range"]) else None
         ),
     )
     if p["goodput_jobs"]:  # the Pollux rows, as paper_runs builds them
@@ -378,7 +401,10 @@ def _jsonable_point(point: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def display_value(value: Any) -> Any:
-    """A parameter's value as tables show it: a policy object by its name."""
+    """A parameter's value as tables show it: a policy object by its name, a server
+    list by its size and content's fingerprint."""
+    if is_server_list(value):
+        return f"{len(value):,} servers {servers_fingerprint(value)}"
     return (
         value
         if is_policy_name(value) or not has_hook(value, "allocate")
@@ -420,7 +446,9 @@ def check_gpu_names(
     checked = set()
     for point, run in zip(points, resolved):
         speeds, name = run["config"]["gpu_speed"], trace_name(point)
-        key = (name, json.dumps(speeds, sort_keys=True))
+        cluster = (run["training_servers"], run["inference_servers"])
+        speeds_text = json.dumps(speeds, sort_keys=True)
+        key = (name, speeds_text, cluster, display_value(run["servers"]))
         if key in checked:
             continue
         checked.add(key)
@@ -432,7 +460,4 @@ def check_gpu_names(
             named = [getattr(j, "gpu_type", None) for j in jobs]
         required = {str(t) for t in pd.unique(pd.Series(named, dtype=object).dropna())}
         unknown = {t for t in required if t.strip().lower() in UNKNOWN_GPU_TYPES}
-        cluster = Cluster(run["training_servers"], run["inference_servers"])
-        types = {cluster.training_gpu} if cluster.training_servers else set()
-        types |= {cluster.inference_gpu} if cluster.inference_servers else set()
-        validation.run_gpu_speeds(speeds, types | (required - unknown))
+        validation.run_gpu_speeds(speeds, gpu_types(run) | (required - unknown))

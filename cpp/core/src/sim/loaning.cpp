@@ -50,13 +50,6 @@ double Lender::short_seconds(double from, double to, int lent) const {
   return total;
 }
 
-int Lender::most_spare() const {
-  if (!active()) return 0;
-  double low = 1.0;
-  for (const LoadPoint& p : load_) low = std::min(low, p.load);
-  return spare_for(low);
-}
-
 double Lender::settled() const {
   return load_.empty() ? 0.0 : load_.back().time + hold_;
 }

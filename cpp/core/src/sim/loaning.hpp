@@ -30,8 +30,6 @@ class Lender {
   // than the `lent` on loan left it (exact over the series' steps): servers the
   // inference side waits for until the next loan decision reclaims them.
   [[nodiscard]] double short_seconds(double from, double to, int lent) const;
-  // The most servers that are ever spare (at the series' lowest load).
-  [[nodiscard]] int most_spare() const;
   // From this time on the loan state cannot change any more (the series has
   // ended and the hold has run out).
   [[nodiscard]] double settled() const;

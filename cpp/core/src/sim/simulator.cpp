@@ -179,10 +179,12 @@ void Engine::check_las_inputs() {
 void Engine::check_inputs() const {
   validate_jobs(servers_, jobs_.size(),
                 [this](std::size_t j) -> const Job& { return jobs_[j].job; });
-  // The front doors' fit rule (capacity.hpp), with every inference server the load
-  // ever spares lent: jobs of one shape are counted once.
+  // The front doors' fit rule (capacity.hpp), with every inference server lent: a
+  // job that fits only on servers this load never spares waits, unfinished (it would
+  // run were they lent), as one whose only window closed does. Jobs of one shape are
+  // counted once.
   std::map<std::tuple<int, std::string, bool>, int> rooms;
-  const int lendable = lender_.most_spare();
+  const int lendable = static_cast<int>(servers_.size());
   for (const SimJob& j : jobs_) {
     if (!j.throughput.empty() &&
         j.throughput.size() != static_cast<std::size_t>(j.job.max_workers))
@@ -200,7 +202,7 @@ void Engine::check_inputs() const {
       throw std::invalid_argument(fmt::format(
           "job '{}' can never run: {} workers of {} GPUs do not fit on the servers it "
           "may use "
-          "(training servers plus the inference servers the load ever spares)",
+          "(training servers plus every inference server lent)",
           j.job.id, demand(j.job), j.job.gpus_per_worker));
   }
   for (std::size_t i = 0; i < load_.size(); ++i) {

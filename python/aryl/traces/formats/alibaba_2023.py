@@ -75,15 +75,21 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
     has that every type ``gpu_spec`` allows is (``V100`` for ``V100M16|V100M32``,
     ``T4``), ``any`` for an empty ``gpu_spec`` (the release: any type will do; such a
     job may run on a loaned server, ``to_jobs``), else ``unknown`` (``P100``, ``G2``,
-    ``G3``, mixes).
+    ``G3``, mixes); ``vc`` is ``qos`` when the file has it (the QoS class, the
+    release's one way to group its pods: ``--by vc`` answers per class).
     Pods of every ``pod_phase`` are kept; a phase is one of ``POD_PHASES`` in any case
     and spacing (``running`` is ``Running``, kept as the release spells it), and any
-    other value is refused (it would decide which pods are still running). Left out
-    and counted: CPU pods (``num_gpu`` 0), pods never scheduled (no
-    ``scheduled_time``: they were pending), pods still running when the trace ends
-    (``pod_phase`` ``Running`` at the trace's last ``deletion_time``, or no
-    ``deletion_time``: their run time is not known), and pods that ran 0 s. The other
-    columns are kept (``gpu_spec`` as text).
+    other value is refused. Left out and counted: CPU pods (``num_gpu`` 0), pods
+    never scheduled (no ``scheduled_time``: they were pending), pods still running
+    when the trace ends, and pods that ran 0 s. **Censoring** goes by time, not by
+    phase: the release's ``deletion_time`` is when a pod was deleted, and the
+    trace's end is its last valid ``deletion_time``, in any row (the time it was
+    collected: the pods still there then carry it), so a pod deleted then, or with no
+    ``deletion_time``, had not finished and its run time is not known, whatever
+    its ``pod_phase`` says; a pod deleted earlier ended then, whatever its phase
+    (a ``Running`` pod deleted before the end was stopped while running: it ran
+    from ``scheduled_time`` to ``deletion_time``). The other columns are kept
+    (``gpu_spec`` as text).
 
     Parameters
     ----------
@@ -164,6 +170,8 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
         out = frame.drop(columns=["num_gpu"]).assign(
             pod_phase=phase.to_numpy(),
             job_id=frame["name"],
+            # the release's one way to group its pods: their QoS class
+            **({"vc": frame["qos"]} if "qos" in frame else {}),
             submit_time_s=created,
             num_gpus=whole(gpus),
             duration_s=duration,
@@ -175,14 +183,13 @@ def read_alibaba_2023(source: Any, *, drop_invalid: bool = False) -> pd.DataFram
             ),
         )
         pods.keep(chunk, good, skip, out.drop(columns=["name"]))
-        ended = good & ~undeleted
+        # the trace's end: its last deletion_time, in any row that has a valid one
+        ended = (why_end == "") & ~undeleted
         last = max(last, end[ended].max(initial=-np.inf))
 
     def still_running(jobs: pd.DataFrame) -> np.ndarray:
-        end = pd.to_numeric(jobs["deletion_time"]).to_numpy()
-        running: np.ndarray = (jobs["pod_phase"] == "Running").to_numpy() & (
-            end == last
-        )
+        # by time, whatever the phase: deleted at the trace's end is not finished
+        running: np.ndarray = pd.to_numeric(jobs["deletion_time"]).to_numpy() >= last
         return running
 
     return pods.frame("alibaba-2023", text=("gpu_spec",), still_running=still_running)
