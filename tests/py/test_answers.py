@@ -108,6 +108,36 @@ def test_common_ratio_takes_the_jobs_both_rows_finished():
     assert basis.jobs is None and basis.note() == ""
 
 
+def test_one_run_per_row_is_answered_on_the_jobs_both_rows_finished():
+    from aryl.studies.verdict import QUESTIONS, verdict_lines
+
+    name, pairs = QUESTIONS[0]
+    with_row, without_row = pairs[0]
+
+    def run(jct, finish):
+        r = sim.Result.__new__(sim.Result)
+        r.jobs = pd.DataFrame(
+            {"id": ["a", "b", "c"], "finish_time": finish, "jct": jct}
+        )
+        return r
+
+    # without the feature, the slow job c never finishes: its finished-only mean (15)
+    # looks faster than the feature's (20), which finished c at 30 s
+    results = {
+        with_row: run([10.0, 20.0, 30.0], [1.0, 1.0, 1.0]),
+        without_row: run([10.0, 20.0, math.nan], [1.0, 1.0, math.nan]),
+    }
+    summaries = {
+        with_row: {"jct_mean": 20.0, "jobs_unfinished": 0},
+        without_row: {"jct_mean": 15.0, "jobs_unfinished": 1},
+    }
+    (first, *_) = verdict_lines(summaries=summaries, results=results)
+    assert first.startswith(f"{name}: {without_row} left 1 jobs unfinished; on the 2 ")
+    assert "(1.00x, one run" in first, first  # (10 + 20) / (10 + 20) on a and b
+    (alone, *_) = verdict_lines(summaries=summaries)  # no job lists: finished-only
+    assert "(0.75x, one run" in alone, alone
+
+
 def test_a_zero_width_interval_says_why_instead_of_x_x():
     same = Estimate(2.236, 2.236, 2.236, 5)
     assert format_ratio(same) == "2.236x (no spread)"

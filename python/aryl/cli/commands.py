@@ -207,7 +207,7 @@ def compare(args: argparse.Namespace) -> int:
     from ..studies.verdict import LEFT_OUT, NO_LOAD
 
     missing = LEFT_OUT if load is not None else NO_LOAD
-    answers = sim.verdict_lines(summaries=summaries, missing=missing)
+    answers = sim.verdict_lines(summaries=summaries, missing=missing, results=results)
     say_verdict(console, answers)
     answer = {
         "answers": answers,

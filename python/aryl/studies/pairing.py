@@ -130,6 +130,30 @@ def common_ratio(
     return estimate, Basis(min(counts), unfinished)
 
 
+def one_run_ratio(
+    results: Mapping[str, Result],
+    numerator: str,
+    denominator: str,
+    key: str = "jct_mean",
+) -> Tuple[float, Basis]:
+    """Two rows' ``key`` ratio from one run each (``results``: row -> its run), on the
+    basis ``common_ratio`` takes: over the jobs both finished when they finished
+    different jobs."""
+    a, b = results[numerator], results[denominator]
+    if key not in JOB_COLUMN or _same_finished(a, b):
+        return float(a.summary()[key] / b.summary()[key]), Basis()
+    column = JOB_COLUMN[key]
+    both = finished_by_both(a, b, [column])
+    tops, bottoms = both[f"{column}_a"].mean(), both[f"{column}_b"].mean()
+    unfinished = tuple(
+        (row, float(results[row].jobs["finish_time"].isna().sum()))
+        for row in (numerator, denominator)
+    )
+    return float(tops / bottoms) if len(both) else math.nan, Basis(
+        len(both), unfinished
+    )
+
+
 def finished_by_both(a: Result, b: Result, columns: Sequence[str]) -> pd.DataFrame:
     """The jobs both runs finished, indexed by job id: ``columns`` of ``a``'s jobs and
     of ``b``'s, suffixed ``_a`` and ``_b``."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, List, Mapping, Optional, Sequence
 
+from ..engine.result import Result
 from .confidence import (
     NEGLIGIBLE,
     UNDEFINED,
@@ -25,6 +26,7 @@ from .confidence import (
     format_ratio,
     negligible,
 )
+from .pairing import one_run_ratio
 from .replications import common_ratio, replications_over
 
 #: The questions answered first: (what the line names, the pairs of rows (with the
@@ -54,15 +56,17 @@ def verdict_lines(
     comparison: Any = None,
     summaries: Optional[Mapping[str, Mapping[str, Any]]] = None,
     missing: str = LEFT_OUT,
+    results: Optional[Mapping[str, Result]] = None,
 ) -> List[str]:
     """One line per question (``QUESTIONS``): the answer, its interval and what the
     interval is over.
 
     ``comparison`` is a replicated ``Comparison`` (``compare(..., seeds=N)``: paired
     intervals); or give ``summaries`` (row -> ``Result.summary()``: one run per row,
-    no interval). Two rows that finished different jobs (one left jobs unfinished)
-    are compared on the jobs both finished (``replications.common_ratio``), and the
-    line says so first. ``missing``: why a row the question needs did not run
+    no interval; with ``results``, row -> its ``Result``). Two rows that finished
+    different jobs (one left jobs unfinished) are compared on the jobs both finished
+    (``pairing.common_ratio``; one run per row: ``pairing.one_run_ratio``, given
+    ``results``), and the line says so first. ``missing``: why a row the question needs did not run
     (``NO_LOAD``, or ``LEFT_OUT``: the line then says how to add it). With seeds
     only, a last line says what the intervals do not cover (the trace's stretch).
     """
@@ -86,9 +90,15 @@ def verdict_lines(
             first = basis.note()
         else:
             assert summaries is not None
-            ratio = summaries[without_row]["jct_mean"] / summaries[with_row]["jct_mean"]
+            if results is not None:
+                ratio, basis = one_run_ratio(results, without_row, with_row)
+                first = basis.note() or _unfinished(summaries, pair)
+            else:
+                ratio = (
+                    summaries[without_row]["jct_mean"] / summaries[with_row]["jct_mean"]
+                )
+                first = _unfinished(summaries, pair)
             e = Estimate(float(ratio), math.nan, math.nan, 1)
-            first = _unfinished(summaries, pair)
         basis_rows = "" if pair == pairs[0] else f"; {with_row} over {without_row}"
         shown = f"{first}: " if first else ""
         lines.append(
