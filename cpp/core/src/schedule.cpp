@@ -232,7 +232,8 @@ class Epoch {
   // as phase 1 goes on). Under strict fifo the first job skipped ends it.
   void admit_pulled() {
     const bool strict = options_.policy == AllocationPolicy::fifo && !options_.backfill;
-    const QueueFeed::Room room = [this](const std::string& type, bool hetero, int gpus) {
+    const QueueFeed::Room room = [this](const std::string& type, bool hetero,
+                                        int gpus) {
       return placer_.room(type, hetero, gpus);
     };
     for (std::int64_t rank = 0; (rank = options_.feed->pull(room)) >= 0;) {

@@ -41,8 +41,8 @@ class QueueFeed {
  public:
   // The most workers of `gpus_per_worker` GPUs a queued job requiring GPU type
   // `gpu_type` ("" = any), hetero or not, could be placed on now.
-  using Room = std::function<int(const std::string& gpu_type, bool hetero,
-                                 int gpus_per_worker)>;
+  using Room =
+      std::function<int(const std::string& gpu_type, bool hetero, int gpus_per_worker)>;
   virtual ~QueueFeed() = default;
   // Appends the next queued job in the policy's order (shortest base-demand
   // running time first under aryl and sjf, then submit time; else arrival

@@ -215,9 +215,9 @@ class Engine : private QueueFeed {
   std::vector<std::uint32_t> bucket_of_;
   std::vector<int>* pull_job_of_ = nullptr;
   std::size_t first_pulled_ = 0;
-  std::vector<int> used_;         // server -> GPUs held by training workers
-  std::vector<char> on_loan_;     // server -> lent to training
-  int lent_ = 0;                  // servers lent
+  std::vector<int> used_;      // server -> GPUs held by training workers
+  std::vector<char> on_loan_;  // server -> lent to training
+  int lent_ = 0;               // servers lent
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
   int usable_free_ = 0;      // free GPUs on usable servers (training or on loan)
   int beyond_min_gpus_ = 0;  // GPUs of running jobs' workers beyond min_workers

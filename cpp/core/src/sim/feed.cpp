@@ -19,10 +19,10 @@ Engine::AdmitKey Engine::admit_key(int j) const {
   const bool shortest_first = config_.policy == AllocationPolicy::aryl ||
                               config_.policy == AllocationPolicy::sjf;
   static const std::vector<double> linear;
-  const double time =
-      shortest_first ? running_time(job, demand(job), state_[at(j)].remaining_fraction(),
-                                    linear_ ? linear : curve(j))
-                     : 0.0;
+  const double time = shortest_first ? running_time(job, demand(job),
+                                                    state_[at(j)].remaining_fraction(),
+                                                    linear_ ? linear : curve(j))
+                                     : 0.0;
   return {time, job.submit_time, j};
 }
 

@@ -579,10 +579,9 @@ void Engine::plan_epoch() {
     return;
   }
   std::vector<int> job_of;
-  const ClusterState& state =
-      snapshot(job_of, hooks_.allocate ? Queue::all
-                       : pulls_        ? Queue::pulled
-                                       : Queue::startable);
+  const ClusterState& state = snapshot(job_of, hooks_.allocate ? Queue::all
+                                               : pulls_        ? Queue::pulled
+                                                               : Queue::startable);
   first_pulled_ = job_of.size();
   if (!state.jobs.empty() || pulls_) {
     options_.remaining.clear();
@@ -592,8 +591,8 @@ void Engine::plan_epoch() {
       if (!linear_) options_.throughput.push_back(curve(j));
     }
     if (pulls_) start_pulling(job_of);
-    const Decision d = hooks_.allocate ? asked_decision(state, job_of)
-                                       : schedule(state, options_);
+    const Decision d =
+        hooks_.allocate ? asked_decision(state, job_of) : schedule(state, options_);
     stop_pulling();
     apply(d, state, job_of);
     ++accounting_.result().epochs_run;
