@@ -276,19 +276,22 @@ class ListFeed : public QueueFeed {
 // queued ones (ScheduleOptions::feed): the decision must be the one on the
 // state holding the running jobs, then every queued job in arrival order.
 TEST_CASE("a kernel pulling its queue decides as on the whole queue", "[schedule]") {
-  int pulled_less = 0;
+  int pulled_less = 0, several_grew = 0;
   for (std::uint64_t seed = 0; seed < 150; ++seed) {
     Rng rng(seed);
     ClusterState s;
     for (int i = 0; i < 3; ++i) add_server(s, "t" + std::to_string(i), false);
     for (int i = 0; i < 3; ++i) add_server(s, "l" + std::to_string(i), true);
     for (int j = 0; j < 24; ++j) {
-      const int d = 1 << rng.below(4);
-      const int lo = 1 + static_cast<int>(rng.below(3));
-      const int hi = lo + static_cast<int>(rng.below(3));
+      // Half the seeds: small elastic jobs, so that several pulled jobs grow.
+      const bool small = seed % 2 == 1;
+      const int d = 1 << rng.below(small ? 2 : 4);
+      const int lo = 1 + static_cast<int>(rng.below(small ? 2 : 3));
+      const int hi = lo + static_cast<int>(rng.below(3)) + (small ? 1 : 0);
       const int id = job_with_time(s, "j" + std::to_string(j), d, lo, hi,
-                                   60.0 + static_cast<double>(rng.below(1000)),
-                                   static_cast<double>(rng.below(12)));  // ties
+                                   // ties: of running time, of submit time
+                                   100.0 * static_cast<double>(1 + rng.below(3)),
+                                   static_cast<double>(rng.below(12)));
       s.jobs[static_cast<std::size_t>(id)].hetero = rng.below(4) == 0;
       if (rng.below(4) == 0)
         s.jobs[static_cast<std::size_t>(id)].gpu_type = rng.below(2) ? "T4" : "V100";
@@ -369,7 +372,13 @@ TEST_CASE("a kernel pulling its queue decides as on the whole queue", "[schedule
               pulled.allocation[j] ==
               whole.allocation[static_cast<std::size_t>(to_full(static_cast<int>(j)))]);
         pulled_less += part.jobs.size() < full.jobs.size() ? 1 : 0;
+        int grew = 0;  // pulled jobs given extra workers
+        for (std::size_t j = static_cast<std::size_t>(n_running); j < part.jobs.size();
+             ++j)
+          grew += pulled.allocation[j] > base_demand(part.jobs[j], p) ? 1 : 0;
+        several_grew += grew >= 2 ? 1 : 0;
       }
   }
   CHECK(pulled_less > 100);  // the feed does pass over jobs that cannot fit
+  CHECK(several_grew > 20);  // and phase 2 orders several pulled jobs
 }

@@ -211,6 +211,7 @@ class Engine : private QueueFeed {
     std::set<AdmitKey>::const_iterator next;
   };
   std::vector<Bucket> buckets_;
+  std::vector<Bucket*> tried_;  // pull's scratch: the buckets with jobs left
   std::map<std::tuple<std::string, bool, int, int>, std::uint32_t> bucket_named_;
   std::vector<std::uint32_t> bucket_of_;
   std::vector<int>* pull_job_of_ = nullptr;

@@ -79,18 +79,27 @@ void Engine::stop_pulling() {
 }
 
 // The first job in the kernel's order among the buckets within their room (all
-// buckets under strict fifo: the first job must be within its room).
+// buckets under strict fifo: the first job must be within its room). Buckets
+// are tried in the order of their next job, so that the room (a scan of the
+// placer's free slots) is asked of as few as need be.
 std::int64_t Engine::pull(const Room& room) {
   const bool strict = config_.policy == AllocationPolicy::fifo && !config_.backfill;
-  const auto fits = [&](const Bucket& b) {
-    return b.workers <= room(b.gpu_type, b.hetero, b.gpus_per_worker);
+  tried_.clear();
+  for (Bucket& b : buckets_)
+    if (b.next != b.jobs.end()) tried_.push_back(&b);
+  const auto by_next = [](const Bucket* a, const Bucket* b) {
+    return *a->next < *b->next;
   };
   Bucket* first = nullptr;
-  for (Bucket& b : buckets_)
-    if (b.next != b.jobs.end() && (first == nullptr || *b.next < *first->next) &&
-        (strict || fits(b)))
+  for (auto k = tried_.begin(); k != tried_.end() && first == nullptr; ++k) {
+    std::iter_swap(k, std::min_element(k, tried_.end(), by_next));
+    Bucket& b = **k;
+    if (b.workers <= room(b.gpu_type, b.hetero, b.gpus_per_worker))
       first = &b;
-  if (first == nullptr || (strict && !fits(*first))) return -1;
+    else if (strict)
+      return -1;
+  }
+  if (first == nullptr) return -1;
   const int j = std::get<2>(*first->next++);
   record_at_[at(j)] = static_cast<std::uint32_t>(snapshot_.jobs.size());
   snapshot_.jobs.push_back(jobs_[at(j)].job);
