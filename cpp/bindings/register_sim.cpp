@@ -138,6 +138,14 @@ py::dict result_to_dict(sim::Result&& r, bool config_history, bool hooks) {
         {"reclaim_demand_gpus", r.reclaim_demand_gpus},
         {"epochs_run", r.epochs_run}})
     out[name] = value;
+  py::dict engine;
+  for (const auto& [name, value] : {std::pair{"epochs", r.engine.epochs},
+                                    {"epochs_quiet", r.engine.epochs_quiet},
+                                    {"jobs_touched", r.engine.jobs_touched},
+                                    {"jobs_pulled", r.engine.jobs_pulled},
+                                    {"most_touched", r.engine.most_touched}})
+    engine[name] = value;
+  out["engine_counters"] = engine;
   out["violations"] = r.violations;
   if (config_history) out["history"] = history_to_dict(std::move(r.history));
   return out;

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "aryl/rng.hpp"
 #include "aryl/schedule.hpp"
@@ -223,4 +225,160 @@ TEST_CASE("advance_remaining moves work as the simulator's progress rate",
                   std::invalid_argument);
   CHECK_THROWS_AS(advance_remaining(s, {1.0, 1.0, 1.0}, -1.0, speed, 0.7, {}),
                   std::invalid_argument);
+}
+
+namespace {
+
+// A queue feed over a list of queued jobs in the policy's order (the
+// simulator's stands in feed.cpp): the first job within its room, or under
+// strict fifo the first job if it is within.
+class ListFeed : public QueueFeed {
+ public:
+  ListFeed(ClusterState& state, std::vector<int> order, bool strict)
+      : state_(state),
+        order_(std::move(order)),
+        taken_(order_.size(), 0),
+        strict_(strict) {}
+  std::vector<int> pulled;  // list index -> its job in the full state
+
+  std::int64_t pull(const Room& room) override {
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      if (taken_[k]) continue;
+      const Job& job = full_->jobs[static_cast<std::size_t>(order_[k])];
+      const int workers = base_demand(job, policy_);
+      if (workers > room(job.gpu_type, job.hetero, job.gpus_per_worker)) {
+        if (strict_) return -1;
+        continue;
+      }
+      taken_[k] = 1;
+      state_.jobs.push_back(job);
+      pulled.push_back(order_[k]);
+      return order_[k];
+    }
+    return -1;
+  }
+  [[nodiscard]] bool drained() const override {
+    return std::all_of(taken_.begin(), taken_.end(), [](char t) { return t != 0; });
+  }
+  const ClusterState* full_ = nullptr;
+  AllocationPolicy policy_ = AllocationPolicy::aryl;
+
+ private:
+  ClusterState& state_;
+  std::vector<int> order_;
+  std::vector<char> taken_;
+  bool strict_;
+};
+
+}  // namespace
+
+// The simulator's epochs hand the kernel the running jobs and let it pull the
+// queued ones (ScheduleOptions::feed): the decision must be the one on the
+// state holding the running jobs, then every queued job in arrival order.
+TEST_CASE("a kernel pulling its queue decides as on the whole queue", "[schedule]") {
+  int pulled_less = 0, several_grew = 0;
+  for (std::uint64_t seed = 0; seed < 150; ++seed) {
+    Rng rng(seed);
+    ClusterState s;
+    for (int i = 0; i < 3; ++i) add_server(s, "t" + std::to_string(i), false);
+    for (int i = 0; i < 3; ++i) add_server(s, "l" + std::to_string(i), true);
+    for (int j = 0; j < 24; ++j) {
+      // Half the seeds: small elastic jobs, so that several pulled jobs grow.
+      const bool small = seed % 2 == 1;
+      const int d = 1 << rng.below(small ? 2 : 4);
+      const int lo = 1 + static_cast<int>(rng.below(small ? 2 : 3));
+      const int hi = lo + static_cast<int>(rng.below(3)) + (small ? 1 : 0);
+      const int id = job_with_time(s, "j" + std::to_string(j), d, lo, hi,
+                                   // ties: of running time, of submit time
+                                   100.0 * static_cast<double>(1 + rng.below(3)),
+                                   static_cast<double>(rng.below(12)));
+      s.jobs[static_cast<std::size_t>(id)].hetero = rng.below(4) == 0;
+      if (rng.below(4) == 0)
+        s.jobs[static_cast<std::size_t>(id)].gpu_type = rng.below(2) ? "T4" : "V100";
+    }
+    for (AllocationPolicy p :
+         {AllocationPolicy::aryl, AllocationPolicy::fifo, AllocationPolicy::sjf,
+          AllocationPolicy::gandiva, AllocationPolicy::afs})
+      for (const bool backfill : {false, true}) {
+        INFO("seed " << seed << " policy " << static_cast<int>(p) << " backfill "
+                     << backfill);
+        // An epoch on half the jobs makes some run; the rest queue behind them.
+        ClusterState first = s;
+        first.jobs.resize(12);
+        const ClusterState ran = apply(first, run(first, p, backfill));
+        // The engine's layout: running jobs in index order, then the queued
+        // ones in arrival order (submit time, then index).
+        std::vector<int> running, queued;
+        std::vector<int> count(s.jobs.size(), 0);
+        for (const Worker& w : ran.workers) ++count[static_cast<std::size_t>(w.job)];
+        for (int j = 0; j < static_cast<int>(s.jobs.size()); ++j)
+          (count[static_cast<std::size_t>(j)] > 0 ? running : queued).push_back(j);
+        std::stable_sort(queued.begin(), queued.end(), [&](int a, int b) {
+          return s.jobs[static_cast<std::size_t>(a)].submit_time <
+                 s.jobs[static_cast<std::size_t>(b)].submit_time;
+        });
+        ClusterState full;
+        full.servers = s.servers;
+        std::vector<int> index_of(s.jobs.size(), -1);
+        for (const std::vector<int>* part : {&running, &queued})
+          for (const int j : *part) {
+            index_of[static_cast<std::size_t>(j)] = static_cast<int>(full.jobs.size());
+            full.jobs.push_back(s.jobs[static_cast<std::size_t>(j)]);
+          }
+        for (const Worker& w : ran.workers)
+          full.workers.push_back(
+              {index_of[static_cast<std::size_t>(w.job)], w.server, w.flexible});
+        ScheduleOptions o;
+        o.policy = p;
+        o.backfill = backfill;
+        const Decision whole = schedule(full, o);
+        // The same epoch pulling the queue, in the policy's order.
+        ClusterState part;
+        part.servers = full.servers;
+        part.workers = full.workers;
+        const auto n_running = static_cast<int>(running.size());
+        for (int i = 0; i < n_running; ++i)
+          part.jobs.push_back(full.jobs[static_cast<std::size_t>(i)]);
+        std::vector<int> order;  // queued jobs as indices of `full`
+        for (int i = n_running; i < static_cast<int>(full.jobs.size()); ++i)
+          order.push_back(i);
+        const bool shortest = p == AllocationPolicy::aryl || p == AllocationPolicy::sjf;
+        const auto key = [&](int i) {
+          const Job& job = full.jobs[static_cast<std::size_t>(i)];
+          return std::tuple{shortest ? running_time(job, base_demand(job, p)) : 0.0,
+                            job.submit_time, i};
+        };
+        std::sort(order.begin(), order.end(),
+                  [&](int a, int b) { return key(a) < key(b); });
+        ListFeed feed(part, order, p == AllocationPolicy::fifo && !backfill);
+        feed.full_ = &full;
+        feed.policy_ = p;
+        o.feed = &feed;
+        const Decision pulled = schedule(part, o);
+        // Pulled job k is part's job n_running + k, full's job feed.pulled[k].
+        const auto to_full = [&](int j) {
+          return j < n_running ? j
+                               : feed.pulled[static_cast<std::size_t>(j - n_running)];
+        };
+        REQUIRE(pulled.start.size() == whole.start.size());
+        for (std::size_t w = 0; w < whole.start.size(); ++w) {
+          REQUIRE(to_full(pulled.start[w].job) == whole.start[w].job);
+          REQUIRE(pulled.start[w].server == whole.start[w].server);
+          REQUIRE(pulled.start[w].flexible == whole.start[w].flexible);
+        }
+        REQUIRE(pulled.stop == whole.stop);
+        for (std::size_t j = 0; j < part.jobs.size(); ++j)
+          REQUIRE(
+              pulled.allocation[j] ==
+              whole.allocation[static_cast<std::size_t>(to_full(static_cast<int>(j)))]);
+        pulled_less += part.jobs.size() < full.jobs.size() ? 1 : 0;
+        int grew = 0;  // pulled jobs given extra workers
+        for (std::size_t j = static_cast<std::size_t>(n_running); j < part.jobs.size();
+             ++j)
+          grew += pulled.allocation[j] > base_demand(part.jobs[j], p) ? 1 : 0;
+        several_grew += grew >= 2 ? 1 : 0;
+      }
+  }
+  CHECK(pulled_less > 100);  // the feed does pass over jobs that cannot fit
+  CHECK(several_grew > 20);  // and phase 2 orders several pulled jobs
 }

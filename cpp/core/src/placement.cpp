@@ -86,6 +86,25 @@ int Placer::required(int job) const {
 
 int Placer::free_gpus() const { return total_free_; }
 
+int Placer::room(const std::string& gpu_type, bool hetero, int gpus_per_worker) {
+  if (gpus_per_worker > total_free_) return 0;
+  if (index_.empty() && n_types_ > 0) build_index();
+  if (!gpu_type.empty()) {
+    const int type = layout_->type_named(gpu_type);
+    return type < 0 ? 0 : slots(type, gpus_per_worker);
+  }
+  int most = 0;
+  for (int t = 0; t < n_types_; ++t)
+    most = hetero ? most + slots(t, gpus_per_worker)
+                  : std::max(most, slots(t, gpus_per_worker));
+  return most;
+}
+
+void Placer::add_jobs(std::size_t jobs) {
+  pinned_.resize(jobs, -1);
+  required_.resize(jobs, unresolved);
+}
+
 int Placer::job_type(int job) const {
   const int type = required(job);
   return type >= 0 ? type : pinned_[at(job)];

@@ -35,7 +35,8 @@ class Epoch {
         released_(state.jobs.size(), 0),
         base_speed_(state.jobs.size(), 0.0),
         base_type_(state.jobs.size(), -1),
-        flexible_type_(state.jobs.size(), -1) {
+        flexible_type_(state.jobs.size(), -1),
+        first_pulled_(state.jobs.size()) {
     check_options();
     split_base_and_flexible();
     const bool in_place = placer_.holds_base();
@@ -50,7 +51,10 @@ class Epoch {
   }
 
   Decision run() {
-    admit(options_.queue ? *options_.queue : queue_order());
+    if (options_.feed)
+      admit_pulled();
+    else
+      admit(options_.queue ? *options_.queue : queue_order());
     if (options_.queue) leave_unlisted_queued();
     if (scales_elastic_jobs(options_.policy)) grow();
     return finish();
@@ -102,6 +106,11 @@ class Epoch {
           fail(fmt::format("queue names job '{}' twice", state_.jobs[at(j)].id));
       }
     }
+    if (options_.feed && (options_.queue || !options_.may_grow.empty()))
+      fail("a queue feed replaces the options' queue and may_grow");
+    // Movers are ordered among the whole queue, which a feed does not hold.
+    if (options_.feed && options_.start_on_loan)
+      fail("a queue feed does not offer movers: start_on_loan needs the whole queue");
     if (!options_.may_grow.empty() && options_.may_grow.size() != n)
       fail(fmt::format("may_grow has {} entries for {} jobs", options_.may_grow.size(),
                        n));
@@ -221,6 +230,45 @@ class Epoch {
       decision_.pending.push_back(j);
       blocked = strict;
     }
+  }
+
+  // Phase 1 from a feed (ScheduleOptions::feed): the same admissions as admit()
+  // over a state holding every queued job, in the same order, pulling each job
+  // when its turn comes. The feed passes over jobs whose base workers exceed the
+  // room the placer has for them: admit_one would skip them (room only shrinks
+  // as phase 1 goes on). Under strict fifo the first job skipped ends it.
+  void admit_pulled() {
+    const bool strict = options_.policy == AllocationPolicy::fifo && !options_.backfill;
+    const QueueFeed::Room room = [this](const std::string& type, bool hetero,
+                                        int gpus) {
+      return placer_.room(type, hetero, gpus);
+    };
+    for (std::int64_t rank = 0; (rank = options_.feed->pull(room)) >= 0;) {
+      const int j = add_pulled(rank);
+      if (admit_one(j)) continue;
+      decision_.pending.push_back(j);
+      if (strict) break;
+    }
+    left_queued_ = !options_.feed->drained();
+  }
+
+  // Makes room for the job the feed just appended to the state; returns it.
+  int add_pulled(std::int64_t rank) {
+    const std::size_t n = state_.jobs.size();
+    if ((!options_.remaining.empty() && options_.remaining.size() != n) ||
+        (!options_.throughput.empty() && options_.throughput.size() != n))
+      throw std::logic_error("a queue feed must add one remaining and curve per job");
+    for (auto* v : {&count_, &fixed_, &extra_, &released_}) v->resize(n, 0);
+    for (auto* v : {&base_type_, &flexible_type_}) v->resize(n, -1);
+    base_speed_.resize(n, 0.0);
+    placer_.add_jobs(n);
+    pulled_rank_.push_back(rank);
+    return static_cast<int>(n) - 1;
+  }
+
+  // Whether every queued job was admitted (pulled or not).
+  [[nodiscard]] bool none_pending() const {
+    return decision_.pending.empty() && !left_queued_;
   }
 
   // Places job j's base demand (fastest GPUs first). If only slower GPUs were
@@ -359,14 +407,27 @@ class Epoch {
     for (auto& r : releases_) std::sort(r.begin(), r.end());
   }
 
-  // Elastic jobs that can take extra workers now: running elastic and admitted.
+  // Elastic jobs that can take extra workers now: running elastic and admitted,
+  // in state order; jobs pulled from a feed after the others, in arrival order
+  // (where a state holding the whole queue has them).
   [[nodiscard]] std::vector<int> elastic_jobs() const {
     std::vector<int> jobs;
     jobs.reserve(state_.jobs.size());
-    for (int j = 0; j < static_cast<int>(state_.jobs.size()); ++j)
-      if (fixed_[at(j)] > 0 && job(j).elastic() &&
-          (options_.may_grow.empty() || options_.may_grow[at(j)] != 0))
-        jobs.push_back(j);
+    const auto grows = [&](int j) {
+      return fixed_[at(j)] > 0 && job(j).elastic() &&
+             (options_.may_grow.empty() || options_.may_grow[at(j)] != 0);
+    };
+    const int first = static_cast<int>(first_pulled_);
+    for (int j = 0; j < first; ++j)
+      if (grows(j)) jobs.push_back(j);
+    const auto pulled = jobs.size();
+    for (int j = first; j < static_cast<int>(state_.jobs.size()); ++j)
+      if (grows(j)) jobs.push_back(j);
+    const auto arrival = [&](int j) {
+      return std::pair{job(j).submit_time, pulled_rank_[at(j - first)]};
+    };
+    std::sort(jobs.begin() + static_cast<std::ptrdiff_t>(pulled), jobs.end(),
+              [&](int a, int b) { return arrival(a) < arrival(b); });
     return jobs;
   }
 
@@ -438,7 +499,7 @@ class Epoch {
     std::vector<int> target(state_.jobs.size(), 0);
     for (int j : jobs) {
       flexible_type_[at(j)] = flexible_type(j);
-      const bool grow = decision_.pending.empty() && flexible_type_[at(j)] >= 0;
+      const bool grow = none_pending() && flexible_type_[at(j)] >= 0;
       target[at(j)] = grow ? job(j).max_workers - fixed_[at(j)] : current_flexible(j);
     }
     return target;
@@ -456,20 +517,22 @@ class Epoch {
       return (1.0 / time_with(j, k + 1, t) - 1.0 / time_with(j, k, t)) /
              job(j).gpus_per_worker;
     };
-    using Gain = std::pair<double, int>;  // (gain, -job): ties to the lower job index
+    // (gain, -position in jobs): ties to the job first in state order
+    using Gain = std::pair<double, int>;
     std::priority_queue<Gain> heap;
-    for (int j : jobs)
-      if ((flexible_type_[at(j)] = flexible_type(j)) >= 0) heap.emplace(gain(j), -j);
+    for (std::size_t k = 0; k < jobs.size(); ++k)
+      if ((flexible_type_[at(jobs[k])] = flexible_type(jobs[k])) >= 0)
+        heap.emplace(gain(jobs[k]), -static_cast<int>(k));
     keep_flexible(std::vector<int>(state_.jobs.size(), 0));  // re-placed below
     while (!heap.empty()) {
-      const auto [value, negative_job] = heap.top();
-      const int j = -negative_job;
+      const auto [value, negative_position] = heap.top();
+      const int j = jobs[at(-negative_position)];
       heap.pop();
       if (!(value > 0.0) || fixed_[at(j)] + extra_[at(j)] >= job(j).max_workers)
         continue;
       if (!placer_.place(j, 1, true, decision_.start, flexible_type_[at(j)])) continue;
       ++extra_[at(j)];
-      heap.emplace(gain(j), -j);
+      heap.emplace(gain(j), negative_position);
     }
   }
 
@@ -536,6 +599,11 @@ class Epoch {
   std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
   std::vector<std::vector<std::pair<double, int>>> releases_;  // see estimate_releases
   std::vector<char> moved_;  // job -> moved this epoch (start_on_loan; empty: none)
+  // A feed's jobs: the first one's index, each one's arrival rank, and whether
+  // queued jobs were left unpulled.
+  std::size_t first_pulled_;
+  std::vector<std::int64_t> pulled_rank_;
+  bool left_queued_ = false;
   Decision decision_;
 };
 

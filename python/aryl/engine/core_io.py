@@ -204,6 +204,9 @@ def _result(
         "max_inference_server_gpus": max(inference, default=0),
     }
     result = Result(frame, timeline, totals, capacity, label, list(raw["violations"]))
+    result.engine_counters = {
+        k: int(v) for k, v in raw.get("engine_counters", {}).items()
+    }
     if "history" in raw and history:
         result.allocations = history_frame(
             raw["history"], ids, gpus_per_worker, servers

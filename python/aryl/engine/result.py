@@ -67,7 +67,11 @@ class Result:
     policies, config, seed, aryl version); ``save(path)`` writes it all and
     ``aryl.sim.load(path)`` reads back an equal ``Result``. ``allocations`` holds every
     job's allocation intervals when the run recorded them (``simulate(...,
-    history=True)``), else ``None``; ``history()`` returns them.
+    history=True)``), else ``None``; ``history()`` returns them. ``engine_counters``
+    says what the compiled engine's scheduling epochs cost (``epochs`` handled,
+    ``epochs_quiet`` that touched no job, ``jobs_touched`` by the others,
+    ``jobs_pulled`` from the queue by the kernel, ``most_touched`` by one epoch); empty
+    for a run read back or not simulated by the engine.
     """
 
     jobs: pd.DataFrame
@@ -78,6 +82,9 @@ class Result:
     violations: List[str] = field(default_factory=list)
     provenance: Optional[Provenance] = None
     allocations: Optional[pd.DataFrame] = None
+    # What the engine's epochs cost (epochs, quiet ones, jobs touched, queued jobs
+    # pulled): a measurement, not a result, so neither saved nor compared.
+    engine_counters: Dict[str, int] = field(default_factory=dict, compare=False)
 
     def history(self) -> pd.DataFrame:
         """Every job's allocation intervals: one row per (job, interval, server).

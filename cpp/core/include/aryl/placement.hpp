@@ -58,6 +58,13 @@ class Placer {
              int type = -1);
 
   [[nodiscard]] int free_gpus() const;
+  // The most workers of `gpus_per_worker` GPUs a job without workers that
+  // requires GPU type `gpu_type` ("" = any) could be placed on now: place()
+  // refuses more (a non-hetero job keeps to one type, a hetero one spans them).
+  [[nodiscard]] int room(const std::string& gpu_type, bool hetero, int gpus_per_worker);
+  // The state now holds `jobs` jobs, those beyond the last count new and queued
+  // (a kernel pulling queued jobs: ScheduleOptions::feed).
+  void add_jobs(std::size_t jobs);
   [[nodiscard]] int free_gpus(int type) const {
     return type_free_[static_cast<std::size_t>(type)];
   }

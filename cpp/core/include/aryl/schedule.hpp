@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +31,31 @@ bool scales_elastic_jobs(AllocationPolicy policy);
 // Workers a queued job must get to start under `policy`: min_workers when the
 // policy scales elastic jobs, otherwise max_workers.
 int base_demand(const Job& job, AllocationPolicy policy);
+
+// A queue the kernel pulls its queued jobs from, one at a time in the policy's
+// admission order, instead of reading them from the state (the simulator's: its
+// queue may be long while an epoch admits a few). The kernel stops pulling once
+// no job left could be placed, so an epoch's work follows what it admits, not the
+// queue's length; the decisions are those of the state holding every queued job.
+class QueueFeed {
+ public:
+  // The most workers of `gpus_per_worker` GPUs a queued job requiring GPU type
+  // `gpu_type` ("" = any), hetero or not, could be placed on now.
+  using Room =
+      std::function<int(const std::string& gpu_type, bool hetero, int gpus_per_worker)>;
+  virtual ~QueueFeed() = default;
+  // Appends the next queued job in the policy's order (shortest base-demand
+  // running time first under aryl and sjf, then submit time; else arrival
+  // order) whose base demand is within its `room`, passing over those that
+  // could not be placed; under strict fifo the next job, or none if it is not
+  // within. Appends the job to the state's jobs, and its entries to the
+  // options' `remaining` and `throughput` where those hold one per job. Returns
+  // a key >= 0 that orders jobs of equal submit time as they arrived (the
+  // simulator's trace index), or -1 when there is no such job.
+  virtual std::int64_t pull(const Room& room) = 0;
+  // Whether every queued job was pulled.
+  [[nodiscard]] virtual bool drained() const = 0;
+};
 
 struct ScheduleOptions {
   AllocationPolicy policy = AllocationPolicy::aryl;
@@ -69,6 +96,10 @@ struct ScheduleOptions {
   // flexible workers then stop; Decision::moved lists the jobs moved.
   bool start_on_loan = false;
   double move_overhead = 0.0;
+  // Set: the state holds only running jobs and phase 1 pulls the queued ones
+  // from here (QueueFeed); `queue` must then be unset and `may_grow` empty.
+  // Decision::pending lists only the jobs pulled and left queued.
+  QueueFeed* feed = nullptr;
 };
 
 struct Decision {

@@ -12,12 +12,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "../index.hpp"
 #include "accounting.hpp"
 #include "aryl/pollux.hpp"
+#include "aryl/schedule.hpp"
 #include "aryl/sim/simulator.hpp"
 #include "aryl/tiresias.hpp"
 #include "events.hpp"
@@ -33,10 +35,13 @@ using detail::at;
 enum class Status : std::uint8_t { future, queued, running, finished, rejected };
 
 // The queued jobs a snapshot holds: none (a reclaim), those that could start (an
-// epoch of the built-in kernels) or all (a caller's policy sees the whole queue).
-enum class Queue : std::uint8_t { none, startable, all };
+// epoch of the kernel in rounds of goodput-driven jobs), all (a caller's policy
+// sees the whole queue) or those the kernel pulls (an epoch of fixed-duration
+// jobs: feed.cpp).
+enum class Queue : std::uint8_t { none, startable, all, pulled };
 
-class Engine {
+// The engine is the kernel's queue feed (feed.cpp) at its epochs.
+class Engine : private QueueFeed {
  public:
   Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jobs,
          const std::vector<LoadPoint>& load, const Config& config,
@@ -79,6 +84,7 @@ class Engine {
   // The WorkAtRisk of a reclaim's state under the work-aware policies.
   WorkAtRisk work_at_stake(const ClusterState& state, const std::vector<int>& job_of);
   void on_epoch();
+  void plan_epoch();
   void wake_epoch();  // an epoch now, unless one is already due
   [[nodiscard]] bool stuck() const;
   const ClusterState& snapshot(std::vector<int>& job_of, Queue queue);
@@ -95,6 +101,19 @@ class Engine {
     return {jobs_[at(j)].job.submit_time, j};
   }
   [[nodiscard]] FifoKey fifo_blocker(int bound) const;
+  // the queue in the kernel's admission order, pulled by it (feed.cpp)
+  using AdmitKey = std::tuple<double, double, int>;  // base-demand time, submit, job
+  [[nodiscard]] AdmitKey admit_key(int j) const;
+  [[nodiscard]] int demand_gpus(int j) const;
+  void enqueue(int j);
+  void dequeue(int j);
+  [[nodiscard]] bool kernel_would_run() const;
+  void start_pulling(std::vector<int>& job_of);
+  void stop_pulling();
+  std::int64_t pull(const Room& room) override;
+  [[nodiscard]] bool drained() const override;
+  [[nodiscard]] std::vector<int> apply_order(const std::vector<int>& changed,
+                                             const std::vector<int>& job_of) const;
   void apply(const Decision& d, const ClusterState& state,
              const std::vector<int>& job_of);
   // goodput-driven jobs, one round at each epoch (rounds.cpp)
@@ -177,9 +196,29 @@ class Engine {
       std::vector<std::vector<Placed>>(jobs_.size());
   std::vector<int> running_ids_;  // running jobs, in trace order
   std::set<FifoKey> queue_;       // queued jobs in arrival order
-  std::vector<int> used_;         // server -> GPUs held by training workers
-  std::vector<char> on_loan_;     // server -> lent to training
-  int lent_ = 0;                  // servers lent
+  // Epochs of fixed-duration jobs under the kernel pull their queued jobs
+  // (feed.cpp): the queue in the kernel's order, split by what placement sees
+  // of a queued job (the GPU type it requires, "" any; hetero; GPUs per worker;
+  // base workers), each bucket with where this epoch's pulls stand in it; each
+  // job's bucket; the job_of the pulls extend and the first pulled job's state
+  // index.
+  bool pulls_ = false;
+  struct Bucket {
+    std::string gpu_type;
+    bool hetero = false;
+    int gpus_per_worker = 1, workers = 1;
+    std::set<AdmitKey> jobs;
+    std::set<AdmitKey>::const_iterator next;
+  };
+  std::vector<Bucket> buckets_;
+  std::vector<Bucket*> tried_;  // pull's scratch: the buckets with jobs left
+  std::map<std::tuple<std::string, bool, int, int>, std::uint32_t> bucket_named_;
+  std::vector<std::uint32_t> bucket_of_;
+  std::vector<int>* pull_job_of_ = nullptr;
+  std::size_t first_pulled_ = 0;
+  std::vector<int> used_;      // server -> GPUs held by training workers
+  std::vector<char> on_loan_;  // server -> lent to training
+  int lent_ = 0;               // servers lent
   std::int64_t training_used_ = 0, loaned_used_ = 0, loaned_gpus_ = 0;
   int usable_free_ = 0;      // free GPUs on usable servers (training or on loan)
   int beyond_min_gpus_ = 0;  // GPUs of running jobs' workers beyond min_workers

@@ -82,6 +82,10 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
     layout_->set_usable(static_cast<int>(s), servers[s].pool == Pool::training);
   options_.layout = layout_;  // with the speeds: options_.speed stays empty
   track_base_ = !goodput_run_;
+  // start_on_loan orders movers among the whole queue: the kernel then sees it all
+  pulls_ = !goodput_run_ && config.allocator == Allocator::kernel && !hooks.allocate &&
+           !options_.start_on_loan;
+  if (pulls_) bucket_of_.assign(jobs.size(), 0);
   if (track_base_) {
     layout_->hold_base_workers();
     base_of_.resize(jobs.size());
@@ -391,7 +395,7 @@ void Engine::on_arrival(int j) {
     return;
   }
   status_[at(j)] = Status::queued;
-  queue_.insert(fifo_key(j));
+  enqueue(j);
   if (goodput_run_ || config_.allocator == Allocator::tiresias) arrived_.push_back(j);
   dirty_ = true;
 }
@@ -434,7 +438,7 @@ void Engine::preempt(int j, Change why) {
   }
   status_[at(j)] = Status::queued;
   running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
-  queue_.insert(fifo_key(j));
+  enqueue(j);
   set_rate(j);
 }
 
@@ -555,21 +559,11 @@ void Engine::on_epoch() {
     ++accounting_.result().epochs_run;
   } else if (dirty_) {
     dirty_ = false;
-    std::vector<int> job_of;
-    const ClusterState& state =
-        snapshot(job_of, hooks_.allocate ? Queue::all : Queue::startable);
-    if (!state.jobs.empty()) {
-      options_.remaining.clear();
-      options_.throughput.clear();
-      for (int j : job_of) {
-        options_.remaining.push_back(state_[at(j)].remaining_fraction());
-        if (!linear_) options_.throughput.push_back(curve(j));
-      }
-      apply(hooks_.allocate ? asked_decision(state, job_of) : schedule(state, options_),
-            state, job_of);
-      ++accounting_.result().epochs_run;
-    }
+    plan_epoch();
+  } else {
+    ++accounting_.result().engine.epochs_quiet;
   }
+  ++accounting_.result().engine.epochs;
   const int lent = lent_count();
   const int n = static_cast<int>(lender_.servers().size());
   accounting_.sample(now(), usage(now()), lent, std::max(0, n - lent),
@@ -579,6 +573,41 @@ void Engine::on_epoch() {
     events_.push(now() + config_.schedule_interval, Kind::epoch);
     epoch_pending_ = true;
   }
+}
+
+// An epoch's plan by the kernel or a caller's policy. The kernel pulls its queued
+// jobs (feed.cpp); it runs when it could act, as when the snapshot held the
+// queued jobs that could start (Queue::startable), so that epochs_run counts the
+// same epochs.
+void Engine::plan_epoch() {
+  Result::EngineCounters& counters = accounting_.result().engine;
+  if (pulls_ && !kernel_would_run()) {
+    ++counters.epochs_quiet;
+    return;
+  }
+  std::vector<int> job_of;
+  const ClusterState& state = snapshot(job_of, hooks_.allocate ? Queue::all
+                                               : pulls_        ? Queue::pulled
+                                                               : Queue::startable);
+  first_pulled_ = job_of.size();
+  if (!state.jobs.empty() || pulls_) {
+    options_.remaining.clear();
+    options_.throughput.clear();
+    for (int j : job_of) {
+      options_.remaining.push_back(state_[at(j)].remaining_fraction());
+      if (!linear_) options_.throughput.push_back(curve(j));
+    }
+    if (pulls_) start_pulling(job_of);
+    const Decision d =
+        hooks_.allocate ? asked_decision(state, job_of) : schedule(state, options_);
+    stop_pulling();
+    apply(d, state, job_of);
+    ++accounting_.result().epochs_run;
+  }
+  const auto touched = static_cast<std::int64_t>(job_of.size());
+  counters.jobs_touched += touched;
+  counters.most_touched = std::max(counters.most_touched, touched);
+  if (touched == 0) ++counters.epochs_quiet;
 }
 
 // Nothing runs, nothing will arrive and the loans will not change: jobs still
@@ -629,6 +658,7 @@ void Engine::apply(const Decision& d, const ClusterState& state,
   touched.reserve(changed.size());
   std::vector<std::size_t> held;  // touched job -> workers before
   held.reserve(changed.size());
+  changed = apply_order(changed, job_of);
   auto stop = stops.begin();
   for (const int i : changed) {
     const int j = job_of[at(i)];
@@ -658,7 +688,7 @@ void Engine::apply(const Decision& d, const ClusterState& state,
     const bool starts = std::binary_search(started.begin(), started.end(), changed[k]);
     if (status_of(j) == Status::queued && !workers_[at(j)].empty()) {
       status_[at(j)] = Status::running;
-      queue_.erase(fifo_key(j));
+      dequeue(j);
       running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j),
                           j);
       s.updated = now();

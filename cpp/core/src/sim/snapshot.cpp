@@ -93,7 +93,8 @@ void Engine::copy_run() {
 // that is free or held by a flexible worker: the placer would reject them
 // anyway, and long queues would otherwise be copied and sorted at every epoch.
 // Under strict FIFO only the head of the queue that could start counts
-// (fifo_blocker). The state is rebuilt in place: the servers are copied once
+// (fifo_blocker). Queue::pulled leaves every queued job out: the kernel pulls
+// them (feed.cpp). The state is rebuilt in place: the servers are copied once
 // (set_loan keeps their loans current), the job records as copy_records keeps them.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
   ClusterState& state = snapshot_;
@@ -115,7 +116,8 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
     job_of.push_back(j);
     copy_workers(j, static_cast<int>(n_jobs++));
   };
-  job_of.reserve(running_ids_.size() + (queue != Queue::none ? queue_.size() : 0));
+  const bool copies_queue = queue == Queue::all || queue == Queue::startable;
+  job_of.reserve(running_ids_.size() + (copies_queue ? queue_.size() : 0));
   // Progress is brought up to now lazily (at a job's own changes); the view and
   // the kernels must see the work each running job has left now, not at its last
   // change (a job two-thirds done would otherwise look untouched).

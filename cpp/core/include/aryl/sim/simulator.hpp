@@ -174,6 +174,15 @@ struct Result {
   double inference_short_server_seconds = 0.0;
   std::int64_t reclaims = 0, servers_reclaimed = 0, servers_reclaimed_free = 0;
   std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
+  // What the engine's scheduling epochs cost (for tests and benchmarks, not a
+  // result): epoch events handled, those that touched no job (nothing changed,
+  // or nothing the kernel could act on), jobs the others touched (running jobs
+  // brought up to now and handed to the kernel, queued jobs it pulled), queued
+  // jobs pulled, and the most jobs one epoch touched.
+  struct EngineCounters {
+    std::int64_t epochs = 0, epochs_quiet = 0, jobs_touched = 0, jobs_pulled = 0,
+                 most_touched = 0;
+  } engine;
   std::vector<std::string>
       violations;   // audit findings (empty when all invariants held)
   History history;  // empty unless Config::history
