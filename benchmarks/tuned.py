@@ -135,7 +135,7 @@ def progress_lines(name: str, last_submit: float) -> Callable[[float, float], bo
     """``simulate``'s progress callback for a long run: a line each simulated day,
     with the share done, the wall time so far and an ETA from them."""
     from aryl._display import duration
-    from aryl.cli.output import simulated_day
+    from aryl.cli.console import simulated_day
 
     start, said = time.perf_counter(), [""]
 

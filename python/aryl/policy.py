@@ -36,7 +36,7 @@ from typing import (
 from .decisions import Decision, ReclaimPlan
 from .state import ClusterState
 from .state.reclaim import ReclaimResult
-from .state.schedule import ScheduleResult
+from .state.schedule_result import ScheduleResult
 
 #: What ``allocate`` may answer: the result of ``state.schedule(...)`` on the view it
 #: was given (fast: rows, no ids), or an ``aryl.Decision`` (workers by id).

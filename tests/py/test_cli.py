@@ -10,7 +10,7 @@ import pytest
 import aryl
 from aryl._display import Table, render
 from aryl.cli import main
-from aryl.cli.output import Progress, simulated_day
+from aryl.cli.console import Progress, simulated_day
 
 SMALL = ["--training-servers", "4", "--inference-servers", "4"]
 #: Room enough that the mean queue stays shorter than the slice spans (no warning that

@@ -7,8 +7,8 @@ from pathlib import Path
 import aryl.cli
 from aryl import sim, studies
 from aryl.cli import inputs, output
+from aryl.cli.console import Console
 from aryl.cli.inputs import cluster_of, config_fields
-from aryl.cli.output import Console
 from aryl.defaults import DEFAULT_GPU_SPEED
 
 CLI = Path(aryl.cli.__file__).parent

@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from aryl.cli import main
+from aryl.cli.console import Console
 from aryl.cli.inputs import TraceFiles
 from aryl.cli.inputs import read_jobs as read_cli_jobs
-from aryl.cli.output import Console
 from aryl.policy import load_policy
 from aryl.traces import CutShortWarning, TraceError, read, read_jobs, read_load
 from aryl.traces.formats.common import STILL_RUNNING

@@ -497,6 +497,6 @@ def test_the_engine_refuses_what_the_front_doors_call_unplaceable():
             [],
             [],
             [],
-            engine.simulation._core_config(sim.Config(), "aryl", "aryl", 0),
+            engine.core_io._core_config(sim.Config(), "aryl", "aryl", 0),
             None,
         )

@@ -38,7 +38,8 @@ def jobs_dict(n=2, **override):
 
 def core_config(**override):
     """The dict aryl.sim.simulate hands the core, with ``override`` applied."""
-    from aryl.engine.simulation import Config, _core_config
+    from aryl.engine.config import Config
+    from aryl.engine.core_io import _core_config
 
     config = _core_config(Config(), "aryl", "aryl", 0)
     config.update(override)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import aryl
-from aryl.state.schedule import ScheduleResult
+from aryl.state.schedule_result import ScheduleResult
 from instances import Built, random_cluster
 
 POLICIES = aryl.defaults.SCHEDULE_POLICIES

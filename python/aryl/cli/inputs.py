@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # imported where used, so `aryl --help` stays fast
     from ..jobtable import JobTable
 
 from ..defaults import DEFAULT_GPU_SPEED
-from .output import Console
+from .console import Console
 
 #: How the embedded trace is named in messages and provenance.
 EMBEDDED = "the embedded ITP cluster04 trace (MIT) and Alibaba-2018 load (CC-BY-4.0)"
@@ -203,11 +203,11 @@ def servers_of(
     one line: each pool's servers and GPUs by type.
 
     GPU types that ``config``'s speeds do not list are named here, in one warning
-    (``aryl.engine.simulation.unlisted_gpu_types``); each run of the command finds
+    (``aryl.engine.gpu_types.unlisted_gpu_types``); each run of the command finds
     them again (and records them in its provenance), silenced for the rest of the
     command (``main`` restores the warning filters)."""
     from .. import traces
-    from ..engine.simulation import UNLISTED_WARNING, unlisted_gpu_types
+    from ..engine.gpu_types import UNLISTED_WARNING, unlisted_gpu_types
 
     servers = traces.read_servers(
         path, inference=None if inference is None else tuple(inference)

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
+from .console import Console
 from .files import output_directory
 from .live_out import LOCK, RUN, OutLock, _check_replaceable, _run_id
 from .live_show import (
@@ -22,7 +23,7 @@ from .live_show import (
     sim_vs_live_line,
 )
 from .options import config_of, console_of, trace_files
-from .output import LEDGER_NOTE, Console
+from .output import LEDGER_NOTE
 
 __all__ = [
     "LATENCY_SHARE",

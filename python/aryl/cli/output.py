@@ -16,12 +16,7 @@ from typing import (
 )
 
 from .._display import Table
-
-# Their home is console; other modules (inputs, live, replicated, tests, benchmarks)
-# import them from here too.
-from .console import Console as Console
-from .console import Progress as Progress
-from .console import simulated_day as simulated_day
+from .console import Console
 from .files import write_atomically
 
 # The paper's Table 3 columns, as (summary key, format); headers from aryl.engine.metrics.

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import pandas as pd
 
 from .._display import Table
+from .console import Progress
 from .files import output_directory, write_atomically
 from .inputs import trace_frames
 from .options import (
@@ -35,7 +36,6 @@ from .output import (
     COMMON,
     LEDGER_NOTE,
     QUESTION_FEATURES,
-    Progress,
     check_groups,
     elastic_ceiling,
     ledger_table,

@@ -44,7 +44,7 @@ from ..policy import (
 )
 from ..state import ClusterState
 from ..state.reclaim import ReclaimResult
-from ..state.schedule import ScheduleResult
+from ..state.schedule_result import ScheduleResult
 from ..state.tables import _records_columns, _worker_table
 from .config import Config
 

@@ -29,19 +29,18 @@ from ..model import Records, Server, server_columns
 from ..policy import policy_record
 from ..typing import JobAgent, SimulationPolicy, SimulationReclaimPolicy
 from .config import Cluster, Config
-from .core_io import _NO_WORKERS, _curves, _describe_cluster, _servers
-
-# Other rooms import these from here (live.record, live.timing, studies.replications,
-# studies.sweep_runs, cli.inputs, tests): their homes are core_io and gpu_types,
-# split off this module as they were (and pollux_runs).
-from .core_io import _config as _config
-from .core_io import _core_config as _core_config
-from .core_io import _load as _load
-from .core_io import _load_integral as _load_integral
-from .core_io import _result as _result
-from .gpu_types import UNLISTED_WARNING as UNLISTED_WARNING
-from .gpu_types import _mixed, gpu_types, published_speeds
-from .gpu_types import unlisted_gpu_types as unlisted_gpu_types
+from .core_io import (
+    _NO_WORKERS,
+    _config,
+    _core_config,
+    _curves,
+    _describe_cluster,
+    _load,
+    _load_integral,
+    _result,
+    _servers,
+)
+from .gpu_types import _mixed, gpu_types, published_speeds, unlisted_gpu_types
 from .hooks import CoreHooks, Policy, check_policy, has_hook, policy_name
 from .pollux_runs import _is_pollux_workload, _simulate_pollux
 from .provenance import (

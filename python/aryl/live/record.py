@@ -348,7 +348,7 @@ class Record:
         """The run as an ``aryl.sim.Result``, built as the simulator builds its own
         (call after the ``end`` event); ``rejected``: add the column a policy's
         ``admit`` fills."""
-        from ..engine.simulation import _result
+        from ..engine.core_io import _result
 
         history = self.history()
         seconds = (history["end"] - history["start"]) * history["gpus"]
@@ -454,7 +454,7 @@ def restore(
 
 def load_integral(times: Sequence[float], loads: Sequence[float], end: float) -> float:
     """Integral of the load step function over ``[0, end]``."""
-    from ..engine.simulation import _load_integral
+    from ..engine.core_io import _load_integral
 
     if end <= 0 or math.isinf(end):
         return 0.0

@@ -125,7 +125,7 @@ class LoadSource:
         if callable(load):
             self._call = load
         elif load is not None:
-            from ..engine.simulation import _load
+            from ..engine.core_io import _load
 
             self.times, self.loads = _load(load)
             check_load(self.times, self.loads)

@@ -45,7 +45,6 @@ from ..studies.paper import (
     BASELINE,
     ELASTIC_ROW,
     LOANING_ROWS,
-    ORDERINGS,
     OWN_POLICY_BASE,
     PAPER_ELASTIC_CUT,
     PAPER_POLLUX_SCALING,
@@ -59,6 +58,7 @@ from ..studies.paper import (
     running_time_cut,
     speedups,
 )
+from ..studies.paper_orderings import ORDERINGS
 from ..studies.paper_replications import (
     PAPER_POINTS,
     POLLUX_POINTS,

@@ -16,9 +16,7 @@ from ..defaults import (
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..typing import AllocationPolicy
-
-# ScheduleResult's home is schedule_result; tests import it from here too.
-from .schedule_result import ScheduleResult as ScheduleResult
+from .schedule_result import ScheduleResult
 from .tables import _EMPTY_WORKERS, TYPE_NAMES
 
 

@@ -17,7 +17,6 @@ from .paper import (
     BASELINE,
     ELASTIC_ROW,
     LOANING_ROWS,
-    ORDERINGS,
     OWN_POLICY_BASE,
     PAPER_ELASTIC_CUT,
     PAPER_POLLUX_SCALING,
@@ -31,6 +30,7 @@ from .paper import (
     running_time_cut,
     speedups,
 )
+from .paper_orderings import ORDERINGS
 from .paper_replications import (
     PAPER_POINTS,
     POLLUX_POINTS,

@@ -14,7 +14,7 @@ import pandas as pd
 from .comparison import Comparison
 from .confidence import LEVEL, reading, verdict
 from .pairing import common_ratio, paired_difference
-from .paper import ORDERING_MECHANISMS, ORDERINGS
+from .paper_orderings import ORDERING_MECHANISMS, ORDERINGS
 
 #: Each feature's own gain: (feature, row with it, row without it; otherwise alike).
 #: The gain is the row without's mean over the row with's: above 1, the feature helps.
@@ -79,7 +79,7 @@ def ordering_verdicts(
     Each link ``a < b`` (or ``<=``) is judged on the paired difference ``a - b``
     (``confidence.verdict``); a chain holds if every link does, is reversed if any link
     is, tied if any is, and is not resolved otherwise. A claim whose rows show no
-    event of what it compares (``paper.ORDERING_MECHANISMS``: no preemption, no loaned
+    event of what it compares (``paper_orderings.ORDERING_MECHANISMS``: no preemption, no loaned
     server used, no elastic job scaled) is ``not tested``, ``why`` saying what did
     not happen (None otherwise). Claims naming a missing row are left out.
     """
@@ -116,7 +116,7 @@ def ordering_verdicts(
 
 def _untested(samples: pd.DataFrame, claim: str, rows: Sequence[str]) -> Optional[str]:
     """What did not happen in ``rows`` for ``claim`` to be tested
-    (``paper.ORDERING_MECHANISMS``), or None when it happened in some replication."""
+    (``paper_orderings.ORDERING_MECHANISMS``), or None when it happened in some replication."""
     if claim not in ORDERING_MECHANISMS:
         return None
     row, key, missing = ORDERING_MECHANISMS[claim]

@@ -44,7 +44,7 @@ Without a load series (``load=None``) the rows that lend servers (2–7 and the 
 left out: with nothing to lend they would repeat the no-loaning rows.
 
 The orderings the paper implies between the rows are in ``paper_orderings``
-(``ORDERINGS``, re-exported here). The paper's own figures are here once:
+(``ORDERINGS``, ``ORDERING_MECHANISMS``). The paper's own figures are here once:
 ``PAPER_TABLE3`` (Table 3, by row name) and
 ``PAPER_POLLUX_SCALING``; ``pollux_beside_paper`` sets the Pollux comparison's runs
 beside them. Three ratios in the paper's text do not follow from Table 3's rows 10 and
@@ -83,8 +83,6 @@ from ..typing import (
 
 # The orderings live beside the rows they order; imported from here by the faces and
 # studies.replications.
-from .paper_orderings import ORDERING_MECHANISMS as ORDERING_MECHANISMS
-from .paper_orderings import ORDERINGS as ORDERINGS
 
 #: Name of the first row, the Baseline every speed-up is measured against.
 BASELINE = "Baseline (FIFO)"

@@ -41,11 +41,12 @@ from ..defaults import (
 )
 from ..defaults import SCHEDULE_POLICIES as POLICIES
 from ..engine.config import Config
+from ..engine.core_io import _config
 from ..engine.provenance import code_fingerprint, fingerprint_frame, fingerprint_jobs
 from ..engine.result import Result
 from ..engine.runs import run_arguments, scenario_settings, trace_jobs
 from ..engine.scenarios import ELASTIC_SELECTIONS, SCENARIOS
-from ..engine.simulation import _config, simulate
+from ..engine.simulation import simulate
 from ..policy import (
     check_policy,
     has_hook,

@@ -34,9 +34,9 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .. import validation
+from ..engine.core_io import _load
 from ..engine.provenance import extend_to_jobs
 from ..engine.result import Result, job_times
-from ..engine.simulation import _load
 from ..jobtable import JobTable
 from ..model import Records
 from .confidence import LEVEL, Estimate
