@@ -1,3 +1,6 @@
+// The goodput model (Pollux's: throughput x statistical efficiency) and its fit
+// (a projected BFGS over the model's parameters): one model and the one fit of
+// it, over the ~500-line bar by the fit's few hundred lines.
 #include "aryl/goodput.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// The reclaim kernels (Algorithm 1 and its baselines): random, SCF, aryl's
+// fewest-preemptions order, least work lost, and the exact search that checks
+// them on small states. They share LoanedServers (what returning one server does
+// to the jobs on it), so they stay in one file, over the ~500-line bar.
 #include "aryl/reclaim.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,8 @@
+// One scheduling epoch (Algorithm 2): the Epoch class's phases (base demand in
+// queue order, the knapsack's extra workers, placement, start on loan's moves,
+// the queue feed) share one set of per-job tables, so they stay in one file,
+// over the ~500-line bar: split, each phase would reach into the others' state.
+// The knapsack and the placer have their own files (knapsack.cpp, placement.cpp).
 #include "aryl/schedule.hpp"
 
 #include <fmt/format.h>

@@ -52,6 +52,10 @@ from .conversion import (
     to_jobs,
     worker_split,
 )
+from .csv_stream import (
+    CutShortWarning,
+    TraceError,
+)
 from .formats import (
     TRACE_FORMATS,
     read,
@@ -83,8 +87,6 @@ from .pollux_mapping import (
 from .reading import (
     JOB_COLUMNS,
     LOAD_COLUMNS,
-    CutShortWarning,
-    TraceError,
     embedded_load,
     load_default,
     read_jobs,

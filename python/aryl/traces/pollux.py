@@ -15,12 +15,14 @@ import numpy as np
 import pandas as pd
 
 from .. import _core
-from .reading import (
+from .csv_stream import (
     TraceError,
-    _concat,
     _decoding,
-    _first_problem,
     _lines,
+)
+from .reading import (
+    _concat,
+    _first_problem,
     _numbers,
     _raise_first,
     _tables,

@@ -22,9 +22,11 @@ from typing import Any, Collection, Dict, FrozenSet, List, Optional, Tuple
 import numpy as np
 
 from ..model import Server
+from .csv_stream import (
+    TraceError,
+)
 from .reading import (
     MAX_JOB_GPUS,
-    TraceError,
     _first_problem,
     _numbers,
     _raise_first,

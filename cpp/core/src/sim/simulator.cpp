@@ -3,6 +3,9 @@
 // loaning.hpp (how many servers are lent), progress.hpp (how jobs advance),
 // snapshot.cpp (what the kernels see), accounting.hpp (records, usage,
 // timeline, results); audit.cpp checks the invariants.
+// Over the ~500-line bar on purpose: the event handlers below change the same
+// engine state in one order, and reading them together is how that order is
+// checked; what can stand apart already does (the rooms named above, feed.cpp).
 #include "engine.hpp"
 
 #include "aryl/capacity.hpp"

@@ -13,14 +13,16 @@ import numpy as np
 import pandas as pd
 
 from ...validation import flag
+from ..csv_stream import (
+    TraceError,
+    _stream_name,
+)
 from ..reading import (
     MAX_JOB_GPUS,
     MAX_TIME_S,
-    TraceError,
     _first_problem,
     _numbers,
     _raise_first,
-    _stream_name,
     _tables,
 )
 from .common import (

@@ -12,10 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ...validation import flag
+from ..csv_stream import (
+    TraceError,
+)
 from ..reading import (
     JOB_COLUMNS,
     MAX_JOB_GPUS,
-    TraceError,
     _concat,
     _finish,
     _first_problem,

@@ -9,13 +9,15 @@ from typing import Any, Dict, Iterator, List, Tuple
 import numpy as np
 import pandas as pd
 
+from ..csv_stream import (
+    TraceError,
+    _decoding,
+    _text,
+)
 from ..reading import (
     CHUNK_ROWS,
     MAX_JOB_GPUS,
-    TraceError,
-    _decoding,
     _Table,
-    _text,
 )
 from .common import (
     NEVER_STARTED,
