@@ -40,12 +40,12 @@ from .output import (
 )
 from .replicated_show import (
     Findings,
-    _answer,
-    _means_table,
-    _pollux_pooled,
-    _show_details,
-    _write,
+    answer_record,
     interval_note,
+    means_table,
+    pollux_pooled,
+    show_details,
+    write_files,
 )
 
 
@@ -87,19 +87,19 @@ def compare_replicated(args: argparse.Namespace) -> int:
     findings = Findings(
         contributions(table, features=features),
         sim.check_orderings(table),
-        _pollux_pooled(table) if args.pollux_rows else None,
+        pollux_pooled(table) if args.pollux_rows else None,
         verdicts,
         problems,
     )
     per_group = group_gains(table, args.by, features) if args.by else None
-    answer = _answer(table, findings, over, per_group)
+    answer = answer_record(table, findings, over, per_group)
     if console.format == "json":  # the whole answer, not the main table alone
         print(json.dumps(answer, indent=2))
     else:
-        console.show(_means_table(table, problems))
+        console.show(means_table(table, problems))
         console.say(f"\n{interval_note(table, over)}\n")
     if console.format == "table":  # csv, markdown, json: the main table alone on stdout
-        _show_details(console, table, findings, args, frame, on, seeds, over)
+        show_details(console, table, findings, args, frame, on, seeds, over)
         if per_group is not None:
             shown = [
                 *QUESTION_FEATURES,
@@ -109,7 +109,7 @@ def compare_replicated(args: argparse.Namespace) -> int:
     record = {**run_record(vars(args), where), "seeds": seeds, "windows": args.windows}
     written = write_atomically(
         out,
-        lambda folder: _write(
+        lambda folder: write_files(
             folder, table, samples, findings, record, args, seeds, answer, per_group
         ),
     )

@@ -47,7 +47,7 @@ class Findings:
     reference_problems: List[str]
 
 
-def _means_table(table: Any, problems: Sequence[str] = ()) -> Table:
+def means_table(table: Any, problems: Sequence[str] = ()) -> Table:
     """Each row's means, its unfinished jobs and its speed-ups as ``1.16x [1.12,
     1.20]`` (``~`` when the interval includes 1.0x; ``COMMON`` when the row and the
     reference finished different jobs, so the speed-up is over the jobs both
@@ -80,7 +80,7 @@ def _means_table(table: Any, problems: Sequence[str] = ()) -> Table:
     return Table(header + ["JCT speed-up", "queue speed-up"], rows, shown)
 
 
-def _show_details(
+def show_details(
     console: Any,
     table: Any,
     found: Findings,
@@ -132,7 +132,7 @@ def _show_details(
     )
 
 
-def _write(
+def write_files(
     folder: Path,
     table: Any,
     samples: pd.DataFrame,
@@ -245,7 +245,7 @@ def _figures_note(seeds: List[int], windows: Optional[int]) -> str:
 _COLUMNS = ["queuing_mean", "jct_mean", "jobs_unfinished", "preemption_ratio"]
 
 
-def _pollux_pooled(table: Any) -> Any:
+def pollux_pooled(table: Any) -> Any:
     """``sim.pollux_beside_paper`` of the Pollux comparison's rows, each row's measured
     jobs pooled over all its runs (``replications.pooled``)."""
     from .. import sim
@@ -300,7 +300,7 @@ def _basic_bound(
     return {key: sum(b[key] for b in bounds) / len(bounds) for key in bounds[0]}
 
 
-def _answer(
+def answer_record(
     table: Any, found: Findings, over: str, per_group: Optional[pd.DataFrame] = None
 ) -> Dict[str, Any]:
     """The whole answer as JSON (``compare.json``, ``--format json``): the answer
