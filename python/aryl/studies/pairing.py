@@ -117,10 +117,10 @@ def common_ratio(
     tops, bottoms, counts = [], [], []
     for a, b in pairs:
         assert a is not None and b is not None
-        both = finished_by_both(a, b, [column])
-        tops.append(float(both[f"{column}_a"].mean()) if len(both) else math.nan)
-        bottoms.append(float(both[f"{column}_b"].mean()) if len(both) else math.nan)
-        counts.append(len(both))
+        top, bottom, count = _means_on_both(a, b, column)
+        tops.append(top)
+        bottoms.append(bottom)
+        counts.append(count)
     groups = _groups(order)
     unfinished = tuple(
         (row, float(_ordered(samples, row)["jobs_unfinished"].mean()))
@@ -135,22 +135,31 @@ def one_run_ratio(
     numerator: str,
     denominator: str,
     key: str = "jct_mean",
-) -> Tuple[float, Basis]:
-    """Two rows' ``key`` ratio from one run each (``results``: row -> its run), on the
-    basis ``common_ratio`` takes: over the jobs both finished when they finished
-    different jobs."""
+) -> Optional[Tuple[float, Basis]]:
+    """Two rows' ``key`` ratio from one run each (``results``: row -> its run) over the
+    jobs both finished, as ``common_ratio`` takes it; None when they finished the same
+    jobs (their summaries' ratio is then the answer)."""
     a, b = results[numerator], results[denominator]
     if key not in JOB_COLUMN or _same_finished(a, b):
-        return float(a.summary()[key] / b.summary()[key]), Basis()
-    column = JOB_COLUMN[key]
-    both = finished_by_both(a, b, [column])
-    tops, bottoms = both[f"{column}_a"].mean(), both[f"{column}_b"].mean()
+        return None
+    top, bottom, count = _means_on_both(a, b, JOB_COLUMN[key])
     unfinished = tuple(
         (row, float(results[row].jobs["finish_time"].isna().sum()))
         for row in (numerator, denominator)
     )
-    return float(tops / bottoms) if len(both) else math.nan, Basis(
-        len(both), unfinished
+    return top / bottom, Basis(count, unfinished)
+
+
+def _means_on_both(a: Result, b: Result, column: str) -> Tuple[float, float, int]:
+    """``column``'s mean in ``a`` and in ``b`` over the jobs both finished (NaN when
+    none), and how many those are."""
+    both = finished_by_both(a, b, [column])
+    if not len(both):
+        return math.nan, math.nan, 0
+    return (
+        float(both[f"{column}_a"].mean()),
+        float(both[f"{column}_b"].mean()),
+        len(both),
     )
 
 

@@ -90,14 +90,15 @@ def verdict_lines(
             first = basis.note()
         else:
             assert summaries is not None
-            if results is not None:
-                ratio, basis = one_run_ratio(results, without_row, with_row)
-                first = basis.note() or _unfinished(summaries, pair)
-            else:
-                ratio = (
-                    summaries[without_row]["jct_mean"] / summaries[with_row]["jct_mean"]
-                )
-                first = _unfinished(summaries, pair)
+            ratio = summaries[without_row]["jct_mean"] / summaries[with_row]["jct_mean"]
+            first = _unfinished(summaries, pair)
+            common = (
+                None
+                if results is None
+                else one_run_ratio(results, without_row, with_row)
+            )
+            if common is not None:  # they finished different jobs: on those both did
+                ratio, first = common[0], common[1].note()
             e = Estimate(float(ratio), math.nan, math.nan, 1)
         basis_rows = "" if pair == pairs[0] else f"; {with_row} over {without_row}"
         shown = f"{first}: " if first else ""
