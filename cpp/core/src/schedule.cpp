@@ -250,9 +250,14 @@ class Epoch {
     };
     for (std::int64_t rank = 0; (rank = options_.feed->pull(room)) >= 0;) {
       const int j = add_pulled(rank);
-      if (admit_one(j)) continue;
+      refused_for_faster_ = false;
+      if (admit_one(j)) {
+        options_.feed->admitted();
+        continue;
+      }
       decision_.pending.push_back(j);
       if (strict) break;
+      if (refused_for_faster_) options_.feed->refused_for_faster();
     }
     left_queued_ = !options_.feed->drained();
   }
@@ -295,6 +300,8 @@ class Epoch {
       };
       if (wait_for(j, fast) + time_at(placer_.type_speed(fast)) < time_at(speed)) {
         decision_.start.resize(first);
+        refused_for_faster_ =
+            speed < placer_.type_speed(fast) * (1.0 - QueueFeed::slower_margin);
         return false;
       }
       for (const Worker& w : placed) placer_.keep(w);
@@ -609,6 +616,7 @@ class Epoch {
   std::size_t first_pulled_;
   std::vector<std::int64_t> pulled_rank_;
   bool left_queued_ = false;
+  bool refused_for_faster_ = false;  // admit_one's last refusal (QueueFeed)
   Decision decision_;
 };
 

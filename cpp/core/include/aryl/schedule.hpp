@@ -55,6 +55,18 @@ class QueueFeed {
   virtual std::int64_t pull(const Room& room) = 0;
   // Whether every queued job was pulled.
   [[nodiscard]] virtual bool drained() const = 0;
+  // The job just pulled was refused: it would be placed only on GPUs at least
+  // refuse_margin slower than its fastest type, and finishes sooner waiting for
+  // that type. Until admitted() the same rule refuses every later job of its
+  // shape (GPU type, hetero, GPUs per worker, base workers, elastic) whose
+  // base-demand running time is at least refuse_margin longer (same placement,
+  // same wait, a larger gain from the faster GPUs; the margins hold far above
+  // rounding), so a feed in shortest-first order may pass over them.
+  virtual void refused_for_faster() {}
+  // The job just pulled was admitted: the room changed.
+  virtual void admitted() {}
+  // The relative margins of refused_for_faster.
+  static constexpr double refuse_margin = 1e-6, slower_margin = 1e-3;
 };
 
 struct ScheduleOptions {

@@ -112,6 +112,8 @@ class Engine : private QueueFeed {
   void stop_pulling();
   std::int64_t pull(const Room& room) override;
   [[nodiscard]] bool drained() const override;
+  void refused_for_faster() override;
+  void admitted() override;
   [[nodiscard]] std::vector<int> apply_order(const std::vector<int>& changed,
                                              const std::vector<int>& job_of) const;
   void apply(const Decision& d, const ClusterState& state,
@@ -199,20 +201,27 @@ class Engine : private QueueFeed {
   // Epochs of fixed-duration jobs under the kernel pull their queued jobs
   // (feed.cpp): the queue in the kernel's order, split by what placement sees
   // of a queued job (the GPU type it requires, "" any; hetero; GPUs per worker;
-  // base workers), each bucket with where this epoch's pulls stand in it; each
-  // job's bucket; the job_of the pulls extend and the first pulled job's state
-  // index.
+  // base workers; elastic), each bucket with where this epoch's pulls stand in
+  // it and the base-demand time from which it is passed over (refused_for_faster);
+  // each job's bucket; the job_of the pulls extend and the first pulled job's
+  // state index.
   bool pulls_ = false;
   struct Bucket {
     std::string gpu_type;
     bool hetero = false;
     int gpus_per_worker = 1, workers = 1;
+    bool elastic = false;
     std::set<AdmitKey> jobs;
     std::set<AdmitKey>::const_iterator next;
+    double refused_from = std::numeric_limits<double>::infinity();
   };
   std::vector<Bucket> buckets_;
   std::vector<Bucket*> tried_;  // pull's scratch: the buckets with jobs left
-  std::map<std::tuple<std::string, bool, int, int>, std::uint32_t> bucket_named_;
+  std::map<std::tuple<std::string, bool, int, int, bool>, std::uint32_t> bucket_named_;
+  Bucket* pulled_from_ = nullptr;  // the last pull's bucket and job
+  AdmitKey pulled_key_{};
+  bool refusing_ = false;     // some bucket is passed over (refused_from)
+  bool passed_over_ = false;  // jobs were passed over unpulled this epoch
   std::vector<std::uint32_t> bucket_of_;
   std::vector<int>* pull_job_of_ = nullptr;
   std::size_t first_pulled_ = 0;

@@ -36,11 +36,16 @@ void Engine::enqueue(int j) {
   if (!pulls_) return;
   const Job& job = jobs_[at(j)].job;
   const auto named = bucket_named_.try_emplace(
-      {job.gpu_type, job.hetero, job.gpus_per_worker, demand(job)},
+      {job.gpu_type, job.hetero, job.gpus_per_worker, demand(job), job.elastic()},
       static_cast<std::uint32_t>(buckets_.size()));
   if (named.second)
-    buckets_.push_back(
-        {job.gpu_type, job.hetero, job.gpus_per_worker, demand(job), {}, {}});
+    buckets_.push_back({job.gpu_type,
+                        job.hetero,
+                        job.gpus_per_worker,
+                        demand(job),
+                        job.elastic(),
+                        {},
+                        {}});
   bucket_of_[at(j)] = named.first->second;
   buckets_[named.first->second].jobs.insert(admit_key(j));
 }
@@ -68,7 +73,11 @@ bool Engine::kernel_would_run() const {
 }
 
 void Engine::start_pulling(std::vector<int>& job_of) {
-  for (Bucket& b : buckets_) b.next = b.jobs.begin();
+  for (Bucket& b : buckets_) {
+    b.next = b.jobs.begin();
+    b.refused_from = std::numeric_limits<double>::infinity();
+  }
+  refusing_ = passed_over_ = false;
   pull_job_of_ = &job_of;
   options_.feed = this;
 }
@@ -86,7 +95,8 @@ std::int64_t Engine::pull(const Room& room) {
   const bool strict = config_.policy == AllocationPolicy::fifo && !config_.backfill;
   tried_.clear();
   for (Bucket& b : buckets_)
-    if (b.next != b.jobs.end()) tried_.push_back(&b);
+    if (b.next != b.jobs.end() && std::get<0>(*b.next) < b.refused_from)
+      tried_.push_back(&b);
   const auto by_next = [](const Bucket* a, const Bucket* b) {
     return *a->next < *b->next;
   };
@@ -100,6 +110,8 @@ std::int64_t Engine::pull(const Room& room) {
       return -1;
   }
   if (first == nullptr) return -1;
+  pulled_from_ = first;
+  pulled_key_ = *first->next;
   const int j = std::get<2>(*first->next++);
   record_at_[at(j)] = static_cast<std::uint32_t>(snapshot_.jobs.size());
   snapshot_.jobs.push_back(jobs_[at(j)].job);
@@ -112,8 +124,37 @@ std::int64_t Engine::pull(const Room& room) {
 }
 
 bool Engine::drained() const {
-  return std::all_of(buckets_.begin(), buckets_.end(),
+  return !passed_over_ &&
+         std::all_of(buckets_.begin(), buckets_.end(),
                      [](const Bucket& b) { return b.next == b.jobs.end(); });
+}
+
+// The kernel refused the last pulled job for faster GPUs (QueueFeed): in the
+// shortest-first order its bucket's later jobs are refused too from a base-demand
+// time refuse_margin longer, until the next admission. Saturated, this is what
+// keeps an epoch from pulling every queued job that may run on lent GPUs.
+void Engine::refused_for_faster() {
+  if (config_.policy != AllocationPolicy::aryl &&
+      config_.policy != AllocationPolicy::sjf)
+    return;  // arrival order: the time is not the key
+  pulled_from_->refused_from =
+      std::get<0>(pulled_key_) * (1.0 + QueueFeed::refuse_margin);
+  refusing_ = true;
+}
+
+// An admission changes the room: the buckets passed over resume after the
+// admitted job (those before it in the order were refused, as they would have
+// been pulled and refused before it).
+void Engine::admitted() {
+  if (!refusing_) return;
+  refusing_ = false;
+  for (Bucket& b : buckets_) {
+    if (b.refused_from == std::numeric_limits<double>::infinity()) continue;
+    b.refused_from = std::numeric_limits<double>::infinity();
+    if (b.next == b.jobs.end() || !(*b.next < pulled_key_)) continue;
+    b.next = b.jobs.upper_bound(pulled_key_);
+    passed_over_ = true;
+  }
 }
 
 // The order in which apply() visits the jobs a decision changed: state order,
