@@ -416,6 +416,7 @@ class Epoch {
         if (gpus[at(j)][at(t)] > 0)
           releases_[at(t)].emplace_back(left, gpus[at(j)][at(t)]);
     }
+    if (options_.feed) options_.feed->left_out_releases(releases_);
     for (auto& r : releases_) std::sort(r.begin(), r.end());
   }
 
@@ -609,7 +610,7 @@ class Epoch {
   std::vector<int>
       base_type_;  // job -> GPU type of its base workers (-1 none, -2 mixed)
   std::vector<int> flexible_type_;  // job -> GPU type its extra workers go to (-1 none)
-  std::vector<std::vector<std::pair<double, int>>> releases_;  // see estimate_releases
+  QueueFeed::Releases releases_;    // see estimate_releases
   std::vector<char> moved_;  // job -> moved this epoch (start_on_loan; empty: none)
   // A feed's jobs: the first one's index, each one's arrival rank, and whether
   // queued jobs were left unpulled.

@@ -69,7 +69,8 @@ class Result:
     job's allocation intervals when the run recorded them (``simulate(...,
     history=True)``), else ``None``; ``history()`` returns them. ``engine_counters``
     says what the compiled engine's scheduling epochs cost (``epochs`` handled,
-    ``epochs_quiet`` that touched no job, ``jobs_touched`` by the others,
+    ``epochs_quiet`` that touched no job, ``jobs_touched`` by the others: handed
+    to the kernel, the running jobs it could change and the queued jobs it pulled;
     ``jobs_pulled`` from the queue by the kernel, ``most_touched`` by one epoch); empty
     for a run read back or not simulated by the engine.
     """

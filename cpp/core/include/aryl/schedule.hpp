@@ -65,6 +65,14 @@ class QueueFeed {
   virtual void refused_for_faster() {}
   // The job just pulled was admitted: the room changed.
   virtual void admitted() {}
+  // The state may leave out running jobs the kernel could not change (their
+  // workers all base workers that the options' layout holds: jobs that are not
+  // elastic, or every job under a policy that does not scale). For the wait
+  // for a GPU type (admit_one) the feed appends, per GPU type of the layout,
+  // each such job's (estimated time left on its workers, GPUs of that type), as
+  // the kernel estimates it for the running jobs in the state.
+  using Releases = std::vector<std::vector<std::pair<double, int>>>;
+  virtual void left_out_releases(Releases& /*releases*/) const {}
   // The relative margins of refused_for_faster.
   static constexpr double refuse_margin = 1e-6, slower_margin = 1e-3;
 };

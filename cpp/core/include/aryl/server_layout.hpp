@@ -41,6 +41,10 @@ class ServerLayout {
     return free_[static_cast<std::size_t>(server)] >= 0;
   }
   [[nodiscard]] std::size_t size() const { return free_.size(); }
+  [[nodiscard]] int n_types() const { return static_cast<int>(names_.size()); }
+  [[nodiscard]] int type_of(int server) const {
+    return type_of_[static_cast<std::size_t>(server)];
+  }
   // The id of the GPU type of that name, -1 if no server has it.
   [[nodiscard]] int type_named(const std::string& name) const;
 

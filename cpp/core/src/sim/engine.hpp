@@ -114,6 +114,9 @@ class Engine : private QueueFeed {
   [[nodiscard]] bool drained() const override;
   void refused_for_faster() override;
   void admitted() override;
+  void left_out_releases(Releases& releases) const override;
+  // A running job an epoch's kernel could not change: its snapshot leaves it out.
+  [[nodiscard]] bool left_out(int j) const;
   [[nodiscard]] std::vector<int> apply_order(const std::vector<int>& changed,
                                              const std::vector<int>& job_of) const;
   void apply(const Decision& d, const ClusterState& state,
@@ -177,6 +180,7 @@ class Engine : private QueueFeed {
   // job -> where its workers start in the last snapshot (valid while they have
   // not changed), and that snapshot's workers (see copy_workers)
   std::vector<std::uint32_t> snapshot_at_;
+  static constexpr std::uint32_t not_in_snapshot = 0xffffffffU;
   std::vector<Worker> last_workers_;
   struct {
     std::size_t from = 0, size = 0;  // last_workers_[from, from + size)

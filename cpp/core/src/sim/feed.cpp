@@ -157,6 +157,43 @@ void Engine::admitted() {
   }
 }
 
+// Under the feed the snapshot leaves out the running jobs the kernel could not
+// change: all their workers are base workers the layout holds, and no policy
+// stops a base worker (start_on_loan's moves, which do, need the whole queue and
+// so no feed). Under a policy that scales elastic jobs it keeps those.
+bool Engine::left_out(int j) const {
+  return !(scales_elastic_jobs(config_.policy) && jobs_[at(j)].job.elastic());
+}
+
+// The left-out jobs' estimated releases, as the kernel's estimate_releases
+// computes them for a running job in its state: its remaining work at its
+// workers' mean GPU speed (with the hetero efficiency when they span GPU types),
+// summed in the order of its workers, which is the order the snapshot keeps.
+void Engine::left_out_releases(Releases& releases) const {
+  static const std::vector<double> linear;
+  std::vector<int> gpus(at(layout_->n_types()), 0);
+  for (const int j : running_ids_) {
+    if (!left_out(j)) continue;
+    const Job& job = jobs_[at(j)].job;
+    double speed = 0.0;
+    int type = -1;  // -2: several
+    std::fill(gpus.begin(), gpus.end(), 0);
+    for (const Placed& p : workers_[at(j)]) {
+      speed += speed_[at(p.server)];
+      const int t = layout_->type_of(p.server);
+      type = type == -1 || type == t ? t : -2;
+      gpus[at(t)] += job.gpus_per_worker;
+    }
+    const int workers = static_cast<int>(workers_[at(j)].size());
+    speed /= workers;
+    if (type == -2) speed *= config_.hetero_efficiency;
+    const double left = running_time(job, workers, state_[at(j)].remaining_fraction(),
+                                     linear_ ? linear : curve(j), speed);
+    for (std::size_t t = 0; t < gpus.size(); ++t)
+      if (gpus[t] > 0) releases[t].emplace_back(left, gpus[t]);
+  }
+}
+
 // The order in which apply() visits the jobs a decision changed: state order,
 // the pulled jobs in arrival order after the others (as a state holding the
 // whole queue had them), so that events are queued as they always were.

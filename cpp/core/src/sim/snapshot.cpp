@@ -59,7 +59,7 @@ void Engine::update_base() {
 void Engine::copy_workers(int j, int index) {
   std::vector<Worker>& out = snapshot_.workers;
   const std::vector<Placed>& workers = workers_[at(j)];
-  if (track_base_ && !rebase_mark_[at(j)]) {
+  if (track_base_ && !rebase_mark_[at(j)] && snapshot_at_[at(j)] != not_in_snapshot) {
     if (workers.empty()) return;  // queued: nothing to copy, nothing to find later
     const std::size_t from = snapshot_at_[at(j)];
     const int shift = index - last_workers_[from].job;
@@ -94,7 +94,9 @@ void Engine::copy_run() {
 // anyway, and long queues would otherwise be copied and sorted at every epoch.
 // Under strict FIFO only the head of the queue that could start counts
 // (fifo_blocker). Queue::pulled leaves every queued job out: the kernel pulls
-// them (feed.cpp). The state is rebuilt in place: the servers are copied once
+// them (feed.cpp); it also leaves out the running jobs the kernel could not
+// change (left_out), so that an epoch's snapshot follows the elastic jobs, not
+// every job running. The state is rebuilt in place: the servers are copied once
 // (set_loan keeps their loans current), the job records as copy_records keeps them.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
   ClusterState& state = snapshot_;
@@ -121,9 +123,13 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
   // Progress is brought up to now lazily (at a job's own changes); the view and
   // the kernels must see the work each running job has left now, not at its last
   // change (a job two-thirds done would otherwise look untouched).
+  const bool leaves_out = queue == Queue::pulled;
   for (const int j : running_ids_) {
     if (!goodput_run_) advance(j);  // goodput-driven jobs advance by rounds
-    add(j);
+    if (leaves_out && left_out(j))
+      snapshot_at_[at(j)] = not_in_snapshot;
+    else
+      add(j);
   }
   copy_run();
   update_base();  // after copy_workers: it reads which jobs changed

@@ -176,9 +176,11 @@ struct Result {
   std::int64_t collateral_gpus = 0, reclaim_demand_gpus = 0, epochs_run = 0;
   // What the engine's scheduling epochs cost (for tests and benchmarks, not a
   // result): epoch events handled, those that touched no job (nothing changed,
-  // or nothing the kernel could act on), jobs the others touched (running jobs
-  // brought up to now and handed to the kernel, queued jobs it pulled), queued
-  // jobs pulled, and the most jobs one epoch touched.
+  // or nothing the kernel could act on), jobs the others touched (handed to the
+  // kernel: the running jobs it could change, the queued jobs it pulled), queued
+  // jobs pulled, and the most jobs one epoch touched. Every running job is still
+  // brought up to now at each planned epoch (a cheap step, kept so that progress
+  // rounds as it always did).
   struct EngineCounters {
     std::int64_t epochs = 0, epochs_quiet = 0, jobs_touched = 0, jobs_pulled = 0,
                  most_touched = 0;
