@@ -117,6 +117,7 @@ class Engine : private QueueFeed {
   void left_out_releases(Releases& releases) const override;
   // A running job an epoch's kernel could not change: its snapshot leaves it out.
   [[nodiscard]] bool left_out(int j) const;
+  std::vector<char> changeable_;  // job -> the kernel may change it (left_out)
   [[nodiscard]] std::vector<int> apply_order(const std::vector<int>& changed,
                                              const std::vector<int>& job_of) const;
   void apply(const Decision& d, const ClusterState& state,

@@ -161,9 +161,7 @@ void Engine::admitted() {
 // change: all their workers are base workers the layout holds, and no policy
 // stops a base worker (start_on_loan's moves, which do, need the whole queue and
 // so no feed). Under a policy that scales elastic jobs it keeps those.
-bool Engine::left_out(int j) const {
-  return !(scales_elastic_jobs(config_.policy) && jobs_[at(j)].job.elastic());
-}
+bool Engine::left_out(int j) const { return !changeable_[at(j)]; }
 
 // The left-out jobs' estimated releases, as the kernel's estimate_releases
 // computes them for a running job in its state: its remaining work at its

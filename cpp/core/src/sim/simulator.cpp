@@ -88,7 +88,12 @@ Engine::Engine(const std::vector<Server>& servers, const std::vector<SimJob>& jo
   // start_on_loan orders movers among the whole queue: the kernel then sees it all
   pulls_ = !goodput_run_ && config.allocator == Allocator::kernel && !hooks.allocate &&
            !options_.start_on_loan;
-  if (pulls_) bucket_of_.assign(jobs.size(), 0);
+  if (pulls_) {
+    bucket_of_.assign(jobs.size(), 0);
+    changeable_.reserve(jobs.size());  // a byte a job: read at every epoch
+    for (const SimJob& j : jobs)
+      changeable_.push_back(scales_elastic_jobs(config.policy) && j.job.elastic());
+  }
   if (track_base_) {
     layout_->hold_base_workers();
     base_of_.resize(jobs.size());
@@ -511,14 +516,15 @@ void Engine::take_back(int n) {
   ++r.reclaims;
   r.collateral_gpus += plan.collateral_gpus;
   r.reclaim_demand_gpus += plan.demand_gpus;
+  // A server reclaimed free: none of the jobs it preempts ran there.
   std::vector<char> preempted(state.jobs.size(), 0);
   for (int j : plan.preempted) preempted[at(j)] = 1;
-  for (int s : plan.servers) {
-    bool free = true;
-    for (const Worker& w : state.workers)
-      free &= !(w.server == s && preempted[at(w.job)]);
-    r.servers_reclaimed_free += free;
-  }
+  std::vector<int> hosts;  // servers of preempted jobs' workers
+  for (const Worker& w : state.workers)
+    if (preempted[at(w.job)]) hosts.push_back(w.server);
+  std::sort(hosts.begin(), hosts.end());
+  for (int s : plan.servers)
+    r.servers_reclaimed_free += !std::binary_search(hosts.begin(), hosts.end(), s);
   r.servers_reclaimed += static_cast<std::int64_t>(plan.servers.size());
   for (int j : plan.preempted) preempt(job_of[at(j)]);
   for (const auto& [j, removed] : plan.scaled_in) {
