@@ -38,7 +38,9 @@ enum class Status : std::uint8_t { future, queued, running, finished, rejected }
 // epoch of the kernel in rounds of goodput-driven jobs), all (a caller's policy
 // sees the whole queue) or those the kernel pulls (an epoch of fixed-duration
 // jobs: feed.cpp).
-enum class Queue : std::uint8_t { none, startable, all, pulled };
+// A reclaim of fixed-duration jobs sees only the running jobs with a worker on
+// a lent server (lent): the reclaim kernel reads no other.
+enum class Queue : std::uint8_t { none, startable, all, pulled, lent };
 
 // The engine is the kernel's queue feed (feed.cpp) at its epochs.
 class Engine : private QueueFeed {
@@ -92,6 +94,7 @@ class Engine : private QueueFeed {
   void copy_run();
   void copy_records(const std::vector<int>& job_of);
   [[nodiscard]] int releasable_gpus() const;
+  [[nodiscard]] bool lent_to(int j) const;
   [[nodiscard]] int beyond_min(int j) const;
   [[nodiscard]] bool usable(int server) const {
     return servers_[at(server)].pool == Pool::training || on_loan_[at(server)];

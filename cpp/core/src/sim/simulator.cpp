@@ -505,8 +505,9 @@ WorkAtRisk Engine::work_at_stake(const ClusterState& state,
 
 void Engine::take_back(int n) {
   std::vector<int> job_of;
-  const ClusterState& state =
-      snapshot(job_of, hooks_.reclaim ? Queue::all : Queue::none);
+  const ClusterState& state = snapshot(job_of, hooks_.reclaim ? Queue::all
+                                               : track_base_  ? Queue::lent
+                                                              : Queue::none);
   Result& r = accounting_.result();
   const ReclaimPlan plan =
       hooks_.reclaim ? asked_reclaim(state, job_of, n)

@@ -98,6 +98,7 @@ void Engine::copy_run() {
 // change (left_out), so that an epoch's snapshot follows the elastic jobs, not
 // every job running. The state is rebuilt in place: the servers are copied once
 // (set_loan keeps their loans current), the job records as copy_records keeps them.
+// Queue::lent (a reclaim) holds only the running jobs with a worker on a lent server.
 const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
   ClusterState& state = snapshot_;
   if (state.servers.empty()) {
@@ -123,10 +124,10 @@ const ClusterState& Engine::snapshot(std::vector<int>& job_of, Queue queue) {
   // Progress is brought up to now lazily (at a job's own changes); the view and
   // the kernels must see the work each running job has left now, not at its last
   // change (a job two-thirds done would otherwise look untouched).
-  const bool leaves_out = queue == Queue::pulled;
   for (const int j : running_ids_) {
     if (!goodput_run_) advance(j);  // goodput-driven jobs advance by rounds
-    if (leaves_out && left_out(j))
+    if ((queue == Queue::pulled && left_out(j)) ||
+        (queue == Queue::lent && !lent_to(j)))
       snapshot_at_[at(j)] = not_in_snapshot;
     else
       add(j);
@@ -171,6 +172,12 @@ void Engine::copy_records(const std::vector<int>& job_of) {
   }
   records.resize(job_of.size());
   snapshot_job_of_ = job_of;
+}
+
+// Whether running job j has a worker on a lent server.
+bool Engine::lent_to(int j) const {
+  return std::any_of(workers_[at(j)].begin(), workers_[at(j)].end(),
+                     [this](const Placed& p) { return on_loan_[at(p.server)] != 0; });
 }
 
 // Free GPUs on usable servers plus those an epoch may take from flexible
