@@ -108,7 +108,7 @@ void Engine::on_round() {
 // Every running job advances over [from, from + seconds]; those that complete
 // inside it are done at their own completion time.
 void Engine::step_goodput(double from, double seconds) {
-  const std::vector<int> running = running_ids_;  // complete() edits the list
+  const std::vector<int> running = running_ids_.ids();  // complete() edits the list
   for (const int j : running) {
     GoodputJob& g = goodput_[at(j)];
     JobProgress& s = state_[at(j)];
@@ -155,12 +155,11 @@ void Engine::reassign(int j, const std::vector<Placed>& workers) {
   if (!allocation.empty() && !was_running) {
     status_[at(j)] = Status::running;
     queue_.erase(fifo_key(j));
-    running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j),
-                        j);
+    running_ids_.started(j);
     accounting_.started(j, now());
   } else if (allocation.empty() && was_running) {
     status_[at(j)] = Status::queued;
-    running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
+    running_ids_.stopped();
     queue_.insert(fifo_key(j));
     accounting_.preempted(j, 0.0);
   } else {

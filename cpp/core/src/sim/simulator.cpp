@@ -422,7 +422,7 @@ void Engine::complete(int j, double t) {
   clear_workers(j);
   history_.changed(j, t, Change::finish, {});
   status_[at(j)] = Status::finished;
-  running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
+  running_ids_.stopped();
   ++s.version;
   accounting_.finished(j, t);
   --unfinished_;
@@ -445,7 +445,7 @@ void Engine::preempt(int j, Change why) {
     s.done = 0.0;
   }
   status_[at(j)] = Status::queued;
-  running_ids_.erase(std::lower_bound(running_ids_.begin(), running_ids_.end(), j));
+  running_ids_.stopped();
   enqueue(j);
   set_rate(j);
 }
@@ -699,8 +699,7 @@ void Engine::apply(const Decision& d, const ClusterState& state,
     if (status_of(j) == Status::queued && !workers_[at(j)].empty()) {
       status_[at(j)] = Status::running;
       dequeue(j);
-      running_ids_.insert(std::upper_bound(running_ids_.begin(), running_ids_.end(), j),
-                          j);
+      running_ids_.started(j);
       s.updated = now();
       accounting_.started(j, now());
       s.paused_until =
