@@ -84,7 +84,8 @@ def add_parser(sub: Any) -> None:
         "after a --warmup (for a trace too long for one process: each run is sent "
         "its slice only), cached per window; write each window's jobs.parquet and "
         "summary.json under OUT/windows/, windows.csv (one row per window) and the "
-        "measured jobs pooled, with intervals over the windows (docs/ray.md)",
+        "measured jobs pooled, with intervals over the windows; no plots "
+        "(docs/ray.md)",
     )
     p.add_argument(
         "--warmup",
@@ -94,6 +95,6 @@ def add_parser(sub: Any) -> None:
         "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
     )
     _engine_arguments(
-        p, "threads", "threads; with --windows: where the windows run, one run each"
+        p, "threads", "threads; used with --windows only: one run per window"
     )
     p.set_defaults(run=simulate)
