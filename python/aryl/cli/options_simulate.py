@@ -83,8 +83,8 @@ def add_parser(sub: Any) -> None:
         help="run on K disjoint time slices of the trace instead, each its own run "
         "after a --warmup (for a trace too long for one process: each run is sent "
         "its slice only), cached per window; write each window's jobs.parquet and "
-        "summary.json under OUT/windows/, windows.csv (one row per window) and the "
-        "measured jobs pooled, with intervals over the windows; no plots "
+        "summary.json (in windows/window-K of --out), windows.csv (one row per "
+        "window) and the measured jobs pooled, with intervals over the windows; no plots "
         "(docs/ray.md)",
     )
     p.add_argument(
