@@ -161,46 +161,60 @@ def _move_all(source: Path, target: Path) -> None:
 def _show(console: Console, windowed: Any) -> None:
     """The windows' rows, then the pooled answer with its intervals, the
     unfinished jobs said before the times they are left out of."""
-    t = windowed.table
     console.say()
-    console.show(
-        Table(
-            ["window", "from (h)", "to (h)", "jobs run", "measured", "finished"]
-            + ["unfinished", "JCT mean (s)", "CPU (s)", "wall (s)", "peak (MB)"],
-            t[_SHOWN].values.tolist(),
-            [
-                [
-                    str(r["window"]),
-                    f"{r['start_s'] / 3600:,.1f}",
-                    f"{r['end_s'] / 3600:,.1f}",
-                    f"{r['jobs_run']:,}",
-                    f"{r['jobs_measured']:,}",
-                    f"{r['jobs_finished']:,}",
-                    f"{r['jobs_unfinished']:,}",
-                    _number(r["jct_mean"], "{:,.0f}"),
-                    _number(r["cpu_seconds"], "{:,.1f}"),
-                    _number(r["wall_seconds"], "{:,.1f}"),
-                    _number(r["peak_memory_bytes"] / 1e6, "{:,.0f}"),
-                ]
-                for r in t.to_dict("records")
-            ],
-        )
-    )
+    console.show(_windows_table(windowed.table))
     console.say(f"\n{_finished_line(windowed)}")
-    rows = [(k, e) for k, e in windowed.pooled.items() if k not in ("jobs",)]
-    console.show(
-        Table(
-            ["metric", "pooled", "95% interval (over the windows)"],
-            [(k, e.value, e.low, e.high) for k, e in rows],
-            [
-                (
-                    k,
-                    f"{e.value:,.0f}",
-                    "—" if e.low != e.low else f"[{e.low:,.0f}, {e.high:,.0f}]",
-                )
-                for k, e in rows
-            ],
-        )
+    console.show(_pooled_table(windowed.pooled))
+    console.say(
+        "(pooled: over every measured job as one run counts them; low, high: the 95% "
+        "interval of a bootstrap over the windows, docs/confidence.md)"
+    )
+
+
+def _windows_table(t: Any) -> Table:
+    """One row per window: its span, jobs, mean JCT and what its run cost."""
+    header = ["window", "from (h)", "to (h)", "jobs run", "measured", "finished"]
+    header += ["unfinished", "JCT mean (s)", "CPU (s)", "wall (s)", "peak (MB)"]
+    shown = [
+        [
+            str(r["window"]),
+            f"{r['start_s'] / 3600:,.1f}",
+            f"{r['end_s'] / 3600:,.1f}",
+            f"{r['jobs_run']:,}",
+            f"{r['jobs_measured']:,}",
+            f"{r['jobs_finished']:,}",
+            f"{r['jobs_unfinished']:,}",
+            _number(r["jct_mean"], "{:,.0f}"),
+            _number(r["cpu_seconds"], "{:,.1f}"),
+            _number(r["wall_seconds"], "{:,.1f}"),
+            _number(r["peak_memory_bytes"] / 1e6, "{:,.0f}"),
+        ]
+        for r in t.to_dict("records")
+    ]
+    units = t[_SHOWN].assign(  # the raw values (csv, json) in the header's units
+        start_s=t["start_s"] / 3600,
+        end_s=t["end_s"] / 3600,
+        peak_memory_bytes=t["peak_memory_bytes"] / 1e6,
+    )
+    raw = [list(r) for r in units.itertuples(index=False)]  # ints stay ints
+    return Table(header, raw, shown)
+
+
+def _pooled_table(pooled: Any) -> Table:
+    """Each pooled statistic with its window-bootstrap interval (none for a total)."""
+    rows = [(k, e) for k, e in pooled.items() if k != "jobs"]
+    return Table(
+        ["metric", "pooled", "low", "high"],
+        [(k, e.value, e.low, e.high) for k, e in rows],
+        [
+            (
+                k,
+                f"{e.value:,.0f}",
+                _number(e.low, "{:,.0f}"),
+                _number(e.high, "{:,.0f}"),
+            )
+            for k, e in rows
+        ],
     )
 
 
