@@ -140,12 +140,43 @@ def test_a_sweep_on_a_two_node_cluster_equals_a_local_run(cluster, tmp_path):
         logs=temp,
     )
     # how each run went (time, cache), not what it gave
-    timing = ("cached", "seconds", "cpu_seconds", "saved")
+    timing = ("cached", "seconds", "cpu_seconds", "peak_memory_bytes", "saved")
     same = [c for c in local.columns if c not in timing]
     pd.testing.assert_frame_equal(by_address[same], local[same])
     pd.testing.assert_frame_equal(by_client[same], local[same])
     again = sweep(tmp_path / "addr", "--address", f"127.0.0.1:{port}", env=env)
     assert again["cached"].all()  # the cache is the driver's: resumed without Ray work
+
+
+def test_a_simulation_in_windows_on_the_cluster_equals_a_local_one(
+    cluster, tmp_path, trace_slice
+):
+    """`aryl simulate --windows` (issue 46): each window a run on the two nodes."""
+    env, port, client, temp = cluster
+    jobs, load = trace_slice
+
+    def windows(out, *extra):
+        command = [sys.executable, "-m", "aryl", "simulate", str(jobs)]
+        command += ["--load", str(load), "--training-servers", "4"]
+        command += ["--inference-servers", "4", "--windows", "3", "--warmup", "6h"]
+        done = subprocess.run(
+            [*command, "--out", str(out), "-q", *extra],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return pd.read_csv(out / "windows.csv")
+
+    local = windows(tmp_path / "local", "--engine", "serial")
+    remote = windows(
+        tmp_path / "ray", "--engine", "ray", "--address", f"127.0.0.1:{port}"
+    )
+    timing = ("wall_seconds", "cpu_seconds", "peak_memory_bytes", "cached", "saved")
+    same = [c for c in local.columns if c not in timing]
+    pd.testing.assert_frame_equal(remote[same], local[same])
+    assert len(remote) == 3 and (remote["peak_memory_bytes"] > 0).all()
 
 
 def test_the_cluster_listens_on_the_loopback_only(cluster, off_loopback):

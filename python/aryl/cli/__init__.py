@@ -5,8 +5,8 @@ and ``aryl traces export``.
 status. The package's modules: ``parser`` (the commands and their options),
 ``arguments`` (option values checked at parse time), ``options`` (the parsed options
 as the values the layers below take: only the commands hold the ``Namespace``),
-``inputs`` (trace, cluster and config), ``commands`` and ``replicated`` (what each
-command does), ``output`` (tables, progress, result files and their provenance),
+``inputs`` (trace, cluster and config), ``commands``, ``replicated`` and
+``windowed`` (what each command does), ``output`` (tables, progress, result files and their provenance),
 ``files`` (result files written atomically) and ``demo`` (the cluster of ``aryl
 demo``).
 """
@@ -46,6 +46,23 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError(
             "--warmup is the warm-up before each window: it needs --windows"
         )
+    if args.command == "simulate" and args.windows is None:
+        where = [
+            option
+            for option, given in (
+                ("--engine", args.engine != "threads"),
+                ("--address", args.address),
+                ("--workers", args.workers is not None),
+                ("--cache", args.cache is not None),
+                ("--no-cache", args.no_cache),
+            )
+            if given
+        ]
+        if where:
+            raise ValueError(
+                f"{', '.join(where)}: say where the windows of --windows K run; "
+                "without --windows, simulate is one run in this process"
+            )
     if getattr(args, "seeds", None) is not None:
         from ..studies.replications import seed_list
 

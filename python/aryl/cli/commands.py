@@ -63,6 +63,10 @@ def simulate(args: argparse.Namespace) -> int:
     from ..engine.runs import run_arguments, trace_jobs
     from ..studies.sizing import warn_if_too_small
 
+    if args.windows is not None:
+        from .windowed import simulate_windowed
+
+        return simulate_windowed(args)
     console = console_of(args)
     out = output_directory(args.out)
     if args.pollux_workload is not None:

@@ -6,7 +6,8 @@ replicated over seeds or trace windows with 95% intervals (``replications``,
 ``verdict`` and ``loaning`` answer its questions in one line each; ``groups`` splits the
 answers per team or user. ``paper`` lists the paper's rows (with controls and ablations)
 and its published figures, ``paper_replications`` replicates them; ``sizing`` sizes a
-cluster to a trace; ``sweep`` runs a grid of configurations (``sweep_runs``: one point,
+cluster to a trace; ``windowed`` runs one configuration over a trace's time windows
+(a trace too long for one process); ``sweep`` runs a grid of configurations (``sweep_runs``: one point,
 ``sweep_engines``: a process pool or Ray), cached. This package imports the engine; the
 engine never imports it. Users reach both through ``aryl.sim``.
 """
@@ -48,6 +49,7 @@ from .sweep import (
     sweep_summary,
 )
 from .verdict import verdict_lines
+from .windowed import Windowed, WindowRun, simulate_windows
 
 __all__ = [
     "BASELINE",
@@ -76,10 +78,13 @@ __all__ = [
     "replicate_paper",
     "running_time_cut",
     "size_cluster",
+    "simulate_windows",
     "Sizing",
     "speedups",
     "sweep",
     "sweep_points",
     "sweep_summary",
     "verdict_lines",
+    "Windowed",
+    "WindowRun",
 ]

@@ -36,12 +36,10 @@ from .replications import (
     Seeds,
     assemble,
     seed_list,
-    time_windows,
-    window_load,
-    window_slice,
 )
 from .sweep import SweepReport, run_keys, sweep_points
 from .sweep_clusters import server_list
+from .windows import window_traces
 
 #: The rows of ``paper_runs`` (its Pollux rows aside) as ``sweep`` parameters.
 PAPER_POINTS: Dict[str, Dict[str, Any]] = {
@@ -337,18 +335,10 @@ def replicate_paper(
 def _traces(
     frame: pd.DataFrame, load: Any, windows: Optional[int], warmup: float
 ) -> Tuple[Dict[str, Tuple[pd.DataFrame, Any]], List[Optional[List[Any]]]]:
-    """The sweep's traces (the whole trace, or one per window) and, per window, the ids
-    of the jobs it measures (None: all)."""
+    """The sweep's traces (the whole trace, or one per window, ``window_traces``) and,
+    per window, the ids of the jobs it measures (None: all)."""
     if windows is None:
         return {"trace": (frame, load)}, [None]
-    times = frame["submit_time_s"].to_numpy(dtype=float)
-    last = float(times.max())
-    traces: Dict[str, Tuple[pd.DataFrame, Any]] = {}
-    measured: List[Optional[List[Any]]] = []
-    for w in time_windows(times, windows, warmup):
-        rows = slice(*window_slice(times, w))
-        part = frame.iloc[rows].reset_index(drop=True)
-        measured.append(part["job_id"][times[rows] >= w.start].tolist())
-        part["submit_time_s"] = part["submit_time_s"] - w.run_start
-        traces[f"window {w.index + 1}/{windows}"] = (part, window_load(load, w, last))
-    return traces, measured
+    cut = window_traces(frame, load, windows, warmup)
+    measured: List[Optional[List[Any]]] = list(cut.measured)
+    return cut.traces, measured

@@ -223,7 +223,9 @@ def sweep(
         (simulated), ``trace_fingerprint``, ``fingerprint`` (the cache key),
         ``aryl_version``, ``cached`` (read from the cache), ``seconds`` (the run's wall
         time when it ran), ``cpu_seconds`` (its CPU time: NaN on several threads, which
-        share one process's clock) and ``saved`` (the cached ``Result``'s folder, or
+        share one process's clock), ``peak_memory_bytes`` (the peak resident memory
+        of the process it ran in, during the run: NaN on several threads, or where
+        Linux's ``/proc`` does not say) and ``saved`` (the cached ``Result``'s folder, or
         ``None``). A cache entry's ``row.json`` also keeps ``run_by``: the commit of
         aryl's source (``+dirty`` if changed), the command, the machine, the engine and
         when the run finished.
@@ -317,6 +319,7 @@ def sweep_points(
                 "cached": True,
                 "seconds": summary.get("seconds", np.nan),
                 "cpu_seconds": summary.get("cpu_seconds", np.nan),
+                "peak_memory_bytes": summary.get("peak_memory_bytes", np.nan),
             }
     todo = [(i, given[i]) for i in range(len(points)) if rows[i] is None]
     found = len(points) - len(todo)
@@ -346,12 +349,13 @@ def sweep_points(
                 else run_local(todo, traces, which, n, check)
             )
             shared = which == "threads" and n > 1  # one process's CPU for several runs
-            for done, (i, result, seconds, cpu) in enumerate(runs, found + 1):
+            for done, (i, result, seconds, cpu, peak) in enumerate(runs, found + 1):
                 fresh = {
                     **_row(result, keys[i], trace_fps[i]),
                     "cached": False,
                     "seconds": seconds,
                     "cpu_seconds": math.nan if shared else cpu,
+                    "peak_memory_bytes": math.nan if shared else peak,
                     "run_by": _run_by(which, n),
                 }
                 rows[i] = fresh

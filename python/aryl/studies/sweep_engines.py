@@ -10,6 +10,7 @@ start this client's server.
 from __future__ import annotations
 
 import contextlib
+import math
 import pickle
 import signal
 import sys
@@ -92,16 +93,48 @@ def _init_worker(traces: Dict[str, Trace]) -> None:
     _WORKER_TRACES.update(traces)
 
 
-#: A finished run: its result, wall seconds and CPU seconds.
-Timed = Tuple[Result, float, float]
+#: A finished run: its result, wall seconds, CPU seconds and peak memory (bytes).
+Timed = Tuple[Result, float, float, float]
+
+#: Linux's per-process files: writing ``5`` to the first resets the second's
+#: ``VmHWM`` (peak resident memory) to the memory resident now.
+_CLEAR_REFS, _STATUS = "/proc/self/clear_refs", "/proc/self/status"
 
 
 def _timed(point: Mapping[str, Any], trace: Trace, check: bool) -> Timed:
-    """One run with its wall time and its process's CPU time (all its threads: exact
-    with one run per process, as the process and Ray engines run them)."""
+    """One run with its wall time, its process's CPU time and its process's peak
+    resident memory during the run (all its threads: exact with one run per
+    process, as the process and Ray engines run them; the peak is NaN where Linux's
+    ``/proc`` cannot reset it)."""
+    reset = _reset_peak()
     start, cpu = time.perf_counter(), time.process_time()
     result = run_point(point, trace, check)
-    return result, time.perf_counter() - start, time.process_time() - cpu
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return result, wall, cpu, _peak_bytes() if reset else math.nan
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak resident memory to what it holds now; whether it
+    could (Linux 4.0 on: not elsewhere, nor where ``/proc`` is read-only)."""
+    try:
+        with open(_CLEAR_REFS, "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_bytes() -> float:
+    """This process's peak resident memory since it was last reset (bytes), NaN
+    when ``/proc`` does not say."""
+    try:
+        with open(_STATUS) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
+    return math.nan
 
 
 def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Timed:
@@ -111,7 +144,8 @@ def _timed_in_worker(point: Mapping[str, Any], name: str, check: bool) -> Timed:
 Todo = Tuple[int, Dict[str, Any]]  # (row number, point)
 
 
-Finished = Tuple[int, Result, float, float]  # (row number, result, wall s, CPU s)
+#: (row number, result, wall s, CPU s, peak memory bytes)
+Finished = Tuple[int, Result, float, float, float]
 
 
 def run_local(
@@ -119,7 +153,11 @@ def run_local(
 ) -> Iterator[Finished]:
     """Run ``todo`` (row number, point) on ``engine`` ("serial", "threads" or
     "processes") with ``workers`` at once; yield each run as it finishes. Ctrl-C or a
-    run's error cancels the runs not started."""
+    run's error cancels the runs not started.
+
+    A process pool gets one trace once per worker; several traces (a trace cut into
+    windows) go each with its own runs, so that a worker never holds a trace it
+    does not replay (a window's worker holds its window, not the whole trace)."""
     if engine == "serial":
         for i, point in todo:
             yield (i, *_timed(point, traces[trace_name(point)], check))
@@ -129,6 +167,13 @@ def run_local(
 
     if engine == "threads":
         pool: cf.Executor = cf.ThreadPoolExecutor(workers)
+
+        def submit(point: Mapping[str, Any]) -> Future[Timed]:
+            return pool.submit(_timed, point, traces[trace_name(point)], check)
+    elif len(traces) > 1:
+        pool = cf.ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn")
+        )
 
         def submit(point: Mapping[str, Any]) -> Future[Timed]:
             return pool.submit(_timed, point, traces[trace_name(point)], check)
@@ -298,8 +343,9 @@ def run_ray(
     workers: int,
     check: bool,
 ) -> Iterator[Finished]:
-    """Run ``todo`` on Ray (``connect_ray``), one CPU per run, each trace sent once;
-    yield each run as it finishes. A run's own error is raised as itself; Ctrl-C or an
+    """Run ``todo`` on Ray (``connect_ray``), one CPU per run, each trace sent once
+    (put in Ray's object store: a run fetches only the trace it replays, a window's
+    run its window); yield each run as it finishes. A run's own error is raised as itself; Ctrl-C or an
     error cancels the runs in flight."""
     ray = connect_ray(address, workers)
     remote = ray.remote(num_cpus=1)(_timed)
@@ -312,14 +358,14 @@ def run_ray(
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 try:
-                    result, seconds, cpu = ray.get(ref)
+                    result, seconds, cpu, peak = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:
                     # The run's own error, as a local run raises it (Ray's wraps it
                     # in the remote traceback, coloured).
                     if isinstance(exc.cause, Exception):
                         raise exc.cause from None
                     raise
-                yield pending.pop(ref), result, seconds, cpu
+                yield pending.pop(ref), result, seconds, cpu, peak
     except BaseException:
         for ref in pending:
             try:

@@ -25,6 +25,7 @@ RUN_COLUMNS = (
     "cached",
     "seconds",
     "cpu_seconds",
+    "peak_memory_bytes",
     "saved",
 )
 

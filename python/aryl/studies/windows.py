@@ -174,6 +174,42 @@ def window_load(load: Any, window: Window, last_submit: float) -> Any:
     return np.column_stack([shifted, np.r_[v[at], v[later]]])
 
 
+@dataclass
+class WindowTraces:
+    """A job frame cut into windows, each a trace of its own (``window_traces``).
+
+    ``windows``: the windows that measure a job (``time_windows``); ``traces``: per
+    window, in the same order, its name (``"window 2/10"``) -> (its jobs, shifted to
+    start at 0; its load, ``window_load``); ``measured``: per window, the ``job_id``
+    of the jobs it measures (not its warm-up's).
+    """
+
+    windows: List[Window]
+    traces: Dict[str, Tuple[pd.DataFrame, Any]]
+    measured: List[List[Any]]
+
+
+def window_traces(
+    frame: pd.DataFrame, load: Any, count: int, warmup: float = DEFAULT_WARMUP
+) -> WindowTraces:
+    """``frame`` (a job frame, ``aryl.traces.read_jobs``, sorted by submit time) and its
+    ``load`` cut into ``count`` windows after ``warmup`` seconds of warm-up
+    (``time_windows``): each window's jobs and load alone, as a sweep's trace, so that
+    a window's run is given its own slice and never the whole trace."""
+    times = frame["submit_time_s"].to_numpy(dtype=float)
+    last = float(times.max()) if len(times) else 0.0
+    windows = time_windows(times, count, warmup)
+    traces: Dict[str, Tuple[pd.DataFrame, Any]] = {}
+    measured: List[List[Any]] = []
+    for w in windows:
+        rows = slice(*window_slice(times, w))
+        part = frame.iloc[rows].reset_index(drop=True)
+        measured.append(part["job_id"][times[rows] >= w.start].tolist())
+        part["submit_time_s"] = part["submit_time_s"] - w.run_start
+        traces[f"window {w.index + 1}/{count}"] = (part, window_load(load, w, last))
+    return WindowTraces(windows, traces, measured)
+
+
 #: The job-time statistics ``pooled`` gives: Table 3's queuing and JCT columns.
 POOLED_KEYS = TABLE3_KEYS[:6]
 
@@ -236,18 +272,41 @@ def _resampled(values: List[np.ndarray], stat: str, draws: np.ndarray) -> np.nda
             means: np.ndarray = (draws @ sums) / (draws @ counts)
         return means
     q = {"median": 50.0, "p95": 95.0}[stat] / 100.0
-    every = np.concatenate(values)
-    order = np.argsort(every, kind="stable")
-    ordered = every[order]
-    window = np.repeat(np.arange(len(values)), counts.astype(int))[order]
     out = np.full(len(draws), math.nan)
-    for b, times in enumerate(draws):
-        upto = np.cumsum(times[window])  # the drawn multiset's ranks, in value order
-        if upto[-1] == 0:
-            continue
-        at = q * (upto[-1] - 1)  # numpy's linear rule on the multiset
-        lo, hi = ordered[
-            np.searchsorted(upto, [math.floor(at), math.ceil(at)], "right")
-        ]
-        out[b] = lo + (hi - lo) * (at - math.floor(at))
+    totals = draws @ counts
+    drawn = totals > 0
+    if not drawn.any():
+        return out
+    parts = [np.sort(v) for v in values]
+    ordered = np.sort(np.concatenate(values))
+    weights = draws[drawn]
+    at = q * (totals[drawn] - 1)  # numpy's linear rule on the drawn multiset
+    low = _at_rank(parts, ordered, weights, np.floor(at))
+    high = _at_rank(parts, ordered, weights, np.ceil(at))
+    out[drawn] = low + (high - low) * (at - np.floor(at))
     return out
+
+
+def _at_rank(
+    parts: List[np.ndarray], ordered: np.ndarray, draws: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
+    """For each row of ``draws`` (how many times each window is drawn), the value of
+    rank ``rank`` (from 0) in the drawn windows' values together: the least value
+    ``v`` of ``ordered`` (every value, sorted) that more than ``rank`` drawn values
+    do not exceed. A binary search over ``ordered`` for every draw at once, each
+    step counting per window (``parts``: each window's values, sorted): time in
+    draws x windows x log(values), not draws x values."""
+    lo = np.zeros(len(draws), dtype=np.int64)
+    hi = np.full(len(draws), len(ordered) - 1, dtype=np.int64)
+    while (lo < hi).any():
+        mid = (lo + hi) // 2
+        at = ordered[mid]
+        below = sum(
+            draws[:, k] * np.searchsorted(part, at, "right")
+            for k, part in enumerate(parts)
+        )
+        above = below > rank
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, mid + 1)
+    values: np.ndarray = ordered[lo]
+    return values
