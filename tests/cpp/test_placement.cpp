@@ -70,6 +70,27 @@ Request random_request(Rng& rng, const ClusterState& state, int n_types) {
           below(rng, 2) == 1, below(rng, 4) == 0 ? below(rng, n_types) : -1};
 }
 
+// Random placements on both placers: the same servers, the same free GPUs.
+void same_choices(Rng& rng, const ClusterState& state, Placer& fresh, Placer& held,
+                  int instance) {
+  std::vector<Worker> a, b;
+  for (int step = 0; step < 40; ++step) {
+    INFO("instance " << instance << " step " << step);
+    const auto [job, count, flexible, type] =
+        random_request(rng, state, fresh.n_types());
+    REQUIRE(held.job_type(job) == fresh.job_type(job));
+    const bool placed = fresh.place(job, count, flexible, a, type);
+    REQUIRE(held.place(job, count, flexible, b, type) == placed);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) REQUIRE(a[k].server == b[k].server);
+    REQUIRE(held.free_gpus() == fresh.free_gpus());
+    for (int t = 0; t < fresh.n_types(); ++t) {
+      REQUIRE(held.free_gpus(t) == fresh.free_gpus(t));
+      REQUIRE(held.capacity(t) == fresh.capacity(t));
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placement]") {
@@ -78,8 +99,10 @@ TEST_CASE("best-fit index chooses what a scan of every server chooses", "[placem
     const ClusterState state = random_state(rng);
     const std::vector<double> speed = t4_at_a_quarter(state);
     const PlacementPolicy policy = random_policy(rng);
-    Placer indexed(state, policy, below(rng, 2) == 0 ? speed : std::vector<double>{});
-    Placer scan = indexed;
+    const std::vector<double> chosen =
+        below(rng, 2) == 0 ? speed : std::vector<double>{};
+    Placer indexed(state, policy, chosen);
+    Placer scan(state, policy, chosen);
     scan.use_scan(true);
     std::vector<Worker> a, b;
     for (int step = 0; step < 60; ++step) {
@@ -138,32 +161,36 @@ TEST_CASE("a placer on a kept layout chooses what a fresh placer chooses",
       layout->base_worker(w.server, gpus, w.flexible, +1);
       REQUIRE(fresh.keep(w));
     }
-    Placer held(state, policy, layout);
-    for (const Worker& w : kept) held.pin(w);
-    REQUIRE(held.holds_base());
-    REQUIRE(held.free_gpus() == fresh.free_gpus());
-    // Workers kept before the first placement (refiled when the index is copied).
-    for (int k = below(rng, 4); k > 0; --k) {
-      const Worker w{below(rng, static_cast<int>(state.jobs.size())),
-                     below(rng, static_cast<int>(state.servers.size())),
-                     below(rng, 2) == 0};
-      REQUIRE(held.keep(w) == fresh.keep(w));
-    }
-    std::vector<Worker> a, b;
-    for (int step = 0; step < 40; ++step) {
-      INFO("instance " << instance << " step " << step);
-      const auto [job, count, flexible, type] =
-          random_request(rng, state, fresh.n_types());
-      REQUIRE(held.job_type(job) == fresh.job_type(job));
-      const bool placed = fresh.place(job, count, flexible, a, type);
-      REQUIRE(held.place(job, count, flexible, b, type) == placed);
-      REQUIRE(a.size() == b.size());
-      for (std::size_t k = 0; k < a.size(); ++k) REQUIRE(a[k].server == b[k].server);
+    {
+      Placer held(state, policy, layout);
+      for (const Worker& w : kept) held.pin(w);
+      REQUIRE(held.holds_base());
       REQUIRE(held.free_gpus() == fresh.free_gpus());
-      for (int t = 0; t < fresh.n_types(); ++t) {
-        REQUIRE(held.free_gpus(t) == fresh.free_gpus(t));
-        REQUIRE(held.capacity(t) == fresh.capacity(t));
+      // Workers kept before the first placement (refiled when the index is copied).
+      for (int k = below(rng, 4); k > 0; --k) {
+        const Worker w{below(rng, static_cast<int>(state.jobs.size())),
+                       below(rng, static_cast<int>(state.servers.size())),
+                       below(rng, 2) == 0};
+        REQUIRE(held.keep(w) == fresh.keep(w));
       }
+      same_choices(rng, state, fresh, held, instance);
     }
+    // The layout lent its start to `held`, which put back what it changed: the
+    // next placer starts as `held` did. One made while that one holds the start
+    // is not lent it: it keeps the base workers itself, as without a layout.
+    Placer again(state, policy, layout);
+    Placer beside(state, policy, layout);
+    REQUIRE(again.holds_base());
+    REQUIRE(!beside.holds_base());
+    Placer fresh_again(state, policy, speed);
+    Placer fresh_beside(state, policy, speed);
+    for (const Worker& w : kept) {
+      again.pin(w);
+      REQUIRE(beside.keep(w));
+      REQUIRE(fresh_again.keep(w));
+      REQUIRE(fresh_beside.keep(w));
+    }
+    same_choices(rng, state, fresh_again, again, instance);
+    same_choices(rng, state, fresh_beside, beside, instance);
   }
 }

@@ -45,27 +45,55 @@ Placer::Placer(const ClusterState& state, PlacementPolicy policy,
       n_types_(static_cast<int>(layout_->names_.size())),
       type_free_(layout_->type_usable_),
       type_capacity_(layout_->type_usable_),
-      free_(layout_->free_),
-      servers_by_free_(at(n_types_)),
-      total_free_(layout_->usable_gpus_) {
-  if (layout_->size() != state.servers.size())
+      lent_(layout_->holds_base_ && !layout_->lent_),
+      free_(lent_ ? layout_->start_free_ : own_free_),
+      servers_by_free_(lent_ ? layout_->servers_by_free_ : own_by_free_),
+      index_(lent_ ? layout_->index_ : own_index_),
+      total_free_(layout_->usable_gpus_),
+      fixed_(lent_ ? layout_->base_workers_ : own_fixed_),
+      flexible_(lent_ ? layout_->base_flexible_ : own_flexible_) {
+  if (layout_->size() != state.servers.size()) {
+    lent_ = false;  // nothing borrowed yet: the destructor has nothing to put back
     throw std::invalid_argument(
         fmt::format("the server layout has {} servers, the state {}", layout_->size(),
                     state.servers.size()));
+  }
   const std::size_t n = state.servers.size();
-  if (layout_->holds_base_) {
-    fixed_ = layout_->base_workers_;
-    flexible_ = layout_->base_flexible_;
-    for (std::size_t i = 0; i < n; ++i) free_[i] -= layout_->base_gpus_[i];
+  if (lent_) {
+    layout_->lent_ = true;
     for (std::size_t t = 0; t < at(n_types_); ++t)
       type_free_[t] -= layout_->type_base_[t];
     total_free_ -= layout_->base_total_;
-  } else {
-    fixed_.assign(n, 0);
-    flexible_.assign(n, 0);
+  } else {  // no base workers held, or another placer has them: kept one by one
+    own_free_ = layout_->free_;
+    own_fixed_.assign(n, 0);
+    own_flexible_.assign(n, 0);
+    own_by_free_.resize(at(n_types_));
   }
   pinned_.assign(state.jobs.size(), -1);
   required_.assign(state.jobs.size(), unresolved);
+}
+
+// Puts back the servers changed in the start the layout lent (see lent_).
+Placer::~Placer() {
+  if (!lent_) return;
+  for (const Saved& s : saved_) {
+    refile(s.server, free_[at(s.server)], s.free);
+    unfile(s.server);
+    free_[at(s.server)] = s.free;
+    fixed_[at(s.server)] = s.fixed;
+    flexible_[at(s.server)] = s.flexible;
+    file(s.server);
+    layout_->saved_[at(s.server)] = 0;
+  }
+  layout_->lent_ = false;
+}
+
+void Placer::save(int server) {
+  if (!lent_ || layout_->saved_[at(server)] != 0) return;
+  layout_->saved_[at(server)] = 1;
+  saved_.push_back(
+      {server, free_[at(server)], fixed_[at(server)], flexible_[at(server)]});
 }
 
 // Resolved on first use: most jobs of an epoch are running ones the placer
@@ -118,25 +146,8 @@ bool Placer::may_use(int job, int type) const {
 // Every usable server in its bucket of the best-fit index (see placement.hpp)
 // and in the slot counts. Built at the first placement, not in the constructor:
 // an epoch first keeps thousands of existing workers, which need neither. A
-// layout holding the base workers has it filed already: copied, then the
-// servers changed since are refiled.
+// placer lent its layout's start has it built already.
 void Placer::build_index() {
-  if (layout_->holds_base_) {
-    index_ = layout_->index_;
-    servers_by_free_ = layout_->servers_by_free_;
-    std::sort(touched_.begin(), touched_.end());
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-    for (const int s : touched_) {
-      if (free_[at(s)] < 0) continue;
-      const std::size_t t = at(type_of_[at(s)]);
-      index_[t].erase(layout_->filed_set(s), rank_[at(s)]);
-      index_[t].insert(bucket_of(s), rank_[at(s)]);
-      --servers_by_free_[t][at(layout_->free_[at(s)] - layout_->base_gpus_[at(s)])];
-      ++servers_by_free_[t][at(free_[at(s)])];
-    }
-    touched_.clear();
-    return;
-  }
   index_.resize(at(n_types_));
   for (std::size_t t = 0; t < at(n_types_); ++t) {
     servers_by_free_[t].assign(at(levels_[t]), 0);
@@ -197,7 +208,7 @@ int Placer::slots_for(int job, int type) const {
 }
 
 void Placer::add(int job, int server, bool flexible) {
-  if (index_.empty() && layout_->holds_base_) touched_.push_back(server);
+  save(server);
   const int d = state_.jobs[at(job)].gpus_per_worker;
   refile(server, free_[at(server)], free_[at(server)] - d);
   unfile(server);
@@ -210,7 +221,7 @@ void Placer::add(int job, int server, bool flexible) {
 }
 
 void Placer::remove(int job, int server, bool flexible) {
-  if (index_.empty() && layout_->holds_base_) touched_.push_back(server);
+  save(server);
   const int d = state_.jobs[at(job)].gpus_per_worker;
   refile(server, free_[at(server)], free_[at(server)] + d);
   unfile(server);

@@ -57,6 +57,7 @@ void ServerLayout::set_usable(int server, bool usable) {
   if (!usable) file(server, -1);
   const int gpus = gpus_[at(server)];
   free_[at(server)] = usable ? gpus : -1;
+  if (holds_base_) start_free_[at(server)] = free_[at(server)] - base_gpus_[at(server)];
   usable_gpus_ += usable ? gpus : -gpus;
   type_usable_[at(type_of_[at(server)])] += usable ? gpus : -gpus;
   if (usable) file(server, +1);
@@ -70,6 +71,8 @@ void ServerLayout::hold_base_workers() {
   base_gpus_.assign(n, 0);
   base_workers_.assign(n, 0);
   base_flexible_.assign(n, 0);
+  start_free_ = free_;
+  saved_.assign(n, 0);
   type_base_.assign(names_.size(), 0);
   index_.clear();
   servers_by_free_.clear();
@@ -104,6 +107,7 @@ void ServerLayout::file(int server, int sign) {
 void ServerLayout::base_worker(int server, int gpus, bool flexible, int sign) {
   file(server, -1);
   base_gpus_[at(server)] += sign * gpus;
+  start_free_[at(server)] = free_[at(server)] - base_gpus_[at(server)];
   (flexible ? base_flexible_ : base_workers_)[at(server)] += sign;
   type_base_[at(type_of_[at(server)])] += sign * gpus;
   base_total_ += sign * gpus;

@@ -44,12 +44,18 @@ class Placer {
   // no server record is read. Throws if the server counts differ.
   Placer(const ClusterState& state, PlacementPolicy policy,
          std::shared_ptr<const ServerLayout> layout);
+  // A placer lent its layout's start puts back what it changed.
+  ~Placer();
+  Placer(const Placer&) = delete;
+  Placer& operator=(const Placer&) = delete;
+  Placer(Placer&&) = delete;
+  Placer& operator=(Placer&&) = delete;
 
   // Adds an existing worker (no checks beyond capacity); false if it no longer fits.
   bool keep(const Worker& worker);
-  // Whether the state's base workers are in place already (from the layout):
-  // then pin() stands for keep() for each of them.
-  [[nodiscard]] bool holds_base() const { return layout_->holds_base(); }
+  // Whether the state's base workers are in place already (from the layout, lent
+  // to this placer: see lent_): then pin() stands for keep() for each of them.
+  [[nodiscard]] bool holds_base() const { return lent_; }
   // What keep() does for a worker already in place: ties its job to the type.
   void pin(const Worker& worker);
   // Places `count` workers of `job`, on GPU type `type` only if it is >= 0; all
@@ -121,21 +127,32 @@ class Placer {
   int n_types_ = 0;
   std::vector<int> type_free_;      // type -> free GPUs on usable servers
   std::vector<int> type_capacity_;  // type -> GPUs of usable servers
-  std::vector<int> free_;           // server -> free GPUs (-1: not usable)
+  // A layout holding the base workers lends its start (ServerLayout) to one
+  // placer at a time: the per-server arrays and the index below are then the
+  // layout's, changed in place, and the servers changed are saved first
+  // (`saved_`: server, free GPUs, base and flexible workers) and put back when
+  // the placer ends. Otherwise they are the placer's own copies.
+  bool lent_ = false;
+  struct Saved {
+    int server, free, fixed, flexible;
+  };
+  std::vector<Saved> saved_;
+  void save(int server);
+  std::vector<int> own_free_, own_fixed_, own_flexible_;
+  std::vector<std::vector<int>> own_by_free_;
+  std::vector<IndexSets> own_index_;
+  std::vector<int>& free_;  // server -> free GPUs (-1: not usable)
   // type -> free GPUs -> how many usable servers have that many free
-  std::vector<std::vector<int>> servers_by_free_;
+  std::vector<std::vector<int>>& servers_by_free_;
   // Best-fit index: bucket (type x pool x hosts base x hosts flexible workers)
   // -> free GPUs -> usable servers, by their rank among the servers of their
   // type (rank order is index order, so the smallest rank is the lowest index).
   bool scan_ = false;
-  std::vector<IndexSets> index_;  // type -> set bucket x levels + free GPUs
-  // Servers changed before the index was built, when it is copied from the
-  // layout (which filed them as they were).
-  std::vector<int> touched_;
-  int total_free_ = 0;         // sum of the usable servers' free GPUs
-  std::vector<int> fixed_;     // server -> base workers hosted
-  std::vector<int> flexible_;  // server -> flexible workers hosted
-  std::vector<int> pinned_;    // job -> GPU type id its workers use, or -1
+  std::vector<IndexSets>& index_;  // type -> set bucket x levels + free GPUs
+  int total_free_ = 0;             // sum of the usable servers' free GPUs
+  std::vector<int>& fixed_;        // server -> base workers hosted
+  std::vector<int>& flexible_;     // server -> flexible workers hosted
+  std::vector<int> pinned_;        // job -> GPU type id its workers use, or -1
   // job -> GPU type id it requires, -1 any, -2 none exists (see required)
   static constexpr int unresolved = -3;
   mutable std::vector<int> required_;

@@ -91,12 +91,21 @@ class ServerLayout {
   // usable servers filed as a placer files them, with base workers only.
   bool holds_base_ = false;
   std::vector<int> base_gpus_;
-  std::vector<int> base_workers_;
-  std::vector<int> base_flexible_;
   std::vector<int> type_base_;
   int base_total_ = 0;
-  std::vector<IndexSets> index_;                   // type -> sets, as Placer's
-  std::vector<std::vector<int>> servers_by_free_;  // type -> free GPUs -> servers
+  // What a placer starts from, with the base workers in place: per server the
+  // base workers (unmarked, marked flexible) and the GPUs they leave free, and
+  // the index. Lent to one placer at a time, which changes them in place and
+  // puts back the servers it changed when it ends (Placer::lent_): at 100,000
+  // servers a copy per epoch cost more than the epoch's placements.
+  mutable std::vector<int> base_workers_;
+  mutable std::vector<int> base_flexible_;
+  mutable std::vector<int> start_free_;   // free_ - base_gpus_
+  mutable std::vector<IndexSets> index_;  // type -> sets, as Placer's
+  mutable std::vector<std::vector<int>>
+      servers_by_free_;              // type -> free GPUs -> servers
+  mutable std::vector<char> saved_;  // server -> changed by the placer lent them
+  mutable bool lent_ = false;
 };
 
 }  // namespace aryl
