@@ -339,7 +339,9 @@ def test_a_saturated_run_passes_over_jobs_refused_for_faster_gpus_as_the_whole_q
     Both runs are the same; the built-in one pulls each job a few times, not at
     every epoch it waits (without passing over: 33 and 31 pulls per job)."""
     raw, load = traces.synthetic(1, 600, seed=seed)
-    jobs = sim.scenario(traces.to_jobs(raw, any_type_share=1.0, seed=seed), "basic", seed)
+    jobs = sim.scenario(
+        traces.to_jobs(raw, any_type_share=1.0, seed=seed), "basic", seed
+    )
     run = dict(
         jobs=jobs,
         cluster=sim.Cluster(8, 8),
