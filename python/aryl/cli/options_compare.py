@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..validation import MAX_SEEDS, MAX_WINDOWS
+from ..validation import MAX_SEEDS
 from .arguments import (
     _number,
     _policy,
-    _window,
 )
 from .commands import compare
 from .options_shared import (
@@ -18,6 +17,7 @@ from .options_shared import (
     _group_argument,
     _plot_arguments,
     _trace_arguments,
+    _window_arguments,
 )
 
 
@@ -109,19 +109,10 @@ def add_parser(sub: Any) -> None:
         "interval (paired ratios; ~ marks one that includes 1.0x), what each feature "
         "buys, and each of the paper's orderings as holding, reversed or not resolved",
     )
-    p.add_argument(
-        "--windows",
-        type=_number(int, "--windows", 1, MAX_WINDOWS),
-        metavar="K",
-        help="run every row on K disjoint time slices of the trace, each after a "
+    _window_arguments(
+        p,
+        "run every row on K disjoint time slices of the trace, each after a "
         "--warmup, as batches (batch means); combines with --seeds",
-    )
-    p.add_argument(
-        "--warmup",
-        type=_window,
-        metavar="DURATION",
-        help="with --windows: each window's run starts this long before it with the "
-        "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
     )
     _engine_arguments(
         p,

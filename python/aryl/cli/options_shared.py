@@ -20,7 +20,7 @@ from ..defaults import (
     PAPER_BASELINE_USE,
 )
 from ..typing import ElasticSelection
-from ..validation import MAX_INT, MAX_SEED
+from ..validation import MAX_INT, MAX_SEED, MAX_WINDOWS
 from .arguments import (
     _cache_folder,
     _elastic_range,
@@ -302,6 +302,23 @@ def _group_argument(p: argparse.ArgumentParser, what: str) -> None:
         metavar="vc|user",
         help=f"also {what} per team (vc: the trace's virtual cluster, team or QoS "
         "class) or per user, from the trace's own column; largest groups first",
+    )
+
+
+def _window_arguments(p: argparse.ArgumentParser, windows: str) -> None:
+    """``--windows K`` (what the command does with them: ``windows``) and ``--warmup``."""
+    p.add_argument(
+        "--windows",
+        type=_number(int, "--windows", 1, MAX_WINDOWS),
+        metavar="K",
+        help=windows,
+    )
+    p.add_argument(
+        "--warmup",
+        type=_window,
+        metavar="DURATION",
+        help="with --windows: each window's run starts this long before it with the "
+        "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
     )
 
 

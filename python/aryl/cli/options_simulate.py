@@ -6,13 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..defaults import SIMULATION_RECLAIM_POLICIES
-from ..validation import MAX_WINDOWS
 from .arguments import (
-    _number,
     _policy,
     _pollux_cluster,
     _pollux_workload,
-    _window,
 )
 from .commands import simulate
 from .options_shared import (
@@ -21,6 +18,7 @@ from .options_shared import (
     _group_argument,
     _plot_arguments,
     _trace_arguments,
+    _window_arguments,
 )
 
 
@@ -76,23 +74,14 @@ def add_parser(sub: Any) -> None:
         type=_pollux_cluster,
         help="the node cluster of --pollux-workload (default 16x4, the artifact's)",
     )
-    p.add_argument(
-        "--windows",
-        type=_number(int, "--windows", 1, MAX_WINDOWS),
-        metavar="K",
-        help="run on K disjoint time slices of the trace instead, each its own run "
+    _window_arguments(
+        p,
+        "run on K disjoint time slices of the trace instead, each its own run "
         "after a --warmup (for a trace too long for one process: each run is sent "
         "its slice only), cached per window; write each window's jobs.parquet and "
         "summary.json (in windows/window-K of --out), windows.csv (one row per "
         "window) and the measured jobs pooled, with intervals over the windows; no plots "
         "(docs/ray.md)",
-    )
-    p.add_argument(
-        "--warmup",
-        type=_window,
-        metavar="DURATION",
-        help="with --windows: each window's run starts this long before it with the "
-        "jobs submitted since, not counted (default 1d; e.g. 12h, 0)",
     )
     _engine_arguments(
         p, "threads", "threads; used with --windows only: one run per window"
