@@ -5,7 +5,9 @@ Basic scenario, then ``sim.simulate`` on S training + S inference servers with t
 synthetic inference load (loaning on, aryl policy and reclaim). Only the
 ``sim.simulate`` call is timed: CPU seconds (user + system, ``resource.getrusage`` of
 the child around the call) and wall seconds; peak memory is the child's ``maxrss``
-(the whole process: trace, scenario, engine, result).
+(the whole process: trace, scenario, engine, result), and ``simulate_mb`` the
+``simulate`` call's own peak above what the process held before it (Linux's
+``VmHWM`` reset before the call: the engine's tables and the ``Result``).
 
 Points (N jobs, S servers a side): (500k, 5k), (1M, 10k), (2M, 20k) and the saturated
 (2M, 5k); ``--big`` adds (10M, 100k) and the saturated (10M, 25k). ``--core PATH``
@@ -56,14 +58,20 @@ def _cpu() -> float:
 def _child(jobs: int, servers: int, core: Optional[str], out: Any) -> None:
     if core:
         _load_core(core)
+    import gc
+
     from aryl import sim, traces
+    from aryl.studies.sweep_engines import _peak_bytes, _reset_peak
 
     trace, load = traces.synthetic(15, jobs, seed=0)
     records = sim.scenario(traces.to_jobs(trace, seed=0), "basic", seed=0)
     del trace
+    gc.collect()
+    held = _peak_bytes() if _reset_peak() else float("nan")  # resident now
     cpu, wall = _cpu(), time.perf_counter()
     result = sim.simulate(records, sim.Cluster(servers, servers), inference_load=load)
     cpu, wall = _cpu() - cpu, time.perf_counter() - wall
+    added = _peak_bytes() - held  # the simulate call's peak above what was held
     s = result.summary()
     info: Dict[str, Any] = {
         "jobs": jobs,
@@ -71,6 +79,7 @@ def _child(jobs: int, servers: int, core: Optional[str], out: Any) -> None:
         "cpu_s": cpu,
         "wall_s": wall,
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "simulate_mb": added / 2**20,
         "finished": int(s["jobs_finished"]),
         "unfinished": int(s["jobs_unfinished"]),
         "mean_jct_s": float(s["jct_mean"]),
@@ -97,7 +106,8 @@ def _row(info: Dict[str, Any]) -> str:
     return (
         f"| {info['jobs']:,} | {info['servers']:,} + {info['servers']:,} | "
         f"{info['cpu_s']:.1f} s | {info['wall_s']:.1f} s | "
-        f"{info['maxrss_mb']:,.0f} MB | {info['mean_jct_s']:,.0f} s | "
+        f"{info['maxrss_mb']:,.0f} MB | {info.get('simulate_mb', float('nan')):,.0f} MB | "
+        f"{info['mean_jct_s']:,.0f} s | "
         f"{info['unfinished']:,} | {info['load_avg']:.1f} |"
     )
 
@@ -166,10 +176,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(machine())
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(
-        "| jobs | servers | simulate CPU | wall | peak memory | mean JCT | "
-        "unfinished | load avg |"
+        "| jobs | servers | simulate CPU | wall | peak memory | simulate's own | "
+        "mean JCT | unfinished | load avg |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     results: List[Dict[str, Any]] = []
     for jobs, servers in points:
         info = measure(jobs, servers, args.core)
