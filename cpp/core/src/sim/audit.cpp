@@ -38,7 +38,10 @@ void Engine::audit() {
                          srv.id));
     }
   }
-  if (queued != queue_.size() || running != running_ids_.size())
+  if (queued != queue_.size() || running != running_ids_.size() ||
+      running != running_ids_.ids().size() ||
+      !std::all_of(running_ids_.begin(), running_ids_.end(),
+                   [this](int j) { return status_of(j) == Status::running; }))
     fail("queued/running book-keeping is off");
   int usable_free = 0;
   for (std::size_t s = 0; s < servers_.size(); ++s) {

@@ -205,7 +205,7 @@ class Engine : private QueueFeed {
   std::vector<Status> status_ = std::vector<Status>(jobs_.size(), Status::future);
   std::vector<std::vector<Placed>> workers_ =
       std::vector<std::vector<Placed>>(jobs_.size());
-  RunningJobs running_ids_{[this](int j) { return status_of(j) == Status::running; }};
+  RunningJobs running_ids_;  // running jobs, in trace order
   std::set<FifoKey> queue_;  // queued jobs in arrival order
   // Epochs of fixed-duration jobs under the kernel pull their queued jobs
   // (feed.cpp): the queue in the kernel's order, split by what placement sees

@@ -159,7 +159,7 @@ void Engine::reassign(int j, const std::vector<Placed>& workers) {
     accounting_.started(j, now());
   } else if (allocation.empty() && was_running) {
     status_[at(j)] = Status::queued;
-    running_ids_.stopped();
+    running_ids_.stopped(j);
     queue_.insert(fifo_key(j));
     accounting_.preempted(j, 0.0);
   } else {

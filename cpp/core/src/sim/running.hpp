@@ -7,55 +7,49 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
-#include <utility>
+#include <iterator>
 #include <vector>
 
 namespace aryl::sim {
 
 class RunningJobs {
  public:
-  // `running(j)`: whether job j runs now (the engine's status), read at settling.
-  explicit RunningJobs(std::function<bool(int)> running)
-      : running_(std::move(running)) {}
-
   void started(int j) {
     started_.push_back(j);
     ++size_;
   }
-  void stopped() {
+  void stopped(int j) {
+    stopped_.push_back(j);
     --size_;
-    stale_ = true;
   }
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   // The running jobs in trace order.
   [[nodiscard]] const std::vector<int>& ids() const {
-    if (stale_ || !started_.empty()) settle();
+    if (!started_.empty() || !stopped_.empty()) settle();
     return ids_;
   }
   [[nodiscard]] std::vector<int>::const_iterator begin() const { return ids().begin(); }
   [[nodiscard]] std::vector<int>::const_iterator end() const { return ids().end(); }
 
  private:
-  // Drops the jobs stopped since, merges in those started (a job stopped and
-  // started again in between appears once).
+  // Starts and stops of one job alternate, so its count in the list plus its
+  // starts less its stops is 0 or 1: merge in the starts, take out the stops
+  // (a multiset difference of sorted ranges).
   void settle() const {
     std::sort(started_.begin(), started_.end());
-    const auto middle = static_cast<std::ptrdiff_t>(ids_.size());
-    ids_.insert(ids_.end(), started_.begin(), started_.end());
-    std::inplace_merge(ids_.begin(), ids_.begin() + middle, ids_.end());
-    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
-    ids_.erase(std::remove_if(ids_.begin(), ids_.end(),
-                              [this](int j) { return !running_(j); }),
-               ids_.end());
+    std::sort(stopped_.begin(), stopped_.end());
+    merged_.clear();
+    std::merge(ids_.begin(), ids_.end(), started_.begin(), started_.end(),
+               std::back_inserter(merged_));
+    ids_.clear();
+    std::set_difference(merged_.begin(), merged_.end(), stopped_.begin(),
+                        stopped_.end(), std::back_inserter(ids_));
     started_.clear();
-    stale_ = false;
+    stopped_.clear();
   }
 
-  std::function<bool(int)> running_;
-  mutable std::vector<int> ids_, started_;
-  mutable bool stale_ = false;
+  mutable std::vector<int> ids_, started_, stopped_, merged_;
   std::size_t size_ = 0;
 };
 

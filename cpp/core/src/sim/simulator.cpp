@@ -422,7 +422,7 @@ void Engine::complete(int j, double t) {
   clear_workers(j);
   history_.changed(j, t, Change::finish, {});
   status_[at(j)] = Status::finished;
-  running_ids_.stopped();
+  running_ids_.stopped(j);
   ++s.version;
   accounting_.finished(j, t);
   --unfinished_;
@@ -445,7 +445,7 @@ void Engine::preempt(int j, Change why) {
     s.done = 0.0;
   }
   status_[at(j)] = Status::queued;
-  running_ids_.stopped();
+  running_ids_.stopped(j);
   enqueue(j);
   set_rate(j);
 }
